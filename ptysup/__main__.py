@@ -1,0 +1,5 @@
+"""`python -m ptysup`."""
+
+from ptysup.cli import entry
+
+entry()

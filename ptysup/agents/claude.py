@@ -1,0 +1,94 @@
+"""Claude Code: hooks for exact turn ends, its screen for readiness and dialogs."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from collections.abc import Sequence
+
+from ptysup.agents.events import ScreenState
+from ptysup.terminal.screen import ScreenSnapshot
+
+# The hooks ptysup listens to. Stop/StopFailure end a turn; UserPromptSubmit confirms that
+# an injected message started one; the tool hooks describe what the agent did.
+HOOKS = (
+    "SessionStart",
+    "UserPromptSubmit",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "PermissionRequest",
+    "Notification",
+    "Stop",
+    "StopFailure",
+    "SessionEnd",
+)
+_TOOL_HOOKS = {"PostToolUse", "PostToolUseFailure", "PermissionRequest"}
+
+# Observed with Claude Code 2.1.x: the terminal title starts with ✳ whenever it waits for
+# the person, and cycles braille spinner glyphs while it works.
+_WAITING_GLYPH = "✳"
+_BRAILLE = re.compile(r"^[\u2800-\u28ff]")
+_RULE = re.compile(r"^\s*─{10,}\s*$")
+_DIALOG_CHOICE = re.compile(r"❯\s*1\.")
+_API_ERROR = re.compile(
+    r"(API Error:.*|.*\b(?:rate limit|usage limit|limit reached|overloaded)\b.*resets?.*"
+    r"|.*\busage limit\b.*|Context limit reached.*)",
+    re.IGNORECASE,
+)
+
+
+def settings_json(hook_command: str) -> str:
+    """The --settings JSON that makes Claude Code report every hook to ptysup."""
+    entry = [{"type": "command", "command": hook_command}]
+    hooks = {
+        name: [{"matcher": "*", "hooks": entry} if name in _TOOL_HOOKS else {"hooks": entry}]
+        for name in HOOKS
+    }
+    return json.dumps({"hooks": hooks}, separators=(",", ":"))
+
+
+class ClaudeProfile:
+    """Claude Code's TUI."""
+
+    name = "claude"
+    uses_hooks = True
+    exit_command: str | None = "/exit"
+
+    def argv(self, base: Sequence[str], hook_command: str | None) -> list[str]:
+        """Claude Code's command line with ptysup's hooks added through --settings."""
+        argv = list(base)
+        if hook_command is not None:
+            argv += ["--settings", settings_json(hook_command)]
+        return argv
+
+    def screen_state(self, snap: ScreenSnapshot) -> ScreenState:
+        """Dialog first (its title also says 'waiting'), then the title glyph, then the box."""
+        lines = snap.lines
+        if any("Esc to cancel" in line for line in lines) and any(
+            _DIALOG_CHOICE.search(line) for line in lines
+        ):
+            return ScreenState.DIALOG
+        title = snap.title.lstrip()
+        if title.startswith(_WAITING_GLYPH):
+            return ScreenState.READY
+        if _BRAILLE.match(title) or any("esc to interrupt" in line for line in lines):
+            return ScreenState.WORKING
+        if _input_box(lines):
+            return ScreenState.READY
+        return ScreenState.UNKNOWN
+
+    def api_error(self, snap: ScreenSnapshot) -> str | None:
+        """The last API error / usage-limit line on screen."""
+        for line in reversed(snap.lines):
+            m = _API_ERROR.search(line)
+            if m:
+                return m.group(0).strip(" ●⎿")
+        return None
+
+
+def _input_box(lines: Sequence[str]) -> bool:
+    """An empty `❯` prompt line right under a full-width rule."""
+    return any(
+        _RULE.match(above) and below.strip() == "❯" for above, below in itertools.pairwise(lines)
+    )

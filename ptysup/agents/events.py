@@ -1,0 +1,88 @@
+"""What the agent side reports to the run loop: plain, immutable values."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+from ptysup.terminal.pty_ import ExitStatus
+
+
+class ScreenState(str, enum.Enum):
+    """What the agent's screen says it is doing."""
+
+    UNKNOWN = "unknown"
+    READY = "ready"  # waiting for the person's input
+    WORKING = "working"
+    DIALOG = "dialog"  # a permission, trust or question dialog waits for an answer
+
+
+@dataclass(frozen=True)
+class ScreenUpdate:
+    """The agent printed something; the screen now reads as `state`."""
+
+    state: ScreenState
+    ts: float
+
+
+@dataclass(frozen=True)
+class HookEvent:
+    """A Claude Code hook fired (Stop, StopFailure, UserPromptSubmit, …)."""
+
+    name: str
+    payload: dict[str, Any] = field(hash=False)
+    ts: float
+
+
+@dataclass(frozen=True)
+class AgentExit:
+    """The agent's side of the PTY closed."""
+
+    status: ExitStatus | None
+    ts: float
+
+
+@dataclass(frozen=True)
+class StopRequest:
+    """ptysup got SIGINT, SIGTERM or SIGHUP."""
+
+    signum: int
+    ts: float
+
+
+AgentEvent = ScreenUpdate | HookEvent | AgentExit | StopRequest
+
+
+class TurnEndKind(str, enum.Enum):
+    """Why a turn counts as ended."""
+
+    STOP = "stop"  # Claude Code's Stop hook
+    API_ERROR = "api_error"  # StopFailure hook, or an API error on screen
+    SCREEN = "screen"  # the screen went back to ready without a hook (e.g. Esc)
+    QUIET = "quiet"  # no output for --idle seconds (agents without hooks)
+    STALLED = "stalled"  # nothing ended the turn within --turn-timeout
+
+
+@dataclass(frozen=True)
+class TurnEnd:
+    """A turn ended; `detail` is the last message or error when known."""
+
+    kind: TurnEndKind
+    detail: str = ""
+
+
+class AgentExited(Exception):
+    """The agent ended while the run still needed it."""
+
+    def __init__(self, status: ExitStatus | None) -> None:
+        super().__init__(status.describe() if status else "agent exited")
+        self.status = status
+
+
+class Interrupted(Exception):
+    """ptysup was asked to stop by a signal."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"signal {signum}")
+        self.signum = signum

@@ -1,0 +1,28 @@
+"""Any other CLI agent: no hooks; a turn ends when its screen has been quiet a while."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ptysup.agents.events import ScreenState
+from ptysup.terminal.screen import ScreenSnapshot
+
+
+class GenericProfile:
+    """An agent ptysup knows nothing about: output means working, quiet means done."""
+
+    name = "generic"
+    uses_hooks = False
+    exit_command: str | None = None
+
+    def argv(self, base: Sequence[str], hook_command: str | None) -> list[str]:
+        """The command line as the user gave it."""
+        return list(base)
+
+    def screen_state(self, snap: ScreenSnapshot) -> ScreenState:
+        """Unknown: only the timing of output says anything."""
+        return ScreenState.UNKNOWN
+
+    def api_error(self, snap: ScreenSnapshot) -> str | None:
+        """Nothing is known about this agent's error messages."""
+        return None

@@ -1,0 +1,119 @@
+"""The private channel Claude Code's hooks report on: a Unix socket in a 0700 directory."""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import json
+import os
+import secrets
+import shlex
+import shutil
+import socket
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ptysup.agents.events import HookEvent
+
+HOOK_CLIENT = Path(__file__).with_name("hook_client.py")
+
+
+class HookChannel:
+    """Accepts hook payloads from this run's agent only; hands them to `on_event`.
+
+    The socket lives in a fresh 0700 directory with an unguessable name, and every
+    payload must start with this run's random token. Events from a session this run did
+    not start are dropped (reported through `on_foreign`).
+    """
+
+    def __init__(
+        self,
+        on_event: Callable[[HookEvent], None],
+        on_foreign: Callable[[str], object] = lambda reason: None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._on_event = on_event
+        self._on_foreign = on_foreign
+        self._clock = clock
+        self._token = secrets.token_hex(16)
+        self._dir = tempfile.mkdtemp(prefix="ptysup-")  # mkdtemp makes it 0700
+        self.path = os.path.join(self._dir, f"hooks-{secrets.token_hex(8)}.sock")
+        self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._sock.bind(self.path)
+        os.chmod(self.path, 0o600)
+        self._sock.listen(16)
+        self._sessions: set[str] = set()
+        self._closed = False
+        self._thread = threading.Thread(target=self._serve, name="ptysup-hooks", daemon=True)
+
+    def __enter__(self) -> HookChannel:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def command(self) -> str:
+        """The hook command line Claude Code runs (through its shell, so quoted)."""
+        return shlex.join([sys.executable, "-I", "-S", str(HOOK_CLIENT), self.path, self._token])
+
+    def close(self) -> None:
+        """Stop accepting and remove the directory."""
+        if self._closed:
+            return
+        self._closed = True
+        with contextlib.suppress(OSError):
+            self._sock.shutdown(socket.SHUT_RDWR)
+        self._sock.close()
+        self._thread.join(timeout=2)
+        shutil.rmtree(self._dir, ignore_errors=True)
+
+    def _serve(self) -> None:
+        while not self._closed:
+            try:
+                conn, _ = self._sock.accept()
+            except OSError:
+                return
+            with conn:
+                self._take(conn)
+
+    def _take(self, conn: socket.socket) -> None:
+        conn.settimeout(5)
+        chunks: list[bytes] = []
+        try:
+            while chunk := conn.recv(65536):
+                chunks.append(chunk)
+        except OSError:
+            return
+        token, _, body = b"".join(chunks).partition(b"\n")
+        if not hmac.compare_digest(token, self._token.encode()):
+            self._on_foreign("hook payload without this run's token")
+            return
+        try:
+            payload: dict[str, Any] = json.loads(body)
+        except ValueError:
+            self._on_foreign("hook payload is not JSON")
+            return
+        if self._belongs(payload):
+            self._on_event(
+                HookEvent(str(payload.get("hook_event_name", "")), payload, self._clock())
+            )
+        with contextlib.suppress(OSError):
+            conn.sendall(b"k")
+
+    def _belongs(self, payload: dict[str, Any]) -> bool:
+        session = str(payload.get("session_id", ""))
+        # The agent announces each of its sessions (startup, /clear) with SessionStart;
+        # before the first one, the first session seen is this run's.
+        if payload.get("hook_event_name") == "SessionStart" or not self._sessions:
+            self._sessions.add(session)
+            return True
+        if session in self._sessions:
+            return True
+        self._on_foreign(f"hook from unknown session {session!r}")
+        return False

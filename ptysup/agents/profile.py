@@ -1,0 +1,35 @@
+"""What the run loop needs to know about one kind of agent."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Protocol
+
+from ptysup.agents.events import ScreenState
+from ptysup.terminal.screen import ScreenSnapshot
+
+
+class AgentProfile(Protocol):
+    """The only place that knows a particular agent's screens and hooks."""
+
+    name: str
+    uses_hooks: bool
+    exit_command: str | None  # typed to end the agent gracefully, if it has one
+
+    def argv(self, base: Sequence[str], hook_command: str | None) -> list[str]:
+        """The command line to start the agent with (hooks wired in, if it has them)."""
+        ...
+
+    def screen_state(self, snap: ScreenSnapshot) -> ScreenState:
+        """Read the agent's state off its screen."""
+        ...
+
+    def api_error(self, snap: ScreenSnapshot) -> str | None:
+        """The API error or usage-limit message on screen, if any."""
+        ...
+
+
+def is_claude(argv: Sequence[str]) -> bool:
+    """Whether the agent command is Claude Code (its executable is named claude)."""
+    return bool(argv) and os.path.basename(argv[0]) == "claude"

@@ -1,0 +1,239 @@
+"""One run, wired together: the agent PTY, relay, screen, hooks, loop and event log."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import signal
+import sys
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+from ptysup.agents.claude import ClaudeProfile
+from ptysup.agents.events import AgentExit, ScreenUpdate, StopRequest
+from ptysup.agents.generic import GenericProfile
+from ptysup.agents.hooks import HookChannel
+from ptysup.agents.profile import AgentProfile, is_claude
+from ptysup.agents.session import AgentSession, Timings
+from ptysup.config import RunConfig
+from ptysup.events import ConsoleSink, EventLog, JsonlSink
+from ptysup.exitcodes import Outcome
+from ptysup.loop import LoopConfig, RunLoop, RunResult
+from ptysup.supervisor.decide import Supervisor
+from ptysup.supervisor.runner import SupervisorRunner
+from ptysup.terminal.inject import Typist
+from ptysup.terminal.pty_ import AgentProcess, AgentStartError
+from ptysup.terminal.relay import Relay, RelayHandlers
+from ptysup.terminal.screen import ScreenFeeder, ScreenModel
+from ptysup.terminal.signals import STOP_SIGNALS, signal_pipe
+from ptysup.terminal.tty_ import raw, window_size
+
+STOP_GRACE_S = 5.0  # after a stop signal, the most the run may take to wind down
+
+
+@dataclass
+class Streams:
+    """The process's streams and whether they are terminals (fakes in tests)."""
+
+    stdin: IO[str] = field(default_factory=lambda: sys.stdin)
+    stdout: IO[str] = field(default_factory=lambda: sys.stdout)
+    stderr: IO[str] = field(default_factory=lambda: sys.stderr)
+
+    @property
+    def interactive(self) -> bool:
+        """A person watches: stdout is a terminal (and stdin one they can type on)."""
+        return _isatty(self.stdout)
+
+    def fd(self, stream: IO[str]) -> int | None:
+        try:
+            return stream.fileno()
+        except (OSError, ValueError, AttributeError):
+            return None
+
+
+def _isatty(stream: IO[str]) -> bool:
+    try:
+        return stream.isatty()
+    except (ValueError, AttributeError):
+        return False
+
+
+def new_run_id() -> str:
+    """A sortable, unique run id: date-time plus random hex."""
+    return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
+
+
+def open_log(config: RunConfig, run_id: str, streams: Streams) -> EventLog:
+    """The event log with its sinks; raises OSError if the log file cannot be written."""
+    path = config.log_file or (config.cwd / config.runs_dir / run_id / "events.jsonl")
+    log = EventLog()
+    log.add(JsonlSink(path))
+    if not streams.interactive:
+        log.add(ConsoleSink(streams.stdout, config.log_format))
+    return log
+
+
+def run(config: RunConfig, log: EventLog, streams: Streams, env: Mapping[str, str]) -> RunResult:
+    """Start the agent, supervise it to an outcome, and leave nothing running behind."""
+    profile: AgentProfile = ClaudeProfile() if is_claude(config.agent_cmd) else GenericProfile()
+    interactive = streams.interactive
+    out_fd = streams.fd(streams.stdout) if interactive else None
+    in_fd = streams.fd(streams.stdin) if interactive and _isatty(streams.stdin) else None
+    rows, cols = window_size(out_fd)
+    clock = time.monotonic
+    runner = SupervisorRunner(
+        config.supervisor_cmd, timeout=config.supervisor_timeout, cwd=str(config.cwd), env=env
+    )
+
+    with contextlib.ExitStack() as stack:
+        holder: list[AgentSession] = []
+        channel = None
+        if profile.uses_hooks:
+            channel = stack.enter_context(
+                HookChannel(
+                    on_event=lambda ev: holder[0].post(ev) if holder else None,
+                    on_foreign=lambda why: log.emit("warning", message=f"hook ignored: {why}"),
+                    clock=clock,
+                )
+            )
+        argv = profile.argv(config.agent_cmd, channel.command() if channel else None)
+        try:
+            agent = AgentProcess.spawn(argv, cwd=str(config.cwd), env=env, size=(rows, cols))
+        except AgentStartError as exc:
+            log.emit("error", message=str(exc))
+            return RunResult(Outcome.AGENT_EXITED, 0, str(exc))
+        stack.callback(agent.close)
+        stack.callback(agent.terminate)
+        log.emit(
+            "agent_start",
+            pid=agent.pid,
+            argv=list(config.agent_cmd),
+            profile=profile.name,
+            size=[rows, cols],
+            interactive=interactive,
+        )
+
+        # Without a person's terminal, the screen model answers the agent's terminal queries.
+        screen = ScreenModel(rows, cols, answer=None if interactive else agent.write)
+        session = AgentSession(
+            profile,
+            Typist(agent.write),
+            screen.snapshot,
+            log,
+            Timings(idle=config.idle, turn=config.turn_timeout),
+            clock,
+            kill=agent.terminate,
+        )
+        holder.append(session)
+        feeder = ScreenFeeder(
+            screen,
+            on_update=lambda: session.post(
+                ScreenUpdate(profile.screen_state(screen.snapshot()), clock())
+            ),
+        )
+        feeder.start()
+        stack.callback(feeder.stop)
+
+        loop = RunLoop(
+            LoopConfig(config.task, config.max_iter),
+            session,
+            Supervisor(runner, log),
+            log,
+            clock,
+        )
+        return _drive(loop, agent, session, screen, feeder, runner, out_fd, in_fd)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _drive(
+    loop: RunLoop,
+    agent: AgentProcess,
+    session: AgentSession,
+    screen: ScreenModel,
+    feeder: ScreenFeeder,
+    runner: SupervisorRunner,
+    out_fd: int | None,
+    in_fd: int | None,
+) -> RunResult:
+    """The relay in this (main) thread, the run loop in another; both end together."""
+    waker = _Waker()
+    results: list[RunResult] = []
+
+    def loop_thread() -> None:
+        try:
+            results.append(loop.run())
+        finally:
+            waker.wake()
+
+    def on_signal(signum: int) -> None:
+        session.post(StopRequest(signum, session.now()))
+        runner.cancel()
+        # If the loop cannot wind down in time, the relay stops anyway.
+        timer = threading.Timer(STOP_GRACE_S, waker.wake)
+        timer.daemon = True
+        timer.start()
+        results.append(RunResult(Outcome.SIGNAL, loop.iterations, f"signal {signum}", signum))
+
+    def on_eof() -> None:
+        session.post(AgentExit(agent.wait(1.0), session.now()))
+
+    def on_resize(rows: int, cols: int) -> None:
+        screen.resize(rows, cols)
+        agent.resize(rows, cols)
+
+    handlers = RelayHandlers(
+        on_output=feeder.put, on_agent_eof=on_eof, on_signal=on_signal, on_resize=on_resize
+    )
+    signals = [*STOP_SIGNALS, signal.SIGWINCH]
+    worker = threading.Thread(target=loop_thread, name="ptysup-loop", daemon=True)
+    try:
+        with signal_pipe(signals) as sig_fd, raw(in_fd):
+            relay = Relay(
+                agent, handlers, signal_fd=sig_fd, wake_fd=waker.fd, out_fd=out_fd, in_fd=in_fd
+            )
+            worker.start()
+            relay.run()
+    finally:
+        worker.join(timeout=STOP_GRACE_S)
+        waker.close()
+    # A signal's outcome wins over whatever the loop made of the interruption.
+    signalled = [r for r in results if r.outcome is Outcome.SIGNAL and r.signum is not None]
+    if signalled:
+        first = signalled[0]
+        return RunResult(Outcome.SIGNAL, loop.iterations, first.reason, first.signum)
+    return results[0] if results else RunResult(Outcome.ERROR, loop.iterations, "run loop died")
+
+
+class _Waker:
+    """A pipe whose read end wakes the relay; safe to poke from any thread, even late."""
+
+    def __init__(self) -> None:
+        self.fd, self._w = os.pipe()
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def wake(self) -> None:
+        with self._lock:
+            if not self._closed:
+                os.write(self._w, b"x")
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                os.close(self._w)
+                os.close(self.fd)
+
+
+def summary_line(result: RunResult, run_id: str, log_path: Path | None) -> str:
+    """The one line printed after a run in a terminal."""
+    where = f" log: {log_path}" if log_path else ""
+    return (
+        f"ptysup: {result.outcome.value} after {result.iterations} iteration(s) "
+        f"(exit {result.exit_code}){where}"
+    )

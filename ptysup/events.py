@@ -1,0 +1,148 @@
+"""Events: one JSON object per step of a run, to a JSONL file and as readable lines."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Protocol
+
+
+@dataclass(frozen=True)
+class Event:
+    """One thing that happened: `event` names it, `fields` carry its data."""
+
+    event: str
+    ts: float
+    fields: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """The event as the JSON object written to the log."""
+        return {"ts": round(self.ts, 3), "event": self.event, **self.fields}
+
+
+class Sink(Protocol):
+    def write(self, event: Event) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class EventLog:
+    """Fans events out to sinks; safe to call from any thread; redacts first."""
+
+    def __init__(
+        self,
+        sinks: Iterable[Sink] = (),
+        clock: Callable[[], float] = time.time,
+        redact: Callable[[str], str] | None = None,
+    ) -> None:
+        self._sinks = list(sinks)
+        self._clock = clock
+        self._redact = redact
+        self._lock = threading.Lock()
+        self.last: Event | None = None
+
+    def add(self, sink: Sink) -> None:
+        """Add a sink (e.g. once the log file is open)."""
+        with self._lock:
+            self._sinks.append(sink)
+
+    def emit(self, event: str, **fields: Any) -> Event:
+        """Record one event in every sink, flushed before this returns."""
+        if self._redact is not None:
+            fields = _redact_values(fields, self._redact)
+        ev = Event(event, self._clock(), fields)
+        with self._lock:
+            self.last = ev
+            for sink in self._sinks:
+                sink.write(ev)
+        return ev
+
+    def close(self) -> None:
+        """Close every sink."""
+        with self._lock:
+            for sink in self._sinks:
+                sink.close()
+            self._sinks.clear()
+
+
+def _redact_values(value: Any, redact: Callable[[str], str]) -> Any:
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: _redact_values(v, redact) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_redact_values(v, redact) for v in value]
+    return value
+
+
+class JsonlSink:
+    """Appends one JSON line per event and flushes it at once; the file is made 0600."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        self._file = os.fdopen(fd, "a", encoding="utf-8")
+        self.path = path
+
+    def write(self, event: Event) -> None:
+        self._file.write(json.dumps(event.to_json(), ensure_ascii=False) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+class ConsoleSink:
+    """Prints events for a person or a CI log: readable lines, or JSON lines."""
+
+    def __init__(self, stream: IO[str], fmt: str = "text") -> None:
+        self._stream = stream
+        self._fmt = fmt
+
+    def write(self, event: Event) -> None:
+        if self._fmt == "json":
+            line = json.dumps(event.to_json(), ensure_ascii=False)
+        else:
+            line = format_line(event)
+        try:
+            self._stream.write(line + "\n")
+            self._stream.flush()
+        except (BrokenPipeError, ValueError):
+            pass  # the reader went away; the JSONL file still has everything
+
+    def close(self) -> None:
+        pass
+
+
+def _short(text: Any, limit: int = 160) -> str:
+    s = " ".join(str(text).split())
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+def format_line(event: Event) -> str:
+    """One readable line for an event, as printed when stdout is not a terminal."""
+    f = event.fields
+    clock = time.strftime("%H:%M:%S", time.localtime(event.ts))
+    name = event.event
+    if name == "decision":
+        detail = (
+            f"#{f.get('iteration')}/{f.get('max_iter')} {f.get('action')}"
+            f" ({f.get('duration_s', 0):.1f}s): {_short(f.get('content', ''))}"
+        )
+    elif name == "inject":
+        detail = _short(f.get("text", ""))
+    elif name == "run_end":
+        detail = (
+            f"outcome={f.get('outcome')} exit_code={f.get('exit_code')}"
+            f" iterations={f.get('iterations')} elapsed={f.get('elapsed_s', 0):.1f}s"
+        )
+        if f.get("reason"):
+            detail += f" reason={_short(f['reason'])}"
+    else:
+        detail = " ".join(f"{k}={_short(v, 80)}" for k, v in f.items())
+    return f"{clock} ptysup {name:<16} {detail}".rstrip()

@@ -1,0 +1,52 @@
+"""Every exit code ptysup can end with, in one place."""
+
+from __future__ import annotations
+
+import enum
+
+
+class ExitCode(enum.IntEnum):
+    """What the process exit status tells a CI job about the run."""
+
+    COMPLETE = 0  # the supervisor said [COMPLETE]
+    ABORT = 1  # the supervisor said [ABORT]
+    USAGE = 2  # bad option, unreadable config, unwritable log: nothing was started
+    BUDGET = 3  # the iteration (or time/cost) budget ran out
+    AGENT = 4  # the agent exited on its own or could not start
+    SUPERVISOR = 5  # the supervisor failed every retry of one decision, or cannot start
+    INTERNAL = 70  # a bug in ptysup (EX_SOFTWARE); the event log has the traceback
+
+    @staticmethod
+    def for_signal(signum: int) -> int:
+        """128+N, as shells report a death by signal N (130 SIGINT, 143 SIGTERM)."""
+        return 128 + signum
+
+
+class Outcome(str, enum.Enum):
+    """How a run ended; `run_end.outcome` in the event log."""
+
+    COMPLETE = "complete"
+    ABORT = "abort"
+    BUDGET = "budget"
+    AGENT_EXITED = "agent_exited"
+    SUPERVISOR_FAILED = "supervisor_failed"
+    SIGNAL = "signal"
+    USAGE = "usage"
+    ERROR = "error"
+
+    def exit_code(self, signum: int | None = None) -> int:
+        """The process exit status for this outcome."""
+        if self is Outcome.SIGNAL:
+            return ExitCode.for_signal(signum or 15)
+        return int(_CODES[self])
+
+
+_CODES = {
+    Outcome.COMPLETE: ExitCode.COMPLETE,
+    Outcome.ABORT: ExitCode.ABORT,
+    Outcome.BUDGET: ExitCode.BUDGET,
+    Outcome.AGENT_EXITED: ExitCode.AGENT,
+    Outcome.SUPERVISOR_FAILED: ExitCode.SUPERVISOR,
+    Outcome.USAGE: ExitCode.USAGE,
+    Outcome.ERROR: ExitCode.INTERNAL,
+}

@@ -1,0 +1,198 @@
+"""A fresh supervisor process per decision: prompt on stdin, timeout, process-group kill."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import selectors
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+MAX_OUTPUT = 1 << 20  # bytes of supervisor stdout kept; the rest is counted and dropped
+
+
+class SupervisorError(Exception):
+    """One supervisor attempt failed (timeout, exit status, spawn error, API error)."""
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What one supervisor process answered."""
+
+    text: str
+    duration_s: float
+    cost_usd: float | None = None
+    truncated: bool = False
+
+
+class SupervisorRunner:
+    """Runs `argv` once per call, never through a shell, and can be cancelled from any thread."""
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        timeout: float,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.argv = list(argv)
+        self.json_output = _wants_json(self.argv)
+        if self.json_output:
+            self.argv += ["--output-format", "json"]
+        self._timeout = timeout
+        self._cwd = cwd
+        self._env = dict(env) if env is not None else None
+        self._clock = clock
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._lock = threading.Lock()
+        self._cancelled = threading.Event()
+
+    def cancel(self) -> None:
+        """Kill a running supervisor (and its children); later calls fail at once."""
+        self._cancelled.set()
+        with self._lock:
+            if self._proc is not None:
+                _kill_group(self._proc)
+
+    @property
+    def cancelled(self) -> threading.Event:
+        """Set once cancel() was called."""
+        return self._cancelled
+
+    def run(self, prompt: str) -> Answer:
+        """Run one supervisor process and return its answer, or raise SupervisorError."""
+        if self._cancelled.is_set():
+            raise SupervisorError("cancelled")
+        start = self._clock()
+        try:
+            proc = subprocess.Popen(
+                self.argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=self._cwd,
+                env=self._env,
+                start_new_session=True,  # its own process group, killed as a whole
+            )
+        except OSError as exc:
+            raise SupervisorError(f"cannot start {self.argv[0]}: {exc.strerror or exc}") from exc
+        with self._lock:
+            self._proc = proc
+        try:
+            out, err, truncated = _exchange(
+                proc, prompt.encode(), start + self._timeout, self._clock
+            )
+        finally:
+            _kill_group(proc)
+            proc.wait()
+            with self._lock:
+                self._proc = None
+        duration = self._clock() - start
+        if self._cancelled.is_set():
+            raise SupervisorError("cancelled")
+        if out is None:
+            raise SupervisorError(f"timed out after {self._timeout:.0f}s")
+        return self._answer(out, err, proc.returncode, duration, truncated)
+
+    def _answer(
+        self, out: bytes, err: bytes, code: int, duration: float, truncated: bool
+    ) -> Answer:
+        text = out.decode(errors="replace")
+        cost: float | None = None
+        if self.json_output:
+            text, cost, is_error = _from_json(text)
+            if is_error:
+                raise SupervisorError(f"supervisor reported an error: {_first_line(text)}")
+        if text.lstrip().startswith("API Error"):
+            raise SupervisorError(_first_line(text))
+        if code != 0:
+            detail = _first_line(text) or _first_line(err.decode(errors="replace"))
+            raise SupervisorError(f"exit status {code}: {detail}")
+        if not text.strip():
+            raise SupervisorError("empty answer")
+        return Answer(text, duration, cost, truncated)
+
+
+def _wants_json(argv: Sequence[str]) -> bool:
+    """Claude Code reports cost and errors in JSON; ask for it unless a format is given."""
+    return (
+        bool(argv)
+        and os.path.basename(argv[0]) == "claude"
+        and not any(a.startswith("--output-format") for a in argv)
+    )
+
+
+def _from_json(text: str) -> tuple[str, float | None, bool]:
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        return text, None, False
+    if not isinstance(obj, dict):
+        return text, None, False
+    cost = obj.get("total_cost_usd")
+    return (
+        str(obj.get("result") or ""),
+        float(cost) if isinstance(cost, (int, float)) else None,
+        bool(obj.get("is_error")),
+    )
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()[:300]
+    return ""
+
+
+def _exchange(
+    proc: subprocess.Popen[bytes], data: bytes, deadline: float, clock: Callable[[], float]
+) -> tuple[bytes | None, bytes, bool]:
+    """Write stdin, read stdout/stderr (capped) until EOF; (None, …) on time-out."""
+    assert proc.stdin and proc.stdout and proc.stderr
+    out, err = bytearray(), bytearray()
+    truncated = False
+    view = memoryview(data)
+    with selectors.DefaultSelector() as sel:
+        os.set_blocking(proc.stdin.fileno(), False)
+        sel.register(proc.stdin, selectors.EVENT_WRITE)
+        sel.register(proc.stdout, selectors.EVENT_READ, out)
+        sel.register(proc.stderr, selectors.EVENT_READ, err)
+        if not view:
+            sel.unregister(proc.stdin)
+            proc.stdin.close()
+        while len(sel.get_map()) > 0:
+            remaining = deadline - clock()
+            if remaining <= 0:
+                return None, bytes(err), truncated
+            for key, _ in sel.select(remaining):
+                if key.fileobj is proc.stdin:
+                    try:
+                        view = view[os.write(proc.stdin.fileno(), view[:65536]) :]
+                    except BrokenPipeError:
+                        view = view[:0]
+                    if not view:
+                        sel.unregister(proc.stdin)
+                        proc.stdin.close()
+                    continue
+                chunk = os.read(key.fd, 65536)
+                if not chunk:
+                    sel.unregister(key.fileobj)
+                    continue
+                buf: bytearray = key.data
+                room = MAX_OUTPUT - len(buf)
+                if len(chunk) > room:
+                    truncated = True
+                buf += chunk[: max(room, 0)]
+    return bytes(out), bytes(err), truncated
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)

@@ -1,0 +1,75 @@
+"""Making text safe to type, and typing it as ONE user message."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+
+PASTE_START = b"\x1b[200~"
+PASTE_END = b"\x1b[201~"
+# Claude Code treats a \r that arrives with (or right after) pasted text as part of the
+# paste; a pause before Enter in its own write makes it a submit. 50 ms was the least
+# observed to work; twice that leaves room on a loaded machine.
+SUBMIT_PAUSE_S = 0.1
+
+# Escape sequences first (so their parameters go with them), then lone controls.
+_ESCAPES = re.compile(
+    r"""
+    \x1b\[[0-?]*[ -/]*[@-~]                # CSI ... final byte
+  | \x1b[\]PX^_][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?  # OSC/DCS/SOS/PM/APC ... terminator
+  | \x1b[ -/]*[0-~]?                       # other ESC sequences (and a lone ESC)
+  | \x9b[0-?]*[ -/]*[@-~]                  # 8-bit CSI
+    """,
+    re.VERBOSE,
+)
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_LEADERS = ("/", "!")  # Claude Code reads these as a slash command or a shell command
+
+
+def clean(text: str) -> str:
+    """Remove everything that would act on a terminal; keep newlines and tabs.
+
+    CRLF and lone CR become LF first so that line structure survives; every other C0/C1
+    control, DEL and escape sequence is dropped.
+    """
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = _ESCAPES.sub("", text)
+    return _CONTROLS.sub("", text)
+
+
+def as_message(text: str) -> str:
+    """Cleaned text that the agent reads as a message, never as a command."""
+    text = clean(text).strip("\n")
+    if text.startswith(_LEADERS):
+        text = " " + text  # a leading space disables slash and shell commands
+    return text
+
+
+class Typist:
+    """Types into the agent: pasted text, a pause, then Enter in its own write."""
+
+    def __init__(
+        self,
+        write: Callable[[bytes], None],
+        pause: Callable[[float], None] = time.sleep,
+        submit_pause_s: float = SUBMIT_PAUSE_S,
+    ) -> None:
+        self._write = write
+        self._pause = pause
+        self._submit_pause_s = submit_pause_s
+
+    def message(self, text: str) -> None:
+        """Type already-cleaned text as one bracketed paste and submit it."""
+        self._write(PASTE_START + text.encode() + PASTE_END)
+        self.enter()
+
+    def command(self, command: str) -> None:
+        """Type a slash command (e.g. /clear) as keystrokes and submit it."""
+        self._write(command.encode())
+        self.enter()
+
+    def enter(self) -> None:
+        """Pause, then Enter in its own write."""
+        self._pause(self._submit_pause_s)
+        self._write(b"\r")

@@ -1,0 +1,120 @@
+"""The agent process in a PTY that ptysup owns: spawn, read, write, resize, end, reap."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import signal
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ptyprocess import PtyProcess
+
+
+class AgentStartError(Exception):
+    """The agent command could not be started (missing, not executable, bad cwd)."""
+
+
+@dataclass(frozen=True)
+class ExitStatus:
+    """How the agent ended: an exit code or the signal that killed it."""
+
+    code: int | None
+    signal: int | None
+
+    def describe(self) -> str:
+        """'exit 1' or 'signal 9'."""
+        return f"signal {self.signal}" if self.signal is not None else f"exit {self.code}"
+
+
+class AgentProcess:
+    """A child process on a PTY; the master fd is read by the relay, written by anyone."""
+
+    def __init__(self, proc: PtyProcess) -> None:
+        self._proc = proc
+        self._write_lock = threading.Lock()
+        self.fd: int = proc.fd
+        self.pid: int = proc.pid
+        self._status: ExitStatus | None = None
+
+    @classmethod
+    def spawn(
+        cls,
+        argv: Sequence[str],
+        *,
+        cwd: str | None,
+        env: Mapping[str, str],
+        size: tuple[int, int],
+    ) -> AgentProcess:
+        """Start argv (never through a shell) on a new PTY of `size` (rows, cols)."""
+        if cwd is not None and not os.path.isdir(cwd):
+            raise AgentStartError(f"working directory does not exist: {cwd}")
+        try:
+            proc = PtyProcess.spawn(list(argv), cwd=cwd, env=dict(env), dimensions=size)
+        except FileNotFoundError as exc:
+            raise AgentStartError(f"agent command not found: {argv[0]}") from exc
+        except OSError as exc:
+            raise AgentStartError(f"cannot start agent {argv[0]}: {exc.strerror or exc}") from exc
+        return cls(proc)
+
+    def read(self, size: int = 65536) -> bytes:
+        """Bytes the agent wrote; b'' once its side of the PTY is closed (EOF or EIO)."""
+        try:
+            return os.read(self.fd, size)
+        except OSError as exc:
+            if exc.errno == errno.EIO:  # Linux reports a closed slave as EIO
+                return b""
+            raise
+
+    def write(self, data: bytes) -> None:
+        """Write all of `data` to the agent, looping over partial writes."""
+        with self._write_lock:
+            view = memoryview(data)
+            while view:
+                try:
+                    n = os.write(self.fd, view)
+                except BlockingIOError:
+                    time.sleep(0.001)  # PTY input queue full: the agent is reading slowly
+                    continue
+                view = view[n:]
+
+    def resize(self, rows: int, cols: int) -> None:
+        """Tell the agent its window changed (it gets SIGWINCH)."""
+        self._proc.setwinsize(rows, cols)
+
+    def poll(self) -> ExitStatus | None:
+        """The exit status if the agent has ended, else None; never blocks."""
+        if self._status is None and not self._proc.isalive():
+            self._status = ExitStatus(self._proc.exitstatus, self._proc.signalstatus)
+        return self._status
+
+    def wait(self, timeout: float) -> ExitStatus | None:
+        """Wait up to `timeout` seconds for the agent to end."""
+        deadline = time.monotonic() + timeout
+        while (status := self.poll()) is None and time.monotonic() < deadline:
+            time.sleep(0.02)  # waitpid has no timeout; short sleeps bound the wait
+        return status
+
+    def terminate(self, grace: float = 2.0) -> ExitStatus | None:
+        """End the agent and its process group: HUP, then TERM, then KILL; reap it."""
+        for sig, wait_s in ((signal.SIGHUP, grace), (signal.SIGTERM, grace), (signal.SIGKILL, 2)):
+            if self.poll() is not None:
+                break
+            self._signal_group(sig)
+            self.wait(wait_s)
+        self._signal_group(signal.SIGKILL)  # anything the agent left in its group
+        return self.poll()
+
+    def _signal_group(self, sig: int) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, sig)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(self.pid, sig)
+
+    def close(self) -> None:
+        """Close the master side; the agent, if alive, loses its terminal."""
+        with contextlib.suppress(OSError):
+            self._proc.close(force=True)
