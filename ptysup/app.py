@@ -20,7 +20,7 @@ from ptysup.agents.generic import GenericProfile
 from ptysup.agents.hooks import HookChannel
 from ptysup.agents.profile import AgentProfile, is_claude
 from ptysup.agents.session import AgentSession, Timings
-from ptysup.config import RunConfig
+from ptysup.config import RunConfig, backoff_schedule
 from ptysup.events import ConsoleSink, EventLog, JsonlSink
 from ptysup.exitcodes import Outcome
 from ptysup.loop import LoopConfig, RunLoop, RunResult
@@ -142,7 +142,9 @@ def run(config: RunConfig, log: EventLog, streams: Streams, env: Mapping[str, st
         loop = RunLoop(
             LoopConfig(config.task, config.max_iter),
             session,
-            Supervisor(runner, log),
+            Supervisor(
+                runner, log, backoff_schedule(config.supervisor_backoff, config.supervisor_retries)
+            ),
             log,
             clock,
         )

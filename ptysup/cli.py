@@ -17,6 +17,8 @@ import typer
 from ptysup import __version__
 from ptysup.config import (
     DEFAULT_IDLE,
+    DEFAULT_SUPERVISOR_BACKOFF,
+    DEFAULT_SUPERVISOR_RETRIES,
     DEFAULT_SUPERVISOR_TIMEOUT,
     DEFAULT_TURN_TIMEOUT,
     ConfigError,
@@ -68,6 +70,22 @@ def run_command(
             help="Seconds before a supervisor is killed with its process group.",
         ),
     ] = DEFAULT_SUPERVISOR_TIMEOUT,
+    supervisor_retries: Annotated[
+        int,
+        typer.Option(
+            envvar="PTYSUP_SUPERVISOR_RETRIES",
+            min=0,
+            help="Retries of one failed decision before giving up (exit 5).",
+        ),
+    ] = DEFAULT_SUPERVISOR_RETRIES,
+    supervisor_backoff: Annotated[
+        float,
+        typer.Option(
+            envvar="PTYSUP_SUPERVISOR_BACKOFF",
+            min=0,
+            help="Seconds before the first retry; each next one waits 4x longer (max 60).",
+        ),
+    ] = DEFAULT_SUPERVISOR_BACKOFF,
     log_file: Annotated[
         Path | None,
         typer.Option(
@@ -112,6 +130,8 @@ def run_command(
         agent_cmd=split_command(agent_cmd, "--agent-cmd"),
         supervisor_cmd=split_command(supervisor_cmd, "--supervisor-cmd"),
         supervisor_timeout=supervisor_timeout,
+        supervisor_retries=supervisor_retries,
+        supervisor_backoff=supervisor_backoff,
         log_file=log_file,
         log_format=log_format,
         idle=idle,

@@ -1,0 +1,126 @@
+"""Shared test helpers: run the ptysup command, read its event log, check processes."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+FAKES = REPO / "tests" / "fakes"
+
+
+@dataclass
+class Run:
+    """A finished ptysup run."""
+
+    code: int
+    stdout: str
+    stderr: str
+    log_path: Path
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        return read_events(self.log_path)
+
+    def named(self, name: str) -> list[dict[str, Any]]:
+        return [e for e in self.events if e["event"] == name]
+
+
+def read_events(path: Path) -> list[dict[str, Any]]:
+    """Every event in a JSONL log."""
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def ptysup_argv(*args: str) -> list[str]:
+    """The ptysup command, run by this interpreter."""
+    return [sys.executable, "-m", "ptysup", *args]
+
+
+def run_ptysup(
+    args: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    log_path: Path,
+    timeout: float = 120,
+) -> Run:
+    """Run ptysup with stdout piped (not a terminal) and wait for it."""
+    proc = subprocess.run(
+        ptysup_argv(*args, "--log-file", str(log_path)),
+        cwd=cwd,
+        env=dict(env),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    return Run(proc.returncode, proc.stdout, proc.stderr, log_path)
+
+
+def wait_for(predicate: Any, timeout: float, what: str) -> None:
+    """Wait until predicate() is true, checking every 50 ms; fail after `timeout`."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def descendants(pid: int) -> set[int]:
+    """All live processes below `pid` (from /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    found: set[int] = set()
+    stack = [pid]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            found.add(child)
+            stack.append(child)
+    return found
+
+
+def alive(pid: int) -> bool:
+    """Whether `pid` exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def processes_with(marker: str) -> list[int]:
+    """Live processes whose environment contains `marker` (to find a run's leftovers)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                if marker.encode() in f.read() and alive(int(entry)):
+                    found.append(int(entry))
+        except OSError:
+            continue
+    return found
+
+
+def kill_all(pids: Sequence[int]) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)

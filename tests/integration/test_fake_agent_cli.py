@@ -1,0 +1,208 @@
+"""The ptysup command end to end with a fake agent and a fake supervisor (real PTYs).
+
+The same behaviours are shown against the real Claude Code in tests/e2e; these run in
+a second and pin down the generic (hook-less) agent path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import FAKES, Run, processes_with, ptysup_argv, read_events, run_ptysup, wait_for
+
+AGENT = f"{sys.executable} {FAKES / 'agent.py'}"
+SUPERVISOR = f"{sys.executable} {FAKES / 'supervisor.py'}"
+
+
+@pytest.fixture
+def rig(tmp_path: Path):  # type: ignore[no-untyped-def]
+    marker = f"PTYSUP_TEST_RUN={uuid.uuid4().hex}"
+    env = dict(os.environ)
+    env.update(
+        FAKE_AGENT_LOG=str(tmp_path / "agent.jsonl"),
+        FAKE_SUPERVISOR_LOG=str(tmp_path / "supervisor.jsonl"),
+        FAKE_SUPERVISOR_ANSWERS=str(tmp_path / "answers.json"),
+        PTYSUP_TEST_RUN=marker.split("=", 1)[1],
+    )
+
+    class Rig:
+        path = tmp_path
+        environ = env
+
+        def answers(self, *answers: str) -> None:
+            (tmp_path / "answers.json").write_text(json.dumps(list(answers)))
+
+        def run(self, *args: str, timeout: float = 60) -> Run:
+            base = ["--agent-cmd", AGENT, "--supervisor-cmd", SUPERVISOR, "--idle", "0.5"]
+            return run_ptysup(
+                [*args, *base],
+                cwd=tmp_path,
+                env=env,
+                log_path=tmp_path / "events.jsonl",
+                timeout=timeout,
+            )
+
+        def agent_messages(self) -> list[str]:
+            p = tmp_path / "agent.jsonl"
+            return (
+                [json.loads(x)["message"] for x in p.read_text().splitlines()] if p.exists() else []
+            )
+
+        def prompts(self) -> list[str]:
+            p = tmp_path / "supervisor.jsonl"
+            return [json.loads(x)["prompt"] for x in p.read_text().splitlines()]
+
+    yield Rig()
+    from tests.helpers import kill_all
+
+    leftovers = processes_with(marker)
+    kill_all(leftovers)
+    assert not leftovers, "processes of the run outlived ptysup"
+
+
+def test_complete_run_prints_lines_and_logs_every_event(rig) -> None:  # type: ignore[no-untyped-def]
+    rig.answers("[CONTINUE] step two", "[COMPLETE] all done")
+    run = rig.run("build it")
+    assert run.code == 0, run.stderr
+    assert rig.agent_messages() == ["build it", "step two"]
+    names = [e["event"] for e in run.events]
+    assert names[0] == "run_start" and names[-1] == "run_end"
+    for name in ("agent_ready", "inject", "turn_end", "decision"):
+        assert name in names
+    end = run.events[-1]
+    assert (end["outcome"], end["exit_code"], end["iterations"]) == ("complete", 0, 2)
+    assert "ptysup decision" in run.stdout and "\x1b" not in run.stdout  # readable, no raw TUI
+    assert "Iteration 2/50" in rig.prompts()[1]
+
+
+def test_json_log_format_prints_json_lines(rig) -> None:  # type: ignore[no-untyped-def]
+    rig.answers("[COMPLETE] ok")
+    run = rig.run("t", "--log-format", "json")
+    printed = [json.loads(line) for line in run.stdout.splitlines()]
+    assert printed[-1]["event"] == "run_end" and printed[-1]["exit_code"] == 0
+
+
+def test_multiline_instruction_arrives_as_one_message(rig) -> None:  # type: ignore[no-untyped-def]
+    rig.answers("[CONTINUE] first line\nsecond line\n\nfourth line", "[COMPLETE]")
+    run = rig.run("t")
+    assert run.code == 0
+    assert rig.agent_messages()[1] == "first line\nsecond line\n\nfourth line"
+
+
+def test_control_bytes_are_removed_before_typing(rig) -> None:  # type: ignore[no-untyped-def]
+    rig.answers("[CONTINUE] safe\x03\x1b[31m red\x1b[201~\r\n/exit \x04text", "[COMPLETE]")
+    run = rig.run("t")
+    assert run.code == 0
+    typed = rig.agent_messages()[1]
+    assert typed == "safe red\n/exit text"
+    injected = [e["text"] for e in run.named("inject")]
+    assert injected[1] == typed
+
+
+def test_budget_exhaustion_types_clear_and_exits_3(rig) -> None:  # type: ignore[no-untyped-def]
+    rig.answers("[CONTINUE] again")
+    run = rig.run("t", "--max-iter", "2")
+    assert run.code == 3
+    assert len(rig.prompts()) == 2
+    assert rig.agent_messages()[-1] == "/clear"
+    assert run.events[-1]["outcome"] == "budget"
+
+
+def test_abort_types_clear_and_exits_1(rig) -> None:  # type: ignore[no-untyped-def]
+    rig.answers("[ABORT] going in circles")
+    run = rig.run("t")
+    assert run.code == 1
+    assert rig.agent_messages()[-1] == "/clear"
+    assert run.events[-1]["reason"] == "going in circles"
+
+
+def test_hung_supervisor_is_killed_retried_then_exit_5(rig) -> None:  # type: ignore[no-untyped-def]
+    rig.answers("!sleep 30")
+    run = rig.run(
+        "t", "--supervisor-timeout", "1", "--supervisor-retries", "1", "--supervisor-backoff", "0.1"
+    )
+    assert run.code == 5
+    errors = run.named("supervisor_error")
+    assert len(errors) == 2 and "timed out" in errors[0]["error"]
+    assert run.events[-1]["outcome"] == "supervisor_failed"
+
+
+def test_failing_supervisor_exit_status_is_retried(rig) -> None:  # type: ignore[no-untyped-def]
+    rig.answers("!exit 1", "[COMPLETE] second try")
+    run = rig.run("t", "--supervisor-backoff", "0.1")
+    assert run.code == 0
+    assert "exit status 1" in run.named("supervisor_error")[0]["error"]
+    assert run.named("decision")[0]["attempts"] == 2
+
+
+def test_agent_crash_exits_4(rig) -> None:  # type: ignore[no-untyped-def]
+    rig.answers("[CONTINUE] crash")
+    run = rig.run("t")
+    assert run.code == 4
+    assert run.events[-1]["outcome"] == "agent_exited"
+
+
+def test_missing_agent_command_is_one_line_and_exit_4(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        ptysup_argv(
+            "t", "--agent-cmd", "no-such-agent-xyz", "--log-file", str(tmp_path / "e.jsonl")
+        ),
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert proc.returncode == 4
+    assert proc.stderr.strip() == "ptysup: agent command not found: no-such-agent-xyz"
+    assert read_events(tmp_path / "e.jsonl")[-1]["event"] == "run_end"
+
+
+def test_unwritable_log_file_is_a_usage_error(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        ptysup_argv("t", "--log-file", "/proc/nope/events.jsonl"),
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("ptysup: cannot write the event log")
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_signal_ends_the_run_with_128_plus_n(rig, signum: int) -> None:  # type: ignore[no-untyped-def]
+    rig.answers("[CONTINUE] hang")
+    log = rig.path / "events.jsonl"
+    proc = subprocess.Popen(
+        ptysup_argv(
+            "t",
+            "--agent-cmd",
+            AGENT,
+            "--supervisor-cmd",
+            SUPERVISOR,
+            "--idle",
+            "0.5",
+            "--log-file",
+            str(log),
+        ),
+        cwd=rig.path,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=rig.environ,
+    )
+    wait_for(lambda: log.exists() and '"decision"' in log.read_text(), 30, "a decision")
+    proc.send_signal(signum)
+    proc.wait(timeout=15)
+    assert proc.returncode == 128 + signum
+    events = read_events(log)
+    assert events[-1]["event"] == "run_end"
+    assert events[-1]["exit_code"] == 128 + signum
+    assert events[-1]["outcome"] == "signal"

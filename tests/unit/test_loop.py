@@ -1,0 +1,142 @@
+"""The decision loop with a fake agent and a fake supervisor."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from ptysup.agents.events import AgentExited, TurnEnd, TurnEndKind
+from ptysup.agents.session import Activity, InjectResult
+from ptysup.events import Event, EventLog
+from ptysup.exitcodes import Outcome
+from ptysup.loop import LoopConfig, RunLoop
+from ptysup.supervisor.decide import Decided, SupervisorFailed
+from ptysup.supervisor.parse import parse
+from ptysup.supervisor.runner import Answer
+from ptysup.terminal.screen import ScreenSnapshot
+
+
+class FakeAgent:
+    def __init__(self, exit_after_turns: int | None = None) -> None:
+        self.activity = Activity()
+        self.typed: list[str] = []
+        self.turns = 0
+        self.exit_after_turns = exit_after_turns
+        self.shut_down = False
+
+    def wait_ready(self) -> None:
+        pass
+
+    def submit(self, text: str) -> InjectResult:
+        self.typed.append(text)
+        return InjectResult(text, True, 1)
+
+    def wait_turn_end(self) -> TurnEnd:
+        if self.exit_after_turns is not None and self.turns >= self.exit_after_turns:
+            raise AgentExited(None)
+        self.turns += 1
+        self.activity.last_message = f"turn {self.turns} done"
+        return TurnEnd(TurnEndKind.STOP, self.activity.last_message)
+
+    def command(self, command: str) -> None:
+        self.typed.append(command)
+
+    def shutdown(self) -> bool:
+        self.shut_down = True
+        return True
+
+    def snapshot(self) -> ScreenSnapshot:
+        return ScreenSnapshot(("❯ ",), "✳ Claude", (0, 2))
+
+
+class FakeSupervisor:
+    def __init__(self, answers: Iterator[str] | list[str]) -> None:
+        self._answers = iter(answers)
+        self.prompts: list[str] = []
+
+    def decide(self, prompt: str, iteration: int) -> Decided:
+        self.prompts.append(prompt)
+        answer = next(self._answers)
+        if answer == "FAIL":
+            raise SupervisorFailed("all attempts failed")
+        return Decided(parse(answer), Answer(answer, 0.01), 1)
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    def write(self, event: Event) -> None:
+        self.events.append(event)
+
+    def close(self) -> None:
+        pass
+
+    def names(self) -> list[str]:
+        return [e.event for e in self.events]
+
+
+def _run(answers: list[str], max_iter: int = 50, agent: FakeAgent | None = None):  # type: ignore[no-untyped-def]
+    agent = agent or FakeAgent()
+    sup = FakeSupervisor(answers)
+    rec = Recorder()
+    result = RunLoop(LoopConfig("the task", max_iter), agent, sup, EventLog([rec])).run()
+    return result, agent, sup, rec
+
+
+def test_continue_types_the_instruction_then_complete_ends_the_agent() -> None:
+    result, agent, sup, rec = _run(["[CONTINUE] next step", "[COMPLETE] done"])
+    assert result.outcome is Outcome.COMPLETE
+    assert result.exit_code == 0
+    assert result.iterations == 2
+    assert agent.typed == ["the task", "next step"]
+    assert agent.shut_down
+    assert "Iteration 1/50" in sup.prompts[0] and "Iteration 2/50" in sup.prompts[1]
+    decisions = [e.fields for e in rec.events if e.event == "decision"]
+    assert [d["action"] for d in decisions] == ["continue", "complete"]
+    assert rec.names()[:2] == ["agent_ready", "inject"]
+
+
+def test_abort_types_clear_and_exits_1() -> None:
+    result, agent, _, _ = _run(["[ABORT] wrong direction"])
+    assert result.outcome is Outcome.ABORT
+    assert result.exit_code == 1
+    assert result.reason == "wrong direction"
+    assert agent.typed[-1] == "/clear"
+    assert agent.shut_down
+
+
+def test_budget_is_a_hard_stop_after_exactly_n_decisions() -> None:
+    result, agent, sup, rec = _run(["[CONTINUE] more"] * 10, max_iter=3)
+    assert result.outcome is Outcome.BUDGET
+    assert result.exit_code == 3
+    assert len(sup.prompts) == 3
+    assert agent.typed == ["the task", "more", "more", "/clear"]
+    assert any(e.event == "warning" and "budget" in e.fields["message"] for e in rec.events)
+
+
+def test_complete_on_the_last_iteration_is_still_complete() -> None:
+    result, *_ = _run(["[CONTINUE] more", "[COMPLETE] ok"], max_iter=2)
+    assert result.outcome is Outcome.COMPLETE
+
+
+def test_supervisor_failure_exits_5_and_ends_the_agent() -> None:
+    result, agent, _, _ = _run(["FAIL"])
+    assert result.outcome is Outcome.SUPERVISOR_FAILED
+    assert result.exit_code == 5
+    assert agent.shut_down
+
+
+def test_agent_exit_mid_run_exits_4() -> None:
+    result, *_ = _run(["[CONTINUE] more"] * 5, agent=FakeAgent(exit_after_turns=2))
+    assert result.outcome is Outcome.AGENT_EXITED
+    assert result.exit_code == 4
+    assert result.iterations == 2
+
+
+@pytest.mark.parametrize("answer", ["just do more", ""])
+def test_unmarked_answer_is_an_instruction(answer: str) -> None:
+    result, agent, _, _ = _run([f"{answer or 'x'}", "[COMPLETE]"])
+    assert agent.typed[1] == (answer or "x")
+    assert result.outcome is Outcome.COMPLETE
