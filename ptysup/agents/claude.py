@@ -74,9 +74,13 @@ class ClaudeProfile:
             return ScreenState.READY
         if _BRAILLE.match(title) or any("esc to interrupt" in line for line in lines):
             return ScreenState.WORKING
-        if _input_box(lines):
+        if _input_text(lines) == "":
             return ScreenState.READY
         return ScreenState.UNKNOWN
+
+    def input_has_text(self, snap: ScreenSnapshot) -> bool:
+        """Whether the input box shows typed or pasted text (the paste has landed)."""
+        return bool(_input_text(snap.lines))
 
     def api_error(self, snap: ScreenSnapshot) -> str | None:
         """The last API error / usage-limit line on screen."""
@@ -87,8 +91,9 @@ class ClaudeProfile:
         return None
 
 
-def _input_box(lines: Sequence[str]) -> bool:
-    """An empty `❯` prompt line right under a full-width rule."""
-    return any(
-        _RULE.match(above) and below.strip() == "❯" for above, below in itertools.pairwise(lines)
-    )
+def _input_text(lines: Sequence[str]) -> str | None:
+    """The text in the input box (a `❯` line right under a full-width rule), or None."""
+    for above, below in itertools.pairwise(lines):
+        if _RULE.match(above) and below.lstrip().startswith("❯"):
+            return below.lstrip()[1:].strip()
+    return None

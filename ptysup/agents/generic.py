@@ -23,6 +23,10 @@ class GenericProfile:
         """Unknown: only the timing of output says anything."""
         return ScreenState.UNKNOWN
 
+    def input_has_text(self, snap: ScreenSnapshot) -> bool:
+        """Nothing can be read off the screen; assume the text arrived."""
+        return True
+
     def api_error(self, snap: ScreenSnapshot) -> str | None:
         """Nothing is known about this agent's error messages."""
         return None

@@ -25,6 +25,10 @@ class AgentProfile(Protocol):
         """Read the agent's state off its screen."""
         ...
 
+    def input_has_text(self, snap: ScreenSnapshot) -> bool:
+        """Whether typed text is visible in the agent's input (so Enter will submit it)."""
+        ...
+
     def api_error(self, snap: ScreenSnapshot) -> str | None:
         """The API error or usage-limit message on screen, if any."""
         ...

@@ -37,7 +37,8 @@ class Timings:
     """How long to wait for what (seconds)."""
 
     ready: float = 90.0  # agent start → ready for input
-    confirm: float = 10.0  # injection → the agent shows a turn started
+    landed: float = 2.0  # paste → the text shows in the agent's input box
+    confirm: float = 3.0  # Enter → the agent shows a turn started (then Enter once more)
     idle: float = 3.0  # quiet time that ends a turn for agents without hooks
     screen_grace: float = 3.0  # screen back to ready, yet no Stop hook: a turn end anyway
     turn: float = 300.0  # no output and no turn end this long: the turn is stalled
@@ -125,7 +126,9 @@ class AgentSession:
         message = as_message(text)
         self.activity.reset()
         self._wait_settled()
-        self._typist.message(message)
+        self._typist.paste(message)
+        self._wait_landed()
+        self._typist.enter()
         for attempt in (1, 2):
             if self._confirm_turn_started():
                 return InjectResult(message, True, attempt)
@@ -208,6 +211,17 @@ class AgentSession:
         deadline = self._clock() + self.timings.confirm
         while self.state is not ScreenState.READY and self._clock() < deadline:
             self._next(deadline)
+
+    def _wait_landed(self) -> None:
+        """Observed with Claude Code 2.1.197: for about a second after its input box first
+        appears, an Enter that follows a paste within 0.1 s is dropped. Waiting until the
+        pasted text shows in the box makes the Enter count."""
+        deadline = self._clock() + self.timings.landed
+        while not self.profile.input_has_text(self.snapshot()) and self._clock() < deadline:
+            event = self._next(deadline)
+            if event is not None and not isinstance(event, ScreenUpdate):
+                self._pushback.append(event)
+                return
 
     def _confirm_turn_started(self) -> bool:
         deadline = self._clock() + self.timings.confirm

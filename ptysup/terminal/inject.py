@@ -61,8 +61,12 @@ class Typist:
 
     def message(self, text: str) -> None:
         """Type already-cleaned text as one bracketed paste and submit it."""
-        self._write(PASTE_START + text.encode() + PASTE_END)
+        self.paste(text)
         self.enter()
+
+    def paste(self, text: str) -> None:
+        """Type already-cleaned text as one bracketed paste, without submitting it."""
+        self._write(PASTE_START + text.encode() + PASTE_END)
 
     def command(self, command: str) -> None:
         """Type a slash command (e.g. /clear) as keystrokes and submit it."""
