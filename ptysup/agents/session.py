@@ -262,6 +262,12 @@ class AgentSession:
 
     def _record_hook(self, event: HookEvent) -> None:
         p = event.payload
+        self._log.emit(
+            "hook",
+            name=event.name,
+            session_id=p.get("session_id"),
+            **{k: p[k] for k in _HOOK_FIELDS if k in p},
+        )
         self.activity.transcript_path = str(p.get("transcript_path", "")) or (
             self.activity.transcript_path
         )
@@ -277,6 +283,10 @@ class AgentSession:
             )
         elif event.name == "Stop":
             self.activity.last_message = str(p.get("last_assistant_message", ""))
+
+
+# Small fields of a hook payload worth keeping in the event log.
+_HOOK_FIELDS = ("source", "reason", "tool_name", "error", "notification_type")
 
 
 def _summary(tool_input: Any, limit: int = 200) -> str:

@@ -1,0 +1,303 @@
+"""ptysup driving the real Claude Code (agent and supervisor) against the fake model."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import signal
+import subprocess
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ptysup.testing.fakemodel import FakeModel, RequestKind
+from ptysup.testing.scenario import Scenario
+from tests.conftest import ClaudeEnvFactory, FakeModelFactory
+from tests.helpers import (
+    Run,
+    kill_all,
+    processes_with,
+    ptysup_argv,
+    read_events,
+    run_ptysup,
+    wait_for,
+)
+
+pytestmark = pytest.mark.e2e
+
+AGENT = "claude --permission-mode acceptEdits"
+DEMO = Path(__file__).resolve().parents[2] / "ptysup" / "testing" / "scenarios" / "demo.yaml"
+
+
+@dataclass
+class Rig:
+    """One project dir, fake model and private Claude config, ready to run ptysup in."""
+
+    project: Path
+    model: FakeModel
+    env: dict[str, str]
+    log: Path
+
+    def run(self, task: str, *args: str, timeout: float = 120) -> Run:
+        return run_ptysup(
+            [task, "--agent-cmd", AGENT, *args],
+            cwd=self.project,
+            env=self.env,
+            log_path=self.log,
+            timeout=timeout,
+        )
+
+    def popen(self, task: str, *args: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            ptysup_argv(task, "--agent-cmd", AGENT, "--log-file", str(self.log), *args),
+            cwd=self.project,
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    def human_texts(self, kind: RequestKind = RequestKind.AGENT) -> list[str]:
+        """Distinct user messages the model saw, in order (tool round trips repeat them)."""
+        seen: list[str] = []
+        for r in self.model.requests_of(kind):
+            if not seen or seen[-1] != r.human_text:
+                seen.append(r.human_text)
+        return seen
+
+    def leftovers(self) -> list[int]:
+        return processes_with(str(self.env["CLAUDE_CONFIG_DIR"]))
+
+
+@pytest.fixture
+def rig(
+    fake_model: FakeModelFactory, claude_env: ClaudeEnvFactory, project_dir: Path, tmp_path: Path
+) -> Callable[[Scenario | Path | Mapping[str, Any]], Rig]:
+    made: list[Rig] = []
+
+    def make(scenario: Scenario | Path | Mapping[str, Any]) -> Rig:
+        if isinstance(scenario, Path):
+            scenario = Scenario.load(scenario)
+        elif not isinstance(scenario, Scenario):
+            scenario = Scenario.from_dict(scenario)
+        scenario.seed(project_dir)
+        model = fake_model(scenario)
+        env = dict(claude_env(model.url).env)
+        r = Rig(project_dir, model, env, tmp_path / "events.jsonl")
+        made.append(r)
+        return r
+
+    yield make  # type: ignore[misc]
+    for r in made:
+        left = r.leftovers()
+        kill_all(left)
+        assert not left, f"processes outlived ptysup: {left}"
+
+
+def _hooks(run: Run, name: str) -> list[dict[str, Any]]:
+    return [e for e in run.named("hook") if e["name"] == name]
+
+
+def test_demo_completes_over_two_iterations_with_real_edits(rig: Callable[..., Rig]) -> None:
+    r = rig(DEMO)
+    run = r.run("implement feature X", "--max-iter", "50")
+    assert run.code == 0, run.stdout + run.stderr
+    # The agent really wrote and then fixed the file; the real tests now pass.
+    assert "text.split()" in (r.project / "textstats.py").read_text()
+    assert (
+        subprocess.run(
+            ["python3", "-m", "unittest", "-q"], cwd=r.project, capture_output=True
+        ).returncode
+        == 0
+    )
+    # The model saw the task, then the supervisor's instruction, each once, as the agent.
+    texts = r.human_texts()
+    assert texts[0] == "implement feature X"
+    assert texts[1].startswith("python3 -m unittest fails")
+    sup = r.model.requests_of(RequestKind.SUPERVISOR)
+    assert len(sup) == 2
+    assert "Iteration 1/50" in sup[0].human_text and "Iteration 2/50" in sup[1].human_text
+    assert "Write(" in sup[0].human_text  # tool activity from the hooks reached the prompt
+    decisions = run.named("decision")
+    assert [d["action"] for d in decisions] == ["continue", "complete"]
+    assert [e["kind"] for e in run.named("turn_end")] == ["stop", "stop"]
+    assert run.events[-1] == {
+        **run.events[-1],
+        "event": "run_end",
+        "outcome": "complete",
+        "exit_code": 0,
+        "iterations": 2,
+    }
+    assert "ptysup decision" in run.stdout and "\x1b[" not in run.stdout
+
+
+SIMPLE_AGENT = [{"reply": "Done with that."}]
+
+
+def test_budget_exhaustion_clears_the_agent_and_exits_3(rig: Callable[..., Rig]) -> None:
+    r = rig({"agent": SIMPLE_AGENT, "supervisor": [{"reply": "[CONTINUE] keep going"}]})
+    run = r.run("endless task", "--max-iter", "2")
+    assert run.code == 3
+    assert len(r.model.requests_of(RequestKind.SUPERVISOR)) == 2  # never more than N calls
+    assert r.human_texts() == ["endless task", "keep going"]
+    injected = [e["text"] for e in run.named("inject")]
+    assert injected[-1] == "/clear"
+    assert any(h.get("source") == "clear" for h in _hooks(run, "SessionStart"))
+    assert run.events[-1]["outcome"] == "budget"
+
+
+def test_abort_clears_the_agent_and_exits_1(rig: Callable[..., Rig]) -> None:
+    r = rig({"agent": SIMPLE_AGENT, "supervisor": [{"reply": "[ABORT] deleting the wrong files"}]})
+    run = r.run("tidy up")
+    assert run.code == 1
+    assert any(h.get("source") == "clear" for h in _hooks(run, "SessionStart"))
+    end = run.events[-1]
+    assert (end["outcome"], end["reason"]) == ("abort", "deleting the wrong files")
+
+
+def test_multiline_instruction_arrives_as_one_message(rig: Callable[..., Rig]) -> None:
+    r = rig(
+        {
+            "agent": SIMPLE_AGENT,
+            "supervisor": [
+                {"times": 1, "reply": "[CONTINUE] Step one.\nStep two.\n\n  Step four, indented."},
+                {"reply": "[COMPLETE] fine"},
+            ],
+        }
+    )
+    run = r.run("multi")
+    assert run.code == 0
+    assert r.human_texts() == ["multi", "Step one.\nStep two.\n\n  Step four, indented."]
+    assert len(_hooks(run, "UserPromptSubmit")) == 2
+
+
+def test_control_bytes_in_an_instruction_never_reach_the_terminal(rig: Callable[..., Rig]) -> None:
+    hostile = "[CONTINUE] fix\x03 it\x1b[31m now\x1b[201~\x04\r\n/exit\x1b]0;pwned\x07"
+    r = rig(
+        {
+            "agent": SIMPLE_AGENT,
+            "supervisor": [{"times": 1, "reply": hostile}, {"reply": "[COMPLETE] ok"}],
+        }
+    )
+    run = r.run("t")
+    assert run.code == 0  # Ctrl-C / Ctrl-D / /exit did not end Claude Code
+    assert r.human_texts()[1] == "fix it now\n/exit"
+    assert run.named("inject")[1]["text"] == "fix it now\n/exit"
+
+
+def test_hung_supervisor_is_killed_and_retried_then_exit_5(rig: Callable[..., Rig]) -> None:
+    r = rig({"agent": SIMPLE_AGENT, "supervisor": [{"delay": 120, "reply": "[COMPLETE] late"}]})
+    run = r.run(
+        "t", "--supervisor-timeout", "3", "--supervisor-retries", "1", "--supervisor-backoff", "0.2"
+    )
+    assert run.code == 5
+    errors = run.named("supervisor_error")
+    assert [e["attempt"] for e in errors] == [1, 2]
+    assert all("timed out" in e["error"] for e in errors)
+    assert len(r.model.requests_of(RequestKind.SUPERVISOR)) == 2
+    assert run.events[-1]["outcome"] == "supervisor_failed"
+
+
+def test_supervisor_api_error_is_retried_without_a_new_turn(rig: Callable[..., Rig]) -> None:
+    r = rig(
+        {
+            "agent": SIMPLE_AGENT,
+            "supervisor": [{"times": 1, "error": 529}, {"reply": "[COMPLETE] ok"}],
+        }
+    )
+    run = r.run("t", "--supervisor-backoff", "0.2")
+    assert run.code == 0
+    assert "API Error" in run.named("supervisor_error")[0]["error"]
+    assert len(run.named("turn_end")) == 1
+
+
+def test_agent_that_crashes_is_noticed_and_exits_4(rig: Callable[..., Rig]) -> None:
+    r = rig(
+        {
+            "agent": [
+                {
+                    "steps": [
+                        {
+                            "tool": "Bash",
+                            "input": {"command": "kill -9 $PPID", "description": "crash the agent"},
+                        },
+                        {"text": "unreachable"},
+                    ]
+                }
+            ],
+            "supervisor": [{"reply": "[COMPLETE]"}],
+        }
+    )
+    run = r.run("crash please", "--agent-cmd", f"{AGENT} --allowedTools Bash")
+    assert run.code == 4, run.stdout
+    assert run.events[-1]["outcome"] == "agent_exited"
+    assert not r.model.requests_of(RequestKind.SUPERVISOR)
+
+
+def test_sigterm_mid_turn_ends_everything_and_logs_run_end(rig: Callable[..., Rig]) -> None:
+    r = rig({"agent": [{"delay": 60, "reply": "slow"}], "supervisor": [{"reply": "[COMPLETE]"}]})
+    proc = r.popen("a slow task")
+    try:
+        r.model.wait_for(lambda req: req.kind is RequestKind.AGENT, timeout=60)
+        assert r.leftovers(), "the agent should be running"
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143
+    events = read_events(r.log)
+    assert events[-1]["event"] == "run_end"
+    assert (events[-1]["outcome"], events[-1]["exit_code"]) == ("signal", 143)
+    wait_for(lambda: not r.leftovers(), 5, "the agent's processes to be gone")
+
+
+def test_in_a_real_terminal_the_tui_shows_and_the_tty_is_restored(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    r = rig(DEMO)
+    tmux = ["tmux", "-L", f"ptysup-e2e-{os.getpid()}"]  # a private tmux server
+    done = tmp_path / "done"
+    script = tmp_path / "run.sh"
+    # The env goes to ptysup only (`env K=V …`), so the pane's shell is no leftover of it.
+    argv = shlex.join(
+        [
+            "env",
+            *(f"{k}={v}" for k, v in r.env.items()),
+            *ptysup_argv("implement feature X", "--agent-cmd", AGENT, "--log-file", str(r.log)),
+        ]
+    )
+    script.write_text(
+        f"cd {shlex.quote(str(r.project))}\n{argv}\n"
+        f'echo "exit=$?" > {done}.tmp\nstty -a >> {done}.tmp\nmv {done}.tmp {done}\n'
+        "sleep 60\n"
+    )
+    subprocess.run(
+        [*tmux, "new-session", "-d", "-x", "120", "-y", "40", "bash", str(script)], check=True
+    )
+    try:
+        seen: list[str] = []
+
+        def pane_shows_tui() -> bool:
+            pane = subprocess.run(
+                [*tmux, "capture-pane", "-p"], capture_output=True, text=True
+            ).stdout
+            seen.append(pane)
+            return "❯" in pane and "─" * 20 in pane
+
+        wait_for(pane_shows_tui, 60, "Claude Code's TUI in the tmux pane")
+        wait_for(done.exists, 120, "ptysup to finish in tmux")
+        result = done.read_text()
+    finally:
+        subprocess.run([*tmux, "kill-server"], capture_output=True)
+    assert result.startswith("exit=0")
+    modes = result.split()
+    assert "icanon" in modes and "echo" in modes  # cooked mode again, not -icanon/-echo
+    assert any("Claude Code" in p or "implement feature X" in p for p in seen)
+    events = read_events(r.log)
+    assert events[-1]["outcome"] == "complete"
+    assert events[1]["interactive"] is True
