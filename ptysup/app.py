@@ -68,9 +68,14 @@ def new_run_id() -> str:
     return time.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(3)
 
 
+def log_path(config: RunConfig, run_id: str) -> Path:
+    """Where the run's JSONL events go: --log-file, else under the runs directory."""
+    return config.log_file or (config.cwd / config.runs_dir / run_id / "events.jsonl")
+
+
 def open_log(config: RunConfig, run_id: str, streams: Streams) -> EventLog:
     """The event log with its sinks; raises OSError if the log file cannot be written."""
-    path = config.log_file or (config.cwd / config.runs_dir / run_id / "events.jsonl")
+    path = log_path(config, run_id)
     log = EventLog()
     log.add(JsonlSink(path))
     if not streams.interactive:
@@ -232,9 +237,9 @@ class _Waker:
                 os.close(self.fd)
 
 
-def summary_line(result: RunResult, run_id: str, log_path: Path | None) -> str:
+def summary_line(result: RunResult, path: Path) -> str:
     """The one line printed after a run in a terminal."""
-    where = f" log: {log_path}" if log_path else ""
+    where = f"; events: {path}"
     return (
         f"ptysup: {result.outcome.value} after {result.iterations} iteration(s) "
         f"(exit {result.exit_code}){where}"

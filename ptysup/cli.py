@@ -240,7 +240,7 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
         if streams.interactive or (
             result.outcome is Outcome.AGENT_EXITED and result.iterations == 0
         ):
-            print(run_app.summary_line(result, run_id, config.log_file), file=sys.stderr)
+            print(run_app.summary_line(result, run_app.log_path(config, run_id)), file=sys.stderr)
         return result.exit_code
     except Exception as exc:  # the one place a bug becomes an exit code
         detail = traceback.format_exc()

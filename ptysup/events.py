@@ -136,6 +136,10 @@ def format_line(event: Event) -> str:
         )
     elif name == "inject":
         detail = _short(f.get("text", ""))
+    elif name == "hook":
+        detail = " ".join(
+            str(f[k]) for k in ("name", "tool_name", "source", "reason", "error") if f.get(k)
+        )
     elif name == "run_end":
         detail = (
             f"outcome={f.get('outcome')} exit_code={f.get('exit_code')}"

@@ -1,0 +1,59 @@
+"""The demo: `ptysup "implement feature X" --max-iter 50` on a sample project, offline.
+
+The real Claude Code is the agent and the supervisor; the model behind both is the bundled
+fake (scenario `demo.yaml`), so the run needs no account and no network.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from ptysup.testing.claude_env import claude_env, find_claude
+from ptysup.testing.fakemodel import FakeModel
+from ptysup.testing.scenario import Scenario
+
+SCENARIO = Path(__file__).with_name("scenarios") / "demo.yaml"
+TASK = "implement feature X"
+# Edits without permission dialogs, so the demo runs unattended (and in CI).
+AGENT_CMD = "claude --permission-mode acceptEdits"
+
+
+def _say(message: str) -> None:
+    print(f"demo: {message}", file=sys.stderr, flush=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the demo; the exit code is ptysup's."""
+    extra = list(sys.argv[1:] if argv is None else argv)
+    claude = find_claude()
+    if claude is None:
+        _say("Claude Code is not installed: run scripts/demo.sh (it installs it)")
+        return 2
+    project = Path(tempfile.mkdtemp(prefix="ptysup-demo-"))
+    scenario = Scenario.load(SCENARIO)
+    scenario.seed(project)
+    ptysup = Path(sys.executable).with_name("ptysup")
+    command = [str(ptysup), TASK, "--max-iter", "50", *extra]
+    with FakeModel(scenario, project) as model, claude_env(model.url, [project], claude) as ce:
+        env = dict(ce.env, PTYSUP_AGENT_CMD=AGENT_CMD)
+        _say(f"sample project: {project}")
+        _say(f"model: the bundled fake at {model.url}; agent: {AGENT_CMD}")
+        _say(f'running: ptysup "{TASK}" --max-iter 50')
+        code = subprocess.call(command, cwd=project, env=env)
+    tests = subprocess.run(
+        [sys.executable, "-m", "unittest", "-q"], cwd=project, capture_output=True, text=True
+    )
+    _say(
+        f"ptysup exited {code}; the sample project's tests "
+        + ("pass" if tests.returncode == 0 else "FAIL")
+    )
+    _say(f"event log: {next(project.glob('.ptysup/runs/*/events.jsonl'), 'none')}")
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Sets up everything ptysup's scripts need, idempotently: a venv in .venv with ptysup and
+# its test tools, and the pinned Claude Code in .tools/claude-code. Safe to run often.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+die() { echo "setup: $*" >&2; exit 2; }
+
+PYTHON=${PYTHON:-python3}
+command -v "$PYTHON" >/dev/null || die "needs Python 3.10+ ($PYTHON not found)"
+"$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 10))' ||
+  die "needs Python 3.10+, found $("$PYTHON" --version 2>&1)"
+command -v npm >/dev/null || die "needs Node.js and npm to install Claude Code"
+
+if [ ! -x .venv/bin/python ]; then
+  "$PYTHON" -m venv .venv
+fi
+# Reinstall only when the declared dependencies change.
+stamp=.venv/.ptysup-deps
+want=$(sha256sum pyproject.toml | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+  echo "$want" > "$stamp"
+fi
+
+.venv/bin/python -m ptysup.testing.claude_env install >/dev/null
+
+if ! command -v tmux >/dev/null; then
+  # The terminal end-to-end test runs ptysup inside tmux.
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    apt-get update -qq >/dev/null && apt-get install -y -qq tmux >/dev/null
+  else
+    die "needs tmux for the terminal tests (apt-get install tmux)"
+  fi
+fi

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Sets itself up, then runs lint, types and the whole test suite, end-to-end tests against
+# the real Claude Code included. Extra arguments go to pytest (e.g. -k demo, -m "not e2e").
+set -uo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh || exit $?
+
+.venv/bin/ruff check ptysup tests scripts || exit 1
+.venv/bin/ruff format --check ptysup tests scripts || exit 1
+.venv/bin/mypy || exit 1
+
+# Every e2e test must run: a missing Claude Code fails the suite instead of skipping.
+export PTYSUP_REQUIRE_E2E=1
+.venv/bin/python -m pytest -p no:cacheprovider "$@"
+rc=$?
+if [ "$rc" -eq 5 ]; then
+  echo "test.sh: pytest collected no tests" >&2
+  exit 1
+fi
+exit "$rc"
