@@ -153,21 +153,26 @@ def run(config: RunConfig, log: EventLog, streams: Streams, env: Mapping[str, st
             log,
             clock,
         )
-        return _drive(loop, agent, session, screen, feeder, runner, out_fd, in_fd)
+        parts = _Parts(agent, session, screen, feeder, runner, log)
+        return _drive(loop, parts, out_fd, in_fd)
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _drive(
-    loop: RunLoop,
-    agent: AgentProcess,
-    session: AgentSession,
-    screen: ScreenModel,
-    feeder: ScreenFeeder,
-    runner: SupervisorRunner,
-    out_fd: int | None,
-    in_fd: int | None,
-) -> RunResult:
+@dataclass(frozen=True)
+class _Parts:
+    """The running pieces the relay's handlers talk to."""
+
+    agent: AgentProcess
+    session: AgentSession
+    screen: ScreenModel
+    feeder: ScreenFeeder
+    runner: SupervisorRunner
+    log: EventLog
+
+
+def _drive(loop: RunLoop, parts: _Parts, out_fd: int | None, in_fd: int | None) -> RunResult:
     """The relay in this (main) thread, the run loop in another; both end together."""
+    agent, session, runner = parts.agent, parts.session, parts.runner
     waker = _Waker()
     results: list[RunResult] = []
 
@@ -190,11 +195,12 @@ def _drive(
         session.post(AgentExit(agent.wait(1.0), session.now()))
 
     def on_resize(rows: int, cols: int) -> None:
-        screen.resize(rows, cols)
+        parts.screen.resize(rows, cols)  # the model first, so the repaint lands in the new size
         agent.resize(rows, cols)
+        parts.log.emit("resize", rows=rows, cols=cols)
 
     handlers = RelayHandlers(
-        on_output=feeder.put, on_agent_eof=on_eof, on_signal=on_signal, on_resize=on_resize
+        on_output=parts.feeder.put, on_agent_eof=on_eof, on_signal=on_signal, on_resize=on_resize
     )
     signals = [*STOP_SIGNALS, signal.SIGWINCH]
     worker = threading.Thread(target=loop_thread, name="ptysup-loop", daemon=True)

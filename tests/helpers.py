@@ -124,3 +124,57 @@ def kill_all(pids: Sequence[int]) -> None:
     for pid in pids:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
+
+
+class Tmux:
+    """A private tmux server with one pane running a command: a real terminal for tests."""
+
+    def __init__(self, name: str, cols: int = 120, rows: int = 40) -> None:
+        self._base = ["tmux", "-L", f"{name}-{os.getpid()}"]
+        self.cols, self.rows = cols, rows
+
+    def start(self, script: Path) -> None:
+        subprocess.run(
+            [
+                *self._base,
+                "new-session",
+                "-d",
+                "-x",
+                str(self.cols),
+                "-y",
+                str(self.rows),
+                "bash",
+                str(script),
+            ],
+            check=True,
+        )
+
+    def capture(self) -> str:
+        return subprocess.run(
+            [*self._base, "capture-pane", "-p"], capture_output=True, text=True
+        ).stdout
+
+    def send_keys(self, *keys: str) -> None:
+        subprocess.run([*self._base, "send-keys", *keys], check=True)
+
+    def resize(self, cols: int, rows: int) -> None:
+        subprocess.run([*self._base, "resize-window", "-x", str(cols), "-y", str(rows)], check=True)
+
+    def kill(self) -> None:
+        subprocess.run([*self._base, "kill-server"], capture_output=True)
+
+
+def terminal_script(
+    path: Path, cwd: Path, env: Mapping[str, str], argv: Sequence[str], done: Path
+) -> Path:
+    """A bash script that runs argv with env (given to it alone, so the pane's shell is no
+    leftover of the run), then writes its exit code and `stty -a` to `done`."""
+    import shlex
+
+    command = shlex.join(["env", *(f"{k}={v}" for k, v in env.items()), *argv])
+    path.write_text(
+        f"cd {shlex.quote(str(cwd))}\n{command}\n"
+        f'echo "exit=$?" > {done}.tmp\nstty -a >> {done}.tmp\nmv {done}.tmp {done}\n'
+        "sleep 60\n"
+    )
+    return path

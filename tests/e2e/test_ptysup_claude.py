@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shlex
 import signal
 import subprocess
 from collections.abc import Callable, Mapping
@@ -18,11 +16,13 @@ from ptysup.testing.scenario import Scenario
 from tests.conftest import ClaudeEnvFactory, FakeModelFactory
 from tests.helpers import (
     Run,
+    Tmux,
     kill_all,
     processes_with,
     ptysup_argv,
     read_events,
     run_ptysup,
+    terminal_script,
     wait_for,
 )
 
@@ -256,48 +256,72 @@ def test_sigterm_mid_turn_ends_everything_and_logs_run_end(rig: Callable[..., Ri
     wait_for(lambda: not r.leftovers(), 5, "the agent's processes to be gone")
 
 
+def _in_tmux(r: Rig, tmp_path: Path, task: str, *args: str) -> tuple[Tmux, Path]:
+    done = tmp_path / "done"
+    argv = ptysup_argv(task, "--agent-cmd", AGENT, "--log-file", str(r.log), *args)
+    tmux = Tmux("ptysup-e2e")
+    tmux.start(terminal_script(tmp_path / "run.sh", r.project, r.env, argv, done))
+    return tmux, done
+
+
+def _cooked(stty: str) -> bool:
+    modes = stty.split()
+    return "icanon" in modes and "echo" in modes  # not -icanon / -echo as raw mode leaves it
+
+
 def test_in_a_real_terminal_the_tui_shows_and_the_tty_is_restored(
     rig: Callable[..., Rig], tmp_path: Path
 ) -> None:
     r = rig(DEMO)
-    tmux = ["tmux", "-L", f"ptysup-e2e-{os.getpid()}"]  # a private tmux server
-    done = tmp_path / "done"
-    script = tmp_path / "run.sh"
-    # The env goes to ptysup only (`env K=V …`), so the pane's shell is no leftover of it.
-    argv = shlex.join(
-        [
-            "env",
-            *(f"{k}={v}" for k, v in r.env.items()),
-            *ptysup_argv("implement feature X", "--agent-cmd", AGENT, "--log-file", str(r.log)),
-        ]
-    )
-    script.write_text(
-        f"cd {shlex.quote(str(r.project))}\n{argv}\n"
-        f'echo "exit=$?" > {done}.tmp\nstty -a >> {done}.tmp\nmv {done}.tmp {done}\n'
-        "sleep 60\n"
-    )
-    subprocess.run(
-        [*tmux, "new-session", "-d", "-x", "120", "-y", "40", "bash", str(script)], check=True
-    )
+    tmux, done = _in_tmux(r, tmp_path, "implement feature X")
+    seen: list[str] = []
     try:
-        seen: list[str] = []
 
         def pane_shows_tui() -> bool:
-            pane = subprocess.run(
-                [*tmux, "capture-pane", "-p"], capture_output=True, text=True
-            ).stdout
-            seen.append(pane)
-            return "❯" in pane and "─" * 20 in pane
+            seen.append(tmux.capture())
+            return "❯" in seen[-1] and "─" * 20 in seen[-1]
 
         wait_for(pane_shows_tui, 60, "Claude Code's TUI in the tmux pane")
-        wait_for(done.exists, 120, "ptysup to finish in tmux")
+
+        def finished() -> bool:
+            seen.append(tmux.capture())  # keep watching the TUI while the run goes on
+            return done.exists()
+
+        wait_for(finished, 120, "ptysup to finish")
         result = done.read_text()
     finally:
-        subprocess.run([*tmux, "kill-server"], capture_output=True)
+        tmux.kill()
     assert result.startswith("exit=0")
-    modes = result.split()
-    assert "icanon" in modes and "echo" in modes  # cooked mode again, not -icanon/-echo
-    assert any("Claude Code" in p or "implement feature X" in p for p in seen)
+    assert _cooked(result)
+    assert any("implement feature X" in p for p in seen)
     events = read_events(r.log)
     assert events[-1]["outcome"] == "complete"
     assert events[1]["interactive"] is True
+
+
+def test_keystrokes_and_window_size_reach_the_agent(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    # The supervisor takes its time, so the person can type while the agent waits.
+    r = rig({"agent": SIMPLE_AGENT, "supervisor": [{"delay": 6, "reply": "[COMPLETE] ok"}]})
+    tmux, done = _in_tmux(r, tmp_path, "say hi")
+    try:
+        wait_for(lambda: r.log.exists() and '"turn_end"' in r.log.read_text(), 60, "a turn end")
+        tmux.send_keys("-l", "typed by a person")
+        wait_for(lambda: "❯ typed by a person" in tmux.capture(), 10, "the keys in the input box")
+        tmux.resize(90, 30)
+        wait_for(lambda: '"resize"' in r.log.read_text(), 10, "the resize event")
+        # Claude Code repaints its input rules at the new width.
+        wait_for(
+            lambda: any(line.strip() == "─" * 90 for line in tmux.capture().splitlines()),
+            10,
+            "a repaint at 90 columns",
+        )
+        wait_for(done.exists, 60, "ptysup to finish")
+        result = done.read_text()
+    finally:
+        tmux.kill()
+    assert result.startswith("exit=0")
+    assert _cooked(result)
+    resize = [e for e in read_events(r.log) if e["event"] == "resize"]
+    assert (resize[0]["rows"], resize[0]["cols"]) == (30, 90)
