@@ -1,0 +1,79 @@
+"""Shared fixtures: the pinned Claude Code binary, its private environment, the fake model."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ptysup.testing import claude_env as claude_env_module
+from ptysup.testing.claude_env import ClaudeEnv
+from ptysup.testing.fakemodel import FakeModel
+from ptysup.testing.scenario import Scenario
+
+ClaudeEnvFactory = Callable[..., ClaudeEnv]
+FakeModelFactory = Callable[..., FakeModel]
+
+
+@pytest.fixture(scope="session")
+def claude_bin() -> Path:
+    """The Claude Code binary; skips (or fails with PTYSUP_REQUIRE_E2E=1) when missing."""
+    found = claude_env_module.find_claude()
+    if found is None or not found.exists():
+        message = (
+            "Claude Code not found: run `python -m ptysup.testing.claude_env install` "
+            "or set PTYSUP_CLAUDE_BIN"
+        )
+        if os.environ.get("PTYSUP_REQUIRE_E2E") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    return found
+
+
+@pytest.fixture
+def project_dir(tmp_path: Path) -> Path:
+    """An empty project directory for the agent to work in."""
+    path = tmp_path / "project"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def claude_env(claude_bin: Path, project_dir: Path) -> Iterator[ClaudeEnvFactory]:
+    """`claude_env(base_url, project_dirs=[project_dir])` -> ClaudeEnv, removed at teardown."""
+    with ExitStack() as stack:
+
+        def make(base_url: str, project_dirs: Sequence[Path] | None = None) -> ClaudeEnv:
+            dirs = [project_dir] if project_dirs is None else list(project_dirs)
+            return stack.enter_context(claude_env_module.claude_env(base_url, dirs, claude_bin))
+
+        yield make
+
+
+@pytest.fixture
+def fake_model(project_dir: Path, tmp_path: Path) -> Iterator[FakeModelFactory]:
+    """`fake_model(scenario, workdir=project_dir, log_path=tmp/fakemodel.jsonl)` -> a running
+    FakeModel; the scenario is a Scenario, a YAML file path, or its dict form."""
+    with ExitStack() as stack:
+
+        def make(
+            scenario: Scenario | Path | Mapping[str, Any],
+            workdir: Path | None = None,
+            log_path: Path | None = None,
+        ) -> FakeModel:
+            if isinstance(scenario, Path):
+                scenario = Scenario.load(scenario)
+            elif not isinstance(scenario, Scenario):
+                scenario = Scenario.from_dict(scenario)
+            model = FakeModel(
+                scenario,
+                workdir=project_dir if workdir is None else workdir,
+                log_path=tmp_path / "fakemodel.jsonl" if log_path is None else log_path,
+            )
+            return stack.enter_context(model)
+
+        yield make
