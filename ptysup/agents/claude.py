@@ -53,6 +53,7 @@ class ClaudeProfile:
 
     name = "claude"
     uses_hooks = True
+    dismiss_key: bytes = b"\x1b"  # Esc: rejects a dialog, never approves it
     exit_command: str | None = "/exit"
 
     def argv(self, base: Sequence[str], hook_command: str | None) -> list[str]:
@@ -70,9 +71,14 @@ class ClaudeProfile:
         ):
             return ScreenState.DIALOG
         title = snap.title.lstrip()
-        if title.startswith(_WAITING_GLYPH):
+        # Claude Code 2.1.197 writes the ✳ title in its own write a few ms before the
+        # repaint that removes the spinner and its `esc to interrupt` hint (recorded at
+        # every turn end and just before a permission dialog is drawn): while the hint is
+        # still on screen the turn is not over yet.
+        interruptible = any("esc to interrupt" in line for line in lines)
+        if title.startswith(_WAITING_GLYPH) and not interruptible:
             return ScreenState.READY
-        if _BRAILLE.match(title) or any("esc to interrupt" in line for line in lines):
+        if _BRAILLE.match(title) or interruptible:
             return ScreenState.WORKING
         if _input_text(lines) == "":
             return ScreenState.READY
