@@ -223,6 +223,13 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
         supervisor_cmd=list(config.supervisor_cmd),
         cwd=str(config.cwd),
     )
+    if log.errors:
+        log.close()
+        err, path = log.errors[0], run_app.log_path(config, run_id)
+        return _fail(
+            f"cannot write the event log: {err.strerror or err}: {path}",
+            ExitCode.USAGE,
+        )
     result = RunResult(Outcome.ERROR, 0, "not started")
     try:
         problem = preflight(config, environ)

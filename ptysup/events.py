@@ -45,6 +45,7 @@ class EventLog:
         self._redact = redact
         self._lock = threading.Lock()
         self.last: Event | None = None
+        self.errors: list[OSError] = []  # sink writes that failed (e.g. a full disk)
 
     def add(self, sink: Sink) -> None:
         """Add a sink (e.g. once the log file is open)."""
@@ -59,7 +60,10 @@ class EventLog:
         with self._lock:
             self.last = ev
             for sink in self._sinks:
-                sink.write(ev)
+                try:
+                    sink.write(ev)
+                except OSError as exc:  # a full disk must not stop the agent's run
+                    self.errors.append(exc)
         return ev
 
     def close(self) -> None:

@@ -31,6 +31,8 @@ from ptysup.events import EventLog
 from ptysup.terminal.inject import Typist, as_message
 from ptysup.terminal.screen import ScreenSnapshot
 
+MAX_MESSAGE = 64 * 1024  # characters of one instruction; more is cut (and logged)
+
 
 @dataclass(frozen=True)
 class Timings:
@@ -124,8 +126,12 @@ class AgentSession:
     def submit(self, text: str) -> InjectResult:
         """Type `text` as one message and confirm the agent started a turn on it."""
         message = as_message(text)
+        if len(message) > MAX_MESSAGE:
+            self._log.emit("warning", message=f"instruction cut to {MAX_MESSAGE} characters")
+            message = message[:MAX_MESSAGE]
         self.activity.reset()
-        self._wait_settled()
+        if not self._wait_settled():
+            return InjectResult(message, False, 0)
         self._typist.paste(message)
         self._wait_landed()
         self._typist.enter()
@@ -139,7 +145,8 @@ class AgentSession:
 
     def command(self, command: str) -> None:
         """Type a slash command such as /clear and wait briefly for it to take effect."""
-        self._wait_settled()
+        if not self._wait_settled():
+            return
         self._typist.command(command)
         deadline = self._clock() + self.timings.confirm
         while (event := self._next(deadline)) is not None:
@@ -204,13 +211,25 @@ class AgentSession:
             return TurnEnd(TurnEndKind.API_ERROR, error)
         return TurnEnd(TurnEndKind.SCREEN, self.activity.last_message)
 
-    def _wait_settled(self) -> None:
-        """Before typing into a hooked agent, let it get back to its input box."""
+    def _wait_settled(self) -> bool:
+        """Before typing into a hooked agent, let it get back to its input box.
+
+        A dialog left open is dismissed first (Esc: Claude Code rejects the tool and waits
+        for an instruction): typed text must never answer a dialog, since a digit there
+        approves. False if the dialog would not go away (nothing may be typed then).
+        """
         if not self.profile.uses_hooks:
-            return
+            return True
         deadline = self._clock() + self.timings.confirm
+        if self.profile.screen_state(self.snapshot()) is ScreenState.DIALOG:
+            self._log.emit("dialog_dismissed", screen=self.snapshot().text()[-1500:])
+            self._typist.key(self.profile.dismiss_key)
         while self.state is not ScreenState.READY and self._clock() < deadline:
             self._next(deadline)
+        if self.profile.screen_state(self.snapshot()) is ScreenState.DIALOG:
+            self._log.emit("warning", message="a dialog is still open; nothing was typed")
+            return False
+        return True
 
     def _wait_landed(self) -> None:
         """Observed with Claude Code 2.1.197: for about a second after its input box first

@@ -73,6 +73,10 @@ class Typist:
         self._write(command.encode())
         self.enter()
 
+    def key(self, key: bytes) -> None:
+        """Press one key (e.g. Esc), alone in its write."""
+        self._write(key)
+
     def enter(self) -> None:
         """Pause, then Enter in its own write."""
         self._pause(self._submit_pause_s)

@@ -321,7 +321,7 @@ def test_keystrokes_and_window_size_reach_the_agent(
         result = done.read_text()
     finally:
         tmux.kill()
-    assert result.startswith("exit=0")
+    assert result.startswith("exit=0"), r.log.read_text()
     assert _cooked(result)
     resize = [e for e in read_events(r.log) if e["event"] == "resize"]
     assert (resize[0]["rows"], resize[0]["cols"]) == (30, 90)
