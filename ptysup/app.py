@@ -9,7 +9,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -28,10 +28,13 @@ from ptysup.supervisor.decide import Supervisor
 from ptysup.supervisor.runner import SupervisorRunner
 from ptysup.terminal.inject import Typist
 from ptysup.terminal.pty_ import AgentProcess, AgentStartError
+from ptysup.terminal.record import Recording
 from ptysup.terminal.relay import Relay, RelayHandlers
 from ptysup.terminal.screen import ScreenFeeder, ScreenModel
 from ptysup.terminal.signals import STOP_SIGNALS, signal_pipe
 from ptysup.terminal.tty_ import raw, window_size
+from ptysup.verify import Verifier
+from ptysup.waits import WaitPolicy
 
 STOP_GRACE_S = 5.0  # after a stop signal, the most the run may take to wind down
 
@@ -73,9 +76,8 @@ def log_path(config: RunConfig, run_id: str) -> Path:
     return config.log_file or (config.cwd / config.runs_dir / run_id / "events.jsonl")
 
 
-def open_log(config: RunConfig, run_id: str, streams: Streams) -> EventLog:
+def open_log(config: RunConfig, path: Path, streams: Streams) -> EventLog:
     """The event log with its sinks; raises OSError if the log file cannot be written."""
-    path = log_path(config, run_id)
     log = EventLog()
     log.add(JsonlSink(path))
     if not streams.interactive:
@@ -83,7 +85,13 @@ def open_log(config: RunConfig, run_id: str, streams: Streams) -> EventLog:
     return log
 
 
-def run(config: RunConfig, log: EventLog, streams: Streams, env: Mapping[str, str]) -> RunResult:
+def run(
+    config: RunConfig,
+    log: EventLog,
+    streams: Streams,
+    env: Mapping[str, str],
+    record: Path | None = None,
+) -> RunResult:
     """Start the agent, supervise it to an outcome, and leave nothing running behind."""
     profile: AgentProfile = ClaudeProfile() if is_claude(config.agent_cmd) else GenericProfile()
     interactive = streams.interactive
@@ -143,19 +151,41 @@ def run(config: RunConfig, log: EventLog, streams: Streams, env: Mapping[str, st
         )
         feeder.start()
         stack.callback(feeder.stop)
-
-        loop = RunLoop(
-            LoopConfig(config.task, config.max_iter),
-            session,
-            Supervisor(
-                runner, log, backoff_schedule(config.supervisor_backoff, config.supervisor_retries)
-            ),
-            log,
-            clock,
-        )
-        parts = _Parts(agent, session, screen, feeder, runner, log)
+        recording = None
+        if record is not None:
+            recording = Recording(record, rows, cols, clock, env={"TERM": env.get("TERM", "")})
+            log.add(recording)  # closed with the log, after run_end
+        loop = _loop(config, session, runner, log, clock, env)
+        parts = _Parts(agent, session, screen, feeder, runner, log, recording)
         return _drive(loop, parts, out_fd, in_fd)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _loop(
+    config: RunConfig,
+    session: AgentSession,
+    runner: SupervisorRunner,
+    log: EventLog,
+    clock: Callable[[], float],
+    env: Mapping[str, str],
+) -> RunLoop:
+    """The decision loop with its supervisor, verifier and wait policy."""
+    waits = WaitPolicy(enabled=config.wait, max_waits=config.max_waits, base_s=config.wait_base)
+    backoff = backoff_schedule(config.supervisor_backoff, config.supervisor_retries)
+    verifier = (
+        Verifier(config.verify, cwd=str(config.cwd), env=env, timeout=config.verify_timeout)
+        if config.verify
+        else None
+    )
+    loop_config = LoopConfig(
+        config.task,
+        config.max_iter,
+        max_time=config.max_time,
+        max_cost=config.max_cost,
+        prompt_template=config.prompt_template,
+    )
+    supervisor = Supervisor(runner, log, backoff, waits, clock)
+    return RunLoop(loop_config, session, supervisor, log, clock, verifier, waits)
 
 
 @dataclass(frozen=True)
@@ -168,6 +198,7 @@ class _Parts:
     feeder: ScreenFeeder
     runner: SupervisorRunner
     log: EventLog
+    recording: Recording | None
 
 
 def _drive(loop: RunLoop, parts: _Parts, out_fd: int | None, in_fd: int | None) -> RunResult:
@@ -198,9 +229,16 @@ def _drive(loop: RunLoop, parts: _Parts, out_fd: int | None, in_fd: int | None) 
         parts.screen.resize(rows, cols)  # the model first, so the repaint lands in the new size
         agent.resize(rows, cols)
         parts.log.emit("resize", rows=rows, cols=cols)
+        if parts.recording is not None:
+            parts.recording.resize(rows, cols)
+
+    def on_output(data: bytes) -> None:
+        parts.feeder.put(data)
+        if parts.recording is not None:
+            parts.recording.output(data)
 
     handlers = RelayHandlers(
-        on_output=parts.feeder.put, on_agent_eof=on_eof, on_signal=on_signal, on_resize=on_resize
+        on_output=on_output, on_agent_eof=on_eof, on_signal=on_signal, on_resize=on_resize
     )
     signals = [*STOP_SIGNALS, signal.SIGWINCH]
     worker = threading.Thread(target=loop_thread, name="ptysup-loop", daemon=True)

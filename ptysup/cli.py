@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import time
-import traceback
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any
@@ -14,165 +12,163 @@ from typing import Annotated, Any
 import click
 import typer
 
-from ptysup import __version__
+from ptysup import __version__, configfile
 from ptysup.config import (
     DEFAULT_IDLE,
+    DEFAULT_MAX_WAITS,
     DEFAULT_SUPERVISOR_BACKOFF,
     DEFAULT_SUPERVISOR_RETRIES,
     DEFAULT_SUPERVISOR_TIMEOUT,
     DEFAULT_TURN_TIMEOUT,
+    DEFAULT_VERIFY_TIMEOUT,
+    DEFAULT_WAIT_BASE,
     ConfigError,
     RunConfig,
+    parse_duration,
     split_command,
 )
-from ptysup.exitcodes import ExitCode, Outcome
-from ptysup.loop import RunResult
+from ptysup.exitcodes import ExitCode
+
+ENV_PREFIX = "PTYSUP"
+_LOG_FORMATS = ("text", "json")
+# Options read only from a config file, not from the command line.
+_FILE_ONLY = ("prompt_template",)
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 
-_LOG_FORMATS = ("text", "json")
+
+def _opt(help: str, **kw: Any) -> Any:
+    return typer.Option(help=help, **kw)
 
 
 @app.command(
     help="Run an AI coding agent on TASK in a PTY and supervise it with a fresh `claude -p` "
-    "at every turn end.",
-    epilog="Exit codes: 0 complete, 1 abort, 2 usage error, 3 budget exhausted, "
-    "4 agent exited or could not start, 5 supervisor failed, 128+N killed by signal N.",
+    "at every turn end. Every option can also be set as PTYSUP_<NAME> or in .ptysup.yaml / "
+    "[tool.ptysup] in pyproject.toml. `ptysup replay RUN` shows a past run's decisions.",
+    epilog="Exit codes: 0 complete, 1 abort, 2 usage error, 3 budget (iterations, time, cost), "
+    "4 agent exited or could not start, 5 supervisor failed, 6 API error or usage limit "
+    "(with --no-wait or --max-waits used up), 128+N killed by signal N.",
 )
 def run_command(
     ctx: typer.Context,
     task: Annotated[str, typer.Argument(help="What the agent should do.", show_default=False)],
-    max_iter: Annotated[
-        int,
-        typer.Option(
-            envvar="PTYSUP_MAX_ITER", min=1, help="The most supervisor decisions in one run."
-        ),
-    ] = 50,
+    max_iter: Annotated[int, _opt("The most supervisor decisions in one run.", min=1)] = 50,
+    max_time: Annotated[
+        str | None, _opt("A second hard budget, e.g. 90m or 1h30m (exit 3).", show_default=False)
+    ] = None,
+    max_cost: Annotated[
+        float | None,
+        _opt("Stop once the supervisor's summed cost reaches USD (exit 3).", min=0),
+    ] = None,
     agent_cmd: Annotated[
-        str,
-        typer.Option(
-            envvar="PTYSUP_AGENT_CMD",
-            help="The agent's command line (split like a shell, never run through one).",
-        ),
+        str, _opt("The agent's command line (split like a shell, never run through one).")
     ] = "claude",
     supervisor_cmd: Annotated[
-        str,
-        typer.Option(
-            envvar="PTYSUP_SUPERVISOR_CMD",
-            help="Run fresh for each decision; the prompt goes on its stdin.",
-        ),
+        str, _opt("Run fresh for each decision; the prompt goes on its stdin.")
     ] = "claude -p",
     supervisor_timeout: Annotated[
-        float,
-        typer.Option(
-            envvar="PTYSUP_SUPERVISOR_TIMEOUT",
-            min=0.1,
-            help="Seconds before a supervisor is killed with its process group.",
-        ),
+        float, _opt("Seconds before a supervisor is killed with its process group.", min=0.1)
     ] = DEFAULT_SUPERVISOR_TIMEOUT,
     supervisor_retries: Annotated[
-        int,
-        typer.Option(
-            envvar="PTYSUP_SUPERVISOR_RETRIES",
-            min=0,
-            help="Retries of one failed decision before giving up (exit 5).",
-        ),
+        int, _opt("Retries of one failed decision before giving up (exit 5).", min=0)
     ] = DEFAULT_SUPERVISOR_RETRIES,
     supervisor_backoff: Annotated[
-        float,
-        typer.Option(
-            envvar="PTYSUP_SUPERVISOR_BACKOFF",
-            min=0,
-            help="Seconds before the first retry; each next one waits 4x longer (max 60).",
-        ),
+        float, _opt("Seconds before the first retry; each next one waits 4x longer.", min=0)
     ] = DEFAULT_SUPERVISOR_BACKOFF,
-    log_file: Annotated[
-        Path | None,
-        typer.Option(
-            envvar="PTYSUP_LOG_FILE",
-            help="JSONL event log (default: .ptysup/runs/RUN-ID/events.jsonl).",
+    verify: Annotated[
+        list[str] | None,
+        _opt(
+            "A command that must pass before [COMPLETE] is accepted (repeatable).",
             show_default=False,
         ),
     ] = None,
+    verify_timeout: Annotated[
+        float, _opt("Seconds a --verify command may run.", min=0.1)
+    ] = DEFAULT_VERIFY_TIMEOUT,
+    wait: Annotated[
+        bool, _opt("On API errors and usage limits, wait and type 'continue' (else exit 6).")
+    ] = True,
+    max_waits: Annotated[
+        int, _opt("The most such waits in one run; one more ends it (exit 6).", min=0)
+    ] = DEFAULT_MAX_WAITS,
+    wait_base: Annotated[
+        float, _opt("Seconds of the first wait without a reset time; then doubled.", min=0)
+    ] = DEFAULT_WAIT_BASE,
+    log_file: Annotated[
+        Path | None,
+        _opt("JSONL event log (default: .ptysup/runs/RUN-ID/events.jsonl).", show_default=False),
+    ] = None,
     log_format: Annotated[
-        str,
-        typer.Option(
-            envvar="PTYSUP_LOG_FORMAT",
-            help="What to print when stdout is not a terminal: text or json.",
-        ),
+        str, _opt("What to print when stdout is not a terminal: text or json.")
     ] = "text",
-    idle: Annotated[
-        float,
-        typer.Option(
-            envvar="PTYSUP_IDLE",
-            min=0.1,
-            help="Quiet seconds that end a turn for agents without hooks.",
+    record: Annotated[
+        Path | None,
+        _opt(
+            "The agent's terminal as asciicast v2 (default: next to the event log).",
+            show_default=False,
         ),
+    ] = None,
+    recording: Annotated[bool, _opt("Record the agent's terminal.")] = True,
+    summary_json: Annotated[
+        Path | None, _opt("Write the final summary as JSON here.", show_default=False)
+    ] = None,
+    redact: Annotated[
+        list[str] | None,
+        _opt(
+            "A regex whose matches are hidden in logs and prompts (repeatable).", show_default=False
+        ),
+    ] = None,
+    status: Annotated[
+        bool, _opt("In a terminal, show iteration, time and last decision in the title.")
+    ] = True,
+    idle: Annotated[
+        float, _opt("Quiet seconds that end a turn for agents without hooks.", min=0.1)
     ] = DEFAULT_IDLE,
     turn_timeout: Annotated[
         float,
-        typer.Option(
-            envvar="PTYSUP_TURN_TIMEOUT",
-            min=1,
-            help="Seconds with no output and no turn end before the supervisor is asked anyway.",
-        ),
+        _opt("Seconds with no output and no turn end before the supervisor is asked.", min=1),
     ] = DEFAULT_TURN_TIMEOUT,
-    debug: Annotated[bool, typer.Option(envvar="PTYSUP_DEBUG", help="Show tracebacks.")] = False,
-    version: Annotated[
-        bool, typer.Option("--version", is_eager=True, help="Print the version and exit.")
-    ] = False,
+    config: Annotated[
+        Path | None,
+        _opt(
+            "A YAML config file (default: .ptysup.yaml, or [tool.ptysup] in pyproject.toml).",
+            show_default=False,
+        ),
+    ] = None,
+    debug: Annotated[bool, _opt("Show tracebacks.")] = False,
+    version: Annotated[bool, _opt("Print the version and exit.", is_eager=True)] = False,
 ) -> None:
     if log_format not in _LOG_FORMATS:
         raise typer.BadParameter("must be text or json", param_hint="--log-format")
+    file_only: dict[str, Any] = ctx.meta.get("file_only") or {}
     ctx.obj = RunConfig(
         task=task,
         max_iter=max_iter,
+        max_time=parse_duration(max_time, "--max-time") if max_time else None,
+        max_cost=max_cost,
         agent_cmd=split_command(agent_cmd, "--agent-cmd"),
         supervisor_cmd=split_command(supervisor_cmd, "--supervisor-cmd"),
         supervisor_timeout=supervisor_timeout,
         supervisor_retries=supervisor_retries,
         supervisor_backoff=supervisor_backoff,
+        verify=tuple(split_command(v, "--verify") for v in verify or ()),
+        verify_timeout=verify_timeout,
+        wait=wait,
+        max_waits=max_waits,
+        wait_base=wait_base,
         log_file=log_file,
         log_format=log_format,
+        record=record,
+        recording=recording,
+        summary_json=summary_json,
+        redact=tuple(redact or ()),
+        status=status,
+        prompt_template=file_only.get("prompt_template"),
         idle=idle,
         turn_timeout=turn_timeout,
         cwd=Path.cwd(),
         debug=debug,
     )
-
-
-def _version_flag(args: Sequence[str]) -> bool:
-    return "--version" in args and "--" not in args[: list(args).index("--version")]
-
-
-def parse_args(args: Sequence[str], env: Mapping[str, str]) -> RunConfig | int:
-    """Options → RunConfig, or the exit code after printing help/version/an error."""
-    if _version_flag(args):
-        print(f"ptysup {__version__}")
-        return 0
-    command = typer.main.get_command(app)
-    try:
-        with command.make_context("ptysup", list(args), default_map=None) as ctx:
-            _with_env(ctx, env)
-            command.invoke(ctx)
-            config = ctx.obj
-    except click.exceptions.Exit as exc:
-        return int(exc.exit_code)
-    except click.UsageError as exc:
-        return _fail(exc.format_message(), ExitCode.USAGE)
-    except ConfigError as exc:
-        return _fail(str(exc), ExitCode.USAGE)
-    assert isinstance(config, RunConfig)
-    return config
-
-
-def _with_env(ctx: click.Context, env: Mapping[str, str]) -> None:
-    """Make click read PTYSUP_* from `env` rather than the process environment."""
-    for key in [k for k in os.environ if k.startswith("PTYSUP_") and k not in env]:
-        del os.environ[key]
-    for key, value in env.items():
-        if key.startswith("PTYSUP_"):
-            os.environ[key] = value
 
 
 def _fail(message: str, code: int) -> int:
@@ -181,11 +177,81 @@ def _fail(message: str, code: int) -> int:
     return int(code)
 
 
+def _config_path(args: Sequence[str], env: Mapping[str, str], cwd: Path) -> Path | None:
+    """--config (scanned before parsing, since the file supplies defaults), else the env
+    variable, else the file found in cwd."""
+    for i, arg in enumerate(args):
+        if arg == "--":
+            break
+        if arg == "--config" and i + 1 < len(args):
+            return Path(args[i + 1])
+        if arg.startswith("--config="):
+            return Path(arg.split("=", 1)[1])
+    if env.get(f"{ENV_PREFIX}_CONFIG"):
+        return Path(env[f"{ENV_PREFIX}_CONFIG"])
+    return configfile.find(cwd)
+
+
+def _defaults(args: Sequence[str], env: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(click default_map, file-only values) from the config file and list-valued env vars."""
+    command = typer.main.get_command(app)
+    known = [p.name for p in command.params if p.name] + list(_FILE_ONLY)
+    path = _config_path(args, env, Path.cwd())
+    values = configfile.load(path, known) if path is not None else {}
+    file_only = {k: values.pop(k) for k in _FILE_ONLY if k in values}
+    # Commands contain spaces, so list options take one item per line from the environment.
+    for name in ("verify", "redact"):
+        raw = env.get(f"{ENV_PREFIX}_{name.upper()}")
+        if raw:
+            values[name] = [line for line in raw.splitlines() if line.strip()]
+    for name in ("verify", "redact"):
+        if isinstance(values.get(name), str):
+            values[name] = [values[name]]
+    return values, file_only
+
+
+def parse_args(args: Sequence[str], env: Mapping[str, str]) -> RunConfig | int:
+    """Options → RunConfig, or the exit code after printing help/version/an error."""
+    head = args[: args.index("--")] if "--" in args else args
+    if "--version" in head:
+        print(f"ptysup {__version__}")
+        return 0
+    command = typer.main.get_command(app)
+    # click reads PTYSUP_* from the process environment: make it the one we were given.
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(
+        {k: v for k, v in env.items() if k not in (f"{ENV_PREFIX}_VERIFY", f"{ENV_PREFIX}_REDACT")}
+    )
+    try:
+        default_map, file_only = _defaults(args, env)
+        with command.make_context(
+            "ptysup", list(args), default_map=default_map, auto_envvar_prefix=ENV_PREFIX
+        ) as ctx:
+            ctx.meta["file_only"] = file_only
+            command.invoke(ctx)
+            config = ctx.obj
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except click.UsageError as exc:
+        return _fail(exc.format_message(), ExitCode.USAGE)
+    except ConfigError as exc:
+        return _fail(str(exc), ExitCode.USAGE)
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    assert isinstance(config, RunConfig)
+    return config
+
+
 def preflight(config: RunConfig, env: Mapping[str, str]) -> tuple[str, int] | None:
     """Problems found before anything starts: (one-line message, exit code)."""
     path = env.get("PATH", os.defpath)
     if not config.task.strip():
         return "the task is empty", ExitCode.USAGE
+    for argv in config.verify:
+        if shutil.which(argv[0], path=path) is None:
+            return f"verify command not found: {argv[0]}", ExitCode.USAGE
     if shutil.which(config.agent_cmd[0], path=path) is None:
         return f"agent command not found: {config.agent_cmd[0]}", ExitCode.AGENT
     if shutil.which(config.supervisor_cmd[0], path=path) is None:
@@ -195,78 +261,18 @@ def preflight(config: RunConfig, env: Mapping[str, str]) -> tuple[str, int] | No
 
 def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> int:
     """The whole program; returns the exit code."""
-    from ptysup import app as run_app  # keeps `ptysup --help` light
-
     args = list(sys.argv[1:] if argv is None else argv)
     environ = dict(os.environ if env is None else env)
+    if args[:1] == ["replay"]:
+        from ptysup import replay
+
+        return replay.main(args[1:])
     parsed = parse_args(args, environ)
     if isinstance(parsed, int):
         return parsed
-    config = parsed
-    streams = run_app.Streams()
-    run_id = run_app.new_run_id()
-    try:
-        log = run_app.open_log(config, run_id, streams)
-    except OSError as exc:
-        return _fail(
-            f"cannot write the event log: {exc.strerror or exc}: {exc.filename or config.log_file}",
-            ExitCode.USAGE,
-        )
-    start = time.monotonic()
-    log.emit(
-        "run_start",
-        run_id=run_id,
-        version=__version__,
-        task=config.task,
-        max_iter=config.max_iter,
-        agent_cmd=list(config.agent_cmd),
-        supervisor_cmd=list(config.supervisor_cmd),
-        cwd=str(config.cwd),
-    )
-    if log.errors:
-        log.close()
-        err, path = log.errors[0], run_app.log_path(config, run_id)
-        return _fail(
-            f"cannot write the event log: {err.strerror or err}: {path}",
-            ExitCode.USAGE,
-        )
-    result = RunResult(Outcome.ERROR, 0, "not started")
-    try:
-        problem = preflight(config, environ)
-        if problem is not None:
-            message, code = problem
-            _fail(message, code)
-            outcome = {
-                ExitCode.USAGE: Outcome.USAGE,
-                ExitCode.AGENT: Outcome.AGENT_EXITED,
-                ExitCode.SUPERVISOR: Outcome.SUPERVISOR_FAILED,
-            }[ExitCode(code)]
-            result = RunResult(outcome, 0, message)
-            return result.exit_code
-        result = run_app.run(config, log, streams, environ)
-        if streams.interactive or (
-            result.outcome is Outcome.AGENT_EXITED and result.iterations == 0
-        ):
-            print(run_app.summary_line(result, run_app.log_path(config, run_id)), file=sys.stderr)
-        return result.exit_code
-    except Exception as exc:  # the one place a bug becomes an exit code
-        detail = traceback.format_exc()
-        log.emit("error", message=f"{type(exc).__name__}: {exc}", traceback=detail)
-        if config.debug:
-            sys.stderr.write(detail)
-        result = RunResult(Outcome.ERROR, 0, f"{type(exc).__name__}: {exc}")
-        _fail(f"internal error: {type(exc).__name__}: {exc}", ExitCode.INTERNAL)
-        return result.exit_code
-    finally:
-        log.emit(
-            "run_end",
-            outcome=result.outcome.value,
-            exit_code=result.exit_code,
-            iterations=result.iterations,
-            reason=result.reason,
-            elapsed_s=round(time.monotonic() - start, 3),
-        )
-        log.close()
+    from ptysup import lifecycle  # keeps `ptysup --help` light
+
+    return lifecycle.supervise(parsed, environ, fail=_fail, preflight=preflight)
 
 
 def entry(*_: Any) -> None:

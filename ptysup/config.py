@@ -1,7 +1,8 @@
-"""RunConfig: every option of a run, resolved once (CLI > environment > defaults)."""
+"""RunConfig: every option of a run, resolved once (CLI > environment > config file)."""
 
 from __future__ import annotations
 
+import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +12,9 @@ DEFAULT_IDLE = 3.0
 DEFAULT_TURN_TIMEOUT = 300.0
 DEFAULT_SUPERVISOR_RETRIES = 2
 DEFAULT_SUPERVISOR_BACKOFF = 2.0
+DEFAULT_VERIFY_TIMEOUT = 600.0
+DEFAULT_MAX_WAITS = 5
+DEFAULT_WAIT_BASE = 60.0
 
 
 class ConfigError(Exception):
@@ -32,6 +36,19 @@ class RunConfig:
     log_format: str = "text"
     idle: float = DEFAULT_IDLE
     turn_timeout: float = DEFAULT_TURN_TIMEOUT
+    verify: tuple[tuple[str, ...], ...] = ()
+    verify_timeout: float = DEFAULT_VERIFY_TIMEOUT
+    max_time: float | None = None
+    max_cost: float | None = None
+    max_waits: int = DEFAULT_MAX_WAITS
+    wait_base: float = DEFAULT_WAIT_BASE
+    wait: bool = True
+    record: Path | None = None
+    recording: bool = True
+    summary_json: Path | None = None
+    redact: tuple[str, ...] = ()
+    status: bool = True
+    prompt_template: str | None = None
     cwd: Path = Path(".")
     runs_dir: Path = Path(".ptysup/runs")
     debug: bool = False
@@ -51,3 +68,24 @@ def split_command(value: str, option: str) -> tuple[str, ...]:
     if not argv:
         raise ConfigError(f"{option} is empty")
     return argv
+
+
+_DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s)?")
+
+
+def parse_duration(value: str, option: str) -> float:
+    """'90m', '1h30m', '45s', '2h' or plain seconds ('120') → seconds."""
+    text = value.strip().lower()
+    try:
+        seconds = float(text)
+    except ValueError:
+        m = _DURATION.fullmatch(text)
+        if not text or m is None or not any(m.groups()):
+            raise ConfigError(
+                f"{option}: {value!r} is not a duration (e.g. 90m, 1h30m, 45s)"
+            ) from None
+        h, mi, s = (float(g) if g else 0.0 for g in m.groups())
+        seconds = h * 3600 + mi * 60 + s
+    if seconds <= 0:
+        raise ConfigError(f"{option} must be more than zero")
+    return seconds

@@ -14,6 +14,7 @@ class ExitCode(enum.IntEnum):
     BUDGET = 3  # the iteration (or time/cost) budget ran out
     AGENT = 4  # the agent exited on its own or could not start
     SUPERVISOR = 5  # the supervisor failed every retry of one decision, or cannot start
+    API_ERROR = 6  # an API error or usage limit that ptysup was not allowed to wait out
     INTERNAL = 70  # a bug in ptysup (EX_SOFTWARE); the event log has the traceback
 
     @staticmethod
@@ -27,7 +28,10 @@ class Outcome(str, enum.Enum):
 
     COMPLETE = "complete"
     ABORT = "abort"
-    BUDGET = "budget"
+    BUDGET = "budget"  # the iteration budget
+    TIME = "time"
+    COST = "cost"
+    API_ERROR = "api_error"
     AGENT_EXITED = "agent_exited"
     SUPERVISOR_FAILED = "supervisor_failed"
     SIGNAL = "signal"
@@ -45,6 +49,9 @@ _CODES = {
     Outcome.COMPLETE: ExitCode.COMPLETE,
     Outcome.ABORT: ExitCode.ABORT,
     Outcome.BUDGET: ExitCode.BUDGET,
+    Outcome.TIME: ExitCode.BUDGET,
+    Outcome.COST: ExitCode.BUDGET,
+    Outcome.API_ERROR: ExitCode.API_ERROR,
     Outcome.AGENT_EXITED: ExitCode.AGENT,
     Outcome.SUPERVISOR_FAILED: ExitCode.SUPERVISOR,
     Outcome.USAGE: ExitCode.USAGE,

@@ -86,3 +86,7 @@ class Interrupted(Exception):
     def __init__(self, signum: int) -> None:
         super().__init__(f"signal {signum}")
         self.signum = signum
+
+
+class TimeUp(Exception):
+    """The run's time budget (--max-time) ran out while waiting on the agent."""

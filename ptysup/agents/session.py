@@ -23,6 +23,7 @@ from ptysup.agents.events import (
     ScreenState,
     ScreenUpdate,
     StopRequest,
+    TimeUp,
     TurnEnd,
     TurnEndKind,
 )
@@ -155,12 +156,25 @@ class AgentSession:
             if not self.profile.uses_hooks:
                 return
 
-    def wait_turn_end(self) -> TurnEnd:
-        """Block until the current turn ends (hook, screen, quiet time or stall)."""
+    def pause(self, seconds: float) -> None:
+        """Wait `seconds` while still noticing the agent's exit and stop signals."""
+        deadline = self._clock() + seconds
+        while self._clock() < deadline:
+            self._next(deadline)
+
+    def wait_turn_end(self, deadline: float | None = None) -> TurnEnd:
+        """Block until the current turn ends (hook, screen, quiet time or stall).
+
+        Raises TimeUp once the session clock passes `deadline` (the run's time budget).
+        """
         ready_since: float | None = None
         while True:
             now = self._clock()
+            if deadline is not None and now >= deadline:
+                raise TimeUp()
             wakes = [self.last_output + self.timings.turn]
+            if deadline is not None:
+                wakes.append(deadline)
             if ready_since is not None:
                 wakes.append(ready_since + self.timings.screen_grace)
             if not self.profile.uses_hooks:
@@ -179,7 +193,7 @@ class AgentSession:
                 if event.name == "Stop":
                     return TurnEnd(TurnEndKind.STOP, self.activity.last_message)
                 if event.name == "StopFailure":
-                    return TurnEnd(TurnEndKind.API_ERROR, str(event.payload.get("error", "")))
+                    return TurnEnd(TurnEndKind.API_ERROR, self._api_error_detail(event))
             elif isinstance(event, ScreenUpdate):
                 ready_since = ready_since or event.ts if event.state is ScreenState.READY else None
 
@@ -204,6 +218,18 @@ class AgentSession:
         return False
 
     # -- internals -------------------------------------------------------------------
+    def _api_error_detail(self, event: HookEvent) -> str:
+        """The hook's error kind plus the message on screen, which may show a reset time.
+
+        The hook can fire before the `API Error` line is drawn, so wait briefly for it.
+        """
+        kind = str(event.payload.get("error", "") or "api error")
+        deadline = self._clock() + self.timings.landed
+        while (shown := self.profile.api_error(self.snapshot())) is None:
+            if self._next(deadline) is None:
+                break
+        return f"{kind}: {shown}" if shown else kind
+
     def _screen_turn_end(self) -> TurnEnd:
         snap = self.snapshot()
         error = self.profile.api_error(snap)

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from ptysup.agents.events import TimeUp
 from ptysup.events import EventLog
 from ptysup.supervisor.parse import Decision, parse
 from ptysup.supervisor.runner import Answer, SupervisorError
+from ptysup.waits import WaitPolicy, is_api_error
 
 DEFAULT_BACKOFF = (2.0, 8.0)  # seconds before the 2nd and 3rd attempt
 
@@ -18,8 +22,12 @@ class SupervisorFailed(Exception):
     """Every attempt at one decision failed."""
 
 
+class ApiErrorNotWaited(Exception):
+    """An API error or usage limit that the wait policy does not allow waiting out."""
+
+
 class Runner(Protocol):
-    def run(self, prompt: str) -> Answer: ...
+    def run(self, prompt: str, timeout: float | None = None) -> Answer: ...
 
     @property
     def cancelled(self) -> threading.Event: ...
@@ -35,39 +43,90 @@ class Decided:
 
 
 class Supervisor:
-    """Asks a fresh supervisor process; on failure retries the same decision at once."""
+    """Asks a fresh supervisor process; on failure retries the same decision at once.
+
+    When every retry failed with an API error (overload, rate or usage limit), the wait
+    policy decides whether to wait and try again, or to give up (ApiErrorNotWaited).
+    """
 
     def __init__(
-        self, runner: Runner, log: EventLog, backoff: Sequence[float] = DEFAULT_BACKOFF
+        self,
+        runner: Runner,
+        log: EventLog,
+        backoff: Sequence[float] = DEFAULT_BACKOFF,
+        waits: WaitPolicy | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.timezone.utc),
     ) -> None:
         self._runner = runner
         self._log = log
         self._backoff = tuple(backoff)
+        self._waits = waits or WaitPolicy(enabled=False)
+        self._clock = clock
+        self._now = wall_clock
 
-    def decide(self, prompt: str, iteration: int) -> Decided:
-        """The supervisor's decision, after up to len(backoff)+1 attempts."""
-        delays = (*self._backoff, None)
-        for attempt, delay in enumerate(delays, start=1):
-            try:
-                answer = self._runner.run(prompt)
-            except SupervisorError as exc:
-                self._log.emit(
-                    "supervisor_error",
-                    iteration=iteration,
-                    attempt=attempt,
-                    error=str(exc),
-                    retry_in_s=delay,
+    def decide(self, prompt: str, iteration: int, timeout: float | None = None) -> Decided:
+        """The supervisor's decision; `timeout` caps the time it may take (time budget)."""
+        deadline = None if timeout is None else self._clock() + timeout
+        attempt = 0
+        while True:
+            error: SupervisorError | None = None
+            for delay in (*self._backoff, None):
+                attempt += 1
+                try:
+                    answer = self._runner.run(prompt, _left(deadline, self._clock))
+                except SupervisorError as exc:
+                    error = exc
+                    self._log.emit(
+                        "supervisor_error",
+                        iteration=iteration,
+                        attempt=attempt,
+                        error=str(exc),
+                        retry_in_s=delay,
+                    )
+                    # Waiting on the cancel event, not sleeping: a signal ends it at once.
+                    if delay is None or self._runner.cancelled.wait(delay):
+                        break
+                    continue
+                return Decided(self._parse(answer, iteration), answer, attempt)
+            if self._runner.cancelled.is_set() or error is None or not is_api_error(str(error)):
+                raise SupervisorFailed(
+                    f"supervisor failed {attempt} attempts at decision {iteration}: {error}"
                 )
-                # Waiting on the cancel event, not sleeping: a signal ends the wait at once.
-                if delay is None or self._runner.cancelled.wait(delay):
-                    break
-                continue
-            decision = parse(answer.text)
-            if not decision.marker:
-                self._log.emit(
-                    "warning",
-                    iteration=iteration,
-                    message="supervisor answer has no marker; treating it as [CONTINUE]",
-                )
-            return Decided(decision, answer, attempt)
-        raise SupervisorFailed(f"supervisor failed {len(delays)} attempts at decision {iteration}")
+            self._wait_api(str(error), deadline)
+
+    def _wait_api(self, message: str, deadline: float | None) -> None:
+        wait = self._waits.next_wait(message, self._now())
+        if wait is None:
+            raise ApiErrorNotWaited(f"the supervisor hit an API error: {message}")
+        left = _left(deadline, self._clock)
+        if left is not None and wait >= left:
+            raise TimeUp()
+        self._log.emit(
+            "wait",
+            reason=message[:300],
+            seconds=round(wait, 1),
+            waits_used=self._waits.used,
+            max_waits=self._waits.max_waits,
+        )
+        if self._runner.cancelled.wait(wait):
+            raise SupervisorFailed("cancelled")
+
+    def _parse(self, answer: Answer, iteration: int) -> Decision:
+        decision = parse(answer.text)
+        if not decision.marker:
+            self._log.emit(
+                "warning",
+                iteration=iteration,
+                message="supervisor answer has no marker; treating it as [CONTINUE]",
+            )
+        return decision
+
+
+def _left(deadline: float | None, clock: Callable[[], float]) -> float | None:
+    if deadline is None:
+        return None
+    left = deadline - clock()
+    if left <= 0:
+        raise TimeUp()
+    return left

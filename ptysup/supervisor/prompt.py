@@ -49,25 +49,72 @@ def format_elapsed(seconds: float) -> str:
     return f"{m}m{sec:02d}s" if m else f"{sec}s"
 
 
-def build_prompt(ctx: PromptContext, max_bytes: int = DEFAULT_MAX_BYTES) -> str:
+DEFAULT_TEMPLATE = """\
+{marker}
+{instructions}
+
+## Task
+{task}
+
+## Progress
+Iteration {iteration}/{max_iter} · elapsed {elapsed}{turn_end}
+{notes}
+## What the agent did
+<agent_output>
+{agent_output}
+</agent_output>
+
+Decide now. Start your answer with [COMPLETE], [ABORT] or [CONTINUE].
+"""
+PLACEHOLDERS = (
+    "marker",
+    "instructions",
+    "task",
+    "iteration",
+    "max_iter",
+    "elapsed",
+    "turn_end",
+    "notes",
+    "agent_output",
+)
+
+
+def validate_template(template: str) -> None:
+    """Raise ValueError (one line) if `template` uses an unknown placeholder or bad braces."""
+    try:
+        template.format(**{name: "" for name in PLACEHOLDERS})
+    except KeyError as exc:
+        raise ValueError(f"unknown placeholder {{{exc.args[0]}}} in the prompt template") from None
+    except (ValueError, IndexError) as exc:
+        raise ValueError(f"bad prompt template: {exc}") from None
+    if "{agent_output}" not in template or "{task}" not in template:
+        raise ValueError("the prompt template needs {task} and {agent_output}")
+
+
+def build_prompt(
+    ctx: PromptContext, max_bytes: int = DEFAULT_MAX_BYTES, template: str | None = None
+) -> str:
     """The whole prompt, at most `max_bytes` UTF-8 bytes; only the agent's part is elided.
 
     The task is never cut; if the fixed parts alone exceed the bound the task is still kept
     (callers validate the task's size up front).
     """
-    head = (
-        f"{SUPERVISOR_MARKER}\n{INSTRUCTIONS.format(tag=_DATA_TAG)}\n\n"
-        f"## Task\n{ctx.task}\n\n"
-        f"## Progress\nIteration {ctx.iteration}/{ctx.max_iter} · "
-        f"elapsed {format_elapsed(ctx.elapsed_s)}"
-        + (f" · turn ended by: {ctx.turn_end}" if ctx.turn_end else "")
-        + "\n"
-    )
-    notes = "".join(f"\n{n}\n" for n in ctx.notes)
-    tail = "\nDecide now. Start your answer with [COMPLETE], [ABORT] or [CONTINUE].\n"
-    body = _activity(ctx)
-    room = max_bytes - len((head + notes + tail).encode()) - len(_wrap("").encode())
-    return head + notes + _wrap(_elide_middle(body, max(room, 0))) + tail
+    template = template or DEFAULT_TEMPLATE
+    values = {
+        "marker": SUPERVISOR_MARKER,
+        "instructions": INSTRUCTIONS.format(tag=_DATA_TAG),
+        "task": ctx.task,
+        "iteration": ctx.iteration,
+        "max_iter": ctx.max_iter,
+        "elapsed": format_elapsed(ctx.elapsed_s),
+        "turn_end": f" · turn ended by: {ctx.turn_end}" if ctx.turn_end else "",
+        "notes": "".join(f"\n{n}\n" for n in ctx.notes),
+    }
+    if "{marker}" not in template:
+        template = "{marker}\n" + template
+    fixed = len(template.format(**values, agent_output="").encode())
+    body = _elide_middle(_activity(ctx), max(max_bytes - fixed, 0))
+    return template.format(**values, agent_output=body)
 
 
 def _activity(ctx: PromptContext) -> str:
@@ -79,10 +126,6 @@ def _activity(ctx: PromptContext) -> str:
     if ctx.screen:
         parts.append("The agent's screen now:\n" + ctx.screen)
     return _neutralise("\n\n".join(parts) or "(the agent showed nothing)")
-
-
-def _wrap(body: str) -> str:
-    return f"\n## What the agent did\n<{_DATA_TAG}>\n{body}\n</{_DATA_TAG}>\n"
 
 
 _TAG = re.compile(rf"</?\s*{_DATA_TAG}\s*>", re.IGNORECASE)

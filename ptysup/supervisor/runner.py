@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import selectors
-import signal
 import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+
+from ptysup.procutil import kill_group
 
 MAX_OUTPUT = 1 << 20  # bytes of supervisor stdout kept; the rest is counted and dropped
 
@@ -59,15 +59,19 @@ class SupervisorRunner:
         self._cancelled.set()
         with self._lock:
             if self._proc is not None:
-                _kill_group(self._proc)
+                kill_group(self._proc.pid)
 
     @property
     def cancelled(self) -> threading.Event:
         """Set once cancel() was called."""
         return self._cancelled
 
-    def run(self, prompt: str) -> Answer:
-        """Run one supervisor process and return its answer, or raise SupervisorError."""
+    def run(self, prompt: str, timeout: float | None = None) -> Answer:
+        """Run one supervisor process and return its answer, or raise SupervisorError.
+
+        `timeout` shortens the configured time-out (what is left of the time budget).
+        """
+        limit = self._timeout if timeout is None else min(self._timeout, timeout)
         if self._cancelled.is_set():
             raise SupervisorError("cancelled")
         start = self._clock()
@@ -86,11 +90,9 @@ class SupervisorRunner:
         with self._lock:
             self._proc = proc
         try:
-            out, err, truncated = _exchange(
-                proc, prompt.encode(), start + self._timeout, self._clock
-            )
+            out, err, truncated = _exchange(proc, prompt.encode(), start + limit, self._clock)
         finally:
-            _kill_group(proc)
+            kill_group(proc.pid)
             proc.wait()
             with self._lock:
                 self._proc = None
@@ -98,7 +100,7 @@ class SupervisorRunner:
         if self._cancelled.is_set():
             raise SupervisorError("cancelled")
         if out is None:
-            raise SupervisorError(f"timed out after {self._timeout:.0f}s")
+            raise SupervisorError(f"timed out after {limit:.0f}s")
         return self._answer(out, err, proc.returncode, duration, truncated)
 
     def _answer(
@@ -191,8 +193,3 @@ def _exchange(
                     truncated = True
                 buf += chunk[: max(room, 0)]
     return bytes(out), bytes(err), truncated
-
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)

@@ -36,6 +36,7 @@ class AgentProcess:
     def __init__(self, proc: PtyProcess) -> None:
         self._proc = proc
         self._write_lock = threading.Lock()
+        self._reap_lock = threading.Lock()
         self.fd: int = proc.fd
         self.pid: int = proc.pid
         self._status: ExitStatus | None = None
@@ -86,10 +87,20 @@ class AgentProcess:
         self._proc.setwinsize(rows, cols)
 
     def poll(self) -> ExitStatus | None:
-        """The exit status if the agent has ended, else None; never blocks."""
-        if self._status is None and not self._proc.isalive():
-            self._status = ExitStatus(self._proc.exitstatus, self._proc.signalstatus)
-        return self._status
+        """The exit status if the agent has ended, else None; never blocks.
+
+        Called from the relay and the run loop: one lock, so only one waitpid reaps it.
+        """
+        with self._reap_lock:
+            if self._status is None:
+                try:
+                    alive = self._proc.isalive()
+                except ChildProcessError:  # reaped elsewhere; the status is gone
+                    self._status = ExitStatus(None, None)
+                else:
+                    if not alive:
+                        self._status = ExitStatus(self._proc.exitstatus, self._proc.signalstatus)
+            return self._status
 
     def wait(self, timeout: float) -> ExitStatus | None:
         """Wait up to `timeout` seconds for the agent to end."""

@@ -24,6 +24,8 @@ class FakeAgent:
         self.turns = 0
         self.exit_after_turns = exit_after_turns
         self.shut_down = False
+        self.turn_ends: list[TurnEnd] = []
+        self.paused: list[float] = []
 
     def wait_ready(self) -> None:
         pass
@@ -32,12 +34,17 @@ class FakeAgent:
         self.typed.append(text)
         return InjectResult(text, True, 1)
 
-    def wait_turn_end(self) -> TurnEnd:
+    def wait_turn_end(self, deadline: float | None = None) -> TurnEnd:
         if self.exit_after_turns is not None and self.turns >= self.exit_after_turns:
             raise AgentExited(None)
         self.turns += 1
+        if self.turn_ends:
+            return self.turn_ends.pop(0)
         self.activity.last_message = f"turn {self.turns} done"
         return TurnEnd(TurnEndKind.STOP, self.activity.last_message)
+
+    def pause(self, seconds: float) -> None:
+        self.paused.append(seconds)
 
     def command(self, command: str) -> None:
         self.typed.append(command)
@@ -55,12 +62,12 @@ class FakeSupervisor:
         self._answers = iter(answers)
         self.prompts: list[str] = []
 
-    def decide(self, prompt: str, iteration: int) -> Decided:
+    def decide(self, prompt: str, iteration: int, timeout: float | None = None) -> Decided:
         self.prompts.append(prompt)
         answer = next(self._answers)
         if answer == "FAIL":
             raise SupervisorFailed("all attempts failed")
-        return Decided(parse(answer), Answer(answer, 0.01), 1)
+        return Decided(parse(answer), Answer(answer, 0.01, cost_usd=0.25), 1)
 
 
 class Recorder:
@@ -77,11 +84,18 @@ class Recorder:
         return [e.event for e in self.events]
 
 
-def _run(answers: list[str], max_iter: int = 50, agent: FakeAgent | None = None):  # type: ignore[no-untyped-def]
+def _run(  # type: ignore[no-untyped-def]
+    answers: list[str],
+    max_iter: int = 50,
+    agent: FakeAgent | None = None,
+    **kw,
+):
     agent = agent or FakeAgent()
     sup = FakeSupervisor(answers)
     rec = Recorder()
-    result = RunLoop(LoopConfig("the task", max_iter), agent, sup, EventLog([rec])).run()
+    cfg = LoopConfig("the task", max_iter, max_cost=kw.pop("max_cost", None),
+                     max_time=kw.pop("max_time", None))
+    result = RunLoop(cfg, agent, sup, EventLog([rec]), **kw).run()
     return result, agent, sup, rec
 
 

@@ -1,0 +1,66 @@
+"""Option defaults from `.ptysup.yaml` or `[tool.ptysup]` in pyproject.toml.
+
+Keys are option names (`max-iter` or `max_iter`); values as on the command line. The
+command line and PTYSUP_* variables both win over the file.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ptysup.config import ConfigError
+
+YAML_NAME = ".ptysup.yaml"
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
+
+
+def find(cwd: Path) -> Path | None:
+    """The config file that applies in `cwd`: .ptysup.yaml, else a pyproject.toml with
+    a [tool.ptysup] table."""
+    yaml_path = cwd / YAML_NAME
+    if yaml_path.exists():
+        return yaml_path
+    pyproject = cwd / "pyproject.toml"
+    if pyproject.exists() and "[tool.ptysup" in _read(pyproject):
+        return pyproject
+    return None
+
+
+def load(path: Path, known: Iterable[str]) -> dict[str, Any]:
+    """The option defaults in `path`, keyed by parameter name; ConfigError if unusable."""
+    text = _read(path)
+    try:
+        if path.suffix == ".toml":
+            data: Any = tomllib.loads(text).get("tool", {}).get("ptysup", {})
+        else:
+            data = yaml.safe_load(text) or {}
+    except (tomllib.TOMLDecodeError, yaml.YAMLError) as exc:
+        first = " ".join(str(exc).split())[:200]
+        raise ConfigError(f"cannot parse {path}: {first}") from exc
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{path}: expected a table of options")
+    names = set(known)
+    values: dict[str, Any] = {}
+    for key, value in data.items():
+        name = str(key).replace("-", "_")
+        if name not in names:
+            raise ConfigError(f"{path}: unknown option {key!r}")
+        values[name] = value
+    return values
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = getattr(exc, "strerror", None) or exc
+        raise ConfigError(f"cannot read {path}: {reason}") from exc

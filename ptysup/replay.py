@@ -1,0 +1,118 @@
+"""`ptysup replay RUN`: a past run's decisions, each with the screen the supervisor saw."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from ptysup.terminal.record import read_cast
+from ptysup.terminal.screen import ScreenModel
+
+RUNS_DIR = Path(".ptysup/runs")
+
+
+class ReplayError(Exception):
+    """The run cannot be found or read; the message is one line."""
+
+
+def find_run(run: str, runs_dir: Path = RUNS_DIR) -> Path:
+    """The event log of RUN: a run id (or unique prefix) under the runs dir, the run's
+    directory, or the events file itself. 'last' is the newest run."""
+    path = Path(run)
+    if path.is_file():
+        return path
+    if path.is_dir() and (path / "events.jsonl").is_file():
+        return path / "events.jsonl"
+    runs = sorted(p for p in runs_dir.glob("*/events.jsonl")) if runs_dir.is_dir() else []
+    if run == "last" and runs:
+        return runs[-1]
+    matches = [p for p in runs if p.parent.name.startswith(run)]
+    if len(matches) == 1:
+        return matches[0]
+    if len(matches) > 1:
+        raise ReplayError(f"run id {run!r} is ambiguous ({len(matches)} runs match)")
+    raise ReplayError(f"no run {run!r} (looked for a file, a run directory and {runs_dir}/)")
+
+
+def read_events(path: Path) -> list[dict[str, Any]]:
+    """Every complete event in a JSONL log (a cut last line is skipped)."""
+    events = []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise ReplayError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    for line in lines:
+        try:
+            events.append(json.loads(line))
+        except ValueError:
+            continue
+    return events
+
+
+def screens_at_decisions(cast: Path) -> Iterator[tuple[int, str]]:
+    """(iteration, screen text) at each decision marker of a recording."""
+    header, events = read_cast(cast)
+    model = ScreenModel(int(header["height"]), int(header["width"]))
+    for _, kind, data in events:
+        if kind == "o":
+            model.feed(data.encode())
+        elif kind == "r":
+            cols, rows = (int(x) for x in data.split("x"))
+            model.resize(rows, cols)
+        elif kind == "m" and data.startswith("decision:"):
+            yield int(data.split(":")[1]), model.snapshot().text()
+
+
+def render(events: list[dict[str, Any]], screens: dict[int, str], out: TextIO) -> None:
+    """Print the run: task, then each decision under the screen it was made on."""
+    start = next((e for e in events if e["event"] == "run_start"), {})
+    out.write(f"run {start.get('run_id', '?')}: {start.get('task', '?')}\n")
+    for e in events:
+        if e["event"] == "verify":
+            out.write(
+                f"  verify {' '.join(e['command'])}: "
+                f"{'passed' if e['passed'] else 'FAILED (exit ' + str(e['exit_code']) + ')'}\n"
+            )
+        if e["event"] != "decision":
+            continue
+        i = e["iteration"]
+        out.write(
+            f"\n── decision {i}/{e.get('max_iter', '?')}: {e['action']} "
+            f"({e.get('duration_s', 0):.1f}s) " + "─" * 30 + "\n"
+        )
+        screen = screens.get(i)
+        out.write((screen if screen is not None else "(no recording of this screen)") + "\n")
+        out.write(f"── the supervisor said: [{e['action'].upper()}] {e.get('content', '')}\n")
+    end = events[-1] if events and events[-1]["event"] == "run_end" else None
+    if end:
+        out.write(
+            f"\nrun_end: {end['outcome']} (exit {end['exit_code']}) after "
+            f"{end['iterations']} iteration(s), {end.get('elapsed_s', 0):.0f}s, "
+            f"${end.get('cost_usd') or 0:.4f}\n"
+        )
+    else:
+        out.write("\n(the run has no run_end: it is still going, or was killed)\n")
+
+
+def main(args: Sequence[str], out: TextIO = sys.stdout) -> int:
+    """Entry point of `ptysup replay RUN`."""
+    if len(args) != 1 or args[0] in ("-h", "--help"):
+        print(
+            "usage: ptysup replay RUN   (a run id, 'last', a run directory or events file)",
+            file=sys.stderr if args[:1] not in (["-h"], ["--help"]) else out,
+        )
+        return 0 if args[:1] in (["-h"], ["--help"]) else 2
+    try:
+        log = find_run(args[0])
+        events = read_events(log)
+        start = next((e for e in events if e["event"] == "run_start"), {})
+        cast = Path(start.get("record") or log.with_suffix(".cast"))
+        screens = dict(screens_at_decisions(cast)) if cast.is_file() else {}
+    except ReplayError as exc:
+        print(f"ptysup: {exc}", file=sys.stderr)
+        return 2
+    render(events, screens, out)
+    return 0

@@ -1,0 +1,140 @@
+"""The end of a run for people and CI: summary JSON, GitHub workflow commands and summary."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import IO, Any
+
+from ptysup.events import Event
+
+
+class RunSummary:
+    """An event sink that keeps what the final summary needs."""
+
+    def __init__(self) -> None:
+        self.decisions: list[dict[str, Any]] = []
+        self.verifications: list[dict[str, Any]] = []
+        self.fields: dict[str, Any] = {}
+
+    def write(self, event: Event) -> None:
+        if event.event == "decision":
+            self.decisions.append(event.fields)
+        elif event.event == "verify":
+            self.verifications.append(event.fields)
+        elif event.event in ("run_start", "run_end"):
+            self.fields.update(event.fields)
+
+    def close(self) -> None:
+        pass
+
+    def to_dict(self) -> dict[str, Any]:
+        """The summary: outcome, exit code, iterations, time, cost, and every decision."""
+        f = self.fields
+        keys = (
+            "run_id",
+            "task",
+            "outcome",
+            "exit_code",
+            "iterations",
+            "max_iter",
+            "elapsed_s",
+            "cost_usd",
+            "reason",
+            "log_file",
+            "record",
+        )
+        return {
+            **{k: f.get(k) for k in keys},
+            "decisions": self.decisions,
+            "verifications": self.verifications,
+        }
+
+
+def write_json(path: Path, summary: dict[str, Any]) -> None:
+    """Write the summary JSON (for any CI)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def markdown(summary: dict[str, Any]) -> str:
+    """The summary as GitHub-flavoured markdown for $GITHUB_STEP_SUMMARY."""
+    ok = summary.get("exit_code") == 0
+    lines = [
+        f"### ptysup: {summary.get('outcome')} {'✅' if ok else '❌'}",
+        "",
+        f"**Task:** {_cell(summary.get('task'))}",
+        "",
+        "| exit code | iterations | elapsed | supervisor cost |",
+        "|---|---|---|---|",
+        f"| {summary.get('exit_code')} | {summary.get('iterations')}/{summary.get('max_iter')} "
+        f"| {summary.get('elapsed_s') or 0:.0f}s | ${summary.get('cost_usd') or 0:.4f} |",
+    ]
+    if summary.get("decisions"):
+        lines += ["", "| # | decision | reason / instruction |", "|---|---|---|"]
+        lines += [
+            f"| {d.get('iteration')} | {d.get('action')} | {_cell(d.get('content'))} |"
+            for d in summary["decisions"]
+        ]
+    if summary.get("reason"):
+        lines += ["", f"**Why it ended:** {_cell(summary.get('reason'))}"]
+    return "\n".join(lines) + "\n"
+
+
+def _cell(value: Any, limit: int = 300) -> str:
+    text = " ".join(str(value or "").split()).replace("|", "\\|")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def append_step_summary(summary: dict[str, Any], env: Mapping[str, str]) -> None:
+    """Append the markdown summary to $GITHUB_STEP_SUMMARY when running in GitHub Actions."""
+    path = env.get("GITHUB_STEP_SUMMARY")
+    if env.get("GITHUB_ACTIONS") != "true" or not path:
+        return
+    with open(path, "a", encoding="utf-8") as f:
+        f.write(markdown(summary))
+
+
+def _escape(text: str) -> str:
+    """Workflow-command data escaping (%, CR, LF)."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+class GithubSink:
+    """Decisions and warnings as GitHub Actions workflow commands (::notice:: etc.)."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self._stream = stream
+
+    def write(self, event: Event) -> None:
+        f = event.fields
+        line = None
+        if event.event == "decision":
+            title = f"ptysup decision {f.get('iteration')}/{f.get('max_iter')}: {f.get('action')}"
+            line = f"::notice title={_escape(title)}::{_escape(str(f.get('content', '')))}"
+        elif event.event in ("warning", "supervisor_error", "wait"):
+            text = f.get("message") or f.get("error") or f.get("reason") or ""
+            line = f"::warning title=ptysup {event.event}::{_escape(str(text))}"
+        elif event.event == "error":
+            line = f"::error title=ptysup::{_escape(str(f.get('message', '')))}"
+        elif event.event == "run_end":
+            kind = "notice" if f.get("exit_code") == 0 else "error"
+            line = (
+                f"::{kind} title=ptysup {f.get('outcome')}::exit {f.get('exit_code')} after "
+                f"{f.get('iterations')} iteration(s): {_escape(str(f.get('reason', '')))}"
+            )
+        if line is not None:
+            try:
+                self._stream.write(line + "\n")
+                self._stream.flush()
+            except (BrokenPipeError, ValueError):
+                pass
+
+    def close(self) -> None:
+        pass
+
+
+def in_github_actions(env: Mapping[str, str]) -> bool:
+    """Whether this runs as a GitHub Actions step."""
+    return env.get("GITHUB_ACTIONS") == "true"
