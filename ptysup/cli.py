@@ -28,6 +28,7 @@ from ptysup.config import (
     split_command,
 )
 from ptysup.exitcodes import ExitCode
+from ptysup.supervisor.prompt import validate_template
 
 ENV_PREFIX = "PTYSUP"
 _LOG_FORMATS = ("text", "json")
@@ -141,6 +142,12 @@ def run_command(
     if log_format not in _LOG_FORMATS:
         raise typer.BadParameter("must be text or json", param_hint="--log-format")
     file_only: dict[str, Any] = ctx.meta.get("file_only") or {}
+    template = file_only.get("prompt_template")
+    if template is not None:
+        try:
+            validate_template(str(template))
+        except ValueError as exc:
+            raise ConfigError(f"prompt_template: {exc}") from None
     ctx.obj = RunConfig(
         task=task,
         max_iter=max_iter,

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from ptysup.agents.events import AgentExited, TurnEnd, TurnEndKind
+from ptysup.agents.events import AgentExited, TimeUp, TurnEnd, TurnEndKind
 from ptysup.agents.session import Activity, InjectResult
 from ptysup.events import Event, EventLog
 from ptysup.exitcodes import Outcome
@@ -15,6 +15,8 @@ from ptysup.supervisor.decide import Decided, SupervisorFailed
 from ptysup.supervisor.parse import parse
 from ptysup.supervisor.runner import Answer
 from ptysup.terminal.screen import ScreenSnapshot
+from ptysup.verify import VerifyResult
+from ptysup.waits import WaitPolicy
 
 
 class FakeAgent:
@@ -93,8 +95,9 @@ def _run(  # type: ignore[no-untyped-def]
     agent = agent or FakeAgent()
     sup = FakeSupervisor(answers)
     rec = Recorder()
-    cfg = LoopConfig("the task", max_iter, max_cost=kw.pop("max_cost", None),
-                     max_time=kw.pop("max_time", None))
+    cfg = LoopConfig(
+        "the task", max_iter, max_cost=kw.pop("max_cost", None), max_time=kw.pop("max_time", None)
+    )
     result = RunLoop(cfg, agent, sup, EventLog([rec]), **kw).run()
     return result, agent, sup, rec
 
@@ -154,3 +157,86 @@ def test_unmarked_answer_is_an_instruction(answer: str) -> None:
     result, agent, _, _ = _run([f"{answer or 'x'}", "[COMPLETE]"])
     assert agent.typed[1] == (answer or "x")
     assert result.outcome is Outcome.COMPLETE
+
+
+class FakeVerifier:
+    def __init__(self, outcomes: list[int]) -> None:
+        self.commands = [("make", "test")]
+        self._outcomes = outcomes
+        self.runs = 0
+
+    def run(self) -> list[VerifyResult]:
+        code = self._outcomes[min(self.runs, len(self._outcomes) - 1)]
+        self.runs += 1
+        return [VerifyResult(("make", "test"), code, "FAILED test_x\n" if code else "ok", 0.1)]
+
+
+def test_complete_is_accepted_only_when_verification_passes() -> None:
+    verifier = FakeVerifier([1, 0])
+    result, agent, sup, rec = _run(["[COMPLETE] done", "[COMPLETE] really"], verifier=verifier)
+    assert result.outcome is Outcome.COMPLETE and result.iterations == 2
+    assert verifier.runs == 2
+    assert agent.typed[1].startswith("Verification failed: `make test` exited 1")
+    assert "FAILED test_x" in agent.typed[1]
+    assert "Last verification" in sup.prompts[1] and "exited 1" in sup.prompts[1]
+    verdicts = [e.fields["passed"] for e in rec.events if e.event == "verify"]
+    assert verdicts == [False, True]
+
+
+def test_failed_verification_on_the_last_iteration_is_budget() -> None:
+    result, agent, *_ = _run(["[COMPLETE] done"], max_iter=1, verifier=FakeVerifier([2]))
+    assert result.outcome is Outcome.BUDGET
+    assert agent.typed[-1] == "/clear"
+
+
+def test_cost_budget_stops_like_the_iteration_budget() -> None:
+    result, agent, sup, rec = _run(["[CONTINUE] more"] * 5, max_cost=0.5)
+    assert result.outcome is Outcome.COST and result.exit_code == 3
+    assert len(sup.prompts) == 2  # 0.25 + 0.25 reaches 0.5
+    assert result.cost_usd == 0.5
+    assert agent.typed[-1] == "/clear"
+    assert [e.fields["total_cost_usd"] for e in rec.events if e.event == "decision"] == [0.25, 0.5]
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_time_budget_ends_a_turn_that_runs_past_it() -> None:
+    clock = Clock()
+
+    class SlowAgent(FakeAgent):
+        def wait_turn_end(self, deadline: float | None = None) -> TurnEnd:
+            assert deadline == 1000.0 + 60
+            clock.now = deadline
+            raise TimeUp()
+
+    result, agent, sup, _ = _run(["[CONTINUE] x"], agent=SlowAgent(), max_time=60, clock=clock)
+    assert result.outcome is Outcome.TIME and result.exit_code == 3
+    assert not sup.prompts
+    assert agent.typed[-1] == "/clear"
+
+
+def test_api_error_turn_waits_and_continues_without_an_iteration() -> None:
+    agent = FakeAgent()
+    agent.turn_ends = [TurnEnd(TurnEndKind.API_ERROR, "rate_limit: limit reached, resets in 2m")]
+    result, agent, sup, rec = _run(
+        ["[COMPLETE] ok"], agent=agent, waits=WaitPolicy(max_waits=3, base_s=5)
+    )
+    assert result.outcome is Outcome.COMPLETE and result.iterations == 1
+    assert agent.paused == [120]
+    assert agent.typed == ["the task", "continue"]
+    assert len(sup.prompts) == 1
+    assert [e.fields["seconds"] for e in rec.events if e.event == "wait"] == [120]
+
+
+def test_api_error_without_waits_exits_6() -> None:
+    agent = FakeAgent()
+    agent.turn_ends = [TurnEnd(TurnEndKind.API_ERROR, "API Error: 529")]
+    result, agent, sup, _ = _run(["[COMPLETE] ok"], agent=agent, waits=WaitPolicy(enabled=False))
+    assert result.outcome is Outcome.API_ERROR and result.exit_code == 6
+    assert not sup.prompts and agent.shut_down

@@ -1,0 +1,121 @@
+"""Options from the command line, the environment and config files, and their precedence."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ptysup.cli import parse_args
+from ptysup.config import ConfigError, RunConfig, parse_duration
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+
+
+def _parse(args: list[str], env: dict[str, str] | None = None) -> RunConfig:
+    parsed = parse_args(args, env or {})
+    assert isinstance(parsed, RunConfig), parsed
+    return parsed
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"), [("90m", 5400), ("1h30m", 5400), ("45s", 45), ("2h", 7200), ("120", 120)]
+)
+def test_durations(text: str, seconds: float) -> None:
+    assert parse_duration(text, "--max-time") == seconds
+
+
+@pytest.mark.parametrize("text", ["", "soon", "0", "-5", "5x"])
+def test_bad_durations(text: str) -> None:
+    with pytest.raises(ConfigError):
+        parse_duration(text, "--max-time")
+
+
+def test_defaults() -> None:
+    config = _parse(["task"])
+    assert (config.max_iter, config.agent_cmd, config.supervisor_cmd) == (
+        50,
+        ("claude",),
+        ("claude", "-p"),
+    )
+    assert config.verify == () and config.wait and config.recording
+
+
+def test_commands_are_split_like_a_shell() -> None:
+    config = _parse(
+        [
+            "t",
+            "--agent-cmd",
+            "claude --permission-mode 'accept Edits'",
+            "--verify",
+            "python -m pytest -q",
+            "--verify",
+            "ruff check .",
+        ]
+    )
+    assert config.agent_cmd == ("claude", "--permission-mode", "accept Edits")
+    assert config.verify == (("python", "-m", "pytest", "-q"), ("ruff", "check", "."))
+
+
+def test_cli_beats_env_beats_yaml_file(tmp_path: Path) -> None:
+    (tmp_path / ".ptysup.yaml").write_text(
+        "max-iter: 7\nidle: 9\nturn_timeout: 11\nverify: [make test]\n"
+    )
+    config = _parse(["t", "--idle", "1"], {"PTYSUP_TURN_TIMEOUT": "22"})
+    assert (config.max_iter, config.idle, config.turn_timeout) == (7, 1.0, 22.0)
+    assert config.verify == (("make", "test"),)
+
+
+def test_pyproject_table(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "x"\n\n[tool.ptysup]\nmax-iter = 3\nmax-time = "1h"\n'
+        'prompt_template = "T={task}\\n{agent_output}"\n'
+    )
+    config = _parse(["t"])
+    assert (config.max_iter, config.max_time) == (3, 3600.0)
+    assert config.prompt_template == "T={task}\n{agent_output}"
+
+
+def test_env_list_options_take_one_item_per_line() -> None:
+    config = _parse(["t"], {"PTYSUP_VERIFY": "python -m pytest\nruff check ."})
+    assert config.verify == (("python", "-m", "pytest"), ("ruff", "check", "."))
+
+
+def test_config_option_names_a_file(tmp_path: Path) -> None:
+    (tmp_path / "other.yaml").write_text("max_iter: 4\n")
+    assert _parse(["t", "--config", str(tmp_path / "other.yaml")]).max_iter == 4
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("max_iter: [unclosed\n", "cannot parse"),
+        ("colour: blue\n", "unknown option 'colour'"),
+        ("- a\n- b\n", "expected a table"),
+        ("prompt_template: '{nope} {task} {agent_output}'\n", "unknown placeholder {nope}"),
+        ("prompt_template: 'no agent output {task}'\n", "needs {task} and {agent_output}"),
+    ],
+)
+def test_bad_config_files_are_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, message: str
+) -> None:
+    (tmp_path / ".ptysup.yaml").write_text(content)
+    assert parse_args(["t"], {}) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ptysup: ") and message in err and err.count("\n") == 1
+
+
+def test_unreadable_config_file_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert parse_args(["t", "--config", str(tmp_path / "missing.yaml")], {}) == 2
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_bad_values_are_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    assert parse_args(["t", "--max-time", "soon"], {}) == 2
+    assert parse_args(["t", "--log-format", "xml"], {}) == 2
+    assert parse_args(["t", "--agent-cmd", "claude 'unclosed"], {}) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 3 and all(line.startswith("ptysup: ") for line in lines)
