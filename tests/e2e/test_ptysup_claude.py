@@ -4,98 +4,24 @@ from __future__ import annotations
 
 import signal
 import subprocess
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ptysup.testing.fakemodel import FakeModel, RequestKind
-from ptysup.testing.scenario import Scenario
-from tests.conftest import ClaudeEnvFactory, FakeModelFactory
+from ptysup.testing.fakemodel import RequestKind
+from tests.e2e.conftest import AGENT, DEMO, Rig
 from tests.helpers import (
     Run,
     Tmux,
-    kill_all,
-    processes_with,
     ptysup_argv,
     read_events,
-    run_ptysup,
     terminal_script,
     wait_for,
 )
 
 pytestmark = pytest.mark.e2e
-
-AGENT = "claude --permission-mode acceptEdits"
-DEMO = Path(__file__).resolve().parents[2] / "ptysup" / "testing" / "scenarios" / "demo.yaml"
-
-
-@dataclass
-class Rig:
-    """One project dir, fake model and private Claude config, ready to run ptysup in."""
-
-    project: Path
-    model: FakeModel
-    env: dict[str, str]
-    log: Path
-
-    def run(self, task: str, *args: str, timeout: float = 120) -> Run:
-        return run_ptysup(
-            [task, "--agent-cmd", AGENT, *args],
-            cwd=self.project,
-            env=self.env,
-            log_path=self.log,
-            timeout=timeout,
-        )
-
-    def popen(self, task: str, *args: str) -> subprocess.Popen[str]:
-        return subprocess.Popen(
-            ptysup_argv(task, "--agent-cmd", AGENT, "--log-file", str(self.log), *args),
-            cwd=self.project,
-            env=self.env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-
-    def human_texts(self, kind: RequestKind = RequestKind.AGENT) -> list[str]:
-        """Distinct user messages the model saw, in order (tool round trips repeat them)."""
-        seen: list[str] = []
-        for r in self.model.requests_of(kind):
-            if not seen or seen[-1] != r.human_text:
-                seen.append(r.human_text)
-        return seen
-
-    def leftovers(self) -> list[int]:
-        return processes_with(str(self.env["CLAUDE_CONFIG_DIR"]))
-
-
-@pytest.fixture
-def rig(
-    fake_model: FakeModelFactory, claude_env: ClaudeEnvFactory, project_dir: Path, tmp_path: Path
-) -> Callable[[Scenario | Path | Mapping[str, Any]], Rig]:
-    made: list[Rig] = []
-
-    def make(scenario: Scenario | Path | Mapping[str, Any]) -> Rig:
-        if isinstance(scenario, Path):
-            scenario = Scenario.load(scenario)
-        elif not isinstance(scenario, Scenario):
-            scenario = Scenario.from_dict(scenario)
-        scenario.seed(project_dir)
-        model = fake_model(scenario)
-        env = dict(claude_env(model.url).env)
-        r = Rig(project_dir, model, env, tmp_path / "events.jsonl")
-        made.append(r)
-        return r
-
-    yield make  # type: ignore[misc]
-    for r in made:
-        left = r.leftovers()
-        kill_all(left)
-        assert not left, f"processes outlived ptysup: {left}"
 
 
 def _hooks(run: Run, name: str) -> list[dict[str, Any]]:

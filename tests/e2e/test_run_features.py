@@ -1,0 +1,153 @@
+"""Verification, time and cost budgets, API-error waits, recordings, CI output, config files:
+each against the real Claude Code and the fake model."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+
+from ptysup.replay import main as replay_main
+from ptysup.testing.fakemodel import RequestKind
+from tests.e2e.conftest import DEMO, Rig
+from tests.helpers import ptysup_argv
+
+pytestmark = pytest.mark.e2e
+
+SIMPLE_AGENT = [{"reply": "Done with that."}]
+
+
+def test_complete_is_verified_and_a_failure_goes_back_to_the_agent(
+    rig: Callable[..., Rig],
+) -> None:
+    # A supervisor that claims completion too early: only --verify keeps the run honest.
+    demo = yaml.safe_load(DEMO.read_text())
+    demo["supervisor"] = [{"reply": "[COMPLETE] looks done to me"}]
+    r = rig(demo)
+    run = r.run("implement feature X", "--verify", "python3 -m unittest -q")
+    assert run.code == 0, run.stdout
+    verifies = run.named("verify")
+    assert [v["passed"] for v in verifies] == [False, True]
+    assert verifies[0]["exit_code"] != 0 and "FAILED" in verifies[0]["output_tail"]
+    texts = r.human_texts()
+    assert texts[1].startswith("Verification failed: `python3 -m unittest -q` exited")
+    sup = r.model.requests_of(RequestKind.SUPERVISOR)
+    assert "Last verification" in sup[1].human_text
+    assert [i["kind"] for i in run.named("inject")] == ["task", "verify"]
+    assert "text.split()" in (r.project / "textstats.py").read_text()
+
+
+def test_time_budget_stops_a_long_turn_with_clear_exit_3(rig: Callable[..., Rig]) -> None:
+    r = rig(
+        {
+            "agent": [{"times": 1, "delay": 120, "reply": "slow"}, {"reply": "ok"}],
+            "supervisor": [{"reply": "[COMPLETE]"}],
+        }
+    )
+    run = r.run("slow work", "--max-time", "6s")
+    assert run.code == 3
+    end = run.events[-1]
+    assert end["outcome"] == "time" and end["elapsed_s"] < 60
+    assert run.named("inject")[-1]["text"] == "/clear"
+    assert not r.model.requests_of(RequestKind.SUPERVISOR)
+
+
+def test_cost_budget_sums_the_supervisors_reported_cost(rig: Callable[..., Rig]) -> None:
+    r = rig({"agent": SIMPLE_AGENT, "supervisor": [{"reply": "[CONTINUE] more"}]})
+    run = r.run("t", "--max-cost", "0.000001")
+    assert run.code == 3
+    decisions = run.named("decision")
+    assert len(decisions) == 1 and decisions[0]["cost_usd"] > 0
+    end = run.events[-1]
+    assert end["outcome"] == "cost" and end["cost_usd"] == pytest.approx(decisions[0]["cost_usd"])
+
+
+def test_api_error_turn_is_waited_out_without_an_iteration(rig: Callable[..., Rig]) -> None:
+    r = rig(
+        {
+            "agent": [{"times": 1, "error": 529}, {"reply": "Recovered and done."}],
+            "supervisor": [{"reply": "[COMPLETE] fine"}],
+        }
+    )
+    run = r.run("t", "--wait-base", "1")
+    assert run.code == 0, run.stdout
+    kinds = [t["kind"] for t in run.named("turn_end")]
+    assert kinds == ["api_error", "stop"]
+    assert len(run.named("wait")) == 1
+    assert [i["text"] for i in run.named("inject")] == ["t", "continue"]
+    assert len(run.named("decision")) == 1 and run.events[-1]["iterations"] == 1
+    # The failed prompt stayed in Claude Code's conversation; 'continue' joined it.
+    assert "continue" in r.human_texts()[-1]
+
+
+def test_no_wait_makes_an_api_error_exit_6(rig: Callable[..., Rig]) -> None:
+    r = rig({"agent": [{"error": 529}], "supervisor": [{"reply": "[COMPLETE]"}]})
+    run = r.run("t", "--no-wait")
+    assert run.code == 6
+    assert run.events[-1]["outcome"] == "api_error"
+    assert not r.model.requests_of(RequestKind.SUPERVISOR)
+
+
+def test_recording_and_replay_show_the_screen_of_each_decision(rig: Callable[..., Rig]) -> None:
+    r = rig(DEMO)
+    run = r.run("implement feature X")
+    assert run.code == 0
+    cast = r.log.with_suffix(".cast")
+    assert run.events[0]["record"] == str(cast)
+    header = json.loads(cast.read_text().splitlines()[0])
+    assert (header["version"], header["width"], header["height"]) == (2, 120, 40)
+    out = io.StringIO()
+    assert replay_main([str(r.log)], out) == 0
+    text = out.getvalue()
+    first = text.split("── decision 2/50")[0]
+    assert "decision 1/50: continue" in first
+    assert "Write(textstats.py)" in first  # the agent's TUI as the supervisor saw it
+    assert "run_end: complete (exit 0)" in text
+    cli = subprocess.run(
+        ptysup_argv("replay", str(r.log)), capture_output=True, text=True, cwd=r.project
+    )
+    assert cli.returncode == 0 and "decision 2/50: complete" in cli.stdout
+
+
+def test_github_actions_output_and_summaries(rig: Callable[..., Rig], tmp_path: Path) -> None:
+    r = rig(
+        {
+            "agent": SIMPLE_AGENT,
+            "supervisor": [
+                {"times": 1, "reply": "[CONTINUE] more"},
+                {"reply": "[COMPLETE] all good"},
+            ],
+        }
+    )
+    step = tmp_path / "step-summary.md"
+    r.env.update(GITHUB_ACTIONS="true", GITHUB_STEP_SUMMARY=str(step))
+    run = r.run("t", "--summary-json", str(tmp_path / "summary.json"))
+    assert run.code == 0
+    assert "::notice title=ptysup decision 1/50: continue::more" in run.stdout
+    assert "::notice title=ptysup complete::exit 0" in run.stdout
+    assert "### ptysup: complete" in step.read_text()
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert (summary["outcome"], summary["iterations"]) == ("complete", 2)
+    assert [d["action"] for d in summary["decisions"]] == ["continue", "complete"]
+    assert summary["cost_usd"] > 0 and summary["elapsed_s"] > 0
+
+
+def test_options_from_the_project_config_file(rig: Callable[..., Rig]) -> None:
+    r = rig({"agent": SIMPLE_AGENT, "supervisor": [{"reply": "[CONTINUE] more"}]})
+    (r.project / ".ptysup.yaml").write_text(
+        "max-iter: 1\n"
+        "prompt_template: |\n  CUSTOM PROMPT for {task} at {iteration}/{max_iter}\n"
+        "  {agent_output}\n"
+    )
+    run = r.run("t")
+    assert run.code == 3 and len(r.model.requests_of(RequestKind.SUPERVISOR)) == 1
+    assert "CUSTOM PROMPT for t at 1/1" in r.model.requests_of(RequestKind.SUPERVISOR)[0].human_text
+    r.env["PTYSUP_MAX_ITER"] = "2"  # the environment beats the file
+    r.log.unlink()
+    run = r.run("t")
+    assert run.code == 3 and run.events[-1]["iterations"] == 2
