@@ -1,0 +1,183 @@
+"""A status line at the bottom of the person's terminal that the agent never draws on.
+
+The agent's PTY is one row shorter than the terminal and a scroll region (DECSTBM) keeps
+its output above the last row, so the agent's own bytes reach the person unchanged.
+ptysup draws the status row only between complete escape sequences of the agent's
+stream, saving and restoring the cursor around it.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+
+from ptysup.events import Event
+from ptysup.supervisor.prompt import format_elapsed
+
+MIN_ROWS = 6  # below this the agent needs every row; no status line
+REDRAW_S = 2.0  # while output flows, redraw at most this often (a clear may have erased it)
+
+_CSI_DONE = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]")
+_STRING_DONE = re.compile(rb"\x1b[\]PX^_].*?(?:\x07|\x1b\\)", re.DOTALL)
+_OTHER_DONE = re.compile(rb"\x1b[ -/]*[0-~]")
+_ERASES = re.compile(rb"\x1b\[[23]?J|\x1bc|\x1b\[r")
+
+
+def ends_cleanly(data: bytes) -> bool:
+    """Whether `data` ends outside any escape sequence or UTF-8 character, so other bytes
+    may follow it without changing what it means."""
+    tail = data[-512:]
+    esc = tail.rfind(b"\x1b")
+    if esc != -1:
+        rest = tail[esc:]
+        if rest[1:2] == b"[":
+            m = _CSI_DONE.match(rest)
+        elif rest[1:2] in (b"]", b"P", b"X", b"^", b"_"):
+            m = _STRING_DONE.match(rest)
+        else:
+            m = _OTHER_DONE.match(rest)
+        if m is None:
+            return False
+    return _utf8_complete(tail)
+
+
+def _utf8_complete(data: bytes) -> bool:
+    for back in range(1, min(4, len(data)) + 1):
+        byte = data[-back]
+        if byte < 0x80:
+            return True
+        if byte >= 0xC0:  # a lead byte: how long should its sequence be?
+            need = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
+            return back >= need
+    return True
+
+
+class StatusLine:
+    """Draws `text` on the terminal's last row; the agent gets the rows above it."""
+
+    def __init__(
+        self,
+        write: Callable[[bytes], None],
+        rows: int,
+        cols: int,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._write = write
+        self._rows, self._cols = rows, cols
+        self._clock = clock
+        self.text = "ptysup"
+        self._clean = True
+        self._pending = False
+        self._drawn_at = float("-inf")
+
+    @staticmethod
+    def fits(rows: int) -> bool:
+        """Whether a terminal this tall gets a status line."""
+        return rows >= MIN_ROWS
+
+    def agent_size(self) -> tuple[int, int]:
+        """(rows, cols) the agent is told: one row less than the terminal."""
+        return self._rows - 1, self._cols
+
+    def start(self) -> None:
+        """Make room: scroll the screen if the cursor sits on the last row, set the region."""
+        self._write(b"\r\n\x1b[A" + self._region() + self._status())
+        self._drawn_at = self._clock()
+
+    def resize(self, rows: int, cols: int) -> None:
+        """Follow a window-size change."""
+        self._rows, self._cols = rows, cols
+        self._pending = True
+
+    def update(self, text: str) -> None:
+        """New status text; drawn at the next safe moment."""
+        self.text = text
+        self._pending = True
+
+    def after_output(self, data: bytes) -> None:
+        """Called after each agent chunk reached the terminal (relay thread)."""
+        self._clean = ends_cleanly(data)
+        if _ERASES.search(data) or self._clock() - self._drawn_at > REDRAW_S:
+            self._pending = True
+        self.flush()
+
+    def flush(self) -> None:
+        """Draw a pending status if the agent's stream is between sequences (relay thread)."""
+        if self._pending and self._clean:
+            self._write(self._region() + self._status())
+            self._pending = False
+            self._drawn_at = self._clock()
+
+    def stop(self) -> None:
+        """Give the whole terminal back: reset the region, clear the status row."""
+        self._write(b"\x1b7\x1b[r\x1b[%d;1H\x1b[2K\x1b8" % self._rows)
+
+    def _region(self) -> bytes:
+        # DECSTBM homes the cursor: save and restore it around the change.
+        return b"\x1b7\x1b[1;%dr\x1b8" % (self._rows - 1)
+
+    def _status(self) -> bytes:
+        text = " ".join(self.text.split())
+        if len(text) > self._cols - 1:
+            text = text[: self._cols - 2] + "…"
+        return (
+            b"\x1b7\x1b[%d;1H\x1b[0m\x1b[2K\x1b[7m" % self._rows + text.encode() + b"\x1b[0m\x1b8"
+        )
+
+
+class StatusSink:
+    """An event sink that turns the run's progress into the status line's text."""
+
+    def __init__(
+        self,
+        line: StatusLine,
+        poke: Callable[[], None],
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._line = line
+        self._poke = poke
+        self._clock = clock
+        self._start = clock()
+        self._iteration = 0
+        self._max_iter = 0
+        self._state = "starting"
+        self._last = ""
+
+    def write(self, event: Event) -> None:
+        f = event.fields
+        name = event.event
+        if name == "run_start":
+            self._max_iter = int(f.get("max_iter") or 0)
+        elif name == "agent_ready":
+            self._state = "agent ready"
+        elif name == "inject":
+            self._state = "agent working"
+        elif name == "turn_end":
+            self._state = "asking the supervisor"
+        elif name == "decision":
+            self._iteration = int(f.get("iteration") or 0)
+            self._last = f"{f.get('action')}: {f.get('content', '')}"
+            self._state = f"decided: {f.get('action')}"
+        elif name == "wait":
+            self._state = f"API limit: waiting {f.get('seconds')}s"
+        elif name == "verify":
+            self._state = "verify " + ("passed" if f.get("passed") else "FAILED")
+        else:
+            return
+        self._line.update(self.text())
+        self._poke()
+
+    def text(self) -> str:
+        """'ptysup 2/50 · 1m05s · agent working · last: continue: Fix the test'."""
+        parts = [
+            f"ptysup {self._iteration}/{self._max_iter}",
+            format_elapsed(self._clock() - self._start),
+            self._state,
+        ]
+        if self._last:
+            parts.append(f"last: {self._last}")
+        return " · ".join(parts)
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,89 @@
+from __future__ import annotations
+
+import pyte
+import pytest
+
+from ptysup.events import EventLog
+from ptysup.terminal.status import StatusLine, StatusSink, ends_cleanly
+
+
+@pytest.mark.parametrize(
+    ("data", "clean"),
+    [
+        (b"plain text", True),
+        (b"\x1b[31mred\x1b[0m", True),
+        (b"text\x1b", False),
+        (b"text\x1b[3", False),
+        (b"text\x1b[?2026", False),
+        (b"\x1b]0;title", False),
+        (b"\x1b]0;title\x07", True),
+        (b"\x1b]0;title\x1b\\", True),
+        (b"\x1b7", True),
+        ("✶".encode()[:2], False),
+        ("✶".encode(), True),
+        ("é".encode()[:1], False),
+    ],
+)
+def test_ends_cleanly(data: bytes, clean: bool) -> None:
+    assert ends_cleanly(data) is clean
+
+
+class Terminal:
+    """A pyte terminal standing in for the person's."""
+
+    def __init__(self, rows: int, cols: int) -> None:
+        self.screen = pyte.Screen(cols, rows)
+        self.stream = pyte.ByteStream(self.screen)
+
+    def write(self, data: bytes) -> None:
+        self.stream.feed(data)
+
+
+def test_agent_output_never_reaches_the_status_row_and_the_row_survives_scrolling() -> None:
+    term = Terminal(8, 40)
+    line = StatusLine(term.write, 8, 40, clock=lambda: 0.0)
+    assert line.agent_size() == (7, 40)
+    line.start()
+    line.update("ptysup 1/5 · working")
+    line.flush()
+    for i in range(30):  # the agent prints more lines than its screen holds
+        chunk = f"agent line {i}\r\n".encode()
+        term.write(chunk)
+        line.after_output(chunk)
+    assert term.screen.display[7].startswith("ptysup 1/5 · working")
+    assert term.screen.display[6].strip() == ""
+    assert term.screen.display[5].startswith("agent line 29")
+
+
+def test_status_waits_for_the_end_of_a_split_escape_sequence() -> None:
+    writes: list[bytes] = []
+    line = StatusLine(writes.append, 10, 40, clock=lambda: 0.0)
+    line.after_output(b"abc\x1b[3")
+    line.update("status")
+    line.flush()
+    assert writes == []
+    line.after_output(b"1mdef")
+    assert len(writes) == 1 and b"status" in writes[0]
+
+
+def test_sink_composes_iteration_time_and_last_decision() -> None:
+    pokes: list[int] = []
+    line = StatusLine(lambda b: None, 10, 80, clock=lambda: 0.0)
+    t = [100.0]
+    sink = StatusSink(line, lambda: pokes.append(1), clock=lambda: t[0])
+    log = EventLog([sink])
+    log.emit("run_start", max_iter=50)
+    log.emit("turn_end", kind="stop")
+    t[0] = 165.0
+    log.emit("decision", iteration=2, action="continue", content="fix the test")
+    assert line.text == "ptysup 2/50 · 1m05s · decided: continue · last: continue: fix the test"
+    assert len(pokes) == 3
+
+
+def test_stop_gives_the_whole_terminal_back() -> None:
+    term = Terminal(8, 40)
+    line = StatusLine(term.write, 8, 40, clock=lambda: 0.0)
+    line.start()
+    line.stop()
+    assert term.screen.display[7].strip() == ""
+    assert (term.screen.margins is None) or (term.screen.margins.bottom == 7)
