@@ -54,6 +54,7 @@ class ClaudeProfile:
     name = "claude"
     uses_hooks = True
     dismiss_key: bytes = b"\x1b"  # Esc: rejects a dialog, never approves it
+    clear_input_keys: tuple[bytes, ...] = (b"\x1b", b"\x1b")  # Esc twice clears the input box
     exit_command: str | None = "/exit"
 
     def argv(self, base: Sequence[str], hook_command: str | None) -> list[str]:

@@ -14,6 +14,7 @@ class GenericProfile:
     name = "generic"
     uses_hooks = False
     dismiss_key: bytes = b""
+    clear_input_keys: tuple[bytes, ...] = ()
     exit_command: str | None = None
 
     def argv(self, base: Sequence[str], hook_command: str | None) -> list[str]:

@@ -17,6 +17,7 @@ class AgentProfile(Protocol):
     uses_hooks: bool
     exit_command: str | None  # typed to end the agent gracefully, if it has one
     dismiss_key: bytes  # closes a dialog without approving it
+    clear_input_keys: tuple[bytes, ...]  # empties a non-empty input box
 
     def argv(self, base: Sequence[str], hook_command: str | None) -> list[str]:
         """The command line to start the agent with (hooks wired in, if it has them)."""

@@ -204,9 +204,9 @@ class AgentSession:
         """
         if self.exited is not None:
             return True
-        if self.profile.exit_command is None:
+        if self.profile.exit_command is None or not self._wait_settled():
             self._kill()
-            return True
+            return self.profile.exit_command is None
         self._typist.command(self.profile.exit_command)
         deadline = self._clock() + self.timings.exit
         try:
@@ -255,7 +255,26 @@ class AgentSession:
         if self.profile.screen_state(self.snapshot()) is ScreenState.DIALOG:
             self._log.emit("warning", message="a dialog is still open; nothing was typed")
             return False
+        self._clear_leftover_input(deadline)
         return True
+
+    def _clear_leftover_input(self, deadline: float) -> None:
+        """Text already in the input box would be sent along with ours: an interrupted
+        prompt that Claude Code put back, or a person's half-typed line. Log it (so it is
+        not lost), then clear the box."""
+        snap = self.snapshot()
+        if not self.profile.input_has_text(snap) or not self.profile.clear_input_keys:
+            return
+        self._log.emit(
+            "warning",
+            message="the input box held text; cleared it before typing",
+            text=snap.text()[-500:],
+        )
+        for key in self.profile.clear_input_keys:
+            self._typist.key(key)
+            self._typist.pause()
+        while self.profile.input_has_text(self.snapshot()) and self._next(deadline) is not None:
+            pass
 
     def _wait_landed(self) -> None:
         """Observed with Claude Code 2.1.197: for about a second after its input box first

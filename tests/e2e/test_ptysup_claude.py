@@ -234,7 +234,12 @@ def test_keystrokes_and_window_size_reach_the_agent(
     try:
         wait_for(lambda: r.log.exists() and '"turn_end"' in r.log.read_text(), 60, "a turn end")
         tmux.send_keys("-l", "typed by a person")
-        wait_for(lambda: "❯ typed by a person" in tmux.capture(), 10, "the keys in the input box")
+        # Claude Code puts a no-break space after its prompt glyph.
+        wait_for(
+            lambda: "❯ typed by a person" in tmux.capture().replace("\xa0", " "),
+            10,
+            "the keys in the input box",
+        )
         tmux.resize(90, 30)
         wait_for(lambda: '"resize"' in r.log.read_text(), 10, "the resize event")
         # Claude Code repaints its input rules at the new width.
@@ -249,5 +254,10 @@ def test_keystrokes_and_window_size_reach_the_agent(
         tmux.kill()
     assert result.startswith("exit=0"), r.log.read_text()
     assert _cooked(result)
-    resize = [e for e in read_events(r.log) if e["event"] == "resize"]
+    events = read_events(r.log)
+    resize = [e for e in events if e["event"] == "resize"]
     assert (resize[0]["rows"], resize[0]["cols"]) == (30, 90)
+    # The person's half-typed line was cleared before /exit was typed, and kept in the log.
+    cleared = [e for e in events if e["event"] == "warning" and "input box held" in e["message"]]
+    assert cleared and "typed by a person" in cleared[0]["text"]
+    assert events[-1]["outcome"] == "complete"
