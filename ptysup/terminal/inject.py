@@ -24,6 +24,9 @@ _ESCAPES = re.compile(
     re.VERBOSE,
 )
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Lone surrogates: a task given on a command line that is not UTF-8 reaches Python as
+# surrogate escapes, and they cannot be encoded to be typed.
+_SURROGATES = re.compile("[\ud800-\udfff]")
 _LEADERS = ("/", "!")  # Claude Code reads these as a slash command or a shell command
 
 
@@ -31,11 +34,11 @@ def clean(text: str) -> str:
     """Remove everything that would act on a terminal; keep newlines and tabs.
 
     CRLF and lone CR become LF first so that line structure survives; every other C0/C1
-    control, DEL and escape sequence is dropped.
+    control, DEL and escape sequence is dropped, and a lone surrogate becomes U+FFFD.
     """
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     text = _ESCAPES.sub("", text)
-    return _CONTROLS.sub("", text)
+    return _SURROGATES.sub("\ufffd", _CONTROLS.sub("", text))
 
 
 def as_message(text: str) -> str:
@@ -76,6 +79,10 @@ class Typist:
     def key(self, key: bytes) -> None:
         """Press one key (e.g. Esc), alone in its write."""
         self._write(key)
+
+    def pause(self) -> None:
+        """The pause that separates keys a TUI must see as separate presses."""
+        self._pause(self._submit_pause_s)
 
     def enter(self) -> None:
         """Pause, then Enter in its own write."""
