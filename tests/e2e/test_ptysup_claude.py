@@ -261,3 +261,20 @@ def test_keystrokes_and_window_size_reach_the_agent(
     cleared = [e for e in events if e["event"] == "warning" and "input box held" in e["message"]]
     assert cleared and "typed by a person" in cleared[0]["text"]
     assert events[-1]["outcome"] == "complete"
+
+
+def test_sigint_while_the_supervisor_thinks_ends_it_too(rig: Callable[..., Rig]) -> None:
+    r = rig({"agent": SIMPLE_AGENT, "supervisor": [{"delay": 120, "reply": "[COMPLETE]"}]})
+    proc = r.popen("t")
+    try:
+        r.model.wait_for(lambda req: req.kind is RequestKind.SUPERVISOR, timeout=60)
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130
+    events = read_events(r.log)
+    assert (events[-1]["event"], events[-1]["exit_code"]) == ("run_end", 130)
+    # Neither the agent nor the supervisor (both carry the private config dir) lives on.
+    wait_for(lambda: not r.leftovers(), 5, "the agent and the supervisor to be gone")
