@@ -24,6 +24,7 @@ from ptysup.config import RunConfig, backoff_schedule
 from ptysup.events import ConsoleSink, EventLog, JsonlSink
 from ptysup.exitcodes import Outcome
 from ptysup.loop import LoopConfig, RunLoop, RunResult
+from ptysup.redact import Redactor
 from ptysup.supervisor.decide import Supervisor
 from ptysup.supervisor.runner import SupervisorRunner
 from ptysup.terminal.inject import Typist
@@ -78,7 +79,7 @@ def log_path(config: RunConfig, run_id: str) -> Path:
 
 def open_log(config: RunConfig, path: Path, streams: Streams) -> EventLog:
     """The event log with its sinks; raises OSError if the log file cannot be written."""
-    log = EventLog()
+    log = EventLog(redact=Redactor.with_extra(config.redact))
     log.add(JsonlSink(path))
     if not streams.interactive:
         log.add(ConsoleSink(streams.stdout, config.log_format))
@@ -185,7 +186,16 @@ def _loop(
         prompt_template=config.prompt_template,
     )
     supervisor = Supervisor(runner, log, backoff, waits, clock)
-    return RunLoop(loop_config, session, supervisor, log, clock, verifier, waits)
+    return RunLoop(
+        loop_config,
+        session,
+        supervisor,
+        log,
+        clock,
+        verifier,
+        waits,
+        redact=Redactor.with_extra(config.redact),
+    )
 
 
 @dataclass(frozen=True)

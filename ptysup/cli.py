@@ -28,6 +28,7 @@ from ptysup.config import (
     split_command,
 )
 from ptysup.exitcodes import ExitCode
+from ptysup.redact import Redactor
 from ptysup.supervisor.prompt import validate_template
 
 ENV_PREFIX = "PTYSUP"
@@ -148,6 +149,10 @@ def run_command(
             validate_template(str(template))
         except ValueError as exc:
             raise ConfigError(f"prompt_template: {exc}") from None
+    try:
+        Redactor.with_extra(redact or ())
+    except ValueError as exc:
+        raise ConfigError(f"--redact: {exc}") from None
     ctx.obj = RunConfig(
         task=task,
         max_iter=max_iter,

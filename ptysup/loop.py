@@ -98,8 +98,10 @@ class RunLoop:
         verifier: Verify | None = None,
         waits: WaitPolicy | None = None,
         wall_clock: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.timezone.utc),
+        redact: Callable[[str], str] = lambda text: text,
     ) -> None:
         self._cfg = config
+        self._redact = redact
         self._agent = agent
         self._supervisor = supervisor
         self._log = log
@@ -269,16 +271,19 @@ class RunLoop:
     def _prompt(self, turn: TurnEnd) -> str:
         activity = self._agent.activity
         screen = "\n".join(self._agent.snapshot().text().splitlines()[-SCREEN_LINES:])
+        # Secrets never reach the supervisor (nor its model provider); redacting the parts
+        # before building keeps the prompt within its bound.
+        r = self._redact
         ctx = PromptContext(
-            task=self._cfg.task,
+            task=r(self._cfg.task),
             iteration=self.iterations,
             max_iter=self._cfg.max_iter,
             elapsed_s=self._elapsed(),
             turn_end=turn.kind.value,
-            tools=tuple(activity.tools),
-            last_message=activity.last_message or turn.detail,
-            screen=screen,
-            notes=self._notes,
+            tools=tuple(r(t) for t in activity.tools),
+            last_message=r(activity.last_message or turn.detail),
+            screen=r(screen),
+            notes=tuple(r(n) for n in self._notes),
         )
         return build_prompt(ctx, self._cfg.max_prompt_bytes, self._cfg.prompt_template)
 

@@ -206,3 +206,26 @@ def test_signal_ends_the_run_with_128_plus_n(rig, signum: int) -> None:  # type:
     assert events[-1]["event"] == "run_end"
     assert events[-1]["exit_code"] == 128 + signum
     assert events[-1]["outcome"] == "signal"
+
+
+ANTHROPIC_KEY = "sk-ant-api03-" + "Q" * 80 + "-abcdAA"
+GITHUB_TOKEN = "ghp_" + "x1Y2" * 9
+
+
+def test_secrets_never_reach_logs_lines_or_prompts(rig) -> None:  # type: ignore[no-untyped-def]
+    rig.answers(f"[CONTINUE] the token is {GITHUB_TOKEN} and the password hunter2", "[COMPLETE]")
+    run = rig.run(f"deploy with {ANTHROPIC_KEY}", "--redact", "hunter[0-9]")
+    assert run.code == 0
+    # The agent itself gets the real text: only what ptysup records and forwards is redacted.
+    assert rig.agent_messages()[0] == f"deploy with {ANTHROPIC_KEY}"
+    everything = run.log_path.read_text() + run.stdout + "".join(rig.prompts())
+    for secret in (ANTHROPIC_KEY, GITHUB_TOKEN, "hunter2"):
+        assert secret not in everything
+    assert "[REDACTED:" in run.log_path.read_text() and "[REDACTED:" in rig.prompts()[0]
+    assert run.log_path.stat().st_mode & 0o777 == 0o600
+
+
+def test_invalid_redact_regex_is_a_usage_error(rig) -> None:  # type: ignore[no-untyped-def]
+    run = rig.run("t", "--redact", "(unclosed")
+    assert run.code == 2
+    assert run.stderr.startswith("ptysup: --redact: invalid redaction regex")
