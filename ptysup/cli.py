@@ -28,8 +28,6 @@ from ptysup.config import (
     split_command,
 )
 from ptysup.exitcodes import ExitCode
-from ptysup.redact import Redactor
-from ptysup.supervisor.prompt import validate_template
 
 ENV_PREFIX = "PTYSUP"
 _LOG_FORMATS = ("text", "json")
@@ -142,6 +140,14 @@ def run_command(
 ) -> None:
     if log_format not in _LOG_FORMATS:
         raise typer.BadParameter("must be text or json", param_hint="--log-format")
+    # Imported here, not at the top: `ptysup --help` never gets this far.
+    from ptysup.redact import Redactor
+    from ptysup.supervisor.prompt import validate_template
+
+    try:
+        task.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ConfigError("the task is not valid UTF-8 text") from None
     file_only: dict[str, Any] = ctx.meta.get("file_only") or {}
     template = file_only.get("prompt_template")
     if template is not None:

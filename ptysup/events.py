@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+from ptysup.terminal.inject import clean
+
 
 @dataclass(frozen=True)
 class Event:
@@ -90,7 +92,9 @@ class JsonlSink:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        self._file = os.fdopen(fd, "a", encoding="utf-8")
+        # A lone surrogate (JSON's "\ud83d" in a hook payload, a non-UTF-8 command line)
+        # cannot be encoded; written as its JSON escape, the line stays valid JSON.
+        self._file = os.fdopen(fd, "a", encoding="utf-8", errors="backslashreplace")
         self.path = path
 
     def write(self, event: Event) -> None:
@@ -124,7 +128,7 @@ class ConsoleSink:
 
 
 def _short(text: Any, limit: int = 160) -> str:
-    s = " ".join(str(text).split())
+    s = " ".join(clean(str(text)).split())  # model text must not act on the CI's terminal
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ptysup.procutil import kill_group
+from ptysup.procutil import dies_with, kill_group
 
 TAIL_CHARS = 2000  # of a failing command's output, shown to the agent and the supervisor
 
@@ -81,6 +82,7 @@ class Verifier:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,
+                preexec_fn=dies_with(os.getpid()),
             )
         except OSError as exc:
             return VerifyResult(command, None, f"cannot start: {exc.strerror or exc}", 0.0)

@@ -37,7 +37,8 @@ class Run:
 
 def read_events(path: Path) -> list[dict[str, Any]]:
     """Every event in a JSONL log."""
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    # Not splitlines(): JSON keeps U+2028 and U+0085 raw inside strings.
+    return [json.loads(line) for line in path.read_text().split("\n") if line.strip()]
 
 
 def ptysup_argv(*args: str) -> list[str]:

@@ -31,11 +31,11 @@ _WAITING_GLYPH = "✳"
 _BRAILLE = re.compile(r"^[\u2800-\u28ff]")
 _RULE = re.compile(r"^\s*─{10,}\s*$")
 _DIALOG_CHOICE = re.compile(r"❯\s*1\.")
-_API_ERROR = re.compile(
-    r"(API Error:.*|.*\b(?:rate limit|usage limit|limit reached|overloaded)\b.*resets?.*"
-    r"|.*\busage limit\b.*|Context limit reached.*)",
-    re.IGNORECASE,
-)
+# One search per keyword, no leading `.*`: that alternation took quadratic time per line.
+_ERROR_AT = re.compile(r"API Error:|Context limit reached", re.IGNORECASE)
+_LIMIT = re.compile(r"\b(?:rate limit|usage limit|limit reached|overloaded)\b", re.IGNORECASE)
+_RESET = re.compile(r"reset", re.IGNORECASE)
+_USAGE_LIMIT = re.compile(r"\busage limit\b", re.IGNORECASE)
 
 
 def settings_json(hook_command: str) -> str:
@@ -92,9 +92,9 @@ class ClaudeProfile:
     def api_error(self, snap: ScreenSnapshot) -> str | None:
         """The last API error / usage-limit line on screen."""
         for line in reversed(snap.lines):
-            m = _API_ERROR.search(line)
-            if m:
-                return m.group(0).strip(" ●⎿")
+            found = _error_on(line)
+            if found:
+                return found.strip(" ●⎿")
         return None
 
 
@@ -104,3 +104,12 @@ def _input_text(lines: Sequence[str]) -> str | None:
         if _RULE.match(above) and below.lstrip().startswith("❯"):
             return below.lstrip()[1:].strip()
     return None
+
+
+def _error_on(line: str) -> str | None:
+    """The API error or usage-limit text on one line, or None."""
+    limit = _LIMIT.search(line)
+    if limit and (_RESET.search(line, limit.end()) or _USAGE_LIMIT.search(line, limit.start())):
+        return line
+    m = _ERROR_AT.search(line)
+    return line[m.start() :] if m else None

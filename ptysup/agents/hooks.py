@@ -21,6 +21,10 @@ from typing import Any
 from ptysup.agents.events import HookEvent
 
 HOOK_CLIENT = Path(__file__).with_name("hook_client.py")
+# A socket's path must fit in sun_path: 108 bytes on Linux, 104 on macOS. A deep TMPDIR
+# (macOS gives ~50 characters, CI runners more) falls back to /tmp.
+_MAX_SOCKET_PATH = 100
+_FALLBACK_PARENT = "/tmp"
 
 
 class HookChannel:
@@ -36,17 +40,27 @@ class HookChannel:
         on_event: Callable[[HookEvent], None],
         on_foreign: Callable[[str], object] = lambda reason: None,
         clock: Callable[[], float] = time.time,
+        parent: str | None = None,
     ) -> None:
         self._on_event = on_event
         self._on_foreign = on_foreign
         self._clock = clock
         self._token = secrets.token_hex(16)
-        self._dir = tempfile.mkdtemp(prefix="ptysup-")  # mkdtemp makes it 0700
-        self.path = os.path.join(self._dir, f"hooks-{secrets.token_hex(8)}.sock")
+        name = f"hooks-{secrets.token_hex(8)}.sock"
+        self._dir = tempfile.mkdtemp(prefix="ptysup-", dir=parent)  # mkdtemp makes it 0700
+        if len(os.path.join(self._dir, name).encode()) > _MAX_SOCKET_PATH:
+            os.rmdir(self._dir)
+            self._dir = tempfile.mkdtemp(prefix="ptysup-", dir=_FALLBACK_PARENT)
+        self.path = os.path.join(self._dir, name)
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self._sock.bind(self.path)
-        os.chmod(self.path, 0o600)
-        self._sock.listen(16)
+        try:
+            self._sock.bind(self.path)
+            os.chmod(self.path, 0o600)
+            self._sock.listen(16)
+        except OSError:
+            self._sock.close()
+            shutil.rmtree(self._dir, ignore_errors=True)
+            raise
         self._sessions: set[str] = set()
         self._closed = False
         self._thread = threading.Thread(target=self._serve, name="ptysup-hooks", daemon=True)
@@ -80,7 +94,10 @@ class HookChannel:
             except OSError:
                 return
             with conn:
-                self._take(conn)
+                try:
+                    self._take(conn)
+                except Exception as exc:  # one bad payload must not end the channel
+                    self._on_foreign(f"hook payload dropped: {type(exc).__name__}: {exc}")
 
     def _take(self, conn: socket.socket) -> None:
         conn.settimeout(5)
@@ -95,9 +112,12 @@ class HookChannel:
             self._on_foreign("hook payload without this run's token")
             return
         try:
-            payload: dict[str, Any] = json.loads(body)
-        except ValueError:
+            payload: Any = json.loads(body)
+        except (ValueError, RecursionError):
             self._on_foreign("hook payload is not JSON")
+            return
+        if not isinstance(payload, dict):
+            self._on_foreign("hook payload is not a JSON object")
             return
         if self._belongs(payload):
             self._on_event(

@@ -12,7 +12,7 @@ from typing import Protocol
 from ptysup.agents.events import TimeUp
 from ptysup.events import EventLog
 from ptysup.supervisor.parse import Decision, parse
-from ptysup.supervisor.runner import Answer, SupervisorError
+from ptysup.supervisor.runner import MAX_OUTPUT, Answer, SupervisorError
 from ptysup.waits import WaitPolicy, is_api_error
 
 DEFAULT_BACKOFF = (2.0, 8.0)  # seconds before the 2nd and 3rd attempt
@@ -113,6 +113,13 @@ class Supervisor:
             raise SupervisorFailed("cancelled")
 
     def _parse(self, answer: Answer, iteration: int) -> Decision:
+        if answer.truncated:
+            self._log.emit(
+                "warning",
+                iteration=iteration,
+                message=f"supervisor printed {answer.out_bytes} bytes; only the first "
+                f"{MAX_OUTPUT} were read",
+            )
         decision = parse(answer.text)
         if not decision.marker:
             self._log.emit(

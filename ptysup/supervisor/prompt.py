@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import string
 from dataclasses import dataclass, field
 
 # The first line of every supervisor prompt. The bundled fake model uses it to tell
@@ -96,25 +97,38 @@ def build_prompt(
 ) -> str:
     """The whole prompt, at most `max_bytes` UTF-8 bytes; only the agent's part is elided.
 
-    The task is never cut; if the fixed parts alone exceed the bound the task is still kept
-    (callers validate the task's size up front).
+    The task is never cut. When the fixed parts (template, task, notes) alone exceed the
+    bound, the agent's part is left out entirely (at most an elision note stays) and the
+    prompt is longer than `max_bytes` by what the task needs: callers that must hold the
+    bound check the task's size up front. Lone surrogates (a non-UTF-8 command line)
+    become U+FFFD: the prompt always encodes.
     """
     template = template or DEFAULT_TEMPLATE
     values = {
         "marker": SUPERVISOR_MARKER,
         "instructions": INSTRUCTIONS.format(tag=_DATA_TAG),
-        "task": ctx.task,
+        "task": _valid(ctx.task),
         "iteration": ctx.iteration,
         "max_iter": ctx.max_iter,
         "elapsed": format_elapsed(ctx.elapsed_s),
-        "turn_end": f" · turn ended by: {ctx.turn_end}" if ctx.turn_end else "",
-        "notes": "".join(f"\n{n}\n" for n in ctx.notes),
+        "turn_end": _valid(f" · turn ended by: {ctx.turn_end}" if ctx.turn_end else ""),
+        "notes": _valid("".join(f"\n{n}\n" for n in ctx.notes)),
     }
     if "{marker}" not in template:
         template = "{marker}\n" + template
     fixed = len(template.format(**values, agent_output="").encode())
-    body = _elide_middle(_activity(ctx), max(max_bytes - fixed, 0))
+    copies = max(1, sum(f == "agent_output" for _, f, _, _ in string.Formatter().parse(template)))
+    room = max(max_bytes - fixed, 0) // copies
+    body = _elide_middle(_valid(_activity(ctx)), room)
     return template.format(**values, agent_output=body)
+
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def _valid(text: str) -> str:
+    """`text` with lone surrogates replaced, so that it encodes as UTF-8."""
+    return _SURROGATES.sub("\ufffd", text)
 
 
 def _activity(ctx: PromptContext) -> str:
@@ -144,7 +158,7 @@ def _elide_middle(text: str, max_bytes: int) -> str:
     marker_room = len(_ELISION.format(n=len(raw)).encode())
     keep = max_bytes - marker_room
     if keep <= 0:
-        return ""
+        return _ELISION.format(n=len(raw)).strip() if marker_room <= max_bytes else ""
     head_n = keep // 3  # the end of a turn says more than its start
     tail_n = keep - head_n
     head = raw[:head_n].decode(errors="ignore")

@@ -11,9 +11,11 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ptysup.procutil import kill_group
+from ptysup.procutil import dies_with, kill_group
+from ptysup.terminal.inject import clean
 
 MAX_OUTPUT = 1 << 20  # bytes of supervisor stdout kept; the rest is counted and dropped
+_UTF8_MAX = 4  # bytes in one UTF-8 character: the cut at MAX_OUTPUT may split the last
 
 
 class SupervisorError(Exception):
@@ -27,7 +29,8 @@ class Answer:
     text: str
     duration_s: float
     cost_usd: float | None = None
-    truncated: bool = False
+    truncated: bool = False  # stdout went past MAX_OUTPUT; `text` is its first part
+    out_bytes: int = 0  # bytes the supervisor printed on stdout, kept or not
 
 
 class SupervisorRunner:
@@ -84,13 +87,14 @@ class SupervisorRunner:
                 cwd=self._cwd,
                 env=self._env,
                 start_new_session=True,  # its own process group, killed as a whole
+                preexec_fn=dies_with(os.getpid()),
             )
         except OSError as exc:
             raise SupervisorError(f"cannot start {self.argv[0]}: {exc.strerror or exc}") from exc
         with self._lock:
             self._proc = proc
         try:
-            out, err, truncated = _exchange(proc, prompt.encode(), start + limit, self._clock)
+            out, err, out_bytes = _exchange(proc, prompt.encode(), start + limit, self._clock)
         finally:
             kill_group(proc.pid)
             proc.wait()
@@ -101,12 +105,18 @@ class SupervisorRunner:
             raise SupervisorError("cancelled")
         if out is None:
             raise SupervisorError(f"timed out after {limit:.0f}s")
-        return self._answer(out, err, proc.returncode, duration, truncated)
+        return self._answer(out, err, proc.returncode, duration, out_bytes)
 
-    def _answer(
-        self, out: bytes, err: bytes, code: int, duration: float, truncated: bool
-    ) -> Answer:
-        text = out.decode(errors="replace")
+    def _answer(self, out: bytes, err: bytes, code: int, duration: float, out_bytes: int) -> Answer:
+        truncated = out_bytes > len(out)
+        try:
+            text = _decode(out, truncated)
+        except SupervisorError:
+            if code != 0:  # a failing command's garbage: the exit status says more
+                raise SupervisorError(
+                    f"exit status {code}: {_first_line(err.decode(errors='replace'))}"
+                ) from None
+            raise
         cost: float | None = None
         if self.json_output:
             text, cost, is_error = _from_json(text)
@@ -117,9 +127,9 @@ class SupervisorRunner:
         if code != 0:
             detail = _first_line(text) or _first_line(err.decode(errors="replace"))
             raise SupervisorError(f"exit status {code}: {detail}")
-        if not text.strip():
+        if not clean(text).strip():  # nothing but blanks, controls and escape sequences
             raise SupervisorError("empty answer")
-        return Answer(text, duration, cost, truncated)
+        return Answer(text, duration, cost, truncated, out_bytes)
 
 
 def _wants_json(argv: Sequence[str]) -> bool:
@@ -146,8 +156,30 @@ def _from_json(text: str) -> tuple[str, float | None, bool]:
     )
 
 
+def _decode(out: bytes, truncated: bool) -> str:
+    """stdout as text; SupervisorError if it is not text (invalid UTF-8 or NUL bytes).
+
+    A model's answer is UTF-8 text: bytes that are not are a broken supervisor command,
+    a failed attempt, never something to type into the agent.
+    """
+    try:
+        text = out.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        # The cut at MAX_OUTPUT may split the last character: drop that piece only.
+        if not (truncated and exc.end == len(out) and exc.start >= len(out) - _UTF8_MAX + 1):
+            raise SupervisorError(
+                f"answer is not UTF-8 text (invalid byte at offset {exc.start})"
+            ) from None
+        text = out[: exc.start].decode("utf-8", errors="replace")
+    nul = text.find("\0")
+    if nul >= 0:
+        raise SupervisorError(f"answer is not text (NUL byte at offset {nul})")
+    return text
+
+
 def _first_line(text: str) -> str:
-    for line in text.splitlines():
+    """The first non-blank line, cleaned of controls (it is logged and printed), cut short."""
+    for line in clean(text).splitlines():
         if line.strip():
             return line.strip()[:300]
     return ""
@@ -155,11 +187,14 @@ def _first_line(text: str) -> str:
 
 def _exchange(
     proc: subprocess.Popen[bytes], data: bytes, deadline: float, clock: Callable[[], float]
-) -> tuple[bytes | None, bytes, bool]:
-    """Write stdin, read stdout/stderr (capped) until EOF; (None, …) on time-out."""
+) -> tuple[bytes | None, bytes, int]:
+    """Write stdin, read stdout/stderr (each capped at MAX_OUTPUT) until EOF.
+
+    Returns (stdout kept, stderr kept, stdout bytes read in all); stdout is None on time-out.
+    """
     assert proc.stdin and proc.stdout and proc.stderr
     out, err = bytearray(), bytearray()
-    truncated = False
+    out_bytes = 0
     view = memoryview(data)
     with selectors.DefaultSelector() as sel:
         os.set_blocking(proc.stdin.fileno(), False)
@@ -172,7 +207,7 @@ def _exchange(
         while len(sel.get_map()) > 0:
             remaining = deadline - clock()
             if remaining <= 0:
-                return None, bytes(err), truncated
+                return None, bytes(err), out_bytes
             for key, _ in sel.select(remaining):
                 if key.fileobj is proc.stdin:
                     try:
@@ -188,8 +223,7 @@ def _exchange(
                     sel.unregister(key.fileobj)
                     continue
                 buf: bytearray = key.data
-                room = MAX_OUTPUT - len(buf)
-                if len(chunk) > room:
-                    truncated = True
-                buf += chunk[: max(room, 0)]
-    return bytes(out), bytes(err), truncated
+                if buf is out:
+                    out_bytes += len(chunk)
+                buf += chunk[: max(MAX_OUTPUT - len(buf), 0)]
+    return bytes(out), bytes(err), out_bytes

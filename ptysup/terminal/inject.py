@@ -46,6 +46,10 @@ def as_message(text: str) -> str:
     text = clean(text).strip("\n")
     if text.startswith(_LEADERS):
         text = " " + text  # a leading space disables slash and shell commands
+    if text.endswith("\\"):
+        # Claude Code 2.1.197 reads `\` + Enter as "insert a newline" and drops the `\`:
+        # a trailing space keeps the Enter a submit, and the input trims it on submit.
+        text += " "
     return text
 
 

@@ -19,20 +19,21 @@ def main() -> int:
     fd = sys.stdin.fileno()
     tty.setraw(fd, termios.TCSANOW)
     os.write(1, b"\x1b[?2004hfake-agent ready\r\n> ")
-    buf, pasting, work = b"", False, float(os.environ.get("FAKE_AGENT_WORK", "0.2"))
+    buf, pasting, work = bytearray(), False, float(os.environ.get("FAKE_AGENT_WORK", "0.2"))
     while True:
         data = os.read(fd, 65536)
         if not data:
             return 0
-        while data:
-            if data.startswith(PASTE_START):
-                pasting, data = True, data[len(PASTE_START) :]
-            elif data.startswith(PASTE_END):
-                pasting, data = False, data[len(PASTE_END) :]
-            elif data[:1] == b"\r" and not pasting:
-                data = data[1:]
+        i = 0  # an index, not slicing: a 64 KiB paste stays linear
+        while i < len(data):
+            if data.startswith(PASTE_START, i):
+                pasting, i = True, i + len(PASTE_START)
+            elif data.startswith(PASTE_END, i):
+                pasting, i = False, i + len(PASTE_END)
+            elif data[i : i + 1] == b"\r" and not pasting:
+                i += 1
                 message = buf.decode()
-                buf = b""
+                buf = bytearray()
                 with open(os.environ["FAKE_AGENT_LOG"], "a") as f:
                     f.write(json.dumps({"message": message}) + "\n")
                 if message.strip() == "crash":
@@ -46,7 +47,8 @@ def main() -> int:
                     os.write(1, b".")
                 os.write(1, b"\r\ndone: " + message.encode()[:60].replace(b"\n", b" ") + b"\r\n> ")
             else:
-                buf, data = buf + data[:1], data[1:]
+                buf += data[i : i + 1]
+                i += 1
 
 
 if __name__ == "__main__":

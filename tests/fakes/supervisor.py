@@ -2,7 +2,11 @@
 
 The answers file holds a JSON list of strings; the n-th call answers the n-th string
 (the last one repeats). Each prompt is appended to $FAKE_SUPERVISOR_LOG as a JSON line.
-An answer "!sleep N" sleeps N seconds first; "!exit N" exits with status N.
+Directives instead of an answer:
+  "!sleep N"   sleep N seconds first, then answer the last string (or "[COMPLETE] slept")
+  "!exit N"    print to stderr and exit with status N
+  "!bytes N"   "[CONTINUE] " and then N bytes of words (a huge answer)
+  "!binary N"  N random bytes (not text)
 """
 
 import json
@@ -27,6 +31,14 @@ def main() -> int:
     if answer.startswith("!exit "):
         print("supervisor broke", file=sys.stderr)
         return int(answer.split()[1])
+    if answer.startswith("!bytes "):
+        size = int(answer.split()[1])
+        words = b"step " * (size // 5 + 1)
+        sys.stdout.buffer.write(b"[CONTINUE] " + words[:size])
+        return 0
+    if answer.startswith("!binary "):
+        sys.stdout.buffer.write(os.urandom(int(answer.split()[1])))
+        return 0
     sys.stdout.write(answer)
     return 0
 

@@ -1,0 +1,232 @@
+"""The supervisor runner with real child processes: huge, binary and failing answers."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ptysup.events import Event, EventLog
+from ptysup.supervisor.decide import Supervisor, SupervisorFailed
+from ptysup.supervisor.parse import Action
+from ptysup.supervisor.runner import MAX_OUTPUT, SupervisorError, SupervisorRunner
+from tests.helpers import alive, wait_for
+
+
+def printer(code: str, *, timeout: float = 30, **kw: Any) -> SupervisorRunner:
+    """A runner whose supervisor is `python -c CODE` (sys and os imported)."""
+    return SupervisorRunner(
+        [sys.executable, "-c", f"import os, sys\n{code}"], timeout=timeout, **kw
+    )
+
+
+class Events:
+    """An EventLog sink that keeps events in a list."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+
+    def write(self, event: Event) -> None:
+        self.events.append(event)
+
+    def close(self) -> None:
+        pass
+
+
+def test_five_megabytes_of_answer_are_capped_at_max_output() -> None:
+    runner = printer("sys.stdout.write('[CONTINUE] ' + 'x' * 5_000_000)")
+    start = time.monotonic()
+    answer = runner.run("prompt")
+    assert time.monotonic() - start < 20  # the pipe was drained, the child never blocked
+    assert answer.truncated
+    assert answer.out_bytes == 5_000_011
+    assert len(answer.text.encode()) == MAX_OUTPUT
+    assert answer.text.startswith("[CONTINUE] xxx")
+
+
+def test_a_cap_that_splits_a_character_keeps_the_text_before_it() -> None:
+    answer = printer("sys.stdout.buffer.write(b'[CONTINUE] x' + 'é'.encode() * 600_000)").run("p")
+    assert answer.truncated
+    assert answer.text.endswith("é")
+    assert MAX_OUTPUT - 4 < len(answer.text.encode()) <= MAX_OUTPUT
+
+
+def test_huge_stderr_with_a_failure_is_one_bounded_error() -> None:
+    runner = printer("sys.stderr.write('boom ' * 1_000_000); sys.exit(3)")
+    with pytest.raises(SupervisorError) as info:
+        runner.run("p")
+    message = str(info.value)
+    assert message.startswith("exit status 3: boom")
+    assert len(message) < 400
+
+
+@pytest.mark.parametrize(
+    ("code", "error"),
+    [
+        pytest.param(
+            "sys.stdout.buffer.write(os.urandom(200_000))", "not UTF-8 text", id="random-bytes"
+        ),
+        pytest.param(
+            "sys.stdout.buffer.write(b'[CONTINUE] \\xff\\xfe run it')",
+            "not UTF-8 text",
+            id="invalid-utf8-after-a-marker",
+        ),
+        pytest.param(
+            "sys.stdout.write('[CONTINUE] a\\0b')", "not text (NUL byte at offset 12)", id="nul"
+        ),
+        pytest.param("sys.stdout.write('\\0' * 100)", "not text", id="only-nuls"),
+        pytest.param(
+            "sys.stdout.write('\\x1b[0m\\r\\n\\x07  ')", "empty answer", id="only-controls"
+        ),
+        pytest.param("pass", "empty answer", id="nothing"),
+        pytest.param(
+            "sys.stdout.buffer.write(os.urandom(5000)); sys.stderr.write('bad key'); sys.exit(1)",
+            "exit status 1: bad key",
+            id="binary-and-a-failure",
+        ),
+    ],
+)
+def test_binary_or_empty_answers_are_failed_attempts(code: str, error: str) -> None:
+    with pytest.raises(SupervisorError, match=error.replace("(", r"\(").replace(")", r"\)")):
+        printer(code).run("p")
+
+
+@pytest.mark.parametrize("exit_code", [0, 1])
+def test_an_api_error_line_is_a_failed_attempt(exit_code: int) -> None:
+    runner = printer(
+        'print(\'API Error: 529 \\x1b[31m{"type":"overloaded_error"}\\x1b[0m\');'
+        f"sys.exit({exit_code})"
+    )
+    with pytest.raises(SupervisorError) as info:
+        runner.run("p")
+    message = str(info.value)
+    assert "API Error: 529" in message and "overloaded_error" in message
+    assert "\x1b" not in message  # it is logged and printed: no escape sequences
+
+
+def test_a_claude_supervisor_is_read_as_json(tmp_path: Path) -> None:
+    claude = tmp_path / "claude"
+    claude.write_text(
+        f"#!{sys.executable}\nimport json, sys\n"
+        "assert sys.argv[1:] == ['-p', '--output-format', 'json'], sys.argv\n"
+        "sys.stdin.read()\n"
+        "print(json.dumps({'result': '[COMPLETE] ok', 'total_cost_usd': 0.25, "
+        "'is_error': False}))\n"
+    )
+    claude.chmod(claude.stat().st_mode | stat.S_IXUSR)
+    answer = SupervisorRunner([str(claude), "-p"], timeout=30).run("p")
+    assert (answer.text, answer.cost_usd) == ("[COMPLETE] ok", 0.25)
+
+
+def test_the_prompt_reaches_stdin_intact_even_when_big() -> None:
+    prompt = "ünïcode ✓ $(touch x) `id` 'q' \"d\" \\ \x00 " * 50_000  # ~2 MB
+    runner = printer("import hashlib; print(hashlib.sha256(sys.stdin.buffer.read()).hexdigest())")
+    assert runner.run(prompt).text.strip() == hashlib.sha256(prompt.encode()).hexdigest()
+
+
+def test_a_supervisor_that_never_reads_its_prompt_still_answers() -> None:
+    answer = printer("print('[COMPLETE] did not read')").run("x" * 5_000_000)
+    assert answer.text.strip() == "[COMPLETE] did not read"
+
+
+def test_a_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
+    pid_file = tmp_path / "grandchild.pid"
+    runner = printer(
+        "import subprocess, time\n"
+        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        f"open({str(pid_file)!r}, 'w').write(str(p.pid))\n"
+        "sys.stdout.write('[COMPLETE] too late'); sys.stdout.flush()\n"
+        "time.sleep(60)",
+        timeout=2,
+    )
+    with pytest.raises(SupervisorError, match="timed out after 2s"):
+        runner.run("p")
+    grandchild = int(pid_file.read_text())
+    wait_for(lambda: not alive(grandchild), 5, "the supervisor's child to be killed")
+
+
+def test_a_truncated_answer_is_logged_and_still_decides() -> None:
+    sink = Events()
+    log = EventLog([sink])
+    runner = printer("sys.stdout.write('[CONTINUE] ' + 'step ' * 1_000_000)")
+    decided = Supervisor(runner, log, backoff=()).decide("p", iteration=1)
+    assert decided.decision.action is Action.CONTINUE
+    warnings = [e.fields["message"] for e in sink.events if e.event == "warning"]
+    assert warnings == [f"supervisor printed 5000011 bytes; only the first {MAX_OUTPUT} were read"]
+
+
+def test_binary_answers_are_retried_then_the_decision_fails() -> None:
+    sink = Events()
+    runner = printer("sys.stdout.buffer.write(os.urandom(1000) + b'\\xff')")
+    with pytest.raises(SupervisorFailed):
+        Supervisor(runner, EventLog([sink]), backoff=(0.01,)).decide("p", iteration=1)
+    errors = [e.fields for e in sink.events if e.event == "supervisor_error"]
+    assert [e["attempt"] for e in errors] == [1, 2]
+    assert all("not UTF-8 text" in e["error"] for e in errors)
+
+
+def test_an_answer_with_escape_sequences_decides_on_clean_text() -> None:
+    runner = printer(
+        "sys.stdout.write('\\x1b[1m[CONTINUE]\\x1b[0m fix \\x1b]0;pwned\\x07it\\r\\n')"
+    )
+    decided = Supervisor(runner, EventLog(), backoff=()).decide("p", iteration=1)
+    assert decided.decision.action is Action.CONTINUE
+    assert decided.decision.content == "fix it"
+
+
+@pytest.fixture(autouse=True)
+def _every_supervisor_is_reaped() -> Iterator[None]:
+    before = _children()
+    yield
+    assert _children() <= before  # no child left running, and no zombie either
+
+
+def _children() -> set[int]:
+    """This process's children, zombies included (from /proc)."""
+    found = set()
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[1]) == os.getpid():
+                        found.add(int(entry))
+            except (OSError, IndexError, ValueError):
+                continue
+    return found
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_the_supervisor_dies_with_a_killed_ptysup(tmp_path: Path) -> None:
+    # ptysup SIGKILLed mid-decision cannot kill the supervisor's group: the kernel must.
+    pid_file = tmp_path / "supervisor.pid"
+    sleeper = (
+        f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(60)"
+    )
+    ptysup = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys\n"
+            "from ptysup.supervisor.runner import SupervisorRunner\n"
+            f"SupervisorRunner([sys.executable, '-c', {sleeper!r}], timeout=60).run('p')",
+        ],
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    try:
+        wait_for(lambda: pid_file.exists() and pid_file.read_text(), 20, "the supervisor")
+        supervisor = int(pid_file.read_text())
+        assert alive(supervisor)
+        ptysup.kill()
+        ptysup.wait(10)
+        wait_for(lambda: not alive(supervisor), 5, "the supervisor to die with ptysup")
+    finally:
+        ptysup.kill()
+        ptysup.wait()
