@@ -11,6 +11,8 @@ bash scripts/setup.sh || exit $?
 
 # Every e2e test must run: a missing Claude Code fails the suite instead of skipping.
 export PTYSUP_REQUIRE_E2E=1
+# The soak test's short form; PTYSUP_SOAK_DECISIONS=200 runs the full one.
+export PTYSUP_SOAK_DECISIONS=${PTYSUP_SOAK_DECISIONS:-60}
 .venv/bin/python -m pytest -p no:cacheprovider "$@"
 rc=$?
 if [ "$rc" -eq 5 ]; then
