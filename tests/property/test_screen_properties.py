@@ -31,7 +31,6 @@ MAX_CUTS = 100  # streams per recording cut short and followed by another
 API_ERROR_EVERY = 32  # the api_error regex is slow on wide screens (see test below)
 
 
-
 def read(snap: ScreenSnapshot, api_error: bool = True) -> None:
     """Run every detector on `snap`."""
     PROFILE.screen_state(snap)
