@@ -1,13 +1,36 @@
-"""The pyte model of the agent's screen, fed off the hot path, read as snapshots."""
+"""The pyte model of the agent's screen, fed off the hot path, read as snapshots.
+
+Stock pyte 0.8.2 models a screen at about 1 MB/s: `Screen.draw` builds one namedtuple
+per character with `_replace`, and every byte of an escape sequence is a generator
+round trip. `_Screen` and `_Stream` below keep pyte's model (its buffer of `Char`s, its
+methods for everything else) and only make the hot paths cheap: runs of single-width
+characters go into a line with one `dict.update` (a run drawn again at the same column,
+as TUIs do, reuses its cells), SGR results are remembered, complete CSI/OSC/ESC
+sequences are dispatched from one regex match, and `display` re-renders only the lines
+pyte marked dirty. tests/unit/test_screen.py holds them to stock pyte's display, title,
+cursor and cells.
+
+The feeder keeps the model off the relay's path: the relay only appends to a bounded
+backlog; the model catches up in batches at most every `interval` seconds, and under a
+flood it feeds only the tail of what arrived (see `ScreenFeeder`). No history is kept
+here: the recording on disk has it.
+"""
 
 from __future__ import annotations
 
-import queue
+import collections
+import re
 import threading
-from collections.abc import Callable
+import time
+import unicodedata
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import pyte
+from pyte import charsets
+from pyte import modes as mo
+from pyte.screens import Char, wcwidth
 
 
 @dataclass(frozen=True)
@@ -26,10 +49,62 @@ class ScreenSnapshot:
         return "\n".join(rows)
 
 
+class _Cells(dict[str, Char]):
+    """The cells of one set of attributes, one shared `Char` per character, and the cells
+    of runs of text drawn more than once at the same column (TUIs repaint the same
+    borders, prompts and status lines over and over)."""
+
+    def __init__(self, attrs: Char) -> None:
+        super().__init__()
+        self._attrs = attrs
+        self.runs: dict[tuple[str, int], dict[int, Char]] = {}
+        self.seen: set[tuple[str, int]] = set()
+
+    def __missing__(self, data: str) -> Char:
+        cell = self[data] = self._attrs._replace(data=data)
+        return cell
+
+    def run(self, data: str, x: int) -> dict[int, Char] | Iterable[tuple[int, Char]]:
+        """The cells of single-width DATA drawn at column X (kept from its second time)."""
+        cells = zip(range(x, x + len(data)), map(self.__getitem__, data), strict=False)
+        key = (data, x)
+        if key not in self.seen:
+            if len(self.seen) >= _MAX_RUNS:
+                self.seen.clear()
+            self.seen.add(key)
+            return cells
+        if len(self.runs) >= _MAX_RUNS:
+            self.runs.clear()
+        row = self.runs[key] = dict(cells)
+        return row
+
+
+class _Widths(dict[str, int]):
+    """wcwidth per character, memoised without lru_cache's per-call overhead."""
+
+    def __missing__(self, char: str) -> int:
+        width = self[char] = wcwidth(char)
+        return width
+
+
+_WIDTHS = _Widths()
+_BLANK = {False: Char(" "), True: Char(" ", reverse=True)}
+_LATIN1 = charsets.LAT1_MAP
+_MAX_ATTRS = 256  # distinct attribute sets whose cells are cached (24-bit colours vary)
+_MAX_RUNS = 512  # runs of text remembered per attribute set (each at most a line of cells)
+
+
 class _Screen(pyte.Screen):
-    """pyte's Screen that hands terminal answerbacks (DA, DSR) to a callback."""
+    """pyte's Screen with fast drawing and erasing, cached rendering, and answerbacks
+    (DA, DSR) handed to a callback."""
 
     def __init__(self, columns: int, lines: int, answer: Callable[[bytes], None] | None) -> None:
+        self._cells: dict[Char, _Cells] = {}
+        self._attrs: Char | None = None  # the last attributes drawn with, and their cells
+        self._attrs_cells = _Cells(Char(" "))
+        self._sgr: dict[tuple[Char, tuple[int, ...], bool], Char] = {}
+        self._rendered: dict[int, str] = {}
+        self._rendered_size = (0, 0)
         super().__init__(columns, lines)
         self._answer = answer
 
@@ -37,13 +112,393 @@ class _Screen(pyte.Screen):
         if self._answer is not None:
             self._answer(data.encode())
 
+    @property
+    def default_char(self) -> Char:
+        """pyte's blank cell, one shared object per reverse-screen mode (every new line
+        asks for it)."""
+        return _BLANK[mo.DECSCNM in self.mode]
+
+    # -- drawing -------------------------------------------------------------------------
+    def _cells_of(self, attrs: Char) -> _Cells:
+        cells = self._cells.get(attrs)
+        if cells is None:
+            if len(self._cells) >= _MAX_ATTRS:
+                self._cells.clear()
+            cells = self._cells[attrs] = _Cells(attrs)
+        return cells
+
+    def draw(self, data: str) -> None:
+        """pyte's draw: the same cells, cursor and wrapping, without a tuple per character."""
+        if self.charset or self.g0_charset is not _LATIN1:  # Latin-1 maps every char to itself
+            data = data.translate(self.g1_charset if self.charset else self.g0_charset)
+        cursor = self.cursor
+        mode = self.mode
+        if mo.DECAWM not in mode or mo.IRM in mode or cursor.x > self.columns:
+            self._draw_each(data)
+            return
+        attrs = cursor.attrs
+        if attrs is self._attrs:
+            cells = self._attrs_cells
+        else:
+            cells = self._attrs_cells = self._cells_of(attrs)
+            self._attrs = attrs
+        x = cursor.x
+        end = x + len(data)
+        row: dict[int, Char] | Iterable[tuple[int, Char]] | None = cells.runs.get((data, x))
+        if row is None or end > self.columns:
+            if not (data.isascii() and data.isprintable()) and set(
+                map(_WIDTHS.__getitem__, data)
+            ) != {1}:
+                self._draw_each(data)
+                return
+            if end > self.columns:
+                self._draw_wrapping(data, cells)
+                return
+            row = cells.run(data, x)
+        self.buffer[cursor.y].update(row)
+        cursor.x = end
+        self.dirty.add(cursor.y)
+
+    def _draw_wrapping(self, data: str, cells: _Cells) -> None:
+        """Single-width characters past the last column: a line at a time, wrapping."""
+        cursor = self.cursor
+        columns = self.columns
+        x = cursor.x
+        line = self.buffer[cursor.y]
+        pos, end = 0, len(data)
+        while pos < end:
+            if x == columns:
+                self.dirty.add(cursor.y)
+                self.carriage_return()
+                self.linefeed()
+                x = cursor.x
+                line = self.buffer[cursor.y]
+            take = min(end - pos, columns - x)
+            chunk = map(cells.__getitem__, data[pos : pos + take])
+            line.update(zip(range(x, x + take), chunk, strict=False))
+            x += take
+            pos += take
+        cursor.x = x
+        self.dirty.add(cursor.y)
+
+    def _draw_each(self, data: str) -> None:
+        """pyte 0.8.2's per-character draw loop (after the charset translation)."""
+        columns = self.columns
+        for char in data:
+            char_width = _WIDTHS[char]
+            cursor = self.cursor
+            if cursor.x == columns:
+                if mo.DECAWM in self.mode:
+                    self.dirty.add(cursor.y)
+                    self.carriage_return()
+                    self.linefeed()
+                elif char_width > 0:
+                    cursor.x -= char_width
+            if mo.IRM in self.mode and char_width > 0:
+                self.insert_characters(char_width)
+            line = self.buffer[cursor.y]
+            if char_width == 1:
+                line[cursor.x] = self._cells_of(cursor.attrs)[char]
+            elif char_width == 2:
+                cells = self._cells_of(cursor.attrs)
+                line[cursor.x] = cells[char]
+                if cursor.x + 1 < columns:
+                    line[cursor.x + 1] = cells[""]  # the stub after a two-cell character
+            elif char_width == 0 and unicodedata.combining(char):
+                if cursor.x:
+                    last = line[cursor.x - 1]
+                    normalized = unicodedata.normalize("NFC", last.data + char)
+                    line[cursor.x - 1] = last._replace(data=normalized)
+                elif cursor.y:
+                    above = self.buffer[cursor.y - 1]
+                    last = above[columns - 1]
+                    normalized = unicodedata.normalize("NFC", last.data + char)
+                    above[columns - 1] = last._replace(data=normalized)
+                    self.dirty.add(cursor.y - 1)  # pyte forgets this line changed
+            else:
+                break  # unprintable: pyte drops the rest of the text
+            if char_width > 0:
+                cursor.x = min(cursor.x + char_width, columns)
+        self.dirty.add(self.cursor.y)
+
+    # -- attributes and cursor moves: pyte's semantics, fewer calls ---------------------
+    def select_graphic_rendition(self, *attrs: int) -> None:
+        """pyte's SGR, remembered: the result depends only on the current attributes, the
+        parameters and reverse-screen mode."""
+        key = (self.cursor.attrs, attrs, mo.DECSCNM in self.mode)
+        known = self._sgr.get(key)
+        if known is None:
+            super().select_graphic_rendition(*attrs)
+            if len(self._sgr) >= _MAX_ATTRS:
+                self._sgr.clear()
+            known = self._sgr[key] = self.cursor.attrs
+        self.cursor.attrs = known
+
+    def cursor_to_column(self, column: int | None = None) -> None:
+        self.cursor.x = min(max(0, (column or 1) - 1), self.columns - 1)
+
+    def cursor_forward(self, count: int | None = None) -> None:
+        cursor = self.cursor
+        cursor.x = min(max(0, cursor.x + (count or 1)), self.columns - 1)
+
+    def cursor_up(self, count: int | None = None) -> None:
+        top = 0 if self.margins is None else self.margins.top
+        self.cursor.y = max(self.cursor.y - (count or 1), top)
+
+    def cursor_down(self, count: int | None = None) -> None:
+        bottom = self.lines - 1 if self.margins is None else self.margins.bottom
+        self.cursor.y = min(self.cursor.y + (count or 1), bottom)
+
+    def index(self) -> None:
+        """pyte's index; a scroll moves the lines with one dict.update."""
+        top, bottom = self.margins or (0, self.lines - 1)
+        if self.cursor.y == bottom:
+            self.dirty.update(range(self.lines))
+            buffer = self.buffer
+            buffer.update(
+                zip(
+                    range(top, bottom),
+                    map(buffer.__getitem__, range(top + 1, bottom + 1)),
+                    strict=True,
+                )
+            )
+            buffer.pop(bottom, None)
+        else:
+            self.cursor_down()
+
+    def insert_lines(self, count: int | None = None) -> None:
+        """pyte's insert_lines, where a line that was never drawn on moves like a blank one
+        (pyte leaves the old line in its place until its `display` has been read)."""
+        count = count or 1
+        top, bottom = self.margins or (0, self.lines - 1)
+        cursor = self.cursor
+        if top <= cursor.y <= bottom:
+            self.dirty.update(range(cursor.y, self.lines))
+            buffer = self.buffer
+            for y in range(bottom, cursor.y - 1, -1):
+                line = buffer.pop(y, None)
+                if y + count <= bottom:
+                    if line is None:
+                        buffer.pop(y + count, None)
+                    else:
+                        buffer[y + count] = line
+            self.carriage_return()
+
+    def delete_lines(self, count: int | None = None) -> None:
+        """pyte's delete_lines, where a line that was never drawn on moves like a blank one."""
+        count = count or 1
+        top, bottom = self.margins or (0, self.lines - 1)
+        cursor = self.cursor
+        if top <= cursor.y <= bottom:
+            self.dirty.update(range(cursor.y, self.lines))
+            buffer = self.buffer
+            for y in range(cursor.y, bottom + 1):
+                line = buffer.pop(y + count, None) if y + count <= bottom else None
+                if line is None:
+                    buffer.pop(y, None)
+                else:
+                    buffer[y] = line
+            self.carriage_return()
+
+    # -- erasing: pyte's semantics, one dict.update instead of a loop ---------------------
+    def erase_in_line(self, how: int = 0, private: bool = False) -> None:
+        cursor = self.cursor
+        self.dirty.add(cursor.y)
+        if how == 0:
+            interval = range(cursor.x, self.columns)
+        elif how == 1:
+            interval = range(cursor.x + 1)
+        elif how == 2:
+            interval = range(self.columns)
+        else:  # pyte raises UnboundLocalError here; an unknown mode erases nothing
+            return
+        self.buffer[cursor.y].update(dict.fromkeys(interval, cursor.attrs))
+
+    def erase_characters(self, count: int | None = None) -> None:
+        cursor = self.cursor
+        self.dirty.add(cursor.y)
+        interval = range(cursor.x, min(cursor.x + (count or 1), self.columns))
+        self.buffer[cursor.y].update(dict.fromkeys(interval, cursor.attrs))
+
+    def erase_in_display(self, how: int = 0, *args: Any, **kwargs: Any) -> None:
+        cursor = self.cursor
+        if how == 0:
+            interval = range(cursor.y + 1, self.lines)
+        elif how == 1:
+            interval = range(cursor.y)
+        elif how == 2 or how == 3:
+            interval = range(self.lines)
+        else:  # pyte raises UnboundLocalError here; an unknown mode erases nothing
+            return
+        self.dirty.update(interval)
+        for y in interval:
+            line = self.buffer[y]
+            line.update(dict.fromkeys(line, cursor.attrs))
+        if how == 0 or how == 1:
+            self.erase_in_line(how)
+
+    # -- reading -------------------------------------------------------------------------
+    @property
+    def display(self) -> list[str]:
+        """pyte's display, re-rendering only lines marked dirty since the last call."""
+        size = (self.lines, self.columns)
+        if size != self._rendered_size:
+            self._rendered = {}
+            self._rendered_size = size
+        rendered = self._rendered
+        for y in self.dirty:
+            rendered.pop(y, None)
+        self.dirty.clear()
+        out = []
+        for y in range(self.lines):
+            text = rendered.get(y)
+            if text is None:
+                text = rendered[y] = self._render(y)
+            out.append(text)
+        return out
+
+    def _render(self, y: int) -> str:
+        line = self.buffer.get(y)
+        if not line:
+            return " " * self.columns
+        chars = [line[x].data for x in range(self.columns)]
+        if all(len(c) == 1 for c in chars) and "".join(chars).isascii():
+            return "".join(chars)
+        out = []
+        wide = False
+        for char in chars:
+            if wide:  # the stub after a two-cell character
+                wide = False
+                continue
+            if not char:  # a stub whose wide character was overwritten (pyte raises)
+                out.append(" ")
+                continue
+            out.append(char)
+            wide = _WIDTHS[char[0]] == 2
+        return "".join(out)
+
+
+# Complete escape sequences the fast path dispatches itself, after pyte's plain-text run
+# and its C0 controls; anything else (a sequence split across feeds, a C0 control inside
+# a CSI, C1 introducers, palette OSCs) goes through pyte's own parser.
+_SEQUENCES = (
+    r"|\x1b\[([0-9;?> ]*)([!-#%-/:<=@-~])"  # CSI: groups 3, 4
+    r"|\x1b\]([^RP])([^\x07\x1b\x9c]*)(?:\x07|\x9c|\x1b\\)"  # OSC: groups 5, 6
+    r"|\x1b([^\[\]#%()])"  # two-character ESC: group 7
+)
+_TEXT, _BASIC, _CSI, _OSC, _ESC = 1, 2, 4, 6, 7  # the last group of each alternative
+_SHIFTS = (pyte.control.SI, pyte.control.SO)
+_MAX_PARAMS = 1024  # distinct CSI parameter strings remembered
+
+
+class _Stream(pyte.ByteStream):
+    """pyte's ByteStream whose parser takes complete sequences from one regex match.
+
+    pyte's parser is a generator fed one character at a time; it stays the authority
+    for everything the fast path does not match, and holds the state between feeds.
+    The fast path dispatches exactly as that generator would: the same methods with the
+    same arguments (`?` anywhere means private, `>` and spaces are ignored, parameters
+    are clamped to 9999), so only its speed differs.
+    """
+
+    rejected = 0  # sequences skipped because pyte raised on them
+    last_rejected: Exception | None = None
+
+    def attach(self, screen: pyte.Screen) -> None:
+        super().attach(screen)
+        debug = screen.debug
+
+        def table(mapping: dict[str, str]) -> collections.defaultdict[str, Callable[..., Any]]:
+            return collections.defaultdict(
+                lambda: debug, {key: getattr(screen, name) for key, name in mapping.items()}
+            )
+
+        self._basic = table(self.basic)
+        self._esc = table(self.escape)
+        self._csi = table(self.csi)
+        self._params: dict[str, tuple[tuple[int, ...], bool]] = {}
+        controls = "".join(map(re.escape, self.basic))
+        self._token = re.compile(
+            f"({self._text_pattern.pattern})|([{controls}])" + _SEQUENCES, re.DOTALL
+        )
+
+    def resync(self) -> None:
+        """Forget a half-read sequence or character (the bytes after it were dropped)."""
+        self.utf8_decoder.reset()
+        self._initialize_parser()
+
+    def feed(self, data: bytes) -> None:  # type: ignore[override]  # as pyte's ByteStream
+        text = self.utf8_decoder.decode(data) if self.use_utf8 else "".join(map(chr, data))
+        self._feed_text(text)
+
+    def _csi_params(self, middle: str) -> tuple[tuple[int, ...], bool]:
+        known = self._params.get(middle)
+        if known is None:
+            digits = middle.replace("?", "").replace(">", "").replace(" ", "")
+            params = tuple(min(int(p or 0), 9999) for p in digits.split(";"))
+            if len(self._params) >= _MAX_PARAMS:
+                self._params.clear()
+            known = self._params[middle] = (params, "?" in middle)
+        return known
+
+    def _feed_text(self, data: str) -> None:
+        screen = self.listener
+        assert screen is not None
+        draw = screen.draw
+        match = self._token.match
+        send = self._send_to_parser
+        basic, esc, csi, params = self._basic, self._esc, self._csi, self._params
+        taking = self._taking_plain_text
+        offset, length = 0, len(data)
+        while offset < length:
+            try:
+                while offset < length:
+                    m = match(data, offset) if taking else None
+                    if m is None:
+                        char = data[offset]
+                        offset += 1
+                        taking = send(char)
+                        continue
+                    offset = m.end()
+                    kind = m.lastindex
+                    if kind == _TEXT:
+                        draw(m[1])
+                    elif kind == _CSI:
+                        middle = m[3]
+                        known = params.get(middle)
+                        if known is None:
+                            known = self._csi_params(middle)
+                        if known[1]:
+                            csi[m[4]](*known[0], private=True)
+                        else:
+                            csi[m[4]](*known[0])
+                    elif kind == _BASIC:
+                        char = m[2]
+                        if not (char in _SHIFTS and self.use_utf8):
+                            basic[char]()
+                    elif kind == _OSC:
+                        code, param = m[5], m[6][1:]
+                        if code in "01":
+                            screen.set_icon_name(param)
+                        if code in "02":
+                            screen.set_title(param)
+                    else:
+                        esc[m[_ESC]]()
+            except Exception as exc:
+                # A sequence pyte cannot take (e.g. `CSI 1;2 A`: too many parameters) is
+                # skipped; stock pyte would drop the rest of the chunk with it.
+                self.rejected += 1
+                self.last_rejected = exc
+                taking = True  # pyte's parser restarted, or was never left
+        self._taking_plain_text = taking
+
 
 class ScreenModel:
     """A pyte Screen + ByteStream behind a lock: any chunk can be fed, any thread can read."""
 
     def __init__(self, rows: int, cols: int, answer: Callable[[bytes], None] | None = None) -> None:
         self._screen = _Screen(cols, rows, answer)
-        self._stream = pyte.ByteStream(self._screen)
+        self._stream = _Stream(self._screen)
         self._lock = threading.Lock()
 
     def feed(self, data: bytes) -> None:
@@ -51,10 +506,20 @@ class ScreenModel:
         with self._lock:
             self._stream.feed(data)
 
+    def resync(self) -> None:
+        """Start parsing afresh: what follows does not continue what was fed before."""
+        with self._lock:
+            self._stream.resync()
+
     def resize(self, rows: int, cols: int) -> None:
         """Follow a window-size change (before the agent repaints)."""
         with self._lock:
             self._screen.resize(rows, cols)
+
+    @property
+    def rejected(self) -> int:
+        """How many escape sequences were skipped because pyte raised on them."""
+        return self._stream.rejected
 
     def snapshot(self) -> ScreenSnapshot:
         """A consistent copy of what is on screen now."""
@@ -63,55 +528,232 @@ class ScreenModel:
             return ScreenSnapshot(tuple(s.display), s.title or "", (s.cursor.y, s.cursor.x))
 
 
+# Under heavy output the person's terminal comes first, and the model only has to be
+# right once the output stops: nobody reads the screens in between but the detector,
+# which then only needs to see that output flows.
+#
+# - While output flows, a batch of up to BURST bytes is fed whole. A bigger one, or any
+#   once bytes were dropped, is a flood: every FLOOD_EVERY seconds its last FLOOD_TAIL
+#   bytes are fed, from a line start, which keeps the screen roughly current for a few
+#   ms of work; the batches in between only tell `on_update` that output flows.
+# - The backlog keeps the newest BACKLOG bytes; older ones are dropped as they arrive.
+# - Once a flood pauses for SETTLE_QUIET, the newest SETTLE bytes (fed or not) are fed
+#   again from a line start, after the last title seen: scrolling output only shows its
+#   last lines and a full repaint only what it painted, so for those the screen is the
+#   one a complete feed makes (tests/unit/test_relay.py). A program that floods while
+#   patching its screen with relative cursor moves is left approximate until it repaints.
+# - A burst that stops before the backlog overflows is fed whole, exactly: Claude Code's
+#   output (a few KB per repaint, under 1 KB/s) is always modelled byte for byte.
+BACKLOG = 256 * 1024  # unfed bytes kept: at most about 50 ms of the model's work
+BURST = 32 * 1024  # fed whole per batch while output flows: at most a few ms
+FLOOD_TAIL = 8 * 1024  # fed during a flood: about a screenful, 1-2 ms
+FLOOD_EVERY = 0.25  # seconds between flood tails (batches in between only signal output)
+SETTLE = 32 * 1024  # fed again once a flood pauses: a few screenfuls, about 5-10 ms
+INTERVAL = 0.04  # seconds between batches (and on_update calls) while output flows
+QUIET = 0.01  # output paused this long: bring the screen up to date now
+SETTLE_QUIET = 0.025  # a flood paused this long: it ended (shorter gaps happen within)
+SLICE = 8 * 1024  # bytes fed under the lock at a time; readers and the relay get turns
+
+_TITLE = re.compile(rb"\x1b\][02];[^\x07\x1b]*(?:\x07|\x1b\\)")
+
+
+class _Recent:
+    """The newest bytes, at least `keep` of them once that many arrived."""
+
+    def __init__(self, keep: int) -> None:
+        self._keep = keep
+        self._chunks: collections.deque[bytes] = collections.deque()
+        self.size = 0
+
+    def add(self, data: bytes) -> None:
+        self._chunks.append(data)
+        self.size += len(data)
+        while self.size - len(self._chunks[0]) >= self._keep:
+            self.size -= len(self._chunks.popleft())
+
+    def take(self) -> list[bytes]:
+        """The chunks, emptied."""
+        chunks = list(self._chunks)
+        self._chunks.clear()
+        self.size = 0
+        return chunks
+
+    def copy(self) -> list[bytes]:
+        return list(self._chunks)
+
+
+@dataclass(frozen=True)
+class _Batch:
+    """What the feeder took from the backlog at once."""
+
+    data: list[bytes]  # unfed output, oldest first
+    dropped: int  # bytes dropped from the backlog before it
+    recent: list[bytes]  # the newest SETTLE bytes or more, fed or not
+    title: bytes  # the last title sequence seen so far
+    paused: float  # seconds since the last output
+
+
 class ScreenFeeder:
     """A thread that feeds the model in batches and calls `on_update` after each batch.
 
-    The relay only appends to a queue, so a slow model never delays the person's view.
+    The relay only appends to a bounded backlog (`put` never blocks and never parses), so
+    a slow model never delays the person's view. A batch starts at once after a quiet
+    spell, then at most every `interval` seconds while output keeps coming, so
+    `on_update` (a snapshot and the state detector) runs a bounded number of times per
+    second. Once output pauses (QUIET, or SETTLE_QUIET after a flood), the next batch
+    starts at once: the screen is current a few tens of ms after the agent goes quiet,
+    however much it printed.
     """
 
-    def __init__(self, model: ScreenModel, on_update: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        model: ScreenModel,
+        on_update: Callable[[], None],
+        *,
+        backlog: int = BACKLOG,
+        interval: float = INTERVAL,
+        on_error: Callable[[BaseException], None] | None = None,
+    ) -> None:
         self._model = model
         self._on_update = on_update
-        self._queue: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._interval = interval
+        self._on_error = on_error
+        self._backlog = _Recent(backlog)  # not fed yet
+        self._recent = _Recent(SETTLE)  # fed or not
+        self._dropped = 0  # from the backlog since the last batch
+        self._title = b""
+        self._lock = threading.Lock()
+        self._has_data = threading.Condition(self._lock)
+        self._idle = threading.Condition(self._lock)
+        self._stop = threading.Event()
+        self._clock = time.monotonic  # the waits below are real time
+        self._last_put = 0.0
+        self._busy = False  # a batch is being fed
+        self._flooded = False  # the screen is approximate until a settle
+        self._flood_fed = -float("inf")  # when a flood tail was last fed
         self._thread = threading.Thread(target=self._run, name="ptysup-screen", daemon=True)
-        self._pending = 0
-        self._cond = threading.Condition()
+        self.dropped = 0  # bytes never modelled (for tests and the bench)
+        self.errors: list[BaseException] = []
 
     def start(self) -> None:
         """Start the feeding thread."""
         self._thread.start()
 
     def put(self, data: bytes) -> None:
-        """Queue agent output (called by the relay; never blocks)."""
-        with self._cond:
-            self._pending += 1
-        self._queue.put(data)
+        """Queue agent output (called by the relay; never blocks on the model)."""
+        with self._lock:
+            before = self._backlog.size
+            self._backlog.add(data)
+            self._dropped += before + len(data) - self._backlog.size
+            self._recent.add(data)
+            if b"\x1b]" in data:
+                self._title = _last_title(data) or self._title
+            self._last_put = self._clock()
+            self._has_data.notify()
+
+    @property
+    def pending(self) -> int:
+        """Bytes waiting for the model (at most about `backlog`)."""
+        with self._lock:
+            return self._backlog.size
 
     def drained(self, timeout: float) -> bool:
-        """Wait until every queued byte is in the model."""
-        with self._cond:
-            return self._cond.wait_for(lambda: self._pending == 0, timeout)
+        """Wait until the model has caught up with every byte put (or dropped it)."""
+        with self._lock:
+            return self._idle.wait_for(lambda: not self._backlog.size and not self._busy, timeout)
 
     def stop(self) -> None:
         """Feed what is queued, then end the thread."""
-        self._queue.put(None)
-        self._thread.join(timeout=5)
+        with self._lock:
+            self._stop.set()
+            self._has_data.notify()
+        if self._thread.is_alive():
+            self._thread.join(timeout=5)
 
     def _run(self) -> None:
+        last_batch = -float("inf")
         while True:
-            item = self._queue.get()
-            batch: list[bytes] = []
-            while item is not None:
-                batch.append(item)
-                try:
-                    item = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-            if batch:
-                self._model.feed(b"".join(batch))
+            with self._lock:
+                # After a flood, the settling batch comes even if no more output does.
+                self._has_data.wait_for(
+                    lambda: self._backlog.size or self._flooded or self._stop.is_set()
+                )
+                if self._stop.is_set() and not self._backlog.size and not self._flooded:
+                    return
+            self._gather(last_batch)
+            with self._lock:
+                paused = float("inf") if self._stop.is_set() else self._clock() - self._last_put
+                batch = _Batch(
+                    self._backlog.take(), self._dropped, self._recent.copy(), self._title, paused
+                )
+                self._dropped = 0
+                self._busy = True
+            try:
+                self._feed(batch)
                 self._on_update()
-                with self._cond:
-                    self._pending -= len(batch)
-                    self._cond.notify_all()
-            if item is None:
+            except Exception as exc:  # a model bug must not stop the screen for good
+                self.errors.append(exc)
+                if self._on_error is not None:
+                    self._on_error(exc)
+            finally:
+                last_batch = self._clock()
+                with self._lock:
+                    self._busy = False
+                    self._idle.notify_all()
+
+    def _gather(self, last_batch: float) -> None:
+        """Let output gather until `interval` after the last batch, or until it pauses:
+        the screen must be current soon after the agent goes quiet. (Waiting on the stop
+        event, outside the lock: puts do not wake this wait, a stop does.)"""
+        while not self._stop.is_set():
+            now = self._clock()
+            quiet = SETTLE_QUIET if self._flooded else QUIET
+            paused = now - self._last_put
+            if paused >= quiet:
                 return
+            wait = quiet - paused
+            if self._backlog.size:
+                left = last_batch + self._interval - now
+                if left <= 0:
+                    return
+                wait = min(wait, left)
+            self._stop.wait(wait)
+
+    def _feed(self, batch: _Batch) -> None:
+        size = sum(map(len, batch.data))
+        self._flooded = self._flooded or batch.dropped > 0
+        if not self._flooded and (batch.paused >= QUIET or size <= BURST):
+            self._feed_all(b"".join(batch.data))  # exact
+        elif batch.paused >= SETTLE_QUIET:
+            self.dropped += batch.dropped + size
+            self._feed_tail(b"".join(batch.recent), SETTLE, batch.title)
+            self._flooded = False
+        else:
+            self.dropped += batch.dropped + size
+            now = self._clock()
+            if now - self._flood_fed >= FLOOD_EVERY:
+                self._feed_tail(b"".join(batch.data), FLOOD_TAIL, batch.title)
+                self._flood_fed = now
+            self._flooded = True
+
+    def _feed_tail(self, data: bytes, keep: int, title: bytes) -> None:
+        """The last KEEP bytes of DATA from a line start, after TITLE, parsed afresh (no
+        escape sequence or UTF-8 character spans a newline)."""
+        tail = data[-keep:]
+        cut = tail.find(b"\n") + 1 if len(data) > keep else 0
+        self._model.resync()
+        self._feed_all(title + tail[cut:])
+
+    def _feed_all(self, data: bytes) -> None:
+        for start in range(0, len(data), SLICE):
+            self._model.feed(data[start : start + SLICE])
+            time.sleep(0)  # hand the GIL to the relay between slices
+
+
+def _last_title(data: bytes) -> bytes:
+    """The last complete OSC 0/2 (title) sequence in `data`, or b""."""
+    start = max(data.rfind(b"\x1b]0;"), data.rfind(b"\x1b]2;"))
+    if start < 0:
+        return b""
+    m = _TITLE.match(data, start)
+    return m.group() if m else b""

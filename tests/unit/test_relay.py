@@ -1,0 +1,332 @@
+"""The relay and the screen feeder under heavy output.
+
+The person's view is never held up by the screen model: the relay hands output to a
+feeder whose backlog is bounded, and however much the agent printed, the screen once it
+stops is the one stock pyte shows after every byte. Real PTYs and real children; every
+wait is for an event or a sentinel.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyte
+import pytest
+
+from ptysup.terminal.pty_ import AgentProcess
+from ptysup.terminal.relay import Relay, RelayHandlers
+from ptysup.terminal.screen import BACKLOG, ScreenFeeder, ScreenModel, ScreenSnapshot
+
+TRANSCRIPTS = Path(__file__).resolve().parents[2] / "fixtures" / "transcripts"
+ROWS, COLS = 24, 80
+
+
+def plain_flood(size: int, seed: int = 1) -> bytes:
+    """Numbered log lines of 0-120 characters, SIZE bytes or a little more."""
+    rnd = random.Random(seed)
+    lines, total, n = [], 0, 0
+    while total < size:
+        text = "".join(rnd.choices("abcdefgh ", k=rnd.randint(0, 120)))
+        line = f"{n:07d} \x1b[3{n % 8}m{text}\x1b[0m\r\n".encode()
+        lines.append(line)
+        total += len(line)
+        n += 1
+    return b"".join(lines)
+
+
+def redraw_stream() -> bytes:
+    """The recorded Claude Code output, every session in order."""
+    out = []
+    for cast in sorted(TRANSCRIPTS.glob("*.cast")):
+        for line in cast.read_text(encoding="utf-8").splitlines()[1:]:
+            _, code, data = json.loads(line)
+            if code == "o":
+                out.append(data.encode("utf-8", "surrogateescape"))
+    return b"".join(out)
+
+
+def stock_screen(data: bytes, rows: int = ROWS, cols: int = COLS) -> tuple[list[str], str]:
+    screen = pyte.Screen(cols, rows)
+    pyte.ByteStream(screen).feed(data)
+    return list(screen.display), screen.title
+
+
+class GatedModel(ScreenModel):
+    """A ScreenModel whose feed waits for the gate: the slowest model there could be."""
+
+    def __init__(self, rows: int, cols: int) -> None:
+        super().__init__(rows, cols)
+        self.gate = threading.Event()
+        self.entered = threading.Event()
+
+    def feed(self, data: bytes) -> None:
+        self.entered.set()
+        self.gate.wait()
+        super().feed(data)
+
+
+@dataclass
+class Updates:
+    """What on_update saw."""
+
+    model: ScreenModel
+    snapshots: list[ScreenSnapshot] = field(default_factory=list)
+    changed: threading.Condition = field(default_factory=threading.Condition)
+
+    def __call__(self) -> None:
+        snap = self.model.snapshot()
+        with self.changed:
+            self.snapshots.append(snap)
+            self.changed.notify_all()
+
+    def wait_for_text(self, text: str, timeout: float = 10) -> ScreenSnapshot:
+        with self.changed:
+            assert self.changed.wait_for(
+                lambda: any(text in s.text() for s in self.snapshots), timeout
+            ), f"no update showed {text!r}"
+            return next(s for s in self.snapshots if text in s.text())
+
+
+@pytest.fixture
+def feeder_of() -> Iterator[list[ScreenFeeder]]:
+    started: list[ScreenFeeder] = []
+    yield started
+    for feeder in started:
+        if isinstance(feeder._model, GatedModel):
+            feeder._model.gate.set()
+        feeder.stop()
+
+
+def start(
+    feeders: list[ScreenFeeder], model: ScreenModel, **kw: float
+) -> tuple[ScreenFeeder, Updates]:
+    updates = Updates(model)
+    feeder = ScreenFeeder(model, updates, **kw)  # type: ignore[arg-type]
+    feeder.start()
+    feeders.append(feeder)
+    return feeder, updates
+
+
+def pieces(data: bytes, size: int = 4096) -> Iterator[bytes]:
+    for i in range(0, len(data), size):
+        yield data[i : i + size]
+
+
+# -- the feeder --------------------------------------------------------------------------
+def test_a_stuck_model_never_blocks_put_and_the_backlog_stays_bounded(
+    feeder_of: list[ScreenFeeder],
+) -> None:
+    model = GatedModel(ROWS, COLS)
+    feeder, _ = start(feeder_of, model)
+    flood = plain_flood(2_000_000)
+    feeder.put(b"first\r\n")
+    assert model.entered.wait(5)  # the feeder thread is now stuck inside the model
+    for chunk in pieces(flood, 65536):
+        feeder.put(chunk)
+        assert feeder.pending <= BACKLOG + 65536
+    model.gate.set()
+    assert feeder.drained(10)
+    assert feeder.dropped > len(flood) - BACKLOG - 65536
+    lines, _ = stock_screen(b"first\r\n" + flood)
+    assert list(model.snapshot().lines) == lines
+
+
+def cast_output(name: str) -> bytes:
+    lines = (TRANSCRIPTS / f"{name}.cast").read_text(encoding="utf-8").splitlines()[1:]
+    events = [json.loads(line) for line in lines]
+    return b"".join(d.encode("utf-8", "surrogateescape") for _, c, d in events if c == "o")
+
+
+@pytest.mark.parametrize("kind", ["plain", "claude"])
+def test_after_a_flood_the_screen_is_the_one_every_byte_makes(
+    feeder_of: list[ScreenFeeder], kind: str
+) -> None:
+    if kind == "plain":  # scrolling output: only its last lines show
+        flood, rows, cols = plain_flood(1_500_000), ROWS, COLS
+    else:
+        # Claude Code's own redraws over and over, then a session that ends with a full
+        # repaint (`/clear`): only what was painted since shows. (A program that patches
+        # its screen with relative moves only, and floods, is left approximate until it
+        # repaints in full; Claude Code's output stays far below the backlog.)
+        block = redraw_stream()
+        flood = block * (1_500_000 // len(block)) + cast_output("clear")
+        rows, cols = 40, 120
+    model = ScreenModel(rows, cols)
+    feeder, updates = start(feeder_of, model)
+    for chunk in pieces(flood):
+        feeder.put(chunk)
+    assert feeder.drained(10)
+    assert feeder.dropped > 0  # most of it was never modelled
+    snap = model.snapshot()
+    lines, title = stock_screen(flood, rows, cols)
+    assert list(snap.lines) == lines
+    assert snap.title == title
+    assert updates.snapshots[-1] == snap
+
+
+def test_a_title_set_in_dropped_output_survives(feeder_of: list[ScreenFeeder]) -> None:
+    model = GatedModel(ROWS, COLS)
+    feeder, _ = start(feeder_of, model)
+    feeder.put(b"\x1b]0;old title\x07x")
+    assert model.entered.wait(5)
+    feeder.put(b"\x1b]2;the title\x07" + plain_flood(2_000_000))
+    feeder.put(plain_flood(1_000_000, seed=2))
+    model.gate.set()
+    assert feeder.drained(10)
+    assert feeder.dropped > 0
+    assert model.snapshot().title == "the title"
+
+
+def test_a_burst_that_fits_the_backlog_is_fed_whole(feeder_of: list[ScreenFeeder]) -> None:
+    # Claude Code repainting a long conversation: nothing may be skipped.
+    model = GatedModel(40, 120)
+    feeder, _ = start(feeder_of, model)
+    feeder.put(b"\x1b[2J")
+    assert model.entered.wait(5)
+    burst = redraw_stream()
+    assert len(burst) < BACKLOG
+    for chunk in pieces(burst, 300):
+        feeder.put(chunk)
+    model.gate.set()
+    assert feeder.drained(10)
+    assert feeder.dropped == 0
+    assert list(model.snapshot().lines) == stock_screen(b"\x1b[2J" + burst, 40, 120)[0]
+
+
+def test_updates_are_throttled_under_a_flood_and_current_once_it_stops(
+    feeder_of: list[ScreenFeeder],
+) -> None:
+    model = ScreenModel(ROWS, COLS)
+    feeder, updates = start(feeder_of, model, interval=0.05)
+    flood = plain_flood(1_000_000) * 20
+    for chunk in pieces(flood):
+        feeder.put(chunk)
+    feeder.put(b"\r\nthe last line\r\n")
+    updates.wait_for_text("the last line")
+    # 20 MB in 4 KB pieces is about 5000 puts; each batch is one update.
+    assert len(updates.snapshots) < 200
+    assert feeder.drained(5)
+
+
+def test_stop_feeds_what_is_queued(feeder_of: list[ScreenFeeder]) -> None:
+    model = ScreenModel(ROWS, COLS)
+    feeder, _ = start(feeder_of, model, interval=10)  # the next batch would be far away
+    feeder.put(b"one")
+    assert feeder.drained(5)
+    feeder.put(b" two")
+    feeder.stop()
+    assert model.snapshot().lines[0].rstrip() == "one two"
+
+
+def test_a_model_error_is_kept_and_feeding_goes_on(feeder_of: list[ScreenFeeder]) -> None:
+    class Broken(ScreenModel):
+        def feed(self, data: bytes) -> None:
+            if b"boom" in data:
+                raise RuntimeError("model bug")
+            super().feed(data)
+
+    model = Broken(ROWS, COLS)
+    seen: list[BaseException] = []
+    feeder = ScreenFeeder(model, lambda: None, on_error=seen.append)
+    feeder_of.append(feeder)
+    feeder.start()
+    feeder.put(b"boom")
+    assert feeder.drained(5)
+    feeder.put(b"fine")
+    assert feeder.drained(5)
+    assert [str(e) for e in seen] == ["model bug"]
+    assert "fine" in model.snapshot().text()
+
+
+# -- the relay ---------------------------------------------------------------------------
+PRINTER = """
+import os, sys
+data = open(sys.argv[1], "rb").read()
+view = memoryview(data)
+while view:
+    view = view[os.write(1, view[:65536]):]
+"""
+
+
+@dataclass
+class RelayRun:
+    to_person: bytes
+    observed: list[bytes]
+    eof_after: int  # observed bytes when on_agent_eof came
+
+
+def relay(tmp_path: Path, data: bytes, on_output_extra: object = None) -> RelayRun:
+    """Relay a child printing DATA (raw mode, so bytes pass unchanged) to a file."""
+    payload = tmp_path / "payload"
+    payload.write_bytes(data)
+    script = tmp_path / "printer.py"
+    script.write_text(PRINTER)
+    agent = AgentProcess.spawn(
+        ["/bin/sh", "-c", f'stty raw -echo; exec "{sys.executable}" "{script}" "{payload}"'],
+        cwd=str(tmp_path),
+        env=dict(os.environ),
+        size=(ROWS, COLS),
+    )
+    out_path = tmp_path / "person"
+    out_fd = os.open(out_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    wake_r, wake_w = os.pipe()
+    sig_r, sig_w = os.pipe()
+    observed: list[bytes] = []
+    eof_after: list[int] = []
+
+    def on_output(chunk: bytes) -> None:
+        observed.append(chunk)
+        if callable(on_output_extra):
+            on_output_extra(chunk)
+
+    def on_eof() -> None:
+        eof_after.append(sum(map(len, observed)))
+        os.write(wake_w, b"x")
+
+    try:
+        Relay(
+            agent,
+            RelayHandlers(on_output, on_eof, lambda _s: None, lambda _r, _c: None),
+            signal_fd=sig_r,
+            wake_fd=wake_r,
+            out_fd=out_fd,
+        ).run()
+    finally:
+        agent.terminate(grace=0.5)
+        agent.close()
+        for fd in (out_fd, wake_r, wake_w, sig_r, sig_w):
+            os.close(fd)
+    return RelayRun(out_path.read_bytes(), observed, eof_after[0])
+
+
+def test_every_byte_reaches_the_person_and_the_observers_in_order(tmp_path: Path) -> None:
+    data = plain_flood(3_000_000)
+    run = relay(tmp_path, data)
+    assert run.to_person == data
+    assert b"".join(run.observed) == data
+    assert run.eof_after == len(data)  # nothing held back when the agent ends
+    assert max(map(len, run.observed)) <= 3 * 65536  # handed on in bounded pieces
+
+
+def test_a_stuck_screen_model_does_not_slow_the_relay(tmp_path: Path) -> None:
+    model = GatedModel(ROWS, COLS)
+    feeder = ScreenFeeder(model, lambda: None)
+    feeder.start()
+    try:
+        data = plain_flood(2_000_000)
+        run = relay(tmp_path, data, feeder.put)  # returns only once the agent is done
+        assert run.to_person == data
+        assert model.entered.is_set() and not model.gate.is_set()
+        assert feeder.pending <= BACKLOG + 2 * 65536
+    finally:
+        model.gate.set()
+        feeder.stop()
+    lines, _ = stock_screen(data)
+    assert list(model.snapshot().lines) == lines
