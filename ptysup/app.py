@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import secrets
 import signal
@@ -30,9 +31,10 @@ from ptysup.supervisor.runner import SupervisorRunner
 from ptysup.terminal.inject import Typist
 from ptysup.terminal.pty_ import AgentProcess, AgentStartError
 from ptysup.terminal.record import Recording
-from ptysup.terminal.relay import Relay, RelayHandlers
+from ptysup.terminal.relay import STOP, Relay, RelayHandlers, write_all
 from ptysup.terminal.screen import ScreenFeeder, ScreenModel
 from ptysup.terminal.signals import STOP_SIGNALS, signal_pipe
+from ptysup.terminal.status import StatusLine, StatusSink
 from ptysup.terminal.tty_ import raw, window_size
 from ptysup.verify import Verifier
 from ptysup.waits import WaitPolicy
@@ -100,6 +102,10 @@ def run(
     in_fd = streams.fd(streams.stdin) if interactive and _isatty(streams.stdin) else None
     rows, cols = window_size(out_fd)
     clock = time.monotonic
+    status = None
+    if out_fd is not None and config.status and StatusLine.fits(rows):
+        status = StatusLine(functools.partial(write_all, out_fd), rows, cols, clock)
+        rows, cols = status.agent_size()
     runner = SupervisorRunner(
         config.supervisor_cmd, timeout=config.supervisor_timeout, cwd=str(config.cwd), env=env
     )
@@ -157,7 +163,7 @@ def run(
             recording = Recording(record, rows, cols, clock, env={"TERM": env.get("TERM", "")})
             log.add(recording)  # closed with the log, after run_end
         loop = _loop(config, session, runner, log, clock, env)
-        parts = _Parts(agent, session, screen, feeder, runner, log, recording)
+        parts = _Parts(agent, session, screen, feeder, runner, log, recording, status)
         return _drive(loop, parts, out_fd, in_fd)
     raise AssertionError("unreachable")  # pragma: no cover
 
@@ -209,6 +215,7 @@ class _Parts:
     runner: SupervisorRunner
     log: EventLog
     recording: Recording | None
+    status: StatusLine | None
 
 
 def _drive(loop: RunLoop, parts: _Parts, out_fd: int | None, in_fd: int | None) -> RunResult:
@@ -236,9 +243,12 @@ def _drive(loop: RunLoop, parts: _Parts, out_fd: int | None, in_fd: int | None) 
         session.post(AgentExit(agent.wait(1.0), session.now()))
 
     def on_resize(rows: int, cols: int) -> None:
+        parts.log.emit("resize", rows=rows, cols=cols)  # the person's window
+        if parts.status is not None:
+            parts.status.resize(rows, cols)
+            rows, cols = parts.status.agent_size()
         parts.screen.resize(rows, cols)  # the model first, so the repaint lands in the new size
         agent.resize(rows, cols)
-        parts.log.emit("resize", rows=rows, cols=cols)
         if parts.recording is not None:
             parts.recording.resize(rows, cols)
 
@@ -250,6 +260,10 @@ def _drive(loop: RunLoop, parts: _Parts, out_fd: int | None, in_fd: int | None) 
     handlers = RelayHandlers(
         on_output=on_output, on_agent_eof=on_eof, on_signal=on_signal, on_resize=on_resize
     )
+    if parts.status is not None:
+        handlers.on_written = parts.status.after_output
+        handlers.on_poke = parts.status.flush
+        parts.log.add(StatusSink(parts.status, waker.poke, loop.max_iter))
     signals = [*STOP_SIGNALS, signal.SIGWINCH]
     worker = threading.Thread(target=loop_thread, name="ptysup-loop", daemon=True)
     try:
@@ -257,8 +271,14 @@ def _drive(loop: RunLoop, parts: _Parts, out_fd: int | None, in_fd: int | None) 
             relay = Relay(
                 agent, handlers, signal_fd=sig_fd, wake_fd=waker.fd, out_fd=out_fd, in_fd=in_fd
             )
+            if parts.status is not None:
+                parts.status.start()
             worker.start()
-            relay.run()
+            try:
+                relay.run()
+            finally:
+                if parts.status is not None:
+                    parts.status.stop()
     finally:
         worker.join(timeout=STOP_GRACE_S)
         waker.close()
@@ -275,13 +295,23 @@ class _Waker:
 
     def __init__(self) -> None:
         self.fd, self._w = os.pipe()
+        os.set_blocking(self._w, False)  # a full pipe already wakes the relay
         self._lock = threading.Lock()
         self._closed = False
 
     def wake(self) -> None:
+        """End the relay."""
+        self._send(STOP)
+
+    def poke(self) -> None:
+        """Have the relay call its on_poke handler (e.g. to draw the status line)."""
+        self._send(b"p")
+
+    def _send(self, byte: bytes) -> None:
         with self._lock:
             if not self._closed:
-                os.write(self._w, b"x")
+                with contextlib.suppress(BlockingIOError):
+                    os.write(self._w, byte)
 
     def close(self) -> None:
         with self._lock:

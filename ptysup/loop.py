@@ -137,6 +137,11 @@ class RunLoop:
         return RunResult(outcome, self.iterations, reason, None, self.cost)
 
     @property
+    def max_iter(self) -> int:
+        """The iteration budget."""
+        return self._cfg.max_iter
+
+    @property
     def cost(self) -> float:
         """The supervisor's cost so far (USD), rounded for the log."""
         return round(self.cost_usd, 6)

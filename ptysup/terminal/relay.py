@@ -31,6 +31,11 @@ class RelayHandlers:
     on_agent_eof: Callable[[], None]
     on_signal: Callable[[int], None]
     on_resize: Callable[[int, int], None]
+    on_written: Callable[[bytes], None] | None = None  # after output reached the person
+    on_poke: Callable[[], None] | None = None  # the wake fd got a byte other than STOP
+
+
+STOP = b"x"  # on the wake fd: the run is over; any other byte is a poke
 
 
 def write_all(fd: int, data: bytes) -> None:
@@ -101,8 +106,12 @@ class Relay:
                 for signum in read_signals(self._signal_fd):
                     self._signal(signum)
             if self._wake_fd in ready:
-                self._observe()
-                return
+                pokes = os.read(self._wake_fd, 512)
+                if STOP in pokes or not pokes:
+                    self._observe()
+                    return
+                if self._h.on_poke is not None:
+                    self._h.on_poke()
 
     def _agent_readable(self) -> bool:
         # A PTY hands out at most about 4 KB per read. One wake-up reads on until the PTY
@@ -124,6 +133,8 @@ class Relay:
                 break
             if self._out_fd is not None:
                 write_all(self._out_fd, data)  # the person first, before any parsing
+                if self._h.on_written is not None:
+                    self._h.on_written(data)
             if not self._held:
                 self._held_since = time.monotonic()
             self._held.append(data)

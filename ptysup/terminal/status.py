@@ -133,6 +133,7 @@ class StatusSink:
         self,
         line: StatusLine,
         poke: Callable[[], None],
+        max_iter: int = 0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._line = line
@@ -140,7 +141,7 @@ class StatusSink:
         self._clock = clock
         self._start = clock()
         self._iteration = 0
-        self._max_iter = 0
+        self._max_iter = max_iter
         self._state = "starting"
         self._last = ""
 

@@ -220,6 +220,8 @@ def test_in_a_real_terminal_the_tui_shows_and_the_tty_is_restored(
     assert result.startswith("exit=0")
     assert _cooked(result)
     assert any("implement feature X" in p for p in seen)
+    # The status line on the bottom row, under the agent's screen.
+    assert any(p.rstrip("\n").splitlines()[-1].startswith("ptysup 1/50") for p in seen if p.strip())
     events = read_events(r.log)
     assert events[-1]["outcome"] == "complete"
     assert events[1]["interactive"] is True
