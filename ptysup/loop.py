@@ -8,7 +8,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from ptysup.agents.events import AgentExited, Interrupted, TimeUp, TurnEnd, TurnEndKind
+from ptysup.agents.events import (
+    AgentExited,
+    Interrupted,
+    TimeUp,
+    TurnEnd,
+    TurnEndKind,
+    time_left,
+)
 from ptysup.agents.session import Activity, InjectResult
 from ptysup.events import EventLog
 from ptysup.exitcodes import Outcome
@@ -302,12 +309,7 @@ class RunLoop:
             self._log.emit("warning", message="the agent did not exit when asked; it was ended")
 
     def _remaining(self) -> float | None:
-        if self._deadline is None:
-            return None
-        remaining = self._deadline - self._clock()
-        if remaining <= 0:
-            raise TimeUp()
-        return remaining
+        return time_left(self._deadline, self._clock())
 
     def _elapsed(self) -> float:
         return round(self._clock() - self._start, 3)

@@ -90,3 +90,13 @@ class Interrupted(Exception):
 
 class TimeUp(Exception):
     """The run's time budget (--max-time) ran out while waiting on the agent."""
+
+
+def time_left(deadline: float | None, now: float) -> float | None:
+    """Seconds until `deadline` (None: no time budget); raises TimeUp once it has passed."""
+    if deadline is None:
+        return None
+    left = deadline - now
+    if left <= 0:
+        raise TimeUp()
+    return left

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from ptysup.agents.events import TimeUp
+from ptysup.agents.events import TimeUp, time_left
 from ptysup.events import EventLog
 from ptysup.supervisor.parse import Decision, parse
 from ptysup.supervisor.runner import MAX_OUTPUT, Answer, SupervisorError
@@ -74,7 +74,7 @@ class Supervisor:
             for delay in (*self._backoff, None):
                 attempt += 1
                 try:
-                    answer = self._runner.run(prompt, _left(deadline, self._clock))
+                    answer = self._runner.run(prompt, time_left(deadline, self._clock()))
                 except SupervisorError as exc:
                     error = exc
                     self._log.emit(
@@ -99,7 +99,7 @@ class Supervisor:
         wait = self._waits.next_wait(message, self._now())
         if wait is None:
             raise ApiErrorNotWaited(f"the supervisor hit an API error: {message}")
-        left = _left(deadline, self._clock)
+        left = time_left(deadline, self._clock())
         if left is not None and wait >= left:
             raise TimeUp()
         self._log.emit(
@@ -128,12 +128,3 @@ class Supervisor:
                 message="supervisor answer has no marker; treating it as [CONTINUE]",
             )
         return decision
-
-
-def _left(deadline: float | None, clock: Callable[[], float]) -> float | None:
-    if deadline is None:
-        return None
-    left = deadline - clock()
-    if left <= 0:
-        raise TimeUp()
-    return left
