@@ -155,6 +155,9 @@ def run(
             on_update=lambda: session.post(
                 ScreenUpdate(profile.screen_state(screen.snapshot()), clock())
             ),
+            on_error=lambda exc: log.emit(
+                "warning", message=f"screen model error: {type(exc).__name__}: {exc}"
+            ),
         )
         feeder.start()
         stack.callback(feeder.stop)

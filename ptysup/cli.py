@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import sys
@@ -34,7 +35,8 @@ _LOG_FORMATS = ("text", "json")
 # Options read only from a config file, not from the command line.
 _FILE_ONLY = ("prompt_template",)
 
-app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+# No rich markup: it would swallow "[tool.ptysup]" in the help text.
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
 
 
 def _opt(help: str, **kw: Any) -> Any:
@@ -189,6 +191,12 @@ def run_command(
     )
 
 
+@functools.cache
+def _command() -> click.Command:
+    """The click command typer builds from `app` (built once: it reads every annotation)."""
+    return typer.main.get_command(app)
+
+
 def _fail(message: str, code: int) -> int:
     first = " ".join(message.split())
     print(f"ptysup: {first}", file=sys.stderr)
@@ -212,7 +220,7 @@ def _config_path(args: Sequence[str], env: Mapping[str, str], cwd: Path) -> Path
 
 def _defaults(args: Sequence[str], env: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, Any]]:
     """(click default_map, file-only values) from the config file and list-valued env vars."""
-    command = typer.main.get_command(app)
+    command = _command()
     known = [p.name for p in command.params if p.name] + list(_FILE_ONLY)
     path = _config_path(args, env, Path.cwd())
     values = configfile.load(path, known) if path is not None else {}
@@ -234,7 +242,7 @@ def parse_args(args: Sequence[str], env: Mapping[str, str]) -> RunConfig | int:
     if "--version" in head:
         print(f"ptysup {__version__}")
         return 0
-    command = typer.main.get_command(app)
+    command = _command()
     # click reads PTYSUP_* from the process environment: make it the one we were given.
     saved = dict(os.environ)
     os.environ.clear()

@@ -11,8 +11,6 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ptysup.config import ConfigError
 
 YAML_NAME = ".ptysup.yaml"
@@ -37,6 +35,8 @@ def find(cwd: Path) -> Path | None:
 
 def load(path: Path, known: Iterable[str]) -> dict[str, Any]:
     """The option defaults in `path`, keyed by parameter name; ConfigError if unusable."""
+    import yaml  # only when there is a file: `ptysup --help` starts faster
+
     text = _read(path)
     try:
         if path.suffix == ".toml":

@@ -61,28 +61,23 @@ class _Cells(dict[str, Char]):
         self.seen: set[tuple[str, int]] = set()
 
     def __missing__(self, data: str) -> Char:
+        if len(self) >= _MAX_CHARS:
+            self.clear()
         cell = self[data] = self._attrs._replace(data=data)
         return cell
 
-    def run(self, data: str, x: int) -> dict[int, Char] | Iterable[tuple[int, Char]]:
-        """The cells of single-width DATA drawn at column X (kept from its second time)."""
-        cells = zip(range(x, x + len(data)), map(self.__getitem__, data), strict=False)
-        key = (data, x)
-        if key not in self.seen:
-            if len(self.seen) >= _MAX_RUNS:
-                self.seen.clear()
-            self.seen.add(key)
-            return cells
-        if len(self.runs) >= _MAX_RUNS:
-            self.runs.clear()
-        row = self.runs[key] = dict(cells)
-        return row
+    def forget(self) -> None:
+        """Drop the remembered runs."""
+        self.runs.clear()
+        self.seen.clear()
 
 
 class _Widths(dict[str, int]):
     """wcwidth per character, memoised without lru_cache's per-call overhead."""
 
     def __missing__(self, char: str) -> int:
+        if len(self) >= _MAX_CHARS * 16:
+            self.clear()
         width = self[char] = wcwidth(char)
         return width
 
@@ -90,8 +85,10 @@ class _Widths(dict[str, int]):
 _WIDTHS = _Widths()
 _BLANK = {False: Char(" "), True: Char(" ", reverse=True)}
 _LATIN1 = charsets.LAT1_MAP
+# Every cache here is bounded, so memory stays flat whatever the agent prints.
 _MAX_ATTRS = 256  # distinct attribute sets whose cells are cached (24-bit colours vary)
-_MAX_RUNS = 512  # runs of text remembered per attribute set (each at most a line of cells)
+_MAX_CHARS = 4096  # distinct characters whose cells are cached per attribute set
+_MAX_REMEMBERED = 64 * 1024  # cells in remembered runs, plus runs seen once: a few MB
 
 
 class _Screen(pyte.Screen):
@@ -102,6 +99,7 @@ class _Screen(pyte.Screen):
         self._cells: dict[Char, _Cells] = {}
         self._attrs: Char | None = None  # the last attributes drawn with, and their cells
         self._attrs_cells = _Cells(Char(" "))
+        self._remembered = 0  # cells and keys held in the _Cells' runs and seen
         self._sgr: dict[tuple[Char, tuple[int, ...], bool], Char] = {}
         self._rendered: dict[int, str] = {}
         self._rendered_size = (0, 0)
@@ -123,9 +121,32 @@ class _Screen(pyte.Screen):
         cells = self._cells.get(attrs)
         if cells is None:
             if len(self._cells) >= _MAX_ATTRS:
+                self._forget_runs()
                 self._cells.clear()
             cells = self._cells[attrs] = _Cells(attrs)
         return cells
+
+    def _run(
+        self, cells: _Cells, data: str, x: int
+    ) -> dict[int, Char] | Iterable[tuple[int, Char]]:
+        """The cells of single-width DATA drawn at column X, remembered from the second
+        time it is drawn there."""
+        pairs = zip(range(x, x + len(data)), map(cells.__getitem__, data), strict=False)
+        key = (data, x)
+        if self._remembered >= _MAX_REMEMBERED:
+            self._forget_runs()
+        if key not in cells.seen:
+            cells.seen.add(key)
+            self._remembered += 1
+            return pairs
+        row = cells.runs[key] = dict(pairs)
+        self._remembered += len(row)
+        return row
+
+    def _forget_runs(self) -> None:
+        for cells in (*self._cells.values(), self._attrs_cells):
+            cells.forget()
+        self._remembered = 0
 
     def draw(self, data: str) -> None:
         """pyte's draw: the same cells, cursor and wrapping, without a tuple per character."""
@@ -144,18 +165,19 @@ class _Screen(pyte.Screen):
             self._attrs = attrs
         x = cursor.x
         end = x + len(data)
-        row: dict[int, Char] | Iterable[tuple[int, Char]] | None = cells.runs.get((data, x))
-        if row is None or end > self.columns:
-            if not (data.isascii() and data.isprintable()) and set(
-                map(_WIDTHS.__getitem__, data)
-            ) != {1}:
-                self._draw_each(data)
-                return
-            if end > self.columns:
-                self._draw_wrapping(data, cells)
-                return
-            row = cells.run(data, x)
-        self.buffer[cursor.y].update(row)
+        row = cells.runs.get((data, x))
+        if row is not None and end <= self.columns:
+            self.buffer[cursor.y].update(row)
+        elif not (data.isascii() and data.isprintable()) and set(
+            map(_WIDTHS.__getitem__, data)
+        ) != {1}:
+            self._draw_each(data)
+            return
+        elif end > self.columns:
+            self._draw_wrapping(data, cells)
+            return
+        else:
+            self.buffer[cursor.y].update(self._run(cells, data, x))
         cursor.x = end
         self.dirty.add(cursor.y)
 
@@ -612,7 +634,7 @@ class ScreenFeeder:
         *,
         backlog: int = BACKLOG,
         interval: float = INTERVAL,
-        on_error: Callable[[BaseException], None] | None = None,
+        on_error: Callable[[BaseException], object] | None = None,
     ) -> None:
         self._model = model
         self._on_update = on_update

@@ -1,0 +1,877 @@
+"""ptysup's performance, measured: what the person pays for running the agent under ptysup.
+
+    .venv/bin/python scripts/bench.py            # everything, a few minutes
+    .venv/bin/python scripts/bench.py --quick    # scaled down (10 MB, 5 s idle, 100 MB RSS)
+    .venv/bin/python scripts/bench.py --only relay,model --json out.json
+
+Throughputs are medians of several runs and latencies percentiles over many samples;
+comparisons (`script -q`, stock pyte) run in the same invocation, interleaved, and are
+reported as ratios, since a shared machine's speed drifts. The table goes to stdout, then
+the same results as one JSON object (and to --json).
+
+Items:
+  relay      50 MB printed by an agent, read from ptysup's terminal as fast as possible,
+             against the same bytes through `script -q` (plain text, and an ANSI-heavy
+             stream made of the recorded Claude Code transcripts)
+  quiet      after that flood, how long until the screen model shows the last output
+  model      screen-model MB/s, stock pyte 0.8.2 against ptysup's screen
+  turn_end   Claude Code's Stop hook firing → the supervisor process spawned (real Claude
+             Code and the fake model; needs `python -m ptysup.testing.claude_env install`),
+             and last output byte → turn end for an agent without hooks
+  decision   ptysup's own time per decision: prompt build, supervisor spawn, parse
+  idle_cpu   CPU used by ptysup while the agent sits idle for 30 s
+  rss        ptysup's peak RSS while the agent prints 1 GB
+  cold       `ptysup --help` cold start
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import functools
+import json
+import os
+import random
+import select
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ptyprocess import PtyProcess
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # `python scripts/bench.py` from anywhere
+
+TRANSCRIPTS = REPO / "fixtures" / "transcripts"
+FAKE_SUPERVISOR = REPO / "tests" / "fakes" / "supervisor.py"
+PYTHON = sys.executable
+SIZE = (40, 120)  # rows, cols of every terminal here
+MB = 1_000_000
+
+START, END = b"@@BENCH-START@@", b"@@BENCH-END@@"
+
+# The agent: prints START, the payload file in 64 KB writes, END and a final screen line,
+# then stays (for ptysup, which then types the task and asks the supervisor) or exits.
+PRINTER = textwrap.dedent(
+    """\
+    import os, sys, time
+    payload, stay, done = sys.argv[1], sys.argv[2] == "stay", sys.argv[3]
+    data = open(payload, "rb").read()
+    repeat = int(sys.argv[4])
+    def write(b):
+        view = memoryview(b)
+        while view:
+            view = view[os.write(1, view):]
+    write(b"\\r\\n@@BENCH-START@@\\r\\n")
+    for _ in range(repeat):
+        for i in range(0, len(data), 65536):
+            write(data[i:i + 65536])
+    write(b"\\x1b[0m\\r\\n@@BENCH-END@@\\r\\nFINAL SCREEN LINE\\r\\n")
+    open(done, "w").write(repr(time.time()))
+    if stay:
+        os.read(0, 1)
+        time.sleep(60)
+    """
+)
+
+
+# -- inputs ------------------------------------------------------------------------------
+def redraw_stream() -> bytes:
+    """Every output event of the recorded Claude Code sessions, in order (120x40)."""
+    out = []
+    for cast in sorted(TRANSCRIPTS.glob("*.cast")):
+        for line in cast.read_text(encoding="utf-8").splitlines()[1:]:
+            _, code, data = json.loads(line)
+            if code == "o":
+                out.append(data.encode("utf-8", "surrogateescape"))
+    return b"".join(out)
+
+
+WORDS = (
+    "the quick brown fox jumps over a lazy dog while tests pass and builds fail "
+    "compiling linking error warning src/module.py line 42 assert ok"
+)
+
+
+def plain_text(size: int) -> bytes:
+    """Log-like plain text lines of 0-25 words."""
+    rnd = random.Random(1)
+    words = str.split(WORDS)
+    lines, total = [], 0
+    while total < size:
+        line = " ".join(rnd.choice(words) for _ in range(rnd.randint(0, 25))).encode() + b"\n"
+        lines.append(line)
+        total += len(line)
+    return b"".join(lines)
+
+
+def payload_file(tmp: Path, kind: str) -> tuple[Path, int]:
+    """A ~1 MB payload file of KIND (plain/ansi) and how many bytes it holds."""
+    path = tmp / f"payload-{kind}.bin"
+    if kind == "plain":
+        data = plain_text(MB)
+    else:
+        block = redraw_stream()
+        data = block * (MB // len(block) + 1)
+    path.write_bytes(data)
+    return path, len(data)
+
+
+# -- a terminal we own ----------------------------------------------------------------------
+@dataclass
+class Terminal:
+    """A program on a PTY of our own, its output read as fast as we can."""
+
+    proc: PtyProcess
+    seen: bytearray = field(default_factory=bytearray)
+    marks: dict[bytes, float] = field(default_factory=dict)
+    total: int = 0
+
+    @classmethod
+    def spawn(cls, argv: Sequence[str], env: dict[str, str], cwd: Path) -> Terminal:
+        proc = PtyProcess.spawn(list(argv), env=env, cwd=str(cwd), dimensions=SIZE)
+        return cls(proc)
+
+    def pump(self, until: Callable[[Terminal], bool], timeout: float) -> None:
+        """Read until UNTIL holds, EOF, or TIMEOUT; note when START/END first show up."""
+        fd = self.proc.fd
+        deadline = time.monotonic() + timeout
+        while not until(self):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError("terminal: timed out")
+            ready, _, _ = select.select([fd], [], [], left)
+            if not ready:
+                continue
+            try:
+                data = os.read(fd, 1 << 20)
+            except OSError:
+                data = b""
+            now = time.perf_counter()
+            if not data:
+                self.marks.setdefault(b"EOF", now)
+                return
+            self.total += len(data)
+            tail = bytes(self.seen[-64:]) + data
+            for mark in (START, END):
+                if mark not in self.marks and mark in tail:
+                    self.marks[mark] = now
+            self.seen = bytearray(tail[-4096:])
+
+    def close(self) -> int | None:
+        with contextlib.suppress(Exception):
+            self.pump(lambda t: b"EOF" in t.marks, 30)
+        self.proc.close(force=True)
+        return self.proc.exitstatus
+
+
+def ptysup_argv(
+    task: str, agent: Sequence[str], tmp: Path, *extra: str, idle: float = 0.3
+) -> list[str]:
+    """ptysup with a generic agent and the fake supervisor answering [COMPLETE]."""
+    return [
+        PYTHON,
+        "-m",
+        "ptysup",
+        task,
+        "--agent-cmd",
+        " ".join(agent),
+        "--supervisor-cmd",
+        f"{PYTHON} {FAKE_SUPERVISOR}",
+        "--idle",
+        str(idle),
+        "--log-file",
+        str(tmp / "events.jsonl"),
+        *extra,
+    ]
+
+
+def bench_env(tmp: Path, answers: Sequence[str] = ("[COMPLETE] done",)) -> dict[str, str]:
+    (tmp / "answers.json").write_text(json.dumps(list(answers)))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PTYSUP_")}
+    env.update(
+        FAKE_SUPERVISOR_ANSWERS=str(tmp / "answers.json"),
+        FAKE_SUPERVISOR_LOG=str(tmp / "supervisor.jsonl"),
+        TERM="xterm-256color",
+        PYTHONPATH=str(REPO),
+    )
+    return env
+
+
+def read_events(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def median(values: Sequence[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+@contextlib.contextmanager
+def workdir() -> Iterator[Path]:
+    with tempfile.TemporaryDirectory(prefix="ptysup-bench-") as tmp:
+        yield Path(tmp)
+
+
+# -- relay ------------------------------------------------------------------------------
+def relay_once(tmp: Path, via: str, kind: str, repeat: int, extra: Sequence[str]) -> dict[str, Any]:
+    payload, size = payload_file(tmp, kind)
+    script = tmp / "printer.py"
+    script.write_text(PRINTER)
+    done = tmp / "printer.done"
+    env = bench_env(tmp)
+    if via == "script":
+        agent = ["python3", str(script), str(payload), "exit", str(done), str(repeat)]
+        argv = ["script", "-q", "-c", " ".join(agent), "/dev/null"]
+    else:
+        agent = ["python3", str(script), str(payload), "stay", str(done), str(repeat)]
+        argv = ptysup_argv("bench task", agent, tmp, *extra)
+    term = Terminal.spawn(argv, env, tmp)
+    term.pump(lambda t: END in t.marks, timeout=300)
+    seconds = term.marks[END] - term.marks[START]
+    status = term.close()
+    result: dict[str, Any] = {"mb_s": size * repeat / seconds / MB, "seconds": seconds}
+    if via != "script":
+        prompts = (
+            [
+                json.loads(line)["prompt"]
+                for line in (tmp / "supervisor.jsonl").read_text().splitlines()
+                if line.strip()
+            ]
+            if (tmp / "supervisor.jsonl").exists()
+            else []
+        )
+        result["exit"] = status
+        result["final_screen_ok"] = bool(prompts) and "FINAL SCREEN LINE" in prompts[0]
+    return result
+
+
+def bench_relay(quick: bool, runs: int) -> dict[str, Any]:
+    repeat = 10 if quick else 50  # MB
+    out: dict[str, Any] = {"mb": repeat, "runs": runs}
+    variants: list[tuple[str, list[str]]] = [("ptysup", [])]
+    if "--no-recording" in ptysup_help():
+        variants.append(("ptysup_no_recording", ["--no-recording"]))
+    for kind in ("plain", "ansi"):
+        rows: dict[str, list[dict[str, Any]]] = {"script": [], **{v: [] for v, _ in variants}}
+        for _ in range(runs):
+            for via, extra in [("script", []), *variants]:
+                with workdir() as tmp:
+                    rows[via].append(relay_once(tmp, via, kind, repeat, extra))
+        script_mb_s = median([r["mb_s"] for r in rows["script"]])
+        entry: dict[str, Any] = {"script_mb_s": round(script_mb_s, 1)}
+        for via, _ in variants:
+            mb_s = median([r["mb_s"] for r in rows[via]])
+            entry[f"{via}_mb_s"] = round(mb_s, 1)
+            entry[f"{via}_ratio"] = round(mb_s / script_mb_s, 2)
+            entry[f"{via}_final_screen_ok"] = all(r["final_screen_ok"] for r in rows[via])
+        out[kind] = entry
+    return out
+
+
+@functools.cache
+def ptysup_help() -> str:
+    """`ptysup --help`, to see which options this version has."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "200"}
+    argv = [PYTHON, "-m", "ptysup", "--help"]
+    return subprocess.run(argv, capture_output=True, text=True, env=env).stdout
+
+
+# -- quiet: the screen after a flood ----------------------------------------------------------
+def quiet_once(tmp: Path, kind: str, repeat: int) -> dict[str, Any]:
+    """In-process: the real relay and feeder; time from the relay reading the last byte to
+    the first on_update whose snapshot shows it."""
+    from ptysup.terminal.pty_ import AgentProcess
+    from ptysup.terminal.relay import Relay, RelayHandlers
+    from ptysup.terminal.screen import ScreenFeeder, ScreenModel
+
+    payload, size = payload_file(tmp, kind)
+    script = tmp / "printer.py"
+    script.write_text(PRINTER)
+    agent = AgentProcess.spawn(
+        ["python3", str(script), str(payload), "stay", str(tmp / "done"), str(repeat)],
+        cwd=str(tmp),
+        env=dict(os.environ),
+        size=SIZE,
+    )
+    model = ScreenModel(*SIZE)
+    last_byte = [0.0]
+    shown = threading.Event()
+    shown_at = [0.0]
+    updates = [0]
+
+    def on_update() -> None:
+        updates[0] += 1
+        if not shown.is_set() and "FINAL SCREEN LINE" in model.snapshot().text():
+            shown_at[0] = time.perf_counter()
+            shown.set()
+
+    feeder = ScreenFeeder(model, on_update)
+    feeder.start()
+    wake_r, wake_w = os.pipe()
+    sig_r, sig_w = os.pipe()
+    null = os.open(os.devnull, os.O_WRONLY)
+
+    read = agent.read
+
+    def timed_read(size: int = 65536) -> bytes:  # when the relay got the last byte
+        data = read(size)
+        if data:
+            last_byte[0] = time.perf_counter()
+        return data
+
+    agent.read = timed_read  # type: ignore[method-assign]
+    relay = Relay(
+        agent,
+        RelayHandlers(feeder.put, lambda: None, lambda _: None, lambda _r, _c: None),
+        signal_fd=sig_r,
+        wake_fd=wake_r,
+        out_fd=null,
+    )
+
+    def stop_when_shown() -> None:
+        shown.wait(120)
+        time.sleep(0.2)  # no later output may arrive
+        os.write(wake_w, b"x")
+
+    threading.Thread(target=stop_when_shown, daemon=True).start()
+    start = time.perf_counter()
+    relay.run()
+    agent.terminate(grace=0.5)
+    agent.close()
+    feeder.stop()
+    for fd in (wake_r, wake_w, sig_r, sig_w, null):
+        os.close(fd)
+    return {
+        "latency_ms": (shown_at[0] - last_byte[0]) * 1000 if shown.is_set() else float("nan"),
+        "relay_mb_s": size * repeat / (last_byte[0] - start) / MB,
+        "seconds": last_byte[0] - start,
+        "updates": updates[0],
+        "dropped_mb": getattr(feeder, "dropped", 0) / MB,  # older feeders did not count
+    }
+
+
+def bench_quiet(quick: bool, runs: int) -> dict[str, Any]:
+    repeat = 10 if quick else 50
+    out: dict[str, Any] = {"mb": repeat}
+    for kind in ("plain", "ansi"):
+        rows = []
+        for _ in range(runs):
+            with workdir() as tmp:
+                rows.append(quiet_once(tmp, kind, repeat))
+        out[kind] = {
+            "latency_ms_p50": round(median([r["latency_ms"] for r in rows]), 1),
+            "latency_ms_max": round(max(r["latency_ms"] for r in rows), 1),
+            "updates_per_s": round(median([r["updates"] / r["seconds"] for r in rows]), 1),
+            "dropped_mb": round(median([r["dropped_mb"] for r in rows]), 1),
+        }
+    return out
+
+
+# -- model ------------------------------------------------------------------------------
+def model_mb_s(data: bytes, stock: bool) -> float:
+    """MB/s of one screen model fed DATA in 4 KB reads (thread CPU time)."""
+    import pyte
+
+    from ptysup.terminal.screen import ScreenModel
+
+    if stock:
+        stream = pyte.ByteStream(pyte.Screen(SIZE[1], SIZE[0]))
+        feed = stream.feed
+    else:
+        feed = ScreenModel(*SIZE).feed
+    start = time.thread_time()
+    for i in range(0, len(data), 4096):
+        feed(data[i : i + 4096])
+    return len(data) / (time.thread_time() - start) / MB
+
+
+def bench_model(quick: bool, runs: int) -> dict[str, Any]:
+    block = redraw_stream()
+    inputs = {
+        "redraw": block * ((2 if quick else 5) * MB // len(block)),
+        "plain": plain_text((1 if quick else 3) * MB),
+    }
+    out: dict[str, Any] = {}
+    for name, data in inputs.items():
+        stock, fast = [], []
+        for _ in range(runs):  # interleaved, so both see the same machine
+            stock.append(model_mb_s(data, stock=True))
+            fast.append(model_mb_s(data, stock=False))
+        out[name] = {
+            "stock_mb_s": round(median(stock), 2),
+            "ptysup_mb_s": round(median(fast), 2),
+            "speedup": round(median(fast) / median(stock), 1),
+        }
+    return out
+
+
+# -- turn end → supervisor ----------------------------------------------------------------
+# The supervisor: notes when it was spawned (sh and date start in about a millisecond),
+# then answers [CONTINUE] until the last sample, then [COMPLETE].
+SUPERVISOR_SH = """\
+date +%s.%N >> "$BENCH_DIR/spawned.log"
+cat > /dev/null
+if [ "$(wc -l < "$BENCH_DIR/spawned.log")" -ge "$BENCH_SAMPLES" ]; then
+  echo "[COMPLETE] done"
+else
+  echo "[CONTINUE] Once more, please."
+fi
+"""
+
+# A generic agent: waits for a line, prints for a moment, notes its last write.
+QUIET_AGENT = textwrap.dedent(
+    """\
+    import os, sys, time
+    os.write(1, b"ready> ")
+    while sys.stdin.buffer.readline():
+        for i in range(5):
+            os.write(1, b"working %d\\r\\n" % i)
+            time.sleep(0.02)
+        os.write(1, b"done\\r\\n> ")
+        with open(sys.argv[1], "a") as f:
+            f.write(repr(time.time()) + "\\n")
+    """
+)
+
+
+def times(path: Path) -> list[float]:
+    return [float(x) for x in path.read_text().split()] if path.exists() else []
+
+
+def hooks_latency(tmp: Path, samples: int) -> list[float]:
+    """Claude Code's Stop hook firing → the supervisor spawned, in ms, per turn."""
+    from ptysup.testing.claude_env import claude_env, find_claude
+    from ptysup.testing.fakemodel import FakeModel
+    from ptysup.testing.scenario import Scenario
+
+    binary = find_claude()
+    if binary is None or not binary.exists():
+        raise FileNotFoundError("Claude Code is not installed")
+    project = tmp / "project"
+    project.mkdir()
+    scenario = Scenario.from_dict(
+        {"agent": [{"reply": "Done."}], "supervisor": [{"reply": "[COMPLETE] unused"}]}
+    )
+    (tmp / "supervisor.sh").write_text(SUPERVISOR_SH)
+    with (
+        FakeModel(scenario, workdir=project, log_path=tmp / "model.jsonl") as model,
+        claude_env(model.url, [project], binary) as ce,
+    ):
+        # A second Stop hook, next to ptysup's: Claude Code starts both at once.
+        settings_path = ce.config_dir / "settings.json"
+        settings = json.loads(settings_path.read_text())
+        fired = f"date +%s.%N >> {tmp / 'fired.log'}"
+        settings["hooks"] = {"Stop": [{"hooks": [{"type": "command", "command": fired}]}]}
+        settings_path.write_text(json.dumps(settings))
+        env = {k: v for k, v in ce.env.items() if not k.startswith("PTYSUP_")}
+        env.update(BENCH_DIR=str(tmp), BENCH_SAMPLES=str(samples), PYTHONPATH=str(REPO))
+        argv = [
+            PYTHON,
+            "-m",
+            "ptysup",
+            "Reply with one word.",
+            "--agent-cmd",
+            "claude",
+            "--supervisor-cmd",
+            f"sh {tmp / 'supervisor.sh'}",
+            "--max-iter",
+            str(samples + 1),
+            "--log-file",
+            str(tmp / "events.jsonl"),
+        ]
+        subprocess.run(
+            argv, cwd=project, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=300
+        )
+    fired_at, spawned_at = times(tmp / "fired.log"), times(tmp / "spawned.log")
+    return [(s - f) * 1000 for f, s in zip(fired_at, spawned_at, strict=False)]
+
+
+def quiet_turn_latency(tmp: Path, samples: int, idle: float) -> list[float]:
+    """An agent without hooks: last output byte → turn_end event, in ms, minus --idle."""
+    (tmp / "agent.py").write_text(QUIET_AGENT)
+    (tmp / "supervisor.sh").write_text(SUPERVISOR_SH)
+    env = bench_env(tmp)
+    env.update(BENCH_DIR=str(tmp), BENCH_SAMPLES=str(samples))
+    argv = [
+        PYTHON,
+        "-m",
+        "ptysup",
+        "go",
+        "--agent-cmd",
+        f"python3 {tmp / 'agent.py'} {tmp / 'last_write.log'}",
+        "--supervisor-cmd",
+        f"sh {tmp / 'supervisor.sh'}",
+        "--idle",
+        str(idle),
+        "--max-iter",
+        str(samples + 1),
+        "--log-file",
+        str(tmp / "events.jsonl"),
+    ]
+    subprocess.run(
+        argv, cwd=tmp, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=300
+    )
+    ends = [e["ts"] for e in read_events(tmp / "events.jsonl") if e["event"] == "turn_end"]
+    last = times(tmp / "last_write.log")
+    return [(e - w - idle) * 1000 for w, e in zip(last, ends, strict=False)]
+
+
+def bench_turn_end(quick: bool, runs: int) -> dict[str, Any]:
+    samples = 5 if quick else 12
+    out: dict[str, Any] = {}
+    try:
+        with workdir() as tmp:
+            hooks = hooks_latency(tmp, samples)
+        out["hooks"] = {
+            "samples": len(hooks),
+            "stop_to_spawn_ms_p50": round(percentile(hooks, 0.5), 1),
+            "stop_to_spawn_ms_p99": round(percentile(hooks, 0.99), 1),
+        }
+    except (OSError, subprocess.SubprocessError) as exc:
+        out["hooks"] = {"skipped": str(exc)}
+    idle = 0.5
+    with workdir() as tmp:
+        quiet = quiet_turn_latency(tmp, samples, idle)
+    out["no_hooks"] = {
+        "samples": len(quiet),
+        "idle_s": idle,
+        "overhead_ms_p50": round(percentile(quiet, 0.5), 1),
+        "overhead_ms_p99": round(percentile(quiet, 0.99), 1),
+    }
+    return out
+
+
+# -- per decision ------------------------------------------------------------------------
+def bench_decision(quick: bool, runs: int) -> dict[str, Any]:
+    """ptysup's own work per decision, the model excluded (a supervisor that answers at
+    once): the prompt from a full screen and activity, the supervisor process, parsing."""
+    from ptysup.supervisor.parse import parse
+    from ptysup.supervisor.prompt import PromptContext, build_prompt
+    from ptysup.supervisor.runner import SupervisorRunner
+    from ptysup.terminal.screen import ScreenModel
+
+    model = ScreenModel(*SIZE)
+    model.feed(redraw_stream())
+    tools = tuple(f"Bash(pytest tests/test_{i}.py) → ok: {'x' * 200}" for i in range(300))
+    answer = "**[CONTINUE]** The tests in tests/test_a.py still fail; fix them.\n" * 20
+
+    def prompt() -> str:
+        screen = "\n".join(model.snapshot().text().splitlines()[-60:])
+        ctx = PromptContext(
+            task="implement feature X " * 50,
+            iteration=7,
+            max_iter=50,
+            elapsed_s=1234.5,
+            turn_end="stop",
+            tools=tools,
+            last_message="All done. " * 2000,
+            screen=screen,
+        )
+        return build_prompt(ctx)
+
+    def timed(fn: Callable[[], object], n: int) -> float:
+        values = []
+        for _ in range(n):
+            t0 = time.perf_counter()
+            fn()
+            values.append((time.perf_counter() - t0) * 1000)
+        return median(values)
+
+    text = prompt()
+    runner = SupervisorRunner(
+        ["sh", "-c", 'cat > /dev/null; echo "[COMPLETE] ok"'], timeout=30, cwd=str(REPO)
+    )
+    n = 10 if quick else 30
+    result = {
+        "prompt_ms": round(timed(prompt, n), 2),
+        "prompt_kb": round(len(text.encode()) / 1000, 1),
+        "spawn_ms": round(timed(lambda: runner.run(text), n), 2),
+        "parse_ms": round(timed(lambda: parse(answer), n * 10), 3),
+    }
+    result["total_ms"] = round(result["prompt_ms"] + result["spawn_ms"] + result["parse_ms"], 1)
+    return result
+
+
+# -- idle CPU ----------------------------------------------------------------------------
+IDLE_AGENT = "import os, time\nos.write(1, b'ready> ')\ntime.sleep(3600)\n"
+
+
+def proc_cpu(pid: int) -> tuple[float, int]:
+    """CPU seconds and context switches of PID, all its threads."""
+    cpu, switches = 0.0, 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{pid}/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+            cpu += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+            for line in Path(f"/proc/{pid}/task/{tid}/status").read_text().splitlines():
+                if "ctxt_switches" in line:  # voluntary and not
+                    switches += int(line.split()[1])
+    return cpu, switches
+
+
+def bench_idle_cpu(quick: bool, runs: int) -> dict[str, Any]:
+    seconds = 5.0 if quick else 30.0
+    with workdir() as tmp:
+        (tmp / "agent.py").write_text(IDLE_AGENT)
+        argv = ptysup_argv(
+            "wait", ["python3", str(tmp / "agent.py")], tmp, "--turn-timeout", "3600", idle=600
+        )
+        term = Terminal.spawn(argv, bench_env(tmp), tmp)
+        term.pump(lambda t: b"ready> " in t.seen, timeout=30)
+        time.sleep(1.0)  # let the start-up settle
+        cpu0, sw0 = proc_cpu(term.proc.pid)
+        t0 = time.monotonic()
+        time.sleep(seconds)
+        cpu1, sw1 = proc_cpu(term.proc.pid)
+        elapsed = time.monotonic() - t0
+        term.proc.kill(15)
+        term.close()
+    return {
+        "seconds": seconds,
+        "cpu_ms": round((cpu1 - cpu0) * 1000, 1),
+        "cpu_percent": round((cpu1 - cpu0) / elapsed * 100, 3),
+        "wakeups_per_s": round((sw1 - sw0) / elapsed, 2),
+    }
+
+
+# -- RSS ---------------------------------------------------------------------------------
+def rss_kb(pid: int, key: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(key + ":"):
+            return int(line.split()[1])
+    return 0
+
+
+def bench_rss(quick: bool, runs: int) -> dict[str, Any]:
+    total_mb = 100 if quick else 1000
+    with workdir() as tmp:
+        payload, size = payload_file(tmp, "ansi")
+        (tmp / "printer.py").write_text(PRINTER)
+        agent = [
+            "python3",
+            str(tmp / "printer.py"),
+            str(payload),
+            "stay",
+            str(tmp / "d"),
+            str(total_mb),
+        ]
+        term = Terminal.spawn(ptysup_argv("flood", agent, tmp), bench_env(tmp), tmp)
+        pid = term.proc.pid
+        samples: list[tuple[int, int]] = []  # (bytes read, RSS KB)
+
+        def sampled(t: Terminal) -> bool:
+            if not samples or t.total - samples[-1][0] >= total_mb * MB // 20:
+                with contextlib.suppress(OSError):
+                    samples.append((t.total, rss_kb(pid, "VmRSS")))
+            return END in t.marks
+
+        term.pump(sampled, timeout=1800)
+        seconds = term.marks[END] - term.marks[START]
+        time.sleep(0.5)
+        peak = rss_kb(pid, "VmHWM")
+        final = rss_kb(pid, "VmRSS")
+        term.close()
+    early = samples[min(2, len(samples) - 1)][1]
+    return {
+        "printed_mb": round(size * total_mb / MB),
+        "mb_s": round(size * total_mb / seconds / MB, 1),
+        "peak_rss_mb": round(peak / 1024, 1),
+        "rss_after_10pct_mb": round(early / 1024, 1),
+        "rss_at_end_mb": round(final / 1024, 1),
+    }
+
+
+# -- cold start --------------------------------------------------------------------------
+def bench_cold(quick: bool, runs: int) -> dict[str, Any]:
+    # As installed: with bytecode (this environment may set PYTHONDONTWRITEBYTECODE).
+    subprocess.run([PYTHON, "-m", "compileall", "-q", str(REPO / "ptysup")], check=True)
+    console = Path(PYTHON).with_name("ptysup")
+    argv = [str(console)] if console.exists() else [PYTHON, "-m", "ptysup"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PTYSUP_")}
+    values = []
+    for _ in range(5 if quick else 15):
+        t0 = time.perf_counter()
+        subprocess.run([*argv, "--help"], env=env, capture_output=True, check=True)
+        values.append((time.perf_counter() - t0) * 1000)
+    return {"help_ms_p50": round(median(values), 1), "help_ms_min": round(min(values), 1)}
+
+
+# -- table ------------------------------------------------------------------------------
+Row = tuple[str, str, str, bool | None]  # what, measured, target, met
+
+
+def rows(r: dict[str, Any]) -> list[Row]:
+    """The table: one row per figure, with the issue's target where it has one."""
+    out: list[Row] = []
+    if "relay" in r:
+        relay = r["relay"]
+        for kind in ("plain", "ansi"):
+            e = relay[kind]
+            what = f"relay {relay['mb']} MB {kind}, x `script -q`"
+            got = f"{e['ptysup_ratio']:.2f}x ({e['ptysup_mb_s']} vs {e['script_mb_s']} MB/s)"
+            out.append((what, got, ">= 0.8x", e["ptysup_ratio"] >= 0.8))
+            if "ptysup_no_recording_ratio" in e:
+                got = (
+                    f"{e['ptysup_no_recording_ratio']:.2f}x ({e['ptysup_no_recording_mb_s']} MB/s)"
+                )
+                out.append(
+                    (
+                        "  same, --no-recording",
+                        got,
+                        ">= 0.8x",
+                        e["ptysup_no_recording_ratio"] >= 0.8,
+                    )
+                )
+            ok = e["ptysup_final_screen_ok"]
+            out.append(("  screen the supervisor saw shows the last line", str(ok), "yes", ok))
+    if "quiet" in r:
+        for kind in ("plain", "ansi"):
+            e = r["quiet"][kind]
+            got = f"{e['latency_ms_p50']} ms p50, {e['latency_ms_max']} max"
+            out.append(
+                (
+                    f"screen current after {r['quiet']['mb']} MB {kind} stops",
+                    got,
+                    "<= 100 ms",
+                    e["latency_ms_max"] <= 100,
+                )
+            )
+            out.append(("  on_update calls during the flood", f"{e['updates_per_s']}/s", "", None))
+    if "model" in r:
+        for name in ("redraw", "plain"):
+            e = r["model"][name]
+            got = f"{e['ptysup_mb_s']} MB/s ({e['speedup']}x stock {e['stock_mb_s']})"
+            target = ">= 5 MB/s" if name == "redraw" else ""
+            ok = e["ptysup_mb_s"] >= 5 if name == "redraw" else None
+            out.append(
+                (
+                    f"screen model, Claude Code {name}"
+                    if name == "redraw"
+                    else "screen model, plain text",
+                    got,
+                    target,
+                    ok,
+                )
+            )
+    if "turn_end" in r:
+        h = r["turn_end"]["hooks"]
+        if "skipped" in h:
+            out.append(("Stop hook -> supervisor spawned", f"skipped: {h['skipped']}", "", None))
+        else:
+            got = f"{h['stop_to_spawn_ms_p50']} ms p50, {h['stop_to_spawn_ms_p99']} p99"
+            out.append(
+                (
+                    "Stop hook -> supervisor spawned",
+                    got,
+                    "<= 50 ms p50",
+                    h["stop_to_spawn_ms_p50"] <= 50,
+                )
+            )
+        q = r["turn_end"]["no_hooks"]
+        got = f"{q['overhead_ms_p50']} ms p50, {q['overhead_ms_p99']} p99"
+        out.append(
+            (f"last byte -> turn end, no hooks (beyond --idle {q['idle_s']})", got, "", None)
+        )
+    if "decision" in r:
+        d = r["decision"]
+        got = (
+            f"{d['total_ms']} ms (prompt {d['prompt_ms']}, spawn {d['spawn_ms']}, "
+            f"parse {d['parse_ms']})"
+        )
+        out.append(("ptysup's time per decision", got, "<= 30 ms", d["total_ms"] <= 30))
+    if "idle_cpu" in r:
+        i = r["idle_cpu"]
+        got = f"{i['cpu_ms']} ms CPU in {i['seconds']:.0f} s, {i['wakeups_per_s']} wakeups/s"
+        out.append(("CPU while the agent idles", got, "~0", i["cpu_percent"] < 0.1))
+    if "rss" in r:
+        m = r["rss"]
+        got = (
+            f"{m['peak_rss_mb']} MB peak ({m['rss_after_10pct_mb']} after 10%, "
+            f"{m['rss_at_end_mb']} at the end)"
+        )
+        flat = m["rss_at_end_mb"] <= m["rss_after_10pct_mb"] * 1.2
+        out.append(
+            (
+                f"peak RSS after {m['printed_mb']} MB",
+                got,
+                "<= 80 MB, flat",
+                m["peak_rss_mb"] <= 80 and flat,
+            )
+        )
+    if "cold" in r:
+        c = r["cold"]
+        got = f"{c['help_ms_p50']} ms p50 ({c['help_ms_min']} min)"
+        out.append(("`ptysup --help` cold start", got, "<= 250 ms", c["help_ms_p50"] <= 250))
+    return out
+
+
+def table(r: dict[str, Any]) -> str:
+    """Markdown, as in the README."""
+    lines = ["| measure | result | target | met |", "|---|---|---|---|"]
+    for what, got, target, met in rows(r):
+        mark = "" if met is None else "yes" if met else "**no**"
+        lines.append(f"| {what} | {got} | {target} | {mark} |")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="scaled-down sizes and times")
+    parser.add_argument("--only", default="", help="comma-separated items to run")
+    parser.add_argument("--runs", type=int, default=0, help="runs per figure (default 3/5)")
+    parser.add_argument("--json", type=Path, help="also write the JSON results here")
+    args = parser.parse_args(argv)
+    items: dict[str, Callable[[bool, int], dict[str, Any]]] = {
+        "relay": bench_relay,
+        "quiet": bench_quiet,
+        "model": bench_model,
+        "turn_end": bench_turn_end,
+        "decision": bench_decision,
+        "idle_cpu": bench_idle_cpu,
+        "rss": bench_rss,
+        "cold": bench_cold,
+    }
+    chosen = [i for i in args.only.split(",") if i] or list(items)
+    results: dict[str, Any] = {
+        "quick": args.quick,
+        "cpus": os.cpu_count(),
+        "python": sys.version.split()[0],
+        "load_before": [round(x, 2) for x in os.getloadavg()],
+    }
+    for name in chosen:
+        runs = args.runs or (5 if name in ("model", "relay") else 3)
+        t0 = time.monotonic()
+        print(f"bench: {name} ...", file=sys.stderr, flush=True)
+        results[name] = items[name](args.quick, runs)
+        print(f"bench: {name} done in {time.monotonic() - t0:.0f}s", file=sys.stderr)
+    results["load_after"] = [round(x, 2) for x in os.getloadavg()]
+    print(table(results))
+    print(
+        f"\n{results['cpus']} CPUs, Python {results['python']}, load average "
+        f"{results['load_before'][0]} before, {results['load_after'][0]} after\n"
+    )
+    print(json.dumps(results, indent=2))
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
