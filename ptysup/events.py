@@ -72,7 +72,10 @@ class EventLog:
         """Close every sink."""
         with self._lock:
             for sink in self._sinks:
-                sink.close()
+                try:
+                    sink.close()
+                except OSError as exc:  # the last flush of a full disk
+                    self.errors.append(exc)
             self._sinks.clear()
 
 

@@ -229,3 +229,50 @@ def test_invalid_redact_regex_is_a_usage_error(rig) -> None:  # type: ignore[no-
     run = rig.run("t", "--redact", "(unclosed")
     assert run.code == 2
     assert run.stderr.startswith("ptysup: --redact: invalid redaction regex")
+
+
+def test_full_disk_for_the_event_log_is_a_usage_error_before_the_agent_starts(
+    tmp_path: Path,
+) -> None:
+    proc = subprocess.run(
+        ptysup_argv("t", "--log-file", "/dev/full", "--agent-cmd", AGENT),
+        capture_output=True,
+        text=True,
+        timeout=30,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr == "ptysup: cannot write the event log: No space left on device: /dev/full\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (
+            ["--supervisor-cmd", "no-such-supervisor-xyz -p"],
+            5,
+            "ptysup: supervisor command not found: no-such-supervisor-xyz",
+        ),
+        (
+            ["--verify", "no-such-check-xyz --all"],
+            2,
+            "ptysup: verify command not found: no-such-check-xyz",
+        ),
+    ],
+)
+def test_missing_commands_are_one_line_before_the_agent_starts(
+    tmp_path: Path, args: list[str], code: int, message: str
+) -> None:
+    log = tmp_path / "e.jsonl"
+    proc = subprocess.run(
+        ptysup_argv("t", "--agent-cmd", AGENT, "--log-file", str(log), *args),
+        capture_output=True,
+        text=True,
+        timeout=30,
+        cwd=tmp_path,
+    )
+    assert proc.returncode == code
+    assert proc.stderr.strip() == message
+    events = read_events(log)
+    assert [e["event"] for e in events] == ["run_start", "run_end"]  # no agent_start
+    assert events[-1]["exit_code"] == code
