@@ -179,3 +179,21 @@ def terminal_script(
         "sleep 60\n"
     )
     return path
+
+
+class EventList:
+    """An EventLog sink that keeps every event in a list (for unit tests)."""
+
+    def __init__(self) -> None:
+        from ptysup.events import Event
+
+        self.events: list[Event] = []
+
+    def write(self, event: Any) -> None:
+        self.events.append(event)
+
+    def close(self) -> None:
+        pass
+
+    def names(self) -> list[str]:
+        return [e.event for e in self.events]

@@ -8,7 +8,7 @@ import pytest
 
 from ptysup.agents.events import AgentExited, TimeUp, TurnEnd, TurnEndKind
 from ptysup.agents.session import Activity, InjectResult
-from ptysup.events import Event, EventLog
+from ptysup.events import EventLog
 from ptysup.exitcodes import Outcome
 from ptysup.loop import LoopConfig, RunLoop
 from ptysup.supervisor.decide import Decided, SupervisorFailed
@@ -17,6 +17,7 @@ from ptysup.supervisor.runner import Answer
 from ptysup.terminal.screen import ScreenSnapshot
 from ptysup.verify import VerifyResult
 from ptysup.waits import WaitPolicy
+from tests.helpers import EventList
 
 
 class FakeAgent:
@@ -72,20 +73,6 @@ class FakeSupervisor:
         return Decided(parse(answer), Answer(answer, 0.01, cost_usd=0.25), 1)
 
 
-class Recorder:
-    def __init__(self) -> None:
-        self.events: list[Event] = []
-
-    def write(self, event: Event) -> None:
-        self.events.append(event)
-
-    def close(self) -> None:
-        pass
-
-    def names(self) -> list[str]:
-        return [e.event for e in self.events]
-
-
 def _run(  # type: ignore[no-untyped-def]
     answers: list[str],
     max_iter: int = 50,
@@ -94,7 +81,7 @@ def _run(  # type: ignore[no-untyped-def]
 ):
     agent = agent or FakeAgent()
     sup = FakeSupervisor(answers)
-    rec = Recorder()
+    rec = EventList()
     cfg = LoopConfig(
         "the task", max_iter, max_cost=kw.pop("max_cost", None), max_time=kw.pop("max_time", None)
     )

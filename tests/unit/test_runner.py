@@ -14,11 +14,11 @@ from typing import Any
 
 import pytest
 
-from ptysup.events import Event, EventLog
+from ptysup.events import EventLog
 from ptysup.supervisor.decide import Supervisor, SupervisorFailed
 from ptysup.supervisor.parse import Action
 from ptysup.supervisor.runner import MAX_OUTPUT, SupervisorError, SupervisorRunner
-from tests.helpers import alive, wait_for
+from tests.helpers import EventList, alive, wait_for
 
 
 def printer(code: str, *, timeout: float = 30, **kw: Any) -> SupervisorRunner:
@@ -26,19 +26,6 @@ def printer(code: str, *, timeout: float = 30, **kw: Any) -> SupervisorRunner:
     return SupervisorRunner(
         [sys.executable, "-c", f"import os, sys\n{code}"], timeout=timeout, **kw
     )
-
-
-class Events:
-    """An EventLog sink that keeps events in a list."""
-
-    def __init__(self) -> None:
-        self.events: list[Event] = []
-
-    def write(self, event: Event) -> None:
-        self.events.append(event)
-
-    def close(self) -> None:
-        pass
 
 
 def test_five_megabytes_of_answer_are_capped_at_max_output() -> None:
@@ -154,7 +141,7 @@ def test_a_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
 
 
 def test_a_truncated_answer_is_logged_and_still_decides() -> None:
-    sink = Events()
+    sink = EventList()
     log = EventLog([sink])
     runner = printer("sys.stdout.write('[CONTINUE] ' + 'step ' * 1_000_000)")
     decided = Supervisor(runner, log, backoff=()).decide("p", iteration=1)
@@ -164,7 +151,7 @@ def test_a_truncated_answer_is_logged_and_still_decides() -> None:
 
 
 def test_binary_answers_are_retried_then_the_decision_fails() -> None:
-    sink = Events()
+    sink = EventList()
     runner = printer("sys.stdout.buffer.write(os.urandom(1000) + b'\\xff')")
     with pytest.raises(SupervisorFailed):
         Supervisor(runner, EventLog([sink]), backoff=(0.01,)).decide("p", iteration=1)
