@@ -121,7 +121,6 @@ class RunLoop:
         self._notes: tuple[str, ...] = ()
         self.iterations = 0
         self.cost_usd = 0.0
-        self.last_action = ""
 
     def run(self) -> RunResult:
         """Run to an outcome; never raises for the agent's or supervisor's failures."""
@@ -188,7 +187,6 @@ class RunLoop:
         decided = self._supervisor.decide(self._prompt(turn), i, self._remaining())
         d = decided.decision
         self.cost_usd += decided.answer.cost_usd or 0.0
-        self.last_action = d.action.value
         self._log.emit(
             "decision",
             iteration=i,

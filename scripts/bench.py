@@ -86,13 +86,9 @@ PRINTER = textwrap.dedent(
 # -- inputs ------------------------------------------------------------------------------
 def redraw_stream() -> bytes:
     """Every output event of the recorded Claude Code sessions, in order (120x40)."""
-    out = []
-    for cast in sorted(TRANSCRIPTS.glob("*.cast")):
-        for line in cast.read_text(encoding="utf-8").splitlines()[1:]:
-            _, code, data = json.loads(line)
-            if code == "o":
-                out.append(data.encode("utf-8", "surrogateescape"))
-    return b"".join(out)
+    from ptysup.terminal.record import output_bytes
+
+    return b"".join(output_bytes(cast) for cast in sorted(TRANSCRIPTS.glob("*.cast")))
 
 
 WORDS = (

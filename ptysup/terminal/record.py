@@ -104,3 +104,9 @@ def read_cast(path: Path) -> tuple[dict[str, Any], list[tuple[float, str, str]]]
                 t, kind, data = json.loads(line)
                 events.append((float(t), str(kind), str(data)))
     return header, events
+
+
+def output_bytes(path: Path) -> bytes:
+    """Everything the agent printed in a recording, as the bytes a terminal got."""
+    _, events = read_cast(path)
+    return b"".join(d.encode("utf-8", "surrogateescape") for _, kind, d in events if kind == "o")

@@ -67,7 +67,6 @@ class Relay:
         self._wake_fd = wake_fd
         self._out_fd = out_fd
         self._in_fd = in_fd
-        self.agent_eof = False
         self._held: list[bytes] = []  # output the person has, the observers not yet
         self._held_size = 0
         self._held_since = 0.0
@@ -144,7 +143,6 @@ class Relay:
             self._observe()
         if eof:
             self._observe()
-            self.agent_eof = True
             self._h.on_agent_eof()
             return False
         return True

@@ -8,7 +8,6 @@ wait is for an event or a sentinel.
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import sys
@@ -21,6 +20,7 @@ import pyte
 import pytest
 
 from ptysup.terminal.pty_ import AgentProcess
+from ptysup.terminal.record import output_bytes
 from ptysup.terminal.relay import Relay, RelayHandlers
 from ptysup.terminal.screen import BACKLOG, ScreenFeeder, ScreenModel, ScreenSnapshot
 
@@ -43,13 +43,7 @@ def plain_flood(size: int, seed: int = 1) -> bytes:
 
 def redraw_stream() -> bytes:
     """The recorded Claude Code output, every session in order."""
-    out = []
-    for cast in sorted(TRANSCRIPTS.glob("*.cast")):
-        for line in cast.read_text(encoding="utf-8").splitlines()[1:]:
-            _, code, data = json.loads(line)
-            if code == "o":
-                out.append(data.encode("utf-8", "surrogateescape"))
-    return b"".join(out)
+    return b"".join(output_bytes(cast) for cast in sorted(TRANSCRIPTS.glob("*.cast")))
 
 
 def stock_screen(data: bytes, rows: int = ROWS, cols: int = COLS) -> tuple[list[str], str]:
@@ -139,9 +133,7 @@ def test_a_stuck_model_never_blocks_put_and_the_backlog_stays_bounded(
 
 
 def cast_output(name: str) -> bytes:
-    lines = (TRANSCRIPTS / f"{name}.cast").read_text(encoding="utf-8").splitlines()[1:]
-    events = [json.loads(line) for line in lines]
-    return b"".join(d.encode("utf-8", "surrogateescape") for _, c, d in events if c == "o")
+    return output_bytes(TRANSCRIPTS / f"{name}.cast")
 
 
 @pytest.mark.parametrize("kind", ["plain", "claude"])

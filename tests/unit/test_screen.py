@@ -10,7 +10,6 @@ erase mode), the fast screen must not, and shows a blank instead.
 from __future__ import annotations
 
 import itertools
-import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from ptysup.terminal.record import read_cast
 from ptysup.terminal.screen import ScreenModel
 
 TRANSCRIPTS = Path(__file__).resolve().parents[2] / "fixtures" / "transcripts"
@@ -99,10 +99,9 @@ def stock_display(screen: pyte.Screen) -> list[str]:
 
 
 def cast_events(cast: Path) -> tuple[int, int, list[Op]]:
-    header, *lines = cast.read_text(encoding="utf-8").splitlines()
-    size = json.loads(header)
+    size, events = read_cast(cast)
     ops: list[Op] = []
-    for _, code, data in map(json.loads, lines):
+    for _, code, data in events:
         if code == "o":
             ops.append(("feed", data.encode("utf-8", "surrogateescape")))
         elif code == "r":
