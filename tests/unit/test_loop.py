@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 
 import pytest
@@ -11,7 +12,7 @@ from ptysup.agents.session import Activity, InjectResult
 from ptysup.events import EventLog
 from ptysup.exitcodes import Outcome
 from ptysup.loop import LoopConfig, RunLoop
-from ptysup.supervisor.decide import Decided, SupervisorFailed
+from ptysup.supervisor.decide import Decided, Supervisor, SupervisorFailed
 from ptysup.supervisor.parse import parse
 from ptysup.supervisor.runner import Answer
 from ptysup.terminal.screen import ScreenSnapshot
@@ -139,11 +140,12 @@ def test_agent_exit_mid_run_exits_4() -> None:
     assert result.iterations == 2
 
 
-@pytest.mark.parametrize("answer", ["just do more", ""])
-def test_unmarked_answer_is_an_instruction(answer: str) -> None:
-    result, agent, _, _ = _run([f"{answer or 'x'}", "[COMPLETE]"])
-    assert agent.typed[1] == (answer or "x")
+@pytest.mark.parametrize("answer", ["just do more", "Run the tests.\nThen fix them."])
+def test_unmarked_answer_is_typed_as_the_instruction(answer: str) -> None:
+    result, agent, _, rec = _run([answer, "[COMPLETE]"])
+    assert agent.typed[1] == answer
     assert result.outcome is Outcome.COMPLETE
+    assert next(e.fields["action"] for e in rec.events if e.event == "decision") == "continue"
 
 
 class FakeVerifier:
@@ -227,3 +229,22 @@ def test_api_error_without_waits_exits_6() -> None:
     result, agent, sup, _ = _run(["[COMPLETE] ok"], agent=agent, waits=WaitPolicy(enabled=False))
     assert result.outcome is Outcome.API_ERROR and result.exit_code == 6
     assert not sup.prompts and agent.shut_down
+
+
+def test_supervisor_logs_a_warning_for_an_answer_without_a_marker() -> None:
+    class Runner:
+        cancelled = threading.Event()
+
+        def run(self, prompt: str, timeout: float | None = None) -> Answer:
+            return Answer("please run the tests", 0.1)
+
+    rec = EventList()
+    decided = Supervisor(Runner(), EventLog([rec])).decide("prompt", 3)
+    assert (decided.decision.action.value, decided.decision.content) == (
+        "continue",
+        "please run the tests",
+    )
+    warnings = [e.fields for e in rec.events if e.event == "warning"]
+    assert warnings == [
+        {"iteration": 3, "message": ("supervisor answer has no marker; treating it as [CONTINUE]")}
+    ]
