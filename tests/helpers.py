@@ -197,3 +197,15 @@ class EventList:
 
     def names(self) -> list[str]:
         return [e.event for e in self.events]
+
+
+class Tick:
+    """A clock that moves `step` seconds at each reading."""
+
+    def __init__(self, step: float = 0.5) -> None:
+        self.t = 0.0
+        self._step = step
+
+    def __call__(self) -> float:
+        self.t += self._step
+        return self.t

@@ -3,20 +3,33 @@
 Output comes from the relay (after the person's terminal got it); decisions and typed
 text arrive as events, so the recording is also an event sink: a marker (`m`) at each
 turn end and decision, an input (`i`) event for each injection.
+
+The relay's cost is one pipe write per batch: a writer process (`castwriter`) encodes
+the asciicast lines off the hot path. If that process cannot start, the lines are
+encoded here instead, slower but the same.
 """
 
 from __future__ import annotations
 
-import codecs
+import contextlib
+import fcntl
 import json
 import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ptysup.events import Event
+from ptysup.terminal import castwriter
+
+if TYPE_CHECKING:
+    from ptysup.events import Event
+
+PIPE_SIZE = 1 << 20  # the writer may fall this far behind before the relay waits for it
+WRITER_WAIT_S = 30.0  # at close, for the writer to encode what a flood left spooled
 
 
 class Recording:
@@ -29,15 +42,17 @@ class Recording:
         cols: int,
         clock: Callable[[], float] = time.monotonic,
         env: dict[str, str] | None = None,
+        *,
+        writer_process: bool = True,
     ) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        self._file = os.fdopen(fd, "w", encoding="utf-8")
         self.path = path
+        self.error: str | None = None  # why the recording is incomplete, if it is
         self._clock = clock
         self._start = clock()
         self._lock = threading.Lock()
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._closed = False
         header: dict[str, Any] = {
             "version": 2,
             "width": cols,
@@ -46,26 +61,32 @@ class Recording:
         }
         if env:
             header["env"] = env
-        self._file.write(json.dumps(header) + "\n")
-        self._file.flush()
+        os.write(fd, (json.dumps(header) + "\n").encode())
+        writer = _WriterProcess.start(fd, path.parent) if writer_process else None
+        self._out: _WriterProcess | _InProcess = writer or _InProcess(fd)
+        if writer is not None:
+            os.close(fd)
+
+    @property
+    def writer_pid(self) -> int | None:
+        """The writer process's pid (None when encoding in this process)."""
+        return self._out.pid if isinstance(self._out, _WriterProcess) else None
 
     def output(self, data: bytes) -> None:
         """Agent output (split UTF-8 sequences are joined across calls)."""
-        text = self._decoder.decode(data)
-        if text:
-            self._event("o", text, flush=False)
+        self._frame(b"o", data)
 
     def resize(self, rows: int, cols: int) -> None:
         """The window changed size."""
-        self._event("r", f"{cols}x{rows}")
+        self._frame(b"r", f"{cols}x{rows}".encode())
 
     def marker(self, label: str) -> None:
         """A named point in time (shown by asciinema as a marker)."""
-        self._event("m", label)
+        self._frame(b"m", label.encode("utf-8", "surrogatepass"))
 
     def typed(self, text: str) -> None:
         """Text ptysup typed into the agent."""
-        self._event("i", text)
+        self._frame(b"i", text.encode("utf-8", "surrogatepass"))
 
     def write(self, event: Event) -> None:
         """As an event sink: turn ends and decisions become markers, injections inputs."""
@@ -78,20 +99,92 @@ class Recording:
             self.typed(str(f.get("text", "")))
 
     def close(self) -> None:
-        """Flush and close the file."""
+        """Complete the file; `error` says why if it could not be."""
         with self._lock:
-            if not self._file.closed:
-                self._file.close()
+            if not self._closed:
+                self._closed = True
+                failed = self._out.finish()
+                self.error = self.error or failed
 
-    def _event(self, kind: str, data: str, flush: bool = True) -> None:
-        # ASCII escapes: measured 1.8x faster to encode than raw UTF-8 under output floods.
-        line = json.dumps([round(self._clock() - self._start, 6), kind, data])
+    def _frame(self, kind: bytes, payload: bytes) -> None:
         with self._lock:
-            if self._file.closed:
+            if self._closed or self.error is not None:
                 return
-            self._file.write(line + "\n")
-            if flush:
-                self._file.flush()
+            try:
+                self._out.send(kind, self._clock() - self._start, payload)
+            except OSError as exc:  # the writer died (EPIPE), or the disk is full
+                self.error = f"cannot write the recording: {exc.strerror or exc}"
+
+
+class _WriterProcess:
+    """Frames into a pipe; the castwriter process at its other end writes the file."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], pipe: int) -> None:
+        self._proc = proc
+        self._pipe = pipe
+        self.pid = proc.pid
+
+    @classmethod
+    def start(cls, fd: int, spool_dir: Path) -> _WriterProcess | None:
+        """A writer appending to `fd` (None if it cannot start)."""
+        if not sys.executable:
+            return None
+        read_end, write_end = os.pipe()
+        with contextlib.suppress(OSError):  # a bigger pipe: the relay never waits in practice
+            fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", castwriter.__file__, str(spool_dir)],
+                stdin=read_end,
+                stdout=fd,
+                stderr=subprocess.PIPE,
+                start_new_session=True,  # no terminal signals: it ends at EOF, and only then
+            )
+        except OSError:
+            os.close(write_end)
+            return None
+        finally:
+            os.close(read_end)
+        return cls(proc, write_end)
+
+    def send(self, kind: bytes, seconds: float, payload: bytes) -> None:
+        head = castwriter.frame_header(kind, seconds, len(payload))
+        sent = os.writev(self._pipe, [head, payload])
+        if sent < len(head) + len(payload):  # interrupted part-way: send the rest
+            rest = memoryview(head + payload)[sent:]
+            while rest:
+                rest = rest[os.write(self._pipe, rest) :]
+
+    def finish(self) -> str | None:
+        os.close(self._pipe)  # end of input: the writer encodes what it holds, then exits
+        try:
+            _, err = self._proc.communicate(timeout=WRITER_WAIT_S)
+        except subprocess.TimeoutExpired:  # left to finish on its own, after ptysup exits
+            return f"still being written by pid {self.pid}"
+        if self._proc.returncode == 0:
+            return None
+        lines = err.decode("utf-8", "replace").strip().splitlines()
+        return f"the recording's writer failed: {lines[-1] if lines else self._proc.returncode}"
+
+
+class _InProcess:
+    """The fallback: encode in the calling thread (the relay's, for output)."""
+
+    def __init__(self, fd: int) -> None:
+        self._file = os.fdopen(fd, "wb")
+        self._encoder = castwriter.CastEncoder()
+
+    def send(self, kind: bytes, seconds: float, payload: bytes) -> None:
+        self._file.write(self._encoder.line(kind, seconds, payload).encode())
+        if kind != b"o":
+            self._file.flush()
+
+    def finish(self) -> str | None:
+        try:
+            self._file.write(self._encoder.end().encode())
+        finally:
+            self._file.close()
+        return None
 
 
 def read_cast(path: Path) -> tuple[dict[str, Any], list[tuple[float, str, str]]]:

@@ -11,15 +11,7 @@ import pytest
 from ptysup.events import EventLog, JsonlSink
 from ptysup.replay import ReplayError, find_run, main
 from ptysup.terminal.record import Recording, read_cast
-
-
-class Tick:
-    def __init__(self) -> None:
-        self.t = 0.0
-
-    def __call__(self) -> float:
-        self.t += 0.5
-        return self.t
+from tests.helpers import Tick
 
 
 def _record_run(run_dir: Path) -> Path:

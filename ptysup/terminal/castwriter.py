@@ -1,0 +1,176 @@
+"""The recording's writer process: frames on stdin become asciicast v2 lines on stdout.
+
+The relay only writes raw frames into a pipe; this process turns them into asciicast
+lines. Encoding escape-heavy output as JSON costs about 6 ms per MB, and on a busy
+machine any CPU spent while the agent floods the terminal slows the person's view
+(scripts/bench.py). So output that arrives as a flood (more than FLOOD bytes without a
+QUIET pause) is appended raw to a spool file next to the recording, and encoded once the
+agent pauses; a trickle like Claude Code's (a few KB per repaint) is encoded and flushed
+at once, so the file is current while the agent works.
+
+The process ends when the pipe's write end closes, which also happens when ptysup itself
+is killed: the recording is completed either way. Standard library only, and runnable as
+a file (`python -I -S castwriter.py CAST_DIR`), so it starts in a few ms.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import os
+import select
+import signal
+import struct
+import sys
+import tempfile
+from typing import BinaryIO
+
+# A frame: kind (1 byte: o output, i input, m marker, r resize), seconds since the
+# recording started (float64), payload length (uint32), then the payload (UTF-8 text
+# for i/m/r, the agent's raw bytes for o).
+HEADER = struct.Struct("<cdI")
+KINDS = frozenset(b"oimr")
+
+FLOOD = 256 * 1024  # bytes arriving without a QUIET pause that make a flood
+QUIET = 0.05  # seconds without input: the flood has paused, encode what was spooled
+PIECE = 1 << 20  # spooled bytes encoded at a time, between looks at the pipe
+READ = 1 << 20
+
+
+def frame_header(kind: bytes, seconds: float, size: int) -> bytes:
+    """The bytes that precede a payload of `size` bytes."""
+    return HEADER.pack(kind, seconds, size)
+
+
+class CastEncoder:
+    """Turns frames into asciicast v2 event lines."""
+
+    def __init__(self) -> None:
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self.last = 0.0  # the time of the last frame
+
+    def line(self, kind: bytes, seconds: float, payload: bytes) -> str:
+        """The event line for one frame ('' for output that only began a character)."""
+        self.last = seconds
+        if kind == b"o":
+            text = self._decoder.decode(payload)
+            if not text:
+                return ""
+        else:
+            text = payload.decode("utf-8", "replace")
+        # ASCII escapes: measured 1.8x faster to encode than raw UTF-8 under output floods.
+        return json.dumps([round(seconds, 6), kind.decode(), text]) + "\n"
+
+    def end(self) -> str:
+        """The line for a character the output left unfinished, if any."""
+        text = self._decoder.decode(b"", final=True)
+        return json.dumps([round(self.last, 6), "o", text]) + "\n" if text else ""
+
+
+class FrameStream:
+    """Frames out of a byte stream that may cut them anywhere."""
+
+    def __init__(self, encoder: CastEncoder) -> None:
+        self._encoder = encoder
+        self._pending = bytearray()
+
+    def lines(self, data: bytes) -> str:
+        """The event lines of every frame `data` completes."""
+        buf = self._pending
+        buf += data
+        pos = 0
+        out = []
+        while len(buf) - pos >= HEADER.size:
+            kind, seconds, size = HEADER.unpack_from(buf, pos)
+            start = pos + HEADER.size
+            if len(buf) - start < size:
+                break
+            if kind[0] not in KINDS:
+                raise ValueError(f"castwriter: bad frame kind {kind!r}")
+            out.append(self._encoder.line(kind, seconds, bytes(buf[start : start + size])))
+            pos = start + size
+        del buf[:pos]
+        return "".join(out)
+
+    def left(self) -> int:
+        """Bytes of a frame not yet complete."""
+        return len(self._pending)
+
+
+class Spool:
+    """Raw bytes kept on disk until there is time to encode them (an unlinked file)."""
+
+    def __init__(self, directory: str | None) -> None:
+        self._file = tempfile.TemporaryFile(dir=directory, prefix=".ptysup-spool-")  # noqa: SIM115
+        self._written = 0
+        self._read = 0
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __len__(self) -> int:
+        return self._written - self._read
+
+    def add(self, data: bytes) -> None:
+        os.pwrite(self._file.fileno(), data, self._written)
+        self._written += len(data)
+
+    def take(self, size: int) -> bytes:
+        data = os.pread(self._file.fileno(), min(size, len(self)), self._read)
+        self._read += len(data)
+        if self._read == self._written:  # all encoded: give the disk space back
+            os.ftruncate(self._file.fileno(), 0)
+            self._read = self._written = 0
+        return data
+
+
+def convert(source: int, out: BinaryIO, spool: Spool) -> None:
+    """Read frames from the fd `source` until EOF, writing event lines to `out`."""
+    encoder = CastEncoder()
+    frames = FrameStream(encoder)
+
+    def emit(data: bytes) -> None:
+        out.write(frames.lines(data).encode("utf-8"))
+        out.flush()  # readable as it happens: nothing waits in this process's buffers
+
+    burst = 0  # bytes since the last quiet pause
+    while True:
+        if len(spool) and burst <= FLOOD:
+            timeout: float | None = 0.0  # catching up: look at the pipe, then encode a piece
+        else:
+            timeout = QUIET if burst else None  # nothing to do but notice a pause
+        ready, _, _ = select.select([source], [], [], timeout)
+        if not ready:
+            if timeout:
+                burst = 0
+            elif len(spool):
+                emit(spool.take(PIECE))
+            continue
+        data = os.read(source, READ)
+        if not data:
+            break
+        burst += len(data)
+        if len(spool) or burst > FLOOD:
+            spool.add(data)  # keep the order: once anything is spooled, everything is
+        else:
+            emit(data)
+    while len(spool):
+        emit(spool.take(PIECE))
+    if frames.left():
+        raise ValueError(f"castwriter: {frames.left()} bytes of a cut frame at the end")
+    out.write(encoder.end().encode("utf-8"))
+    out.flush()
+
+
+def main(argv: list[str]) -> None:
+    # In its own session (no terminal signals); it ends at EOF, however ptysup ended.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    spool = Spool(argv[1] if len(argv) > 1 else None)
+    try:
+        convert(sys.stdin.fileno(), sys.stdout.buffer, spool)
+    finally:
+        spool.close()
+
+
+if __name__ == "__main__":
+    main(sys.argv)

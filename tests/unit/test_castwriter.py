@@ -1,0 +1,191 @@
+"""The recording's writer process: frames in, asciicast lines out, floods spooled first."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import pytest
+
+from ptysup.terminal import castwriter
+from ptysup.terminal.castwriter import FLOOD, CastEncoder, FrameStream, Spool, frame_header
+from ptysup.terminal.record import Recording, output_bytes, read_cast
+from tests.helpers import Tick
+
+
+def frames(items: list[tuple[bytes, float, bytes]]) -> bytes:
+    return b"".join(frame_header(k, t, len(p)) + p for k, t, p in items)
+
+
+ITEMS = [
+    (b"o", 0.5, b"hello \xc3"),  # a UTF-8 character split across frames
+    (b"o", 0.75, b"\xa9t\xc3\xa9 \x1b[31mred\x1b[0m\r\n"),
+    (b"m", 1.0, b"decision:1:continue"),
+    (b"i", 1.25, "go on ✓".encode()),
+    (b"r", 1.5, b"100x30"),
+]
+
+
+def test_frames_cut_anywhere_give_the_same_lines() -> None:
+    data = frames(ITEMS)
+    whole = FrameStream(CastEncoder()).lines(data)
+    events = [json.loads(line) for line in whole.splitlines()]
+    assert events == [
+        [0.5, "o", "hello "],
+        [0.75, "o", "été \x1b[31mred\x1b[0m\r\n"],
+        [1.0, "m", "decision:1:continue"],
+        [1.25, "i", "go on ✓"],
+        [1.5, "r", "100x30"],
+    ]
+    for cut in range(1, len(data)):
+        stream = FrameStream(CastEncoder())
+        assert stream.lines(data[:cut]) + stream.lines(data[cut:]) == whole
+        assert stream.left() == 0
+
+
+def test_a_bad_frame_is_an_error_not_garbage() -> None:
+    with pytest.raises(ValueError, match="bad frame kind"):
+        FrameStream(CastEncoder()).lines(frame_header(b"x", 0.0, 0))
+
+
+class CountingSpool(Spool):
+    def __init__(self, directory: Path) -> None:
+        super().__init__(str(directory))
+        self.most = 0
+
+    def add(self, data: bytes) -> None:
+        super().add(data)
+        self.most = max(self.most, len(self))
+
+
+def run_convert(data: bytes, tmp_path: Path) -> tuple[str, CountingSpool]:
+    """`convert` reading `data` from a pipe, written as fast as a thread can."""
+    read_end, write_end = os.pipe()
+
+    def feed() -> None:
+        with os.fdopen(write_end, "wb") as w:
+            w.write(data)
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    out = io.BytesIO()
+    spool = CountingSpool(tmp_path)
+    try:
+        castwriter.convert(read_end, out, spool)
+    finally:
+        os.close(read_end)
+        writer.join()
+        spool.close()
+    return out.getvalue().decode(), spool
+
+
+def test_a_trickle_is_written_as_it_comes_without_spooling(tmp_path: Path) -> None:
+    text, spool = run_convert(frames(ITEMS), tmp_path)
+    assert text == FrameStream(CastEncoder()).lines(frames(ITEMS))
+    assert spool.most == 0
+
+
+def test_a_flood_is_spooled_then_written_whole_and_in_order(tmp_path: Path) -> None:
+    chunk = ("\x1b[2K\x1b[1;32m✓ line\x1b[0m\r\n" * 2000).encode()
+    items = []
+    for i in range(3 * FLOOD // len(chunk) + 2):
+        items.append((b"o", i / 10, chunk))
+        items.append((b"m", i / 10, f"marker {i}".encode()))
+    items.append((b"o", 99.0, b"end \xe2\x9c"))  # ends inside a character
+    data = frames(items)
+    text, spool = run_convert(data, tmp_path)
+    assert spool.most > FLOOD  # the flood went through the spool
+    assert len(spool) == 0
+    assert os.listdir(tmp_path) == []  # the spool file is unlinked from the start
+    events = [json.loads(line) for line in text.splitlines()]
+    markers = [d for _, k, d in events if k == "m"]
+    assert markers == [f"marker {i}" for i in range(len(items) // 2)]
+    output = "".join(d for _, k, d in events if k == "o")
+    assert output == chunk.decode() * (len(items) // 2) + "end \ufffd"
+    assert [t for t, _, _ in events] == sorted(t for t, _, _ in events)
+
+
+def record(path: Path, writer_process: bool) -> Recording:
+    rec = Recording(path, 10, 40, Tick(0.25), writer_process=writer_process)
+    for kind, _, payload in ITEMS:
+        if kind == b"o":
+            rec.output(payload)
+        elif kind == b"m":
+            rec.marker(payload.decode())
+        elif kind == b"i":
+            rec.typed(payload.decode())
+        else:
+            rec.resize(30, 100)
+    rec.close()
+    return rec
+
+
+def test_the_writer_process_and_the_fallback_write_the_same_file(tmp_path: Path) -> None:
+    a = record(tmp_path / "a.cast", writer_process=True)
+    b = record(tmp_path / "b.cast", writer_process=False)
+    assert a.writer_pid is not None and b.writer_pid is None
+    assert (a.error, b.error) == (None, None)
+    assert read_cast(a.path)[1] == read_cast(b.path)[1]
+    assert len(read_cast(a.path)[1]) == len(ITEMS)
+    assert a.path.stat().st_mode & 0o777 == 0o600
+
+
+def wait_exited(pid: int, timeout: float) -> None:
+    """Wait for a process that is not our child to end (a pidfd is readable then)."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    try:
+        ready, _, _ = select.select([fd], [], [], timeout)
+        assert ready, f"pid {pid} still running after {timeout}s"
+    finally:
+        os.close(fd)
+
+
+def test_the_recording_is_completed_when_ptysup_is_killed(tmp_path: Path) -> None:
+    cast = tmp_path / "run.cast"
+    program = textwrap.dedent(
+        f"""
+        import os, signal, sys
+        from pathlib import Path
+        from ptysup.terminal.record import Recording
+        rec = Recording(Path({str(cast)!r}), 24, 80)
+        rec.output(b"before the flood\\r\\n")
+        for i in range(400):
+            rec.output(b"\\x1b[1mflood line %d\\x1b[0m\\r\\n" % i * 100)
+        rec.marker("last marker")
+        rec.output(b"the last words")
+        print(rec.writer_pid, flush=True)
+        os.kill(os.getpid(), signal.SIGKILL)
+        """
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=60
+    )
+    assert run.returncode == -signal.SIGKILL
+    wait_exited(int(run.stdout), timeout=30)
+    _, events = read_cast(cast)
+    assert events[-2][1:] == ("m", "last marker")
+    data = output_bytes(cast)
+    assert data.startswith(b"before the flood\r\n") and data.endswith(b"the last words")
+    assert data.count(b"flood line 399") == 100
+
+
+def test_a_dead_writer_makes_the_recording_say_why(tmp_path: Path) -> None:
+    rec = Recording(tmp_path / "r.cast", 10, 40)
+    assert rec.writer_pid is not None
+    os.kill(rec.writer_pid, signal.SIGKILL)
+    wait_exited(rec.writer_pid, timeout=10)
+    rec.output(b"nobody reads this")
+    rec.marker("nor this")
+    rec.close()
+    assert rec.error is not None and "cannot write the recording" in rec.error
