@@ -164,11 +164,19 @@ def run(
         recording = None
         if record is not None:
             recording = Recording(record, rows, cols, clock, env={"TERM": env.get("TERM", "")})
-            log.add(recording)  # closed with the log, after run_end
+            log.add(recording)  # markers and typed text
+            stack.callback(_finish_recording, recording, log)
         loop = _loop(config, session, runner, log, clock, env)
         parts = _Parts(agent, session, screen, feeder, runner, log, recording, status)
         return _drive(loop, parts, out_fd, in_fd)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _finish_recording(recording: Recording, log: EventLog) -> None:
+    """Complete the recording before run_end, so a failure can still be logged."""
+    recording.close()
+    if recording.error is not None:
+        log.emit("warning", message=f"recording incomplete: {recording.error}")
 
 
 def _loop(
@@ -266,6 +274,7 @@ def _drive(loop: RunLoop, parts: _Parts, out_fd: int | None, in_fd: int | None) 
     if parts.status is not None:
         handlers.on_written = parts.status.after_output
         handlers.on_poke = parts.status.flush
+        handlers.on_pause = parts.status.flush
         parts.log.add(StatusSink(parts.status, waker.poke, loop.max_iter))
     signals = [*STOP_SIGNALS, signal.SIGWINCH]
     worker = threading.Thread(target=loop_thread, name="ptysup-loop", daemon=True)

@@ -33,6 +33,7 @@ class RelayHandlers:
     on_resize: Callable[[int, int], None]
     on_written: Callable[[bytes], None] | None = None  # after output reached the person
     on_poke: Callable[[], None] | None = None  # the wake fd got a byte other than STOP
+    on_pause: Callable[[], None] | None = None  # output paused: nothing more within HOLD
 
 
 STOP = b"x"  # on the wake fd: the run is over; any other byte is a poke
@@ -70,6 +71,7 @@ class Relay:
         self._held: list[bytes] = []  # output the person has, the observers not yet
         self._held_size = 0
         self._held_since = 0.0
+        self._paused = True  # no output since the last on_pause
 
     def run(self) -> None:
         """Relay until something writes to the wake fd (the run is over)."""
@@ -90,12 +92,18 @@ class Relay:
             timeout = None  # nothing held: sleep until something happens, however long
             if self._held:
                 timeout = max(0.0, self._held_since + HOLD - time.monotonic())
+            elif not self._paused:
+                timeout = HOLD
             try:
                 ready, _, _ = select.select(fds, [], [], timeout)
             except InterruptedError:  # pragma: no cover - PEP 475 retries select
                 continue
             if self._held and (not ready or time.monotonic() - self._held_since >= HOLD):
                 self._observe()
+            if not ready and not self._paused:
+                self._paused = True
+                if self._h.on_pause is not None:
+                    self._h.on_pause()
             if self._agent.fd in ready and not self._agent_readable():
                 fds.remove(self._agent.fd)
             if self._in_fd is not None and self._in_fd in ready and not self._stdin_readable():
@@ -134,6 +142,7 @@ class Relay:
                 write_all(self._out_fd, data)  # the person first, before any parsing
                 if self._h.on_written is not None:
                     self._h.on_written(data)
+            self._paused = False
             if not self._held:
                 self._held_since = time.monotonic()
             self._held.append(data)

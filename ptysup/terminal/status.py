@@ -16,7 +16,8 @@ from ptysup.events import Event
 from ptysup.supervisor.prompt import format_elapsed
 
 MIN_ROWS = 6  # below this the agent needs every row; no status line
-REDRAW_S = 2.0  # while output flows, redraw at most this often (a clear may have erased it)
+REDRAW_S = 2.0  # while output flows, redraw this often anyway (a clear may have erased it)
+GAP_S = 0.1  # while output flows, draw at most this often; a pause in the output draws
 
 _CSI_DONE = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]")
 _STRING_DONE = re.compile(rb"\x1b[\]PX^_].*?(?:\x07|\x1b\\)", re.DOTALL)
@@ -67,7 +68,7 @@ class StatusLine:
         self._rows, self._cols = rows, cols
         self._clock = clock
         self.text = "ptysup"
-        self._clean = True
+        self._last = b""  # the agent's latest chunk: does it end between sequences?
         self._pending = False
         self._drawn_at = float("-inf")
 
@@ -96,15 +97,22 @@ class StatusLine:
         self._pending = True
 
     def after_output(self, data: bytes) -> None:
-        """Called after each agent chunk reached the terminal (relay thread)."""
-        self._clean = ends_cleanly(data)
-        if _ERASES.search(data) or self._clock() - self._drawn_at > REDRAW_S:
+        """Called after each agent chunk reached the terminal (relay thread).
+
+        Under an output flood this runs for every few KB, so it does little: look for an
+        erase only while no draw is pending, and draw at most every GAP_S; the relay's
+        next pause in the output (`flush`) draws what is left.
+        """
+        self._last = data
+        now = self._clock()
+        if not self._pending and (_ERASES.search(data) or now - self._drawn_at > REDRAW_S):
             self._pending = True
-        self.flush()
+        if self._pending and now - self._drawn_at >= GAP_S:
+            self.flush()
 
     def flush(self) -> None:
         """Draw a pending status if the agent's stream is between sequences (relay thread)."""
-        if self._pending and self._clean:
+        if self._pending and ends_cleanly(self._last):
             self._write(self._region() + self._status())
             self._pending = False
             self._drawn_at = self._clock()

@@ -244,6 +244,8 @@ data = open(sys.argv[1], "rb").read()
 view = memoryview(data)
 while view:
     view = view[os.write(1, view[:65536]):]
+if sys.argv[2:] == ["stay"]:
+    sys.stdin.read()  # waits for input that never comes
 """
 
 
@@ -251,17 +253,25 @@ while view:
 class RelayRun:
     to_person: bytes
     observed: list[bytes]
-    eof_after: int  # observed bytes when on_agent_eof came
+    eof_after: int | None  # observed bytes when on_agent_eof came
+    person_at_pause: list[int]  # bytes the person had at each on_pause
 
 
-def relay(tmp_path: Path, data: bytes, on_output_extra: object = None) -> RelayRun:
-    """Relay a child printing DATA (raw mode, so bytes pass unchanged) to a file."""
+def relay(
+    tmp_path: Path, data: bytes, on_output_extra: object = None, *, until_pause: bool = False
+) -> RelayRun:
+    """Relay a child printing DATA (raw mode, so bytes pass unchanged) to a file.
+
+    The child exits after printing; with `until_pause` it stays, and the relay runs until
+    on_pause comes after the person got every byte.
+    """
     payload = tmp_path / "payload"
     payload.write_bytes(data)
     script = tmp_path / "printer.py"
     script.write_text(PRINTER)
+    stay = " stay" if until_pause else ""
     agent = AgentProcess.spawn(
-        ["/bin/sh", "-c", f'stty raw -echo; exec "{sys.executable}" "{script}" "{payload}"'],
+        ["/bin/sh", "-c", f'stty raw -echo; exec "{sys.executable}" "{script}" "{payload}"{stay}'],
         cwd=str(tmp_path),
         env=dict(os.environ),
         size=(ROWS, COLS),
@@ -272,6 +282,7 @@ def relay(tmp_path: Path, data: bytes, on_output_extra: object = None) -> RelayR
     sig_r, sig_w = os.pipe()
     observed: list[bytes] = []
     eof_after: list[int] = []
+    at_pause: list[int] = []
 
     def on_output(chunk: bytes) -> None:
         observed.append(chunk)
@@ -282,20 +293,31 @@ def relay(tmp_path: Path, data: bytes, on_output_extra: object = None) -> RelayR
         eof_after.append(sum(map(len, observed)))
         os.write(wake_w, b"x")
 
+    def on_pause() -> None:
+        at_pause.append(os.fstat(out_fd).st_size)
+        if until_pause and at_pause[-1] >= len(data):
+            os.write(wake_w, b"x")
+
+    give_up = threading.Timer(60, lambda: os.write(wake_w, b"x"))  # a failing test ends
+    give_up.start()
     try:
         Relay(
             agent,
-            RelayHandlers(on_output, on_eof, lambda _s: None, lambda _r, _c: None),
+            RelayHandlers(
+                on_output, on_eof, lambda _s: None, lambda _r, _c: None, on_pause=on_pause
+            ),
             signal_fd=sig_r,
             wake_fd=wake_r,
             out_fd=out_fd,
         ).run()
     finally:
+        give_up.cancel()
         agent.terminate(grace=0.5)
         agent.close()
         for fd in (out_fd, wake_r, wake_w, sig_r, sig_w):
             os.close(fd)
-    return RelayRun(out_path.read_bytes(), observed, eof_after[0])
+    eof = eof_after[0] if eof_after else None
+    return RelayRun(out_path.read_bytes(), observed, eof, at_pause)
 
 
 def test_every_byte_reaches_the_person_and_the_observers_in_order(tmp_path: Path) -> None:
@@ -322,3 +344,13 @@ def test_a_stuck_screen_model_does_not_slow_the_relay(tmp_path: Path) -> None:
         feeder.stop()
     lines, _ = stock_screen(data)
     assert list(model.snapshot().lines) == lines
+
+
+def test_a_pause_in_the_output_is_reported_once_everything_reached_the_person(
+    tmp_path: Path,
+) -> None:
+    data = plain_flood(1_000_000)
+    run = relay(tmp_path, data, until_pause=True)
+    assert run.person_at_pause and run.person_at_pause[-1] == len(data)
+    assert run.to_person == data and b"".join(run.observed) == data
+    assert run.eof_after is None  # the agent still runs: the pause ended the relay

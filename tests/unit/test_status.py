@@ -4,7 +4,7 @@ import pyte
 import pytest
 
 from ptysup.events import EventLog
-from ptysup.terminal.status import StatusLine, StatusSink, ends_cleanly
+from ptysup.terminal.status import GAP_S, StatusLine, StatusSink, ends_cleanly
 
 
 @pytest.mark.parametrize(
@@ -87,3 +87,29 @@ def test_stop_gives_the_whole_terminal_back() -> None:
     line.stop()
     assert term.screen.display[7].strip() == ""
     assert (term.screen.margins is None) or (term.screen.margins.bottom == 7)
+
+
+def test_a_flood_of_clears_redraws_at_most_every_gap_and_the_pause_restores_the_row() -> None:
+    term = Terminal(8, 40)
+    draws: list[bytes] = []
+    t = [0.0]
+
+    def write(data: bytes) -> None:
+        draws.append(data)
+        term.write(data)
+
+    line = StatusLine(write, 8, 40, clock=lambda: t[0])
+    line.start()
+    line.update("ptysup 1/5 · working")
+    line.flush()
+    draws.clear()
+    for i in range(1000):  # one second of an agent clearing its screen every ms
+        t[0] += 0.001
+        chunk = f"\x1b[2J\x1b[Hframe {i}".encode()
+        term.write(chunk)
+        line.after_output(chunk)
+    assert 5 <= len(draws) <= 1 / GAP_S + 1
+    assert not term.screen.display[7].startswith("ptysup")  # the last clear erased it
+    line.flush()  # the relay saw the output pause
+    assert term.screen.display[7].startswith("ptysup 1/5 · working")
+    assert term.screen.display[0].startswith("frame 999")
