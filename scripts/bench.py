@@ -19,8 +19,8 @@ Items:
              Code and the fake model; needs `python -m ptysup.testing.claude_env install`),
              and last output byte → turn end for an agent without hooks
   decision   ptysup's own time per decision: prompt build, supervisor spawn, parse
-  idle_cpu   CPU used by ptysup while the agent sits idle for 30 s
-  rss        ptysup's peak RSS while the agent prints 1 GB
+  idle_cpu   CPU used by ptysup (and its recording writer) while the agent idles for 30 s
+  rss        ptysup's peak RSS while the agent prints 1 GB (and its writer's, apart)
   cold       `ptysup --help` cold start
 """
 
@@ -166,7 +166,8 @@ class Terminal:
         with contextlib.suppress(Exception):
             self.pump(lambda t: b"EOF" in t.marks, 30)
         self.proc.close(force=True)
-        return self.proc.exitstatus
+        status: int | None = self.proc.exitstatus
+        return status
 
 
 def ptysup_argv(
@@ -622,6 +623,24 @@ def proc_cpu(pid: int) -> tuple[float, int]:
     return cpu, switches
 
 
+def writer_pids(pid: int) -> list[int]:
+    """The recording's writer process(es) among PID's children."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+                if int(stat[1]) == pid and b"castwriter" in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+    return found
+
+
+def ptysup_cpu(pid: int) -> tuple[float, int]:
+    """CPU seconds and context switches of ptysup and its recording writer."""
+    totals = [proc_cpu(p) for p in [pid, *writer_pids(pid)]]
+    return sum(c for c, _ in totals), sum(s for _, s in totals)
+
+
 def bench_idle_cpu(quick: bool, runs: int) -> dict[str, Any]:
     seconds = 5.0 if quick else 30.0
     with workdir() as tmp:
@@ -632,10 +651,10 @@ def bench_idle_cpu(quick: bool, runs: int) -> dict[str, Any]:
         term = Terminal.spawn(argv, bench_env(tmp), tmp)
         term.pump(lambda t: b"ready> " in t.seen, timeout=30)
         time.sleep(1.0)  # let the start-up settle
-        cpu0, sw0 = proc_cpu(term.proc.pid)
+        cpu0, sw0 = ptysup_cpu(term.proc.pid)
         t0 = time.monotonic()
         time.sleep(seconds)
-        cpu1, sw1 = proc_cpu(term.proc.pid)
+        cpu1, sw1 = ptysup_cpu(term.proc.pid)
         elapsed = time.monotonic() - t0
         term.proc.kill(15)
         term.close()
@@ -683,6 +702,7 @@ def bench_rss(quick: bool, runs: int) -> dict[str, Any]:
         time.sleep(0.5)
         peak = rss_kb(pid, "VmHWM")
         final = rss_kb(pid, "VmRSS")
+        writer_peak = max((rss_kb(w, "VmHWM") for w in writer_pids(pid)), default=0)
         term.close()
     early = samples[min(2, len(samples) - 1)][1]
     return {
@@ -691,6 +711,7 @@ def bench_rss(quick: bool, runs: int) -> dict[str, Any]:
         "peak_rss_mb": round(peak / 1024, 1),
         "rss_after_10pct_mb": round(early / 1024, 1),
         "rss_at_end_mb": round(final / 1024, 1),
+        "writer_peak_rss_mb": round(writer_peak / 1024, 1),
     }
 
 
@@ -795,7 +816,8 @@ def rows(r: dict[str, Any]) -> list[Row]:
     if "idle_cpu" in r:
         i = r["idle_cpu"]
         got = f"{i['cpu_ms']} ms CPU in {i['seconds']:.0f} s, {i['wakeups_per_s']} wakeups/s"
-        out.append(("CPU while the agent idles", got, "~0", i["cpu_percent"] < 0.1))
+        what = "CPU while the agent idles (ptysup + recording writer)"
+        out.append((what, got, "~0", i["cpu_percent"] < 0.1))
     if "rss" in r:
         m = r["rss"]
         got = (
@@ -811,6 +833,9 @@ def rows(r: dict[str, Any]) -> list[Row]:
                 m["peak_rss_mb"] <= 80 and flat,
             )
         )
+        if m.get("writer_peak_rss_mb"):
+            got = f"{m['writer_peak_rss_mb']} MB peak"
+            out.append(("  the recording's writer process", got, "", None))
     if "cold" in r:
         c = r["cold"]
         got = f"{c['help_ms_p50']} ms p50 ({c['help_ms_min']} min)"

@@ -10,7 +10,7 @@ erase mode), the fast screen must not, and shows a blank instead.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +67,8 @@ class Pair:
             stock.mode,
         ), where
         for y in range(stock.lines):
-            mine, theirs = fast.buffer.get(y, {}), stock.buffer.get(y, {})
+            mine: Mapping[int, object] = fast.buffer.get(y, {})
+            theirs: Mapping[int, object] = stock.buffer.get(y, {})
             for x in range(stock.columns):
                 assert cell(fast, y, x) == cell(stock, y, x), f"{where} cell {y},{x}"
                 if x in mine and x in theirs:
