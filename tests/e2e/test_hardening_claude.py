@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from ptysup.terminal.record import output_bytes, read_cast
 from ptysup.testing.fakemodel import RequestKind
 from tests.e2e.conftest import Rig
 from tests.helpers import wait_for
@@ -55,6 +56,13 @@ def test_sigkill_mid_turn_leaves_no_agent_and_a_whole_log(rig: Callable[..., Rig
     assert names[:3] == ["run_start", "agent_start", "agent_ready"]
     assert "inject" in names and "run_end" not in names
     assert any(e["event"] == "hook" and e["name"] == "UserPromptSubmit" for e in events)
+    # The recording's writer (gone with the leftovers) completed the file after ptysup died.
+    cast = r.log.with_suffix(".cast")
+    assert cast.read_text(encoding="utf-8").endswith("\n")
+    header, recorded = read_cast(cast)
+    assert header["version"] == 2
+    assert ("i", "a slow task") in [(kind, data) for _, kind, data in recorded]
+    assert b"a slow task" in output_bytes(cast)  # Claude Code showed the prompt
 
 
 def test_sigkill_while_the_supervisor_thinks_leaves_no_supervisor(
