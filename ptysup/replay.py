@@ -8,7 +8,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from ptysup.terminal.record import read_cast
+from ptysup.terminal.record import as_bytes, read_cast, size_of
 from ptysup.terminal.screen import ScreenModel
 
 RUNS_DIR = Path(".ptysup/runs")
@@ -58,10 +58,9 @@ def screens_at_decisions(cast: Path) -> Iterator[tuple[int, str]]:
     model = ScreenModel(int(header["height"]), int(header["width"]))
     for _, kind, data in events:
         if kind == "o":
-            model.feed(data.encode())
+            model.feed(as_bytes(data))
         elif kind == "r":
-            cols, rows = (int(x) for x in data.split("x"))
-            model.resize(rows, cols)
+            model.resize(*size_of(data))
         elif kind == "m" and data.startswith("decision:"):
             yield int(data.split(":")[1]), model.snapshot().text()
 

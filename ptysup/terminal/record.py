@@ -199,7 +199,18 @@ def read_cast(path: Path) -> tuple[dict[str, Any], list[tuple[float, str, str]]]
     return header, events
 
 
+def as_bytes(data: str) -> bytes:
+    """An output (`o`) event's text as the bytes the terminal got."""
+    return data.encode("utf-8", "surrogateescape")
+
+
+def size_of(data: str) -> tuple[int, int]:
+    """A resize (`r`) event's `COLSxROWS` as (rows, cols)."""
+    cols, rows = data.split("x")
+    return int(rows), int(cols)
+
+
 def output_bytes(path: Path) -> bytes:
     """Everything the agent printed in a recording, as the bytes a terminal got."""
     _, events = read_cast(path)
-    return b"".join(d.encode("utf-8", "surrogateescape") for _, kind, d in events if kind == "o")
+    return b"".join(as_bytes(d) for _, kind, d in events if kind == "o")

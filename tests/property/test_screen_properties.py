@@ -9,7 +9,6 @@ fed cut short, with a piece dropped from the middle, and followed by another rec
 from __future__ import annotations
 
 import itertools
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ptysup.agents.claude import ClaudeProfile
+from ptysup.terminal.record import as_bytes, read_cast, size_of
 from ptysup.terminal.screen import ScreenModel, ScreenSnapshot
 from tests.property.guard import cpu_deadline
 from tests.property.strategies import any_text, terminal_bytes
@@ -138,19 +138,16 @@ class Recording:
 
     @classmethod
     def load(cls, path: Path) -> Recording:
-        header, *events = path.read_text(encoding="utf-8").splitlines()
-        size = json.loads(header)
+        size, events = read_cast(path)
         chunks: list[bytes] = []
         resizes: list[tuple[int, int, int]] = []
         offset = 0
-        for _, code, data in map(json.loads, events):
+        for _, code, data in events:
             if code == "o":
-                raw = data.encode("utf-8", "surrogateescape")
-                chunks.append(raw)
-                offset += len(raw)
+                chunks.append(as_bytes(data))
+                offset += len(chunks[-1])
             elif code == "r":
-                cols, rows = data.split("x")
-                resizes.append((offset, int(rows), int(cols)))
+                resizes.append((offset, *size_of(data)))
         return cls(path.stem, size["height"], size["width"], b"".join(chunks), tuple(resizes))
 
     def checkpoints(self) -> list[int]:

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from ptysup.terminal.record import read_cast
+from ptysup.terminal.record import as_bytes, read_cast, size_of
 from ptysup.terminal.screen import ScreenModel
 
 TRANSCRIPTS = Path(__file__).resolve().parents[2] / "fixtures" / "transcripts"
@@ -104,10 +104,9 @@ def cast_events(cast: Path) -> tuple[int, int, list[Op]]:
     ops: list[Op] = []
     for _, code, data in events:
         if code == "o":
-            ops.append(("feed", data.encode("utf-8", "surrogateescape")))
+            ops.append(("feed", as_bytes(data)))
         elif code == "r":
-            cols, rows = data.split("x")
-            ops.append(("resize", (int(rows), int(cols))))
+            ops.append(("resize", size_of(data)))
     return size["height"], size["width"], ops
 
 

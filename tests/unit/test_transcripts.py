@@ -8,7 +8,6 @@ screen), `input` (the input box holds text); a flag left out must be false.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +16,7 @@ import pytest
 
 from ptysup.agents.claude import ClaudeProfile
 from ptysup.agents.events import ScreenState
+from ptysup.terminal.record import as_bytes, read_cast, size_of
 from ptysup.terminal.screen import ScreenModel, ScreenSnapshot
 
 TRANSCRIPTS = Path(__file__).resolve().parents[2] / "fixtures" / "transcripts"
@@ -46,19 +46,17 @@ def reading(snap: ScreenSnapshot) -> str:
 def replay(cast: Path, piece: int | None = None) -> Iterator[Marker]:
     """Feed the recorded output (in its recorded chunks, or in PIECE-byte pieces) and the
     resizes to a ScreenModel; at each marker, read the screen."""
-    header, *events = cast.read_text(encoding="utf-8").splitlines()
-    size = json.loads(header)
+    size, events = read_cast(cast)
     assert size["version"] == 2
     screen = ScreenModel(size["height"], size["width"])
-    for t, code, data in map(json.loads, events):
+    for t, code, data in events:
         if code == "o":
-            raw = data.encode("utf-8", "surrogateescape")
-            step = piece or len(raw)
-            for start in range(0, len(raw), step):
-                screen.feed(raw[start : start + step])
+            output = as_bytes(data)
+            step = piece or len(output)
+            for start in range(0, len(output), step):
+                screen.feed(output[start : start + step])
         elif code == "r":
-            cols, rows = data.split("x")
-            screen.resize(int(rows), int(cols))
+            screen.resize(*size_of(data))
         elif code == "m":
             assert data.startswith(EXPECT), f"{cast.name}: unknown marker {data!r}"
             yield Marker(
