@@ -11,10 +11,13 @@ encoded here instead, slower but the same.
 
 from __future__ import annotations
 
+import collections
 import contextlib
+import errno
 import fcntl
 import json
 import os
+import select
 import subprocess
 import sys
 import threading
@@ -28,7 +31,9 @@ from ptysup.terminal import castwriter
 if TYPE_CHECKING:
     from ptysup.events import Event
 
-PIPE_SIZE = 1 << 20  # the writer may fall this far behind before the relay waits for it
+PIPE_SIZE = 1 << 20  # what the writer may fall behind before frames wait in memory
+STALL_S = 0.05  # a full pipe: how long the relay waits for the writer before it is stalled
+BEHIND_MAX = 16 << 20  # frames kept here while the writer is stalled; beyond, it stops
 WRITER_WAIT_S = 30.0  # at close, for the writer to encode what a flood left spooled
 
 
@@ -98,6 +103,15 @@ class Recording:
         elif event.event == "inject":
             self.typed(str(f.get("text", "")))
 
+    def catch_up(self) -> None:
+        """Hand the writer frames a slow moment left waiting here (the relay's pauses)."""
+        with self._lock:
+            if isinstance(self._out, _WriterProcess) and not self._closed and not self.error:
+                try:
+                    self._out.catch_up()
+                except OSError as exc:
+                    self.error = f"cannot write the recording: {exc.strerror or exc}"
+
     def close(self) -> None:
         """Complete the file; `error` says why if it could not be."""
         with self._lock:
@@ -123,6 +137,12 @@ class _WriterProcess:
         self._proc = proc
         self._pipe = pipe
         self.pid = proc.pid
+        # The relay must not wait on the writer: the pipe is non-blocking; a full pipe is
+        # given STALL_S to drain (a healthy writer needs a few ms), and what a stalled
+        # writer (a stopped process, a hung disk) cannot take waits here, bounded.
+        os.set_blocking(pipe, False)
+        self._behind: collections.deque[bytes] = collections.deque()
+        self._behind_size = 0
 
     @classmethod
     def start(cls, fd: int, spool_dir: Path) -> _WriterProcess | None:
@@ -149,16 +169,72 @@ class _WriterProcess:
 
     def send(self, kind: bytes, seconds: float, payload: bytes) -> None:
         head = castwriter.frame_header(kind, seconds, len(payload))
-        sent = os.writev(self._pipe, [head, payload])
-        if sent < len(head) + len(payload):  # interrupted part-way: send the rest
-            rest = memoryview(head + payload)[sent:]
-            while rest:
+        if self._behind:  # stalled before: no waiting now, keep the order
+            self._keep(head + payload)
+            self.catch_up()
+        else:
+            rest = self._write_soon(head, payload)
+            if rest:
+                self._keep(rest)
+        if self._behind_size > BEHIND_MAX:
+            raise OSError(errno.ENOBUFS, f"the writer fell {BEHIND_MAX >> 20} MB behind")
+
+    def _write_soon(self, head: bytes, payload: bytes) -> bytes:
+        """Write a frame, waiting at most STALL_S for room; what did not fit."""
+        try:
+            sent = os.writev(self._pipe, [head, payload])
+        except BlockingIOError:
+            sent = 0
+        if sent == len(head) + len(payload):
+            return b""
+        rest = memoryview(head + payload)[sent:]
+        deadline = time.monotonic() + STALL_S
+        while rest:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([], [self._pipe], [], left)[1]:
+                return bytes(rest)
+            with contextlib.suppress(BlockingIOError):
                 rest = rest[os.write(self._pipe, rest) :]
+        return b""
+
+    def catch_up(self) -> None:
+        """Hand the writer what waits here, as far as the pipe takes it now."""
+        while self._behind:
+            first = self._behind[0]
+            try:
+                sent = os.write(self._pipe, first)
+            except BlockingIOError:
+                return
+            self._behind_size -= sent
+            if sent < len(first):
+                self._behind[0] = first[sent:]
+                return
+            self._behind.popleft()
+
+    def _keep(self, data: bytes) -> None:
+        self._behind.append(data)
+        self._behind_size += len(data)
+
+    def _drain(self, deadline: float) -> bool:
+        """Hand over everything kept here, waiting until `deadline` (False if it could not)."""
+        while self._behind:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([], [self._pipe], [], left)[1]:
+                return False
+            try:
+                self.catch_up()
+            except OSError:  # the writer died
+                return False
+        return True
 
     def finish(self) -> str | None:
+        deadline = time.monotonic() + WRITER_WAIT_S
+        if not self._drain(deadline):
+            os.close(self._pipe)
+            return f"the writer stopped taking it ({self._behind_size >> 10} KB not written)"
         os.close(self._pipe)  # end of input: the writer encodes what it holds, then exits
         try:
-            _, err = self._proc.communicate(timeout=WRITER_WAIT_S)
+            _, err = self._proc.communicate(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:  # left to finish on its own, after ptysup exits
             return f"still being written by pid {self.pid}"
         if self._proc.returncode == 0:

@@ -189,3 +189,41 @@ def test_a_dead_writer_makes_the_recording_say_why(tmp_path: Path) -> None:
     rec.marker("nor this")
     rec.close()
     assert rec.error is not None and "cannot write the recording" in rec.error
+
+
+def send_while_stopped(rec: Recording, chunks: list[bytes]) -> None:
+    """Send output while the writer process is stopped (SIGSTOP), then let it go on.
+
+    A relay that waited for a stopped writer would wait forever: the thread's join time-out
+    only keeps such a failure from hanging the test run."""
+    assert rec.writer_pid is not None
+    os.kill(rec.writer_pid, signal.SIGSTOP)
+    try:
+        sender = threading.Thread(target=lambda: [rec.output(c) for c in chunks], daemon=True)
+        sender.start()
+        sender.join(timeout=60)
+        assert not sender.is_alive(), "output() waited for a stopped writer"
+    finally:
+        os.kill(rec.writer_pid, signal.SIGCONT)
+
+
+def test_a_stopped_writer_never_holds_the_relay_and_loses_nothing(tmp_path: Path) -> None:
+    rec = Recording(tmp_path / "r.cast", 10, 40)
+    chunks = [bytes([65 + i % 26]) * 65536 for i in range(64)]  # 4 MB: 4 pipes full
+    send_while_stopped(rec, chunks)
+    rec.close()
+    assert rec.error is None
+    assert output_bytes(rec.path) == b"".join(chunks)
+
+
+def test_a_writer_stalled_too_long_stops_the_recording_and_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("ptysup.terminal.record.BEHIND_MAX", 1 << 20)
+    rec = Recording(tmp_path / "r.cast", 10, 40)
+    chunks = [b"z" * 65536 for _ in range(64)]
+    send_while_stopped(rec, chunks)
+    rec.close()
+    assert rec.error == "cannot write the recording: the writer fell 1 MB behind"
+    kept = output_bytes(rec.path)
+    assert 1 << 20 < len(kept) < len(b"".join(chunks)) and set(kept) == {ord("z")}
