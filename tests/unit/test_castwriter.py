@@ -199,7 +199,12 @@ def send_while_stopped(rec: Recording, chunks: list[bytes]) -> None:
     assert rec.writer_pid is not None
     os.kill(rec.writer_pid, signal.SIGSTOP)
     try:
-        sender = threading.Thread(target=lambda: [rec.output(c) for c in chunks], daemon=True)
+
+        def send() -> None:
+            for chunk in chunks:
+                rec.output(chunk)
+
+        sender = threading.Thread(target=send, daemon=True)
         sender.start()
         sender.join(timeout=60)
         assert not sender.is_alive(), "output() waited for a stopped writer"
