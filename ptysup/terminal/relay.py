@@ -14,8 +14,8 @@ import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
-from ptysup.terminal.pty_ import AgentProcess
 from ptysup.terminal.signals import read_signals
 from ptysup.terminal.tty_ import window_size
 
@@ -36,6 +36,17 @@ class RelayHandlers:
     on_pause: Callable[[], None] | None = None  # output paused: nothing more within HOLD
 
 
+class AgentSide(Protocol):
+    """The agent's end of the relay (an AgentProcess: its PTY master)."""
+
+    @property
+    def fd(self) -> int: ...
+
+    def read(self) -> bytes: ...
+
+    def write(self, data: bytes) -> None: ...
+
+
 STOP = b"x"  # on the wake fd: the run is over; any other byte is a poke
 
 
@@ -54,15 +65,17 @@ class Relay:
 
     def __init__(
         self,
-        agent: AgentProcess,
+        agent: AgentSide,
         handlers: RelayHandlers,
         *,
         signal_fd: int,
         wake_fd: int,
         out_fd: int | None = None,
         in_fd: int | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._agent = agent
+        self._clock = clock
         self._h = handlers
         self._signal_fd = signal_fd
         self._wake_fd = wake_fd
@@ -71,6 +84,7 @@ class Relay:
         self._held: list[bytes] = []  # output the person has, the observers not yet
         self._held_size = 0
         self._held_since = 0.0
+        self._last_read = 0.0
         self._paused = True  # no output since the last on_pause
 
     def run(self) -> None:
@@ -89,19 +103,21 @@ class Relay:
 
     def _loop(self, fds: list[int]) -> None:
         while True:
-            timeout = None  # nothing held: sleep until something happens, however long
+            now = self._clock()
+            timeout = None  # nothing held or due: sleep until something happens
             if self._held:
-                timeout = max(0.0, self._held_since + HOLD - time.monotonic())
+                timeout = max(0.0, self._held_since + HOLD - now)
             elif not self._paused:
-                timeout = HOLD
+                timeout = max(0.0, self._last_read + HOLD - now)
             try:
                 ready, _, _ = select.select(fds, [], [], timeout)
             except InterruptedError:  # pragma: no cover - PEP 475 retries select
                 continue
-            if self._held and (not ready or time.monotonic() - self._held_since >= HOLD):
+            now = self._clock()
+            if self._held and (not ready or now - self._held_since >= HOLD):
                 self._observe()
-            if not ready and not self._paused:
-                self._paused = True
+            if not ready and not self._paused and now - self._last_read >= HOLD:
+                self._paused = True  # HOLD without output: a pause, not just a held batch
                 if self._h.on_pause is not None:
                     self._h.on_pause()
             if self._agent.fd in ready and not self._agent_readable():
@@ -144,10 +160,12 @@ class Relay:
                     self._h.on_written(data)
             self._paused = False
             if not self._held:
-                self._held_since = time.monotonic()
+                self._held_since = self._clock()
             self._held.append(data)
             self._held_size += len(data)
             size += len(data)
+        if size:
+            self._last_read = self._clock()
         if self._held_size >= BATCH:
             self._observe()
         if eof:

@@ -12,7 +12,7 @@ import os
 import random
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -354,3 +354,70 @@ def test_a_pause_in_the_output_is_reported_once_everything_reached_the_person(
     assert run.person_at_pause and run.person_at_pause[-1] == len(data)
     assert run.to_person == data and b"".join(run.observed) == data
     assert run.eof_after is None  # the agent still runs: the pause ended the relay
+
+
+class PipeAgent:
+    """An agent side made of a pipe the test writes into."""
+
+    def __init__(self) -> None:
+        self.fd, self.w = os.pipe()
+
+    def read(self) -> bytes:
+        return os.read(self.fd, 65536)
+
+    def write(self, data: bytes) -> None:
+        pass
+
+
+def test_output_faster_than_hold_is_no_pause_and_its_end_is_one() -> None:
+    agent = PipeAgent()
+    now = [0.0]  # the relay's clock: frozen while output comes, so it never pauses
+    wake_r, wake_w = os.pipe()
+    sig_r, sig_w = os.pipe()
+    got = threading.Condition()
+    observed: list[bytes] = []
+    pauses: list[int] = []
+
+    def on_output(data: bytes) -> None:
+        with got:
+            observed.append(data)
+            got.notify_all()
+
+    def on_pause() -> None:
+        with got:
+            pauses.append(len(b"".join(observed)))
+            got.notify_all()
+
+    def seen(size: int) -> Callable[[], bool]:
+        return lambda: sum(map(len, observed)) >= size
+
+    relay = Relay(
+        agent,
+        RelayHandlers(
+            on_output, lambda: None, lambda _s: None, lambda _r, _c: None, on_pause=on_pause
+        ),
+        signal_fd=sig_r,
+        wake_fd=wake_r,
+        clock=lambda: now[0],
+    )
+    thread = threading.Thread(target=relay.run)
+    thread.start()
+    try:
+        sent = b""
+        for i in range(30):  # each piece is held, then handed on: none of that is a pause
+            piece = b"piece %d\r\n" % i
+            os.write(agent.w, piece)
+            sent += piece
+            with got:
+                assert got.wait_for(seen(len(sent)), timeout=10)
+        assert pauses == [] and b"".join(observed) == sent
+        now[0] += 1.0  # no output for a second of the relay's time
+        with got:
+            assert got.wait_for(lambda: pauses, timeout=10)
+        assert pauses == [len(sent)]
+    finally:
+        os.write(wake_w, b"x")
+        thread.join(timeout=10)
+        for fd in (agent.fd, agent.w, wake_r, wake_w, sig_r, sig_w):
+            os.close(fd)
+    assert not thread.is_alive()
