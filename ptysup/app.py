@@ -268,22 +268,13 @@ def _drive(loop: RunLoop, parts: _Parts, out_fd: int | None, in_fd: int | None) 
         if parts.recording is not None:
             parts.recording.output(data)
 
-    def on_pause() -> None:
-        if parts.status is not None:
-            parts.status.flush()
-        if parts.recording is not None:
-            parts.recording.catch_up()
-
     handlers = RelayHandlers(
-        on_output=on_output,
-        on_agent_eof=on_eof,
-        on_signal=on_signal,
-        on_resize=on_resize,
-        on_pause=on_pause,
+        on_output=on_output, on_agent_eof=on_eof, on_signal=on_signal, on_resize=on_resize
     )
     if parts.status is not None:
         handlers.on_written = parts.status.after_output
         handlers.on_poke = parts.status.flush
+        handlers.on_pause = parts.status.flush
         parts.log.add(StatusSink(parts.status, waker.poke, loop.max_iter))
     signals = [*STOP_SIGNALS, signal.SIGWINCH]
     worker = threading.Thread(target=loop_thread, name="ptysup-loop", daemon=True)

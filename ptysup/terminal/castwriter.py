@@ -3,10 +3,10 @@
 The relay only writes raw frames into a pipe; this process turns them into asciicast
 lines. Encoding escape-heavy output as JSON costs about 6 ms per MB, and on a busy
 machine any CPU spent while the agent floods the terminal slows the person's view
-(scripts/bench.py). So output that arrives as a flood (more than FLOOD bytes without a
-QUIET pause) is appended raw to a spool file next to the recording, and encoded once the
-agent pauses; a trickle like Claude Code's (a few KB per repaint) is encoded and flushed
-at once, so the file is current while the agent works.
+(scripts/bench.py). So output that arrives as a flood (more than FLOOD bytes within a
+WINDOW) is appended raw to a spool file next to the recording, and encoded once a window
+passes without one; a trickle like Claude Code's (a few KB per repaint) is encoded and
+flushed at once, so the file is current while the agent works.
 
 The process ends when the pipe's write end closes, which also happens when ptysup itself
 is killed: the recording is completed either way. Standard library only, and runnable as
@@ -23,6 +23,7 @@ import signal
 import struct
 import sys
 import tempfile
+import time
 from typing import BinaryIO
 
 # A frame: kind (1 byte: o output, i input, m marker, r resize), seconds since the
@@ -31,8 +32,8 @@ from typing import BinaryIO
 HEADER = struct.Struct("<cdI")
 KINDS = frozenset(b"oimr")
 
-FLOOD = 256 * 1024  # bytes arriving without a QUIET pause that make a flood
-QUIET = 0.05  # seconds without input: the flood has paused, encode what was spooled
+FLOOD = 256 * 1024  # bytes arriving within one WINDOW that make a flood (1 MB/s)
+WINDOW = 0.25  # seconds; once a window passes without a flood, spooled bytes are encoded
 PIECE = 1 << 20  # spooled bytes encoded at a time, between looks at the pipe
 READ = 1 << 20
 
@@ -112,8 +113,11 @@ class Spool:
         return self._written - self._read
 
     def add(self, data: bytes) -> None:
-        os.pwrite(self._file.fileno(), data, self._written)
-        self._written += len(data)
+        view = memoryview(data)
+        while view:  # a short write (a full disk) must not leave a gap
+            sent = os.pwrite(self._file.fileno(), view, self._written)
+            self._written += sent
+            view = view[sent:]
 
     def take(self, size: int) -> bytes:
         data = os.pread(self._file.fileno(), min(size, len(self)), self._read)
@@ -133,24 +137,29 @@ def convert(source: int, out: BinaryIO, spool: Spool) -> None:
         out.write(frames.lines(data).encode("utf-8"))
         out.flush()  # readable as it happens: nothing waits in this process's buffers
 
-    burst = 0  # bytes since the last quiet pause
+    window_start, window_bytes = time.monotonic(), 0  # bytes in the current WINDOW
+    flooded = False  # the window before this one held a flood
     while True:
-        if len(spool) and burst <= FLOOD:
-            timeout: float | None = 0.0  # catching up: look at the pipe, then encode a piece
-        else:
-            timeout = QUIET if burst else None  # nothing to do but notice a pause
+        now = time.monotonic()
+        if now - window_start >= WINDOW:
+            flooded = window_bytes > FLOOD and now - window_start < 2 * WINDOW
+            window_start, window_bytes = now, 0
+        flooding = flooded or window_bytes > FLOOD
+        timeout: float | None = None  # nothing to do: sleep until input comes
+        if flooding:
+            timeout = window_start + WINDOW - now  # then see whether the flood goes on
+        elif len(spool):
+            timeout = 0.0  # catching up: look at the pipe, then encode a piece
         ready, _, _ = select.select([source], [], [], timeout)
         if not ready:
-            if timeout:
-                burst = 0
-            elif len(spool):
+            if not flooding and len(spool):
                 emit(spool.take(PIECE))
             continue
         data = os.read(source, READ)
         if not data:
             break
-        burst += len(data)
-        if len(spool) or burst > FLOOD:
+        window_bytes += len(data)
+        if len(spool) or window_bytes > FLOOD:
             spool.add(data)  # keep the order: once anything is spooled, everything is
         else:
             emit(data)

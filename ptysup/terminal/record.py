@@ -35,6 +35,8 @@ PIPE_SIZE = 1 << 20  # what the writer may fall behind before frames wait in mem
 STALL_S = 0.05  # a full pipe: how long the relay waits for the writer before it is stalled
 BEHIND_MAX = 16 << 20  # frames kept here while the writer is stalled; beyond, it stops
 WRITER_WAIT_S = 30.0  # at close, for the writer to encode what a flood left spooled
+DRAIN_POLL_S = 0.5  # the drain thread looks this often whether the run is over
+DRAIN_GIVE_UP_S = 2.0  # at close, a writer that takes nothing for this long is stalled
 
 
 class Recording:
@@ -58,6 +60,7 @@ class Recording:
         self._start = clock()
         self._lock = threading.Lock()
         self._closed = False
+        self._draining = False  # a thread hands over frames kept for a stalled writer
         header: dict[str, Any] = {
             "version": 2,
             "width": cols,
@@ -103,22 +106,21 @@ class Recording:
         elif event.event == "inject":
             self.typed(str(f.get("text", "")))
 
-    def catch_up(self) -> None:
-        """Hand the writer frames a slow moment left waiting here (the relay's pauses)."""
+    @property
+    def pending(self) -> int:
+        """Bytes of frames waiting in memory for a stalled writer (0 when it keeps up)."""
         with self._lock:
-            if isinstance(self._out, _WriterProcess) and not self._closed and not self.error:
-                try:
-                    self._out.catch_up()
-                except OSError as exc:
-                    self.error = f"cannot write the recording: {exc.strerror or exc}"
+            return self._out.behind if isinstance(self._out, _WriterProcess) else 0
 
     def close(self) -> None:
         """Complete the file; `error` says why if it could not be."""
         with self._lock:
-            if not self._closed:
-                self._closed = True
-                failed = self._out.finish()
-                self.error = self.error or failed
+            if self._closed:
+                return
+            self._closed = True
+            failed = self._out.finish()
+        if failed:  # the writer's own words say more than the broken pipe they caused
+            self.error = f"{self.error}; {failed}" if self.error else failed
 
     def _frame(self, kind: bytes, payload: bytes) -> None:
         with self._lock:
@@ -126,8 +128,30 @@ class Recording:
                 return
             try:
                 self._out.send(kind, self._clock() - self._start, payload)
-            except OSError as exc:  # the writer died (EPIPE), or the disk is full
+            except OSError as exc:  # the writer died (EPIPE), or fell too far behind
                 self.error = f"cannot write the recording: {exc.strerror or exc}"
+                return
+            if isinstance(self._out, _WriterProcess) and self._out.behind and not self._draining:
+                self._draining = True
+                threading.Thread(target=self._drain, name="ptysup-record", daemon=True).start()
+
+    def _drain(self) -> None:
+        """While frames wait here, hand them over as the writer takes them (own thread)."""
+        assert isinstance(self._out, _WriterProcess)
+        while True:
+            try:  # not under the lock: close() may close the pipe meanwhile
+                writable = self._out.writable(DRAIN_POLL_S)
+            except (OSError, ValueError):
+                writable = False
+            with self._lock:
+                if self._closed or self.error is not None or not self._out.behind:
+                    self._draining = False
+                    return
+                if writable:
+                    try:
+                        self._out.catch_up()
+                    except OSError as exc:
+                        self.error = f"cannot write the recording: {exc.strerror or exc}"
 
 
 class _WriterProcess:
@@ -150,8 +174,10 @@ class _WriterProcess:
         if not sys.executable:
             return None
         read_end, write_end = os.pipe()
-        with contextlib.suppress(OSError):  # a bigger pipe: the relay never waits in practice
-            fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
+        set_pipe_size = getattr(fcntl, "F_SETPIPE_SZ", None)  # Linux only
+        if set_pipe_size is not None:
+            with contextlib.suppress(OSError):  # a bigger pipe: fewer waits for the writer
+                fcntl.fcntl(write_end, set_pipe_size, PIPE_SIZE)
         try:
             proc = subprocess.Popen(
                 [sys.executable, "-I", "-S", castwriter.__file__, str(spool_dir)],
@@ -211,6 +237,15 @@ class _WriterProcess:
                 return
             self._behind.popleft()
 
+    @property
+    def behind(self) -> int:
+        """Bytes kept here that the pipe has not taken yet."""
+        return self._behind_size
+
+    def writable(self, timeout: float) -> bool:
+        """Whether the pipe takes more within `timeout` seconds."""
+        return bool(select.select([], [self._pipe], [], timeout)[1])
+
     def _keep(self, data: bytes) -> None:
         self._behind.append(data)
         self._behind_size += len(data)
@@ -218,8 +253,8 @@ class _WriterProcess:
     def _drain(self, deadline: float) -> bool:
         """Hand over everything kept here, waiting until `deadline` (False if it could not)."""
         while self._behind:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([], [self._pipe], [], left)[1]:
+            left = min(deadline - time.monotonic(), DRAIN_GIVE_UP_S)
+            if left <= 0 or not self.writable(left):
                 return False
             try:
                 self.catch_up()
@@ -229,18 +264,25 @@ class _WriterProcess:
 
     def finish(self) -> str | None:
         deadline = time.monotonic() + WRITER_WAIT_S
-        if not self._drain(deadline):
-            os.close(self._pipe)
-            return f"the writer stopped taking it ({self._behind_size >> 10} KB not written)"
+        drained = self._drain(deadline)
         os.close(self._pipe)  # end of input: the writer encodes what it holds, then exits
+        if not drained:
+            self._let_go()
+            return f"the writer stopped taking it ({self._behind_size >> 10} KB not written)"
         try:
             _, err = self._proc.communicate(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:  # left to finish on its own, after ptysup exits
+            self._let_go()
             return f"still being written by pid {self.pid}"
         if self._proc.returncode == 0:
             return None
         lines = err.decode("utf-8", "replace").strip().splitlines()
         return f"the recording's writer failed: {lines[-1] if lines else self._proc.returncode}"
+
+    def _let_go(self) -> None:
+        """Stop watching a writer that is left to finish (or not) on its own."""
+        if self._proc.stderr is not None:
+            self._proc.stderr.close()
 
 
 class _InProcess:
