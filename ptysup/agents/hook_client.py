@@ -14,8 +14,9 @@ def main() -> int:
     """Send `TOKEN\\n` + the hook payload from stdin to the socket."""
     path, token = sys.argv[1], sys.argv[2]
     payload = sys.stdin.buffer.read()
-    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    sock = None
     try:
+        sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         sock.settimeout(5)
         sock.connect(path)
         sock.sendall(token.encode() + b"\n" + payload)
@@ -24,7 +25,8 @@ def main() -> int:
     except OSError:
         pass
     finally:
-        sock.close()
+        if sock is not None:
+            sock.close()
     return 0
 
 

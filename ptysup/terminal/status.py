@@ -113,8 +113,10 @@ class StatusLine:
     def flush(self) -> None:
         """Draw a pending status if the agent's stream is between sequences (relay thread)."""
         if self._pending and ends_cleanly(self._last):
-            self._write(self._region() + self._status())
+            # Cleared before the text is read: an update() from the loop thread meanwhile
+            # stays pending instead of being lost.
             self._pending = False
+            self._write(self._region() + self._status())
             self._drawn_at = self._clock()
 
     def stop(self) -> None:
