@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import select
 import signal
 import threading
 import time
@@ -104,10 +105,21 @@ class AgentProcess:
 
     def wait(self, timeout: float) -> ExitStatus | None:
         """Wait up to `timeout` seconds for the agent to end."""
-        deadline = time.monotonic() + timeout
-        while (status := self.poll()) is None and time.monotonic() < deadline:
-            time.sleep(0.02)  # waitpid has no timeout; short sleeps bound the wait
-        return status
+        status = self.poll()
+        if status is not None or timeout <= 0:
+            return status
+        try:  # waitpid has no time-out, but a pidfd turns readable when the process ends
+            pidfd = os.pidfd_open(self.pid)
+        except (AttributeError, OSError):  # not Linux 5.3+, or already gone: poll
+            deadline = time.monotonic() + timeout
+            while (status := self.poll()) is None and time.monotonic() < deadline:
+                time.sleep(0.02)
+            return status
+        try:
+            select.select([pidfd], [], [], timeout)
+        finally:
+            os.close(pidfd)
+        return self.poll()
 
     def terminate(self, grace: float = 2.0) -> ExitStatus | None:
         """End the agent and its process group: HUP, then TERM, then KILL; reap it."""
