@@ -17,19 +17,19 @@ old file in place.
 from __future__ import annotations
 
 import argparse
-import codecs
-import json
 import re
 import select
+import shutil
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from ptysup.terminal.pty_ import AgentProcess, AgentStartError
+from ptysup.terminal.record import Recording
 from ptysup.terminal.screen import ScreenModel, ScreenSnapshot
 from ptysup.testing.claude_env import CLAUDE_CODE_VERSION, claude_env
 from ptysup.testing.conversation import RequestKind
@@ -99,55 +99,21 @@ def showing(text: str) -> Callable[[ScreenSnapshot], bool]:
 # -- the recording ------------------------------------------------------------------------
 
 
-@dataclass
-class Cast:
-    """An asciicast v2 recording being built in memory."""
-
-    width: int
-    height: int
-    command: str
-    title: str
-    started: float = field(default_factory=time.monotonic)
-    timestamp: int = field(default_factory=lambda: int(time.time()))
-    events: list[tuple[float, str, str]] = field(default_factory=list)
-
-    def add(self, code: str, data: str) -> None:
-        """Append an event stamped with the time since the start."""
-        self.events.append((round(time.monotonic() - self.started, 6), code, data))
-
-    def dumps(self) -> str:
-        """The .cast file: a header line, then one JSON array per event."""
-        header = {
-            "version": 2,
-            "width": self.width,
-            "height": self.height,
-            "timestamp": self.timestamp,
-            "command": self.command,
-            "title": self.title,
-            "env": {"TERM": TERM},
-        }
-        lines = [json.dumps(header, ensure_ascii=False)]
-        lines += [json.dumps(list(event), ensure_ascii=False) for event in self.events]
-        return "\n".join(lines) + "\n"
-
-
 class Session:
     """Claude Code on a PTY, its output fed to a screen model and a cast."""
 
-    def __init__(self, agent: AgentProcess, fm: FakeModel, cast: Cast, verbose: bool) -> None:
+    def __init__(self, agent: AgentProcess, fm: FakeModel, cast: Recording, verbose: bool) -> None:
         self.agent = agent
         self.fm = fm
         self.cast = cast
         self.verbose = verbose
-        self.screen = ScreenModel(cast.height, cast.width, answer=self._answer)
-        # asciicast data is text: hold back a UTF-8 sequence split across two reads.
-        self._decoder = codecs.getincrementaldecoder("utf-8")("surrogateescape")
+        self.screen = ScreenModel(*SIZE, answer=self._answer)
         self._watches: list[tuple[str, Callable[[ScreenSnapshot], bool]]] = []
 
     def _answer(self, data: bytes) -> None:
         # A real terminal answers DA/DSR queries; the answer is input, so it is recorded.
         self.agent.write(data)
-        self.cast.add("i", data.decode("utf-8", "surrogateescape"))
+        self.cast.typed(data.decode("utf-8", "surrogateescape"))
 
     def pump(self, timeout: float) -> bool:
         """Read output for up to TIMEOUT seconds; True if any came."""
@@ -157,9 +123,7 @@ class Session:
         data = self.agent.read()
         if not data:
             raise RecordingError("claude exited:\n" + screen_text(self.screen.snapshot()))
-        text = self._decoder.decode(data)
-        if text:
-            self.cast.add("o", text)
+        self.cast.output(data)
         self.screen.feed(data)
         if self._watches:
             snap = self.screen.snapshot()
@@ -216,9 +180,14 @@ class Session:
             if time.monotonic() > deadline:
                 raise RecordingError(f"{what} never settled:\n{screen_text(snap)}")
 
+    def ready(self) -> None:
+        """Wait for the empty input box to settle, and mark it `ready`."""
+        self.settle("the idle input box", idle)
+        self.mark("ready")
+
     def mark(self, expect: str) -> None:
         """Record that the screen, as fed so far, must read as EXPECT."""
-        self.cast.add("m", f"expect:{expect}")
+        self.cast.marker(f"expect:{expect}")
         if self.verbose:
             snap = self.screen.snapshot()
             print(f"--- expect:{expect}  title={snap.title!r}", file=sys.stderr)
@@ -226,7 +195,7 @@ class Session:
 
     def type(self, data: str) -> None:
         """Send keys as the person would."""
-        self.cast.add("i", data)
+        self.cast.typed(data)
         self.agent.write(data.encode())
 
     def submit(self, text: str) -> None:
@@ -238,7 +207,7 @@ class Session:
     def resize(self, rows: int, cols: int) -> None:
         """Change the window: the screen model first, then the PTY (as ptysup does)."""
         self.screen.resize(rows, cols)
-        self.cast.add("r", f"{cols}x{rows}")
+        self.cast.resize(rows, cols)
         self.agent.resize(rows, cols)
 
 
@@ -247,14 +216,12 @@ class Session:
 
 def startup_idle(s: Session) -> None:
     """Start, reach the empty input box."""
-    s.settle("the idle input box", idle)
-    s.mark("ready")
+    s.ready()
 
 
 def tool_turn(s: Session) -> None:
     """A prompt; the agent runs Bash, then Write (acceptEdits), then answers."""
-    s.settle("the idle input box", idle)
-    s.mark("ready")
+    s.ready()
     s.submit("wait, then create notes.txt")
     # The first reply is delayed, so the turn is surely still running here.
     s.wait_request("the first agent request", lambda r: r.kind is RequestKind.AGENT)
@@ -270,8 +237,7 @@ def tool_turn(s: Session) -> None:
 
 def permission_dialog(s: Session) -> None:
     """Default mode: a Write opens the dialog; `1` approves; the turn ends."""
-    s.settle("the idle input box", idle)
-    s.mark("ready")
+    s.ready()
     s.submit("create hello.txt")
     s.wait_request("the first agent request", lambda r: r.kind is RequestKind.AGENT)
     with s.watching("working", title_first):
@@ -288,8 +254,7 @@ def permission_dialog(s: Session) -> None:
 
 def clear(s: Session) -> None:
     """A turn, then `/clear`: back to the welcome box."""
-    s.settle("the idle input box", idle)
-    s.mark("ready")
+    s.ready()
     s.submit("say hello")
     s.settle("the reply", lambda x: idle(x) and "Hello there" in screen_text(x))
     s.mark("ready")
@@ -302,8 +267,7 @@ def clear(s: Session) -> None:
 
 def api_error(s: Session) -> None:
     """The fake answers 529 (no retries): an API error line, then the idle box."""
-    s.settle("the idle input box", idle)
-    s.mark("ready")
+    s.ready()
     s.submit("say hello")
     s.wait("the spinner", spinning)
     with s.watching("working", lambda x: title_first(x) and "API Error" not in screen_text(x)):
@@ -313,8 +277,7 @@ def api_error(s: Session) -> None:
 
 def resize(s: Session) -> None:
     """Idle at 120x40, shrink to 80x24, the repaint."""
-    s.settle("the idle input box", idle)
-    s.mark("ready")
+    s.ready()
     s.resize(24, 80)
     s.settle(
         "the repaint at 80 columns",
@@ -325,8 +288,7 @@ def resize(s: Session) -> None:
 
 def interrupted(s: Session) -> None:
     """Esc while a long Bash command runs: `Interrupted`, then the idle box."""
-    s.settle("the idle input box", idle)
-    s.mark("ready")
+    s.ready()
     s.submit("take your time")
     s.wait("the running Bash command", lambda x: "Running…" in screen_text(x) and spinning(x))
     s.mark("working")
@@ -337,8 +299,7 @@ def interrupted(s: Session) -> None:
 
 def interrupted_early(s: Session) -> None:
     """Esc before any reply: the prompt goes back into the input box, Claude waits."""
-    s.settle("the idle input box", idle)
-    s.mark("ready")
+    s.ready()
     s.submit("take your time")
     s.wait_request("the agent request", lambda r: r.kind is RequestKind.AGENT)
     s.wait("the spinner", spinning)
@@ -352,22 +313,22 @@ def interrupted_early(s: Session) -> None:
 
 
 @dataclass(frozen=True)
-class Recording:
+class Script:
     """How one recording starts and what it does."""
 
     run: Callable[[Session], None]
     args: tuple[str, ...] = ()
 
 
-RECORDINGS: dict[str, Recording] = {
-    "startup_idle": Recording(startup_idle),
-    "tool_turn": Recording(tool_turn, ("--permission-mode", "acceptEdits")),
-    "permission_dialog": Recording(permission_dialog),
-    "clear": Recording(clear),
-    "api_error": Recording(api_error),
-    "resize": Recording(resize),
-    "interrupted": Recording(interrupted, ("--permission-mode", "acceptEdits")),
-    "interrupted_early": Recording(interrupted_early),
+RECORDINGS: dict[str, Script] = {
+    "startup_idle": Script(startup_idle),
+    "tool_turn": Script(tool_turn, ("--permission-mode", "acceptEdits")),
+    "permission_dialog": Script(permission_dialog),
+    "clear": Script(clear),
+    "api_error": Script(api_error),
+    "resize": Script(resize),
+    "interrupted": Script(interrupted, ("--permission-mode", "acceptEdits")),
+    "interrupted_early": Script(interrupted_early),
 }
 
 
@@ -384,22 +345,32 @@ def spawned(argv: Sequence[str], cwd: Path, env: dict[str, str]) -> Iterator[Age
 
 def record(name: str, verbose: bool = False) -> Path:
     """Make one recording and write it; return its path."""
-    recording = RECORDINGS[name]
+    script = RECORDINGS[name]
     scenario = Scenario.load(SCENARIO_DIR / f"{name}.yaml")
+    path = OUT_DIR / f"{name}.cast"
     with tempfile.TemporaryDirectory(prefix="ptysup-rec-") as tmp:
         workdir = Path(tmp) / "project"
         workdir.mkdir()
         scenario.seed(workdir)
         with FakeModel(scenario, workdir) as fm, claude_env(fm.url, [workdir]) as ce:
-            argv = ce.argv(*recording.args)
+            argv = ce.argv(*script.args)
             env = {**ce.env, "TERM": TERM}
-            shown = " ".join(["claude", *recording.args])
-            cast = Cast(SIZE[1], SIZE[0], shown, f"Claude Code {CLAUDE_CODE_VERSION}: {name}")
             with spawned(argv, workdir, env) as agent:
-                cast.started = time.monotonic()
-                recording.run(Session(agent, fm, cast, verbose))
-    path = OUT_DIR / f"{name}.cast"
-    path.write_text(cast.dumps(), encoding="utf-8")
+                cast = Recording(
+                    Path(tmp) / path.name,  # moved over the old file only once it is whole
+                    *SIZE,
+                    env={"TERM": TERM},
+                    command=" ".join(["claude", *script.args]),
+                    title=f"Claude Code {CLAUDE_CODE_VERSION}: {name}",
+                )
+                try:
+                    script.run(Session(agent, fm, cast, verbose))
+                finally:
+                    cast.close()
+        if cast.error:
+            raise RecordingError(f"the recording is incomplete: {cast.error}")
+        cast.path.chmod(0o644)
+        shutil.move(cast.path, path)
     return path
 
 

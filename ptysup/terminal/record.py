@@ -50,6 +50,8 @@ class Recording:
         clock: Callable[[], float] = time.monotonic,
         env: dict[str, str] | None = None,
         *,
+        command: str | None = None,
+        title: str | None = None,
         writer_process: bool = True,
     ) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -67,8 +69,8 @@ class Recording:
             "height": rows,
             "timestamp": int(time.time()),
         }
-        if env:
-            header["env"] = env
+        extra = {"command": command, "title": title, "env": env}
+        header.update((key, value) for key, value in extra.items() if value)
         os.write(fd, (json.dumps(header) + "\n").encode())
         writer = _WriterProcess.start(fd, path.parent) if writer_process else None
         self._out: _WriterProcess | _InProcess = writer or _InProcess(fd)

@@ -146,7 +146,9 @@ def test_a_flood_is_spooled_then_written_whole_and_in_order(tmp_path: Path) -> N
 
 
 def record(path: Path, writer_process: bool) -> Recording:
-    rec = Recording(path, 10, 40, Tick(0.25), writer_process=writer_process)
+    rec = Recording(
+        path, 10, 40, Tick(0.25), command="claude", title="a run", writer_process=writer_process
+    )
     for kind, _, payload in ITEMS:
         if kind == b"o":
             rec.output(payload)
@@ -166,6 +168,8 @@ def test_the_writer_process_and_the_fallback_write_the_same_file(tmp_path: Path)
     assert a.writer_pid is not None and b.writer_pid is None
     assert (a.error, b.error) == (None, None)
     assert read_cast(a.path)[1] == read_cast(b.path)[1]
+    header = read_cast(a.path)[0]
+    assert (header["command"], header["title"], "env" in header) == ("claude", "a run", False)
     assert len(read_cast(a.path)[1]) == len(ITEMS)
     assert a.path.stat().st_mode & 0o777 == 0o600
 
