@@ -32,7 +32,8 @@ class VerifyResult:
         """One line: the command and how it ended."""
         cmd = shlex.join(self.command)
         if self.exit_code is None:
-            return f"`{cmd}` did not finish ({self.output_tail.splitlines()[-1:] or ['?']})"
+            last = (self.output_tail.splitlines() or ["?"])[-1]
+            return f"`{cmd}` did not finish ({last})"
         return f"`{cmd}` exited {self.exit_code}"
 
     def instruction(self) -> str:
@@ -89,13 +90,11 @@ class Verifier:
         try:
             out, _ = proc.communicate(timeout=self._timeout)
             code: int | None = proc.returncode
-            tail = out.decode(errors="replace")[-TAIL_CHARS:]
+            note = ""
         except subprocess.TimeoutExpired:
             kill_group(proc.pid)
             out, _ = proc.communicate()
             code = None
-            tail = (
-                out.decode(errors="replace")[-TAIL_CHARS:]
-                + f"\n(timed out after {self._timeout:.0f}s)"
-            )
+            note = f"\n(timed out after {self._timeout:.0f}s)"
+        tail = out.decode(errors="replace")[-TAIL_CHARS:] + note
         return VerifyResult(command, code, tail, round(self._clock() - start, 3))
