@@ -298,7 +298,7 @@ def _drive(loop: RunLoop, parts: _Parts, out_fd: int | None, in_fd: int | None) 
     signalled = [r for r in results if r.outcome is Outcome.SIGNAL and r.signum is not None]
     if signalled:
         first = signalled[0]
-        return RunResult(Outcome.SIGNAL, loop.iterations, first.reason, first.signum)
+        return RunResult(Outcome.SIGNAL, loop.iterations, first.reason, first.signum, loop.cost)
     return results[0] if results else RunResult(Outcome.ERROR, loop.iterations, "run loop died")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import signal
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -15,7 +16,7 @@ import yaml
 from ptysup.replay import main as replay_main
 from ptysup.testing.fakemodel import RequestKind
 from tests.e2e.conftest import DEMO, Rig
-from tests.helpers import ptysup_argv
+from tests.helpers import ptysup_argv, read_events, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -65,6 +66,31 @@ def test_cost_budget_sums_the_supervisors_reported_cost(rig: Callable[..., Rig])
     assert len(decisions) == 1 and decisions[0]["cost_usd"] > 0
     end = run.events[-1]
     assert end["outcome"] == "cost" and end["cost_usd"] == pytest.approx(decisions[0]["cost_usd"])
+
+
+def test_a_signal_keeps_the_cost_spent_so_far_in_run_end(rig: Callable[..., Rig]) -> None:
+    r = rig(
+        {
+            "agent": [{"times": 1, "reply": "first"}, {"delay": 120, "reply": "slow"}],
+            "supervisor": [{"reply": "[CONTINUE] more"}],
+        }
+    )
+    proc = r.popen("t")
+    try:
+        wait_for(
+            lambda: len(r.model.requests_of(RequestKind.AGENT)) >= 2, 60, "the second agent turn"
+        )
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    events = read_events(r.log)
+    decisions = [e for e in events if e["event"] == "decision"]
+    assert len(decisions) == 1 and decisions[0]["cost_usd"] > 0
+    end = events[-1]
+    assert (end["event"], end["outcome"]) == ("run_end", "signal")
+    assert end["cost_usd"] == pytest.approx(decisions[0]["cost_usd"])
 
 
 def test_api_error_turn_is_waited_out_without_an_iteration(rig: Callable[..., Rig]) -> None:
