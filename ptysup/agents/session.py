@@ -144,17 +144,19 @@ class AgentSession:
                 self._typist.enter()
         return InjectResult(message, False, 2)
 
-    def command(self, command: str) -> None:
-        """Type a slash command such as /clear and wait briefly for it to take effect."""
+    def command(self, command: str) -> bool:
+        """Type a slash command such as /clear and wait briefly for it to take effect;
+        whether it did (without hooks: whether it was typed)."""
         if not self._wait_settled():
-            return
+            return False
         self._typist.command(command)
+        if not self.profile.uses_hooks:
+            return True
         deadline = self._clock() + self.timings.confirm
         while (event := self._next(deadline)) is not None:
             if isinstance(event, HookEvent) and event.name == "SessionStart":
-                return
-            if not self.profile.uses_hooks:
-                return
+                return True
+        return False
 
     def pause(self, seconds: float) -> None:
         """Wait `seconds` while still noticing the agent's exit and stop signals."""

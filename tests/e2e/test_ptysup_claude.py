@@ -71,7 +71,7 @@ def test_budget_exhaustion_clears_the_agent_and_exits_3(rig: Callable[..., Rig])
     assert len(r.model.requests_of(RequestKind.SUPERVISOR)) == 2  # never more than N calls
     assert r.human_texts() == ["endless task", "keep going"]
     injected = [e["text"] for e in run.named("inject")]
-    assert injected[-1] == "/clear"
+    assert injected[-1] == "/clear" and run.named("inject")[-1]["confirmed"] is True
     assert any(h.get("source") == "clear" for h in _hooks(run, "SessionStart"))
     assert run.events[-1]["outcome"] == "budget"
 

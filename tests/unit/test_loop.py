@@ -30,6 +30,7 @@ class FakeAgent:
         self.shut_down = False
         self.turn_ends: list[TurnEnd] = []
         self.paused: list[float] = []
+        self.command_takes = True  # whether a slash command is seen to take effect
 
     def wait_ready(self) -> None:
         pass
@@ -50,8 +51,9 @@ class FakeAgent:
     def pause(self, seconds: float) -> None:
         self.paused.append(seconds)
 
-    def command(self, command: str) -> None:
+    def command(self, command: str) -> bool:
         self.typed.append(command)
+        return self.command_takes
 
     def shutdown(self) -> bool:
         self.shut_down = True
@@ -110,6 +112,15 @@ def test_abort_types_clear_and_exits_1() -> None:
     assert result.reason == "wrong direction"
     assert agent.typed[-1] == "/clear"
     assert agent.shut_down
+
+
+def test_a_clear_that_did_not_take_is_logged_unconfirmed() -> None:
+    agent = FakeAgent()
+    agent.command_takes = False  # e.g. a dialog was open, so /clear was never typed
+    result, _, _, rec = _run(["[ABORT] wrong direction"], agent=agent)
+    assert result.outcome is Outcome.ABORT
+    clear = [e.fields for e in rec.events if e.event == "inject"][-1]
+    assert (clear["text"], clear["confirmed"]) == ("/clear", False)
 
 
 def test_budget_is_a_hard_stop_after_exactly_n_decisions() -> None:
