@@ -54,7 +54,6 @@ class Activity:
 
     tools: list[str] = field(default_factory=list)
     last_message: str = ""
-    transcript_path: str = ""
 
     def reset(self) -> None:
         """Forget the previous turn."""
@@ -150,13 +149,13 @@ class AgentSession:
         if not self._wait_settled():
             return False
         self._typist.command(command)
-        if not self.profile.uses_hooks:
-            return True
         deadline = self._clock() + self.timings.confirm
         while (event := self._next(deadline)) is not None:
+            if not self.profile.uses_hooks:
+                return True  # any sign of life: the screen changed
             if isinstance(event, HookEvent) and event.name == "SessionStart":
                 return True
-        return False
+        return not self.profile.uses_hooks  # typed; without hooks nothing more is known
 
     def pause(self, seconds: float) -> None:
         """Wait `seconds` while still noticing the agent's exit and stop signals."""
@@ -333,9 +332,6 @@ class AgentSession:
             name=event.name,
             session_id=p.get("session_id"),
             **{k: p[k] for k in _HOOK_FIELDS if k in p},
-        )
-        self.activity.transcript_path = str(p.get("transcript_path", "")) or (
-            self.activity.transcript_path
         )
         if event.name in ("PostToolUse", "PostToolUseFailure"):
             status = "failed" if event.name == "PostToolUseFailure" else "ok"
