@@ -34,6 +34,7 @@ ENV_PREFIX = "PTYSUP"
 _LOG_FORMATS = ("text", "json")
 # Options read only from a config file, not from the command line.
 _FILE_ONLY = ("prompt_template",)
+_LIST_OPTIONS = ("verify", "redact")  # repeatable: one item per line in PTYSUP_VERIFY etc.
 
 # No rich markup: it would swallow "[tool.ptysup]" in the help text.
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
@@ -183,7 +184,7 @@ def run_command(
         summary_json=summary_json,
         redact=tuple(redact or ()),
         status=status,
-        prompt_template=file_only.get("prompt_template"),
+        prompt_template=template,
         idle=idle,
         turn_timeout=turn_timeout,
         cwd=Path.cwd(),
@@ -226,12 +227,11 @@ def _defaults(args: Sequence[str], env: Mapping[str, str]) -> tuple[dict[str, An
     values = configfile.load(path, known) if path is not None else {}
     file_only = {k: values.pop(k) for k in _FILE_ONLY if k in values}
     # Commands contain spaces, so list options take one item per line from the environment.
-    for name in ("verify", "redact"):
+    for name in _LIST_OPTIONS:
         raw = env.get(f"{ENV_PREFIX}_{name.upper()}")
         if raw:
             values[name] = [line for line in raw.splitlines() if line.strip()]
-    for name in ("verify", "redact"):
-        if isinstance(values.get(name), str):
+        elif isinstance(values.get(name), str):
             values[name] = [values[name]]
     return values, file_only
 
@@ -247,7 +247,11 @@ def parse_args(args: Sequence[str], env: Mapping[str, str]) -> RunConfig | int:
     saved = dict(os.environ)
     os.environ.clear()
     os.environ.update(
-        {k: v for k, v in env.items() if k not in (f"{ENV_PREFIX}_VERIFY", f"{ENV_PREFIX}_REDACT")}
+        {
+            k: v
+            for k, v in env.items()
+            if k not in {f"{ENV_PREFIX}_{n.upper()}" for n in _LIST_OPTIONS}
+        }
     )
     try:
         default_map, file_only = _defaults(args, env)

@@ -90,7 +90,7 @@ def _cell(value: Any, limit: int = 300) -> str:
 def append_step_summary(summary: dict[str, Any], env: Mapping[str, str]) -> None:
     """Append the markdown summary to $GITHUB_STEP_SUMMARY when running in GitHub Actions."""
     path = env.get("GITHUB_STEP_SUMMARY")
-    if env.get("GITHUB_ACTIONS") != "true" or not path:
+    if not in_github_actions(env) or not path:
         return
     with open(path, "a", encoding="utf-8") as f:
         f.write(markdown(summary))

@@ -42,11 +42,11 @@ def reset_delay(message: str, now: dt.datetime) -> float | None:
         return None
     local = now
     if zone:
-        try:
-            from zoneinfo import ZoneInfo
+        from zoneinfo import ZoneInfo  # here: only a usage-limit message needs it
 
+        try:
             local = now.astimezone(ZoneInfo(zone))
-        except (KeyError, ValueError, ImportError):
+        except (KeyError, ValueError):  # an unknown zone (ZoneInfoNotFoundError is a KeyError)
             local = now
     target = local.replace(hour=hour, minute=minute, second=0, microsecond=0)
     if target <= local:

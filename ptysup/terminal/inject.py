@@ -66,11 +66,6 @@ class Typist:
         self._pause = pause
         self._submit_pause_s = submit_pause_s
 
-    def message(self, text: str) -> None:
-        """Type already-cleaned text as one bracketed paste and submit it."""
-        self.paste(text)
-        self.enter()
-
     def paste(self, text: str) -> None:
         """Type already-cleaned text as one bracketed paste, without submitting it."""
         self._write(PASTE_START + text.encode() + PASTE_END)
@@ -90,5 +85,5 @@ class Typist:
 
     def enter(self) -> None:
         """Pause, then Enter in its own write."""
-        self._pause(self._submit_pause_s)
+        self.pause()
         self._write(b"\r")

@@ -28,7 +28,9 @@ def test_as_message_neutralises_slash_and_shell_commands() -> None:
 def test_typist_pastes_then_submits_in_a_separate_write() -> None:
     writes: list[bytes] = []
     pauses: list[float] = []
-    Typist(writes.append, pauses.append, submit_pause_s=0.1).message("line 1\nline 2")
+    typist = Typist(writes.append, pauses.append, submit_pause_s=0.1)
+    typist.paste("line 1\nline 2")  # the session waits for it to show, then:
+    typist.enter()
     assert writes == [PASTE_START + b"line 1\nline 2" + PASTE_END, b"\r"]
     assert pauses == [0.1]
 
