@@ -159,6 +159,7 @@ def run(
                 "warning", message=f"screen model error: {type(exc).__name__}: {exc}"
             ),
         )
+        stack.callback(_note_rejected, screen, log)  # after the feeder stopped (LIFO)
         feeder.start()
         stack.callback(feeder.stop)
         recording = None
@@ -170,6 +171,13 @@ def run(
         parts = _Parts(agent, session, screen, feeder, runner, log, recording, status)
         return _drive(loop, parts, out_fd, in_fd)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _note_rejected(screen: ScreenModel, log: EventLog) -> None:
+    """One warning for the whole run if the screen model skipped sequences."""
+    note = screen.rejected_note()
+    if note is not None:
+        log.emit("warning", message=note)
 
 
 def _finish_recording(recording: Recording, log: EventLog) -> None:

@@ -103,6 +103,7 @@ class _Screen(pyte.Screen):
         self._sgr: dict[tuple[Char, tuple[int, ...], bool], Char] = {}
         self._rendered: dict[int, str] = {}
         self._rendered_size = (0, 0)
+        self._main: Any = None  # the main screen's lines while the alternate one shows
         super().__init__(columns, lines)
         self._answer = answer
 
@@ -359,6 +360,65 @@ class _Screen(pyte.Screen):
         if how == 0 or how == 1:
             self.erase_in_line(how)
 
+    # -- where ptysup differs from pyte on purpose ---------------------------------------
+    def set_mode(self, *modes: int, **kwargs: Any) -> None:
+        """pyte's set_mode, plus the alternate screen (?1049, ?1047, ?47)."""
+        if kwargs.get("private") and _ALT_MODES.intersection(modes) and self._main is None:
+            if 1049 in modes:
+                self.save_cursor()
+            self._main = self.buffer
+            buffer: Any = self.buffer  # a defaultdict of lines
+            self.buffer = type(buffer)(buffer.default_factory)
+            self.dirty.update(range(self.lines))
+        super().set_mode(*modes, **kwargs)
+
+    def reset_mode(self, *modes: int, **kwargs: Any) -> None:
+        """pyte's reset_mode, plus leaving the alternate screen: the main one is back as
+        it was (a pager or editor that quit inside the agent leaves no page behind)."""
+        super().reset_mode(*modes, **kwargs)
+        if kwargs.get("private") and _ALT_MODES.intersection(modes) and self._main is not None:
+            self.buffer = self._main
+            self._main = None
+            self.dirty.update(range(self.lines))
+            if 1049 in modes:
+                self.restore_cursor()
+
+    @property
+    def alternate(self) -> bool:
+        """Whether the alternate screen shows."""
+        return self._main is not None
+
+    def reset(self) -> None:
+        """pyte's reset (RIS), which also leaves the alternate screen."""
+        self._main = None
+        super().reset()
+
+    def resize(self, lines: int | None = None, columns: int | None = None) -> None:
+        """pyte's resize, except for dropped rows: like tmux and xterm, blank rows below
+        the cursor go first, then rows from the top, and the cursor moves up with its
+        text (pyte leaves it where it was, so the agent's next line lands below the text
+        it belongs to, and a line is lost)."""
+        lines = lines or self.lines
+        excess = self.lines - lines
+        if excess > 0:
+            bottom = _blank_rows_below(self.buffer, self.cursor.y, self.lines, excess)
+            for y in range(self.lines - bottom, self.lines):
+                self.buffer.pop(y, None)
+            if self._main is not None:
+                _drop_rows(self._main, self.cursor.y, self.lines, lines)
+            self.lines -= bottom
+            if bottom == excess:  # pyte's resize sees no change of rows now
+                self.dirty.update(range(lines))
+                self.set_margins()
+        if self._main is not None and columns is not None and columns < self.columns:
+            for line in self._main.values():
+                for x in range(columns, self.columns):
+                    line.pop(x, None)
+        top = self.lines - lines
+        super().resize(lines, columns)
+        if top > 0:
+            self.cursor.y = max(0, self.cursor.y - top)
+
     # -- reading -------------------------------------------------------------------------
     @property
     def display(self) -> list[str]:
@@ -400,15 +460,56 @@ class _Screen(pyte.Screen):
         return "".join(out)
 
 
+_ALT_MODES = frozenset((47, 1047, 1049))  # private modes that switch to the alternate screen
+
+
+def _blank(line: Any) -> bool:
+    return line is None or not any(c.data.strip() for c in line.values())
+
+
+def _blank_rows_below(buffer: Any, cursor_y: int, lines: int, most: int) -> int:
+    """How many rows at the bottom, below the cursor, are blank (at most MOST)."""
+    count = 0
+    while count < most and lines - 1 - count > cursor_y and _blank(buffer.get(lines - 1 - count)):
+        count += 1
+    return count
+
+
+def _drop_rows(buffer: Any, cursor_y: int, lines: int, keep: int) -> None:
+    """Shrink the saved main screen from LINES rows to KEEP as `resize` does."""
+    bottom = _blank_rows_below(buffer, cursor_y, lines, lines - keep)
+    rows = [buffer.pop(y, None) for y in range(lines - bottom)]
+    buffer.clear()
+    for y, row in enumerate(rows[len(rows) - keep :]):
+        if row is not None:
+            buffer[y] = row
+
+
+# CSI sequences pyte has no notion of, consumed whole and never drawn: private markers
+# `<` `=` (`CSI < u`, the kitty keyboard protocol's pop), `>` but for `CSI > c` (pyte
+# drops the `>`, so `CSI > 4;2 m` would underline), colon sub-parameters, and
+# intermediate bytes other than space and `$` (`CSI ! p`, soft reset). Stock pyte ends
+# them at the first byte it does not expect and draws the rest (`u╭─── Claude Code`).
+_FOREIGN_CSI = (
+    r"\x1b\[(?:[0-?]*[<=:][0-?]*[ -/]*[@-~]"
+    r"|>[0-?]*[ -/]*[@-bd-~]"
+    r"|[0-?]*[ $]*[!-#%-/][ -/]*[@-~])"
+)
+
 # Complete escape sequences the fast path dispatches itself, after pyte's plain-text run
 # and its C0 controls; anything else (a sequence split across feeds, a C0 control inside
 # a CSI, C1 introducers, palette OSCs) goes through pyte's own parser.
 _SEQUENCES = (
-    r"|\x1b\[([0-9;?> ]*)([!-#%-/:<=@-~])"  # CSI: groups 3, 4
-    r"|\x1b\]([^RP])([^\x07\x1b\x9c]*)(?:\x07|\x9c|\x1b\\)"  # OSC: groups 5, 6
-    r"|\x1b([^\[\]#%()])"  # two-character ESC: group 7
+    f"|({_FOREIGN_CSI})"  # group 3
+    r"|\x1b\[([0-9;?> ]*)([!-#%-/:<=@-~])"  # CSI: groups 4, 5
+    r"|\x1b\]([^RP])([^\x07\x1b\x9c]*)(?:\x07|\x9c|\x1b\\)"  # OSC: groups 6, 7
+    r"|\x1b([^\[\]#%()])"  # two-character ESC: group 8
 )
-_TEXT, _BASIC, _CSI, _OSC, _ESC = 1, 2, 4, 6, 7  # the last group of each alternative
+_TEXT, _BASIC, _FOREIGN, _CSI, _OSC, _ESC = 1, 2, 3, 5, 7, 8  # each alternative's last group
+# A sequence split across feeds is held back until it is complete, so the fast path sees
+# it whole (pyte's parser would draw the final byte of a sequence it does not know).
+_INCOMPLETE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*)?\Z")
+_MAX_INCOMPLETE = 64
 _SHIFTS = (pyte.control.SI, pyte.control.SO)
 _MAX_PARAMS = 1024  # distinct CSI parameter strings remembered
 
@@ -425,6 +526,7 @@ class _Stream(pyte.ByteStream):
 
     rejected = 0  # sequences skipped because pyte raised on them
     last_rejected: Exception | None = None
+    _held = ""  # the start of a sequence that the next feed completes
 
     def attach(self, screen: pyte.Screen) -> None:
         super().attach(screen)
@@ -448,10 +550,21 @@ class _Stream(pyte.ByteStream):
         """Forget a half-read sequence or character (the bytes after it were dropped)."""
         self.utf8_decoder.reset()
         self._initialize_parser()
+        self._held = ""
 
     def feed(self, data: bytes) -> None:  # type: ignore[override]  # as pyte's ByteStream
         text = self.utf8_decoder.decode(data) if self.use_utf8 else "".join(map(chr, data))
-        self._feed_text(text)
+        text = self._held + text
+        self._held = ""
+        tail = _INCOMPLETE.search(text, max(0, len(text) - _MAX_INCOMPLETE))
+        if tail is None:
+            self._feed_text(text)
+            return
+        self._feed_text(text[: tail.start()])
+        if self._taking_plain_text:  # the tail starts a sequence: wait for the rest
+            self._held = tail.group()
+        else:  # the tail is inside something pyte's parser is reading (an OSC string)
+            self._feed_text(tail.group())
 
     def _csi_params(self, middle: str) -> tuple[tuple[int, ...], bool]:
         known = self._params.get(middle)
@@ -486,26 +599,27 @@ class _Stream(pyte.ByteStream):
                     if kind == _TEXT:
                         draw(m[1])
                     elif kind == _CSI:
-                        middle = m[3]
+                        middle = m[4]
                         known = params.get(middle)
                         if known is None:
                             known = self._csi_params(middle)
                         if known[1]:
-                            csi[m[4]](*known[0], private=True)
+                            csi[m[5]](*known[0], private=True)
                         else:
-                            csi[m[4]](*known[0])
+                            csi[m[5]](*known[0])
                     elif kind == _BASIC:
                         char = m[2]
                         if not (char in _SHIFTS and self.use_utf8):
                             basic[char]()
                     elif kind == _OSC:
-                        code, param = m[5], m[6][1:]
+                        code, param = m[6], m[7][1:]
                         if code in "01":
                             screen.set_icon_name(param)
                         if code in "02":
                             screen.set_title(param)
-                    else:
+                    elif kind == _ESC:
                         esc[m[_ESC]]()
+                    # else a CSI pyte does not know (_FOREIGN): consumed, nothing to do
             except Exception as exc:
                 # A sequence pyte cannot take (e.g. `CSI 1;2 A`: too many parameters) is
                 # skipped; stock pyte would drop the rest of the chunk with it.
@@ -542,6 +656,17 @@ class ScreenModel:
     def rejected(self) -> int:
         """How many escape sequences were skipped because pyte raised on them."""
         return self._stream.rejected
+
+    def rejected_note(self) -> str | None:
+        """One line saying how many sequences the model could not apply, if any (a
+        modelling bug would otherwise go unseen)."""
+        count, last = self._stream.rejected, self._stream.last_rejected
+        if not count:
+            return None
+        return (
+            f"the screen model could not apply {count} escape sequence(s) "
+            f"(last: {type(last).__name__}: {last}); the supervisor's view may differ"
+        )
 
     def snapshot(self) -> ScreenSnapshot:
         """A consistent copy of what is on screen now."""

@@ -5,11 +5,17 @@ test here feeds the same bytes to it and to stock pyte 0.8.2 and compares what c
 read: display, title, cursor, and the cells themselves (characters and attributes).
 Where stock pyte raises on its own state (an orphaned wide-character stub, an unknown
 erase mode), the fast screen must not, and shows a blank instead.
+
+Three differences are on purpose, each tested on its own at the end: rows dropped by a
+shrink (blank rows below the cursor first, and the cursor moves up with its text: the
+reference is stock pyte's resize with that added, `resize_like_a_terminal`), the
+alternate screen, and CSI sequences pyte does not know, which are consumed whole.
 """
 
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -43,7 +49,7 @@ class Pair:
                 self.stream.feed(arg)
                 self.model.feed(arg)
             else:
-                self.stock.resize(*arg)
+                resize_like_a_terminal(self.stock, *arg)
                 self.model.resize(*arg)
             # Stock pyte's insert/delete lines leave a stale line where the line moving in
             # was never drawn on, unless `display` has been read since (it creates every
@@ -73,6 +79,29 @@ class Pair:
                 assert cell(fast, y, x) == cell(stock, y, x), f"{where} cell {y},{x}"
                 if x in mine and x in theirs:
                     assert mine[x] == theirs[x], f"{where} attributes {y},{x}"
+
+
+def resize_like_a_terminal(screen: pyte.Screen, rows: int, cols: int) -> None:
+    """Stock pyte's resize, but a shrink drops blank rows below the cursor first, and the
+    cursor moves up with the rows dropped from the top (as tmux and xterm do)."""
+    excess, width = screen.lines - rows, screen.columns
+    bottom = 0
+    while (
+        bottom < excess
+        and screen.lines - 1 - bottom > screen.cursor.y
+        and not "".join(cell(screen, screen.lines - 1 - bottom, x) for x in range(width)).strip()
+    ):
+        bottom += 1
+    for y in range(screen.lines - bottom, screen.lines):
+        screen.buffer.pop(y, None)
+    screen.lines -= bottom
+    top = screen.lines - rows
+    if excess > 0 and top == 0:
+        screen.dirty.update(range(rows))
+        screen.set_margins()
+    screen.resize(rows, cols)
+    if top > 0:
+        screen.cursor.y = max(0, screen.cursor.y - top)
 
 
 def cell(screen: pyte.Screen, y: int, x: int) -> str:
@@ -176,9 +205,8 @@ FIXED = [
     "\x1b[2;5r",
     "\x1b[r",
     "\x1b[1 q",
-    "\x1b[>1u",
-    "\x1b[<u",
-    "\x1b[=5u",
+    "\x1b[>c",
+    "\x1b[>0c",
     "\x1b7",
     "\x1b8",
     "\x1bM",
@@ -210,11 +238,13 @@ FIXED = [
     "\x1b[",
 ]
 FINALS = "@ABCDEFGHJKLMPSTXZ`abcdefghlmnqrsu"
+# The start of a CSI sequence pyte does not know (tested on its own below).
+FOREIGN = re.compile(rb"\x1b\[[0-?]*(?:[<=:>]|[ $]*[!-#%-/])")
 PARAMS = ["", "0", "1", "2", "3", "4", "5", "7", "12", "25", "40", "200", "9999", "123456"]
 
 csi = st.builds(
     lambda private, params, final: f"\x1b[{private}{';'.join(params)}{final}",
-    st.sampled_from(["", "?", ">", "? "]),
+    st.sampled_from(["", "?", "? "]),
     st.lists(st.sampled_from(PARAMS), max_size=4),
     st.sampled_from(FINALS),
 )
@@ -271,6 +301,7 @@ def test_random_input_shows_the_same_screen(
 ) -> None:
     ops = as_ops(steps, cuts)
     assume(not stock_raises(rows, cols, ops))  # stock pyte's own bugs are tested below
+    assume(not any(FOREIGN.search(b"".join(arg)) for kind, arg in steps if kind == "feed"))
     pair = Pair(rows, cols)
     for n, op in enumerate(ops):
         pair.apply([op])

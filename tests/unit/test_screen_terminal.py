@@ -1,0 +1,119 @@
+"""Where ptysup's screen model differs from stock pyte on purpose: it behaves like the
+person's terminal (tmux, xterm) for the alternate screen, for rows dropped by a shrink,
+and for CSI sequences pyte does not know."""
+
+from __future__ import annotations
+
+import pyte
+import pytest
+
+from ptysup.terminal.screen import ScreenModel
+
+
+def stock(data: bytes, rows: int = 3, cols: int = 20) -> list[str]:
+    screen = pyte.Screen(cols, rows)
+    pyte.ByteStream(screen).feed(data)
+    return list(screen.display)
+
+
+FOREIGN = [
+    b"\x1b[<u",  # kitty keyboard: pop (Claude Code on exit)
+    b"\x1b[>1u",  # kitty keyboard: push
+    b"\x1b[=5;1u",
+    b"\x1b[?u",  # kitty keyboard: query (pyte has no `u`, nothing to draw either way)
+    b"\x1b[!p",  # soft reset
+    b"\x1b[>4;2m",  # modifyOtherKeys: pyte would underline
+    b"\x1b[>0q",  # XTVERSION
+    b"\x1b[38:2::1:2:3m",  # colon sub-parameters
+    b"\x1b[1'z",
+]
+
+
+@pytest.mark.parametrize("seq", FOREIGN, ids=repr)
+@pytest.mark.parametrize("piece", [None, 1, 2])
+def test_unknown_csi_sequences_are_consumed_never_drawn(seq: bytes, piece: int | None) -> None:
+    data = b"a" + seq + "╭─── Claude Code".encode() + seq + b"\r\nnext" + seq
+    model = ScreenModel(3, 20)
+    step = piece or len(data)
+    for start in range(0, len(data), step):
+        model.feed(data[start : start + step])
+    without = data.replace(seq, b"")
+    assert list(model.snapshot().lines) == stock(without)
+    assert model.snapshot().lines[0].startswith("a╭─── Claude Code")
+    assert model._screen.cursor.attrs == pyte.Screen(20, 3).cursor.attrs  # no underline
+    assert model.rejected == 0
+
+
+def test_secondary_device_attributes_still_reach_pyte() -> None:
+    answers: list[bytes] = []
+    model = ScreenModel(3, 20, answer=answers.append)
+    model.feed(b"\x1b[>c")
+    assert answers  # pyte answers it (as primary DA); ptysup keeps that
+
+
+def test_a_split_known_sequence_still_applies() -> None:
+    model = ScreenModel(3, 20)
+    for byte in b"ab\x1b[2;5Hc\x1b[1mX":
+        model.feed(bytes([byte]))
+    assert model.snapshot().lines[1] == "    cX".ljust(20)
+    assert model._screen.cursor.attrs.bold
+
+
+@pytest.mark.parametrize("mode", [1049, 1047, 47])
+def test_the_alternate_screen_gives_the_main_screen_back(mode: int) -> None:
+    model = ScreenModel(4, 20)
+    model.feed(b"$ less file\r\n")
+    main = model.snapshot()
+    model.feed(b"\x1b[?%dh\x1b[H\x1b[2Jpage 1 of less\r\n(END)" % mode)
+    assert model.snapshot().text() == "page 1 of less\n(END)"
+    assert model._screen.alternate
+    model.feed(b"\x1b[?%dl" % mode)
+    assert not model._screen.alternate
+    assert model.snapshot().lines == main.lines
+    if mode == 1049:  # saves and restores the cursor too
+        assert model.snapshot().cursor == main.cursor
+    model.feed(b"\r$ ")
+    assert model.snapshot().text() == "$ less file\n$"
+
+
+def test_a_reset_leaves_the_alternate_screen() -> None:
+    model = ScreenModel(3, 20)
+    model.feed(b"\x1b[?1049hfull screen\x1bc")
+    assert not model._screen.alternate
+    model.feed(b"\x1b[?1049l")  # nothing to go back to: no error, no old page
+    assert model.snapshot().text() == ""
+
+
+def test_a_shrink_keeps_the_cursor_with_its_text() -> None:
+    # python at the bottom of a 6-row window; tmux drops the top rows on a shrink.
+    model = ScreenModel(6, 20)
+    model.feed(b">>> 1\r\n1\r\n>>> 2\r\n2\r\n>>> 6 * 7\r\n42")
+    model.resize(4, 20)
+    model.feed(b"\r\n>>> ")
+    lines = [line.rstrip() for line in model.snapshot().lines]
+    assert lines == ["2", ">>> 6 * 7", "42", ">>>"]
+
+
+def test_a_shrink_drops_blank_rows_below_the_cursor_first() -> None:
+    model = ScreenModel(6, 20)
+    model.feed(b"$ one\r\n$ two\r\n$ ")
+    model.resize(3, 20)
+    assert [line.rstrip() for line in model.snapshot().lines] == ["$ one", "$ two", "$"]
+    assert model.snapshot().cursor == (2, 2)
+
+
+def test_a_shrink_in_the_alternate_screen_keeps_the_main_screen_whole() -> None:
+    model = ScreenModel(5, 20)
+    model.feed(b"a\r\nb\r\nc\r\nd\r\n$ ")
+    model.feed(b"\x1b[?1049h\x1b[Hpager")
+    model.resize(3, 20)
+    model.feed(b"\x1b[?1049l")
+    assert [line.rstrip() for line in model.snapshot().lines] == ["c", "d", "$"]
+
+
+def test_rejected_sequences_are_counted_for_one_warning() -> None:
+    model = ScreenModel(2, 10)
+    assert model.rejected_note() is None
+    model.feed(b"a\x1b[1;2Ab\x1b[1;2Ac")
+    note = model.rejected_note()
+    assert note is not None and "2 escape sequence" in note and "TypeError" in note
