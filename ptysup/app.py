@@ -29,13 +29,14 @@ from ptysup.redact import Redactor
 from ptysup.supervisor.decide import Supervisor
 from ptysup.supervisor.runner import SupervisorRunner
 from ptysup.terminal.inject import Typist
+from ptysup.terminal.modes import BRACKETED_PASTE, ModeTracker
 from ptysup.terminal.pty_ import AgentProcess, AgentStartError
 from ptysup.terminal.record import Recording
 from ptysup.terminal.relay import STOP, Relay, RelayHandlers, write_all
 from ptysup.terminal.screen import ScreenFeeder, ScreenModel
 from ptysup.terminal.signals import STOP_SIGNALS, signal_pipe
 from ptysup.terminal.status import StatusLine, StatusSink
-from ptysup.terminal.tty_ import raw, window_size
+from ptysup.terminal.tty_ import cursor_position, raw, window_size
 from ptysup.verify import Verifier
 from ptysup.waits import WaitPolicy
 
@@ -140,9 +141,10 @@ def run(
 
         # Without a person's terminal, the screen model answers the agent's terminal queries.
         screen = ScreenModel(rows, cols, answer=None if interactive else agent.write)
+        modes = ModeTracker()
         session = AgentSession(
             profile,
-            Typist(agent.write),
+            Typist(agent.write, bracketed=lambda: modes.on(BRACKETED_PASTE)),
             screen.snapshot,
             log,
             Timings(idle=config.idle, turn=config.turn_timeout),
@@ -168,7 +170,7 @@ def run(
             log.add(recording)  # markers and typed text
             stack.callback(_finish_recording, recording, log)
         loop = _loop(config, session, runner, log, clock, env)
-        parts = _Parts(agent, session, screen, feeder, runner, log, recording, status)
+        parts = _Parts(agent, session, screen, feeder, runner, log, recording, status, modes)
         return _drive(loop, parts, out_fd, in_fd)
     raise AssertionError("unreachable")  # pragma: no cover
 
@@ -235,6 +237,7 @@ class _Parts:
     log: EventLog
     recording: Recording | None
     status: StatusLine | None
+    modes: ModeTracker
 
 
 def _drive(loop: RunLoop, parts: _Parts, out_fd: int | None, in_fd: int | None) -> RunResult:
@@ -250,6 +253,7 @@ def _drive(loop: RunLoop, parts: _Parts, out_fd: int | None, in_fd: int | None) 
             waker.wake()
 
     def on_signal(signum: int) -> None:
+        agent.hung_up = agent.hung_up or signum == signal.SIGHUP
         session.post(StopRequest(signum, session.now()))
         runner.cancel()
         # If the loop cannot wind down in time, the relay stops anyway.
@@ -272,6 +276,7 @@ def _drive(loop: RunLoop, parts: _Parts, out_fd: int | None, in_fd: int | None) 
             parts.recording.resize(rows, cols)
 
     def on_output(data: bytes) -> None:
+        parts.modes.feed(data)  # every byte, before the feeder may skip some
         parts.feeder.put(data)
         if parts.recording is not None:
             parts.recording.output(data)
@@ -291,14 +296,14 @@ def _drive(loop: RunLoop, parts: _Parts, out_fd: int | None, in_fd: int | None) 
             relay = Relay(
                 agent, handlers, signal_fd=sig_fd, wake_fd=waker.fd, out_fd=out_fd, in_fd=in_fd
             )
+            _sync_cursor(parts, in_fd, out_fd)
             if parts.status is not None:
                 parts.status.start()
             worker.start()
             try:
                 relay.run()
             finally:
-                if parts.status is not None:
-                    parts.status.stop()
+                _leave(parts, out_fd)
     finally:
         worker.join(timeout=STOP_GRACE_S)
         waker.close()
@@ -308,6 +313,41 @@ def _drive(loop: RunLoop, parts: _Parts, out_fd: int | None, in_fd: int | None) 
         first = signalled[0]
         return RunResult(Outcome.SIGNAL, loop.iterations, first.reason, first.signum, loop.cost)
     return results[0] if results else RunResult(Outcome.ERROR, loop.iterations, "run loop died")
+
+
+def _sync_cursor(parts: _Parts, in_fd: int | None, out_fd: int | None) -> None:
+    """Start the screen model where the person's cursor is (see ScreenModel.place_cursor);
+    keys typed meanwhile go on to the agent."""
+    if in_fd is None or out_fd is None:
+        return
+    where, typed = cursor_position(in_fd, out_fd)
+    if typed:
+        parts.agent.write(typed)
+    if where is not None:
+        row, col = where
+        if parts.status is not None:  # its start puts the cursor at the row's start, above it
+            row, col = min(row, parts.status.agent_size()[0] - 1), 0
+        parts.screen.place_cursor(row, col)
+
+
+def _leave(parts: _Parts, out_fd: int | None) -> None:
+    """Leave the person's terminal as it was: the modes the agent left on switched off
+    (first: the status row to clear is on the main screen), the status row cleared, and
+    the cursor on a clean line below everything the agent drew, for the summary (not
+    inside its input box, nor over a full-screen program's footer)."""
+    if out_fd is None:
+        if parts.status is not None:
+            parts.status.stop()
+        return
+    reset = parts.modes.reset()
+    write_all(out_fd, reset)
+    if parts.status is not None:
+        parts.status.stop()
+    parts.feeder.drained(0.5)
+    parts.screen.feed(reset)  # back on the main screen, where the summary goes
+    snap = parts.screen.snapshot()
+    row = max([snap.cursor[0], *(y for y, line in enumerate(snap.lines) if line.strip())])
+    write_all(out_fd, b"\x1b[%d;1H\r\n" % (row + 1))
 
 
 class _Waker:

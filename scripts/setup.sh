@@ -25,11 +25,15 @@ fi
 
 .venv/bin/python -m ptysup.testing.claude_env install >/dev/null
 
-if ! command -v tmux >/dev/null; then
-  # The terminal end-to-end test runs ptysup inside tmux.
+# The terminal end-to-end tests run ptysup inside tmux, with htop, less and vim as agents.
+missing=()
+for tool in tmux htop less vim; do
+  command -v "$tool" >/dev/null || missing+=("$tool")
+done
+if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    apt-get update -qq >/dev/null && apt-get install -y -qq tmux >/dev/null
+    apt-get update -qq >/dev/null && apt-get install -y -qq "${missing[@]}" >/dev/null
   else
-    die "needs tmux for the terminal tests (apt-get install tmux)"
+    die "needs ${missing[*]} for the terminal tests (apt-get install ${missing[*]})"
   fi
 fi

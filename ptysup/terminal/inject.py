@@ -53,6 +53,12 @@ def as_message(text: str) -> str:
     return text
 
 
+def one_line(text: str) -> str:
+    """TEXT as a single line, for an agent that reads lines: a newline would submit the
+    first line on its own, so lines are joined with a space and blank ones dropped."""
+    return " ".join(line.strip() for line in text.split("\n") if line.strip())
+
+
 class Typist:
     """Types into the agent: pasted text, a pause, then Enter in its own write."""
 
@@ -61,14 +67,20 @@ class Typist:
         write: Callable[[bytes], None],
         pause: Callable[[float], None] = time.sleep,
         submit_pause_s: float = SUBMIT_PAUSE_S,
+        bracketed: Callable[[], bool] = lambda: True,
     ) -> None:
         self._write = write
         self._pause = pause
         self._submit_pause_s = submit_pause_s
+        self._bracketed = bracketed  # whether the agent turned bracketed paste on
 
     def paste(self, text: str) -> None:
-        """Type already-cleaned text as one bracketed paste, without submitting it."""
-        self._write(PASTE_START + text.encode() + PASTE_END)
+        """Type already-cleaned text without submitting it: as one bracketed paste if the
+        agent asked for those, else as one line of plain text (`one_line`)."""
+        if self._bracketed():
+            self._write(PASTE_START + text.encode() + PASTE_END)
+        else:
+            self._write(one_line(text).encode())
 
     def command(self, command: str) -> None:
         """Type a slash command (e.g. /clear) as keystrokes and submit it."""

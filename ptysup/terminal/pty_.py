@@ -41,6 +41,7 @@ class AgentProcess:
         self.fd: int = proc.fd
         self.pid: int = proc.pid
         self._status: ExitStatus | None = None
+        self.hung_up = False  # the person's terminal is gone: end the agent with HUP first
 
     @classmethod
     def spawn(
@@ -122,8 +123,13 @@ class AgentProcess:
         return self.poll()
 
     def terminate(self, grace: float = 2.0) -> ExitStatus | None:
-        """End the agent and its process group: HUP, then TERM, then KILL; reap it."""
-        for sig, wait_s in ((signal.SIGHUP, grace), (signal.SIGTERM, grace), (signal.SIGKILL, 2)):
+        """End the agent and its process group: TERM (what full-screen programs clean up
+        on: htop, less and vim leave the alternate screen), then KILL; reap it. HUP comes
+        first only once the person's terminal went away (`hung_up`)."""
+        steps = [(signal.SIGTERM, grace), (signal.SIGKILL, 2.0)]
+        if self.hung_up:
+            steps.insert(0, (signal.SIGHUP, grace))
+        for sig, wait_s in steps:
             if self.poll() is not None:
                 break
             self._signal_group(sig)

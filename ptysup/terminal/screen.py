@@ -652,6 +652,12 @@ class ScreenModel:
         with self._lock:
             self._screen.resize(rows, cols)
 
+    def place_cursor(self, row: int, col: int) -> None:
+        """Start where the person's cursor is: an agent that draws below earlier output
+        (scrolling it, moving up over its own lines) is then modelled row for row."""
+        with self._lock:
+            self._screen.cursor_position(row + 1, col + 1)
+
     @property
     def rejected(self) -> int:
         """How many escape sequences were skipped because pyte raised on them."""

@@ -1,0 +1,116 @@
+"""The person's terminal after ptysup: full-screen agents (htop, less, vim) ended the way
+they clean up on, every mode they left on switched off, the summary on a clean line."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import Rig
+from tests.helpers import Tmux, ptysup_argv, read_events, terminal_script, wait_for
+
+pytestmark = pytest.mark.e2e
+
+FLAGS = "#{alternate_on} #{cursor_flag} #{mouse_any_flag} #{keypad_flag} #{keypad_cursor_flag}"
+COMPLETE = {"agent": [{"reply": "unused"}], "supervisor": [{"reply": "[COMPLETE] looked at it"}]}
+
+
+class Pane(Tmux):
+    """A tmux pane whose terminal state can be read."""
+
+    def flags(self) -> str:
+        return subprocess.run(
+            [*self._base, "display-message", "-p", FLAGS], capture_output=True, text=True
+        ).stdout.strip()
+
+
+def fresh_pane(tmp_path: Path) -> tuple[str, str]:
+    """The flags and `stty -a` of a pane that ran nothing but a shell script."""
+    done = tmp_path / "fresh"
+    script = tmp_path / "fresh.sh"
+    script.write_text(f"stty -a > {done}.tmp; mv {done}.tmp {done}\nsleep 60\n")
+    pane = Pane("ptysup-fresh")
+    pane.start(script)
+    try:
+        wait_for(done.exists, 10, "the fresh pane's stty")
+        return pane.flags(), done.read_text()
+    finally:
+        pane.kill()
+
+
+def run_in_pane(
+    r: Rig, tmp_path: Path, agent: str, task: str, *args: str
+) -> tuple[Pane, Path, list[str]]:
+    done = tmp_path / "done"
+    done.unlink(missing_ok=True)
+    argv = ptysup_argv(task, "--agent-cmd", agent, "--log-file", str(r.log), "--idle", "1", *args)
+    pane = Pane("ptysup-clean")
+    pane.start(terminal_script(tmp_path / "run.sh", r.project, r.env, argv, done))
+    seen: list[str] = []
+
+    def finished() -> bool:
+        seen.append(pane.capture())
+        return done.exists()
+
+    wait_for(finished, 120, "ptysup to finish")
+    return pane, done, seen
+
+
+@pytest.mark.parametrize(
+    ("agent", "drawn"),
+    [
+        ("htop -d 100", "F10Quit"),
+        ("less notes.txt", "notes line 30"),
+        ("vim notes.txt", "notes line 3"),
+    ],
+    ids=["htop", "less", "vim"],
+)
+def test_a_full_screen_agent_leaves_the_terminal_as_it_was(
+    rig: Callable[..., Rig], tmp_path: Path, agent: str, drawn: str
+) -> None:
+    if shutil.which(agent.split()[0]) is None:
+        pytest.fail(f"{agent.split()[0]} is not installed: run scripts/setup.sh")
+    fresh_flags, fresh_stty = fresh_pane(tmp_path)
+    r = rig(COMPLETE)
+    (r.project / "notes.txt").write_text("".join(f"notes line {n}\n" for n in range(1, 200)))
+    # A task of digits: less and vim read it as a count, htop as nothing; none edits.
+    pane, done, seen = run_in_pane(r, tmp_path, agent, "5")
+    try:
+        flags = pane.flags()
+        screen = pane.capture()
+    finally:
+        pane.kill()
+    assert any(drawn in s.replace("\xa0", " ") for s in seen), "the agent never showed"
+    result = done.read_text()
+    assert result.startswith("exit=0"), r.log.read_text()
+    assert flags == fresh_flags
+    assert result.split("\n", 1)[1].split() == fresh_stty.split()  # stty wraps by width
+    # The summary sits on a line of its own, below whatever the agent left.
+    lines = screen.rstrip("\n").splitlines()
+    summary = [n for n, line in enumerate(lines) if line.startswith("ptysup: complete")]
+    assert summary, screen
+    assert "".join(lines[summary[0] :]).rstrip().endswith("events.jsonl"), screen  # it may wrap
+    assert "F10Quit" not in screen and "(END)" not in screen
+    events = read_events(r.log)
+    assert events[-1]["outcome"] == "complete"
+
+
+def test_vim_ended_by_ptysup_leaves_no_swap_file_in_the_next_runs_way(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    # vim ends on SIGTERM and removes its swap file when nothing is unsaved (killed, it
+    # would leave one; with unsaved changes it keeps it on purpose, to recover them).
+    # `-M`: the typed task cannot change the buffer.
+    r = rig(COMPLETE)
+    (r.project / "notes.txt").write_text("notes line 1\n")
+    for n in (1, 2):
+        pane, done, seen = run_in_pane(r, tmp_path, "vim -M notes.txt", "5")
+        pane.kill()
+        assert done.read_text().startswith("exit=0"), f"run {n}: {r.log.read_text()}"
+        assert any("notes line 1" in s for s in seen), f"run {n}: vim never showed"
+        assert not any("ATTENTION" in s for s in seen), f"run {n} met a swap file"
+        assert not list(r.project.glob(".notes.txt.sw*")), f"run {n} left a swap file"

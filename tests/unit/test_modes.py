@@ -1,0 +1,61 @@
+"""The mode tracker: what the agent left on is switched off, nothing else."""
+
+from __future__ import annotations
+
+import pytest
+
+from ptysup.terminal.inject import Typist, one_line
+from ptysup.terminal.modes import BRACKETED_PASTE, ModeTracker
+
+ALWAYS = b"\x1b7\x1b[r\x1b8\x1b[0m"  # scroll region and colours, whatever happened
+
+
+def test_a_fresh_agent_needs_only_region_and_colours_reset() -> None:
+    tracker = ModeTracker()
+    tracker.feed(b"plain output\r\n\x1b[31mred\x1b[0m")
+    assert tracker.reset() == ALWAYS
+
+
+def test_modes_left_on_are_switched_off_alternate_screen_first() -> None:
+    tracker = ModeTracker()
+    tracker.feed(b"\x1b[?1049h\x1b[?25l\x1b[?1000;1006h\x1b=\x1b[?1h\x1b[?2004h\x1b[>1u")
+    reset = tracker.reset()
+    assert reset.startswith(b"\x1b[?1049l")
+    for part in (b"\x1b[?25h", b"\x1b[?1000l", b"\x1b[?1006l", b"\x1b>", b"\x1b[?1l"):
+        assert part in reset
+    assert b"\x1b[?2004l" in reset and b"\x1b[<1u" in reset
+    assert reset.endswith(ALWAYS)
+
+
+def test_modes_the_agent_turned_off_again_are_left_alone() -> None:
+    tracker = ModeTracker()
+    tracker.feed(b"\x1b[?1049h\x1b[?25l\x1b=\x1b[>1u")
+    tracker.feed(b"\x1b[?25h\x1b[?1049l\x1b>\x1b[<u")
+    assert tracker.reset() == ALWAYS
+
+
+@pytest.mark.parametrize("cut", range(1, 9))
+def test_a_sequence_split_across_chunks_is_seen(cut: int) -> None:
+    data = b"xx\x1b[?2004h"
+    tracker = ModeTracker()
+    tracker.feed(data[:cut])
+    assert not tracker.on(BRACKETED_PASTE) or cut >= len(data)
+    tracker.feed(data[cut:])
+    assert tracker.on(BRACKETED_PASTE)
+    tracker.feed(b"\x1b[?2004l")
+    assert not tracker.on(BRACKETED_PASTE)
+
+
+def test_plain_text_for_an_agent_without_bracketed_paste() -> None:
+    writes: list[bytes] = []
+    bracketed = [False]
+    typist = Typist(writes.append, lambda s: None, bracketed=lambda: bracketed[0])
+    typist.paste("Get ready\n\n  second line\n")
+    bracketed[0] = True
+    typist.paste("Get ready\nnow")
+    assert writes == [b"Get ready second line", b"\x1b[200~Get ready\nnow\x1b[201~"]
+
+
+def test_one_line_joins_lines_and_drops_blank_ones() -> None:
+    assert one_line("a\n\n b \nc") == "a b c"
+    assert one_line("single") == "single"
