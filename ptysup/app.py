@@ -36,6 +36,7 @@ from ptysup.terminal.relay import STOP, Relay, RelayHandlers, write_all
 from ptysup.terminal.screen import ScreenFeeder, ScreenModel
 from ptysup.terminal.signals import STOP_SIGNALS, signal_pipe
 from ptysup.terminal.status import StatusLine, StatusSink
+from ptysup.terminal.ticker import Ticker
 from ptysup.terminal.tty_ import cursor_position, raw, window_size
 from ptysup.verify import Verifier
 from ptysup.waits import WaitPolicy
@@ -284,11 +285,14 @@ def _drive(loop: RunLoop, parts: _Parts, out_fd: int | None, in_fd: int | None) 
     handlers = RelayHandlers(
         on_output=on_output, on_agent_eof=on_eof, on_signal=on_signal, on_resize=on_resize
     )
+    ticker = None
     if parts.status is not None:
         handlers.on_written = parts.status.after_output
         handlers.on_poke = parts.status.flush
         handlers.on_pause = parts.status.flush
-        parts.log.add(StatusSink(parts.status, waker.poke, loop.max_iter))
+        sink = StatusSink(parts.status, waker.poke, loop.max_iter)
+        parts.log.add(sink)
+        ticker = Ticker(sink.tick)
     signals = [*STOP_SIGNALS, signal.SIGWINCH]
     worker = threading.Thread(target=loop_thread, name="ptysup-loop", daemon=True)
     try:
@@ -300,9 +304,13 @@ def _drive(loop: RunLoop, parts: _Parts, out_fd: int | None, in_fd: int | None) 
             if parts.status is not None:
                 parts.status.start()
             worker.start()
+            if ticker is not None:
+                ticker.start()
             try:
                 relay.run()
             finally:
+                if ticker is not None:
+                    ticker.stop()
                 _leave(parts, out_fd)
     finally:
         worker.join(timeout=STOP_GRACE_S)

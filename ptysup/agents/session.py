@@ -28,6 +28,7 @@ from ptysup.agents.events import (
     TurnEndKind,
 )
 from ptysup.agents.profile import AgentProfile
+from ptysup.agents.settle import settle_output
 from ptysup.events import EventLog
 from ptysup.terminal.inject import Typist, as_message
 from ptysup.terminal.screen import ScreenSnapshot
@@ -46,6 +47,8 @@ class Timings:
     screen_grace: float = 3.0  # screen back to ready, yet no Stop hook: a turn end anyway
     turn: float = 300.0  # no output and no turn end this long: the turn is stalled
     exit: float = 5.0  # graceful exit → the agent is gone
+    settle: float = 0.1  # after a turn-end hook, output quiet this long: the final frame
+    settle_max: float = 1.0  # ... or this long after the hook at most
 
 
 @dataclass
@@ -192,6 +195,11 @@ class AgentSession:
                 continue
             if isinstance(event, HookEvent):
                 if event.name == "Stop":
+                    t = self.timings
+                    held = settle_output(
+                        self._next, lambda: self.last_output, self._clock, t.settle, t.settle_max
+                    )
+                    self._pushback.extend(held)
                     return TurnEnd(TurnEndKind.STOP, self.activity.last_message)
                 if event.name == "StopFailure":
                     return TurnEnd(TurnEndKind.API_ERROR, self._api_error_detail(event))

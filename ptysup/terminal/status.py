@@ -179,6 +179,13 @@ class StatusSink:
         self._line.update(self.text())
         self._poke()
 
+    def tick(self) -> None:
+        """Redraw if the text changed since the last draw (the elapsed time advanced)."""
+        text = self.text()
+        if text != self._line.text:
+            self._line.update(text)
+            self._poke()
+
     def text(self) -> str:
         """'ptysup 2/50 · 1m05s · agent working · last: continue: Fix the test'."""
         parts = [
