@@ -270,6 +270,7 @@ def _drive(loop: RunLoop, parts: _Parts, out_fd: int | None, in_fd: int | None) 
         parts.log.emit("resize", rows=rows, cols=cols)  # the person's window
         if parts.status is not None:
             parts.status.resize(rows, cols)
+            parts.status.flush()  # the row and region now, before the agent writes again
             rows, cols = parts.status.agent_size()
         parts.screen.resize(rows, cols)  # the model first, so the repaint lands in the new size
         agent.resize(rows, cols)

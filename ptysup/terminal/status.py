@@ -19,6 +19,12 @@ MIN_ROWS = 6  # below this the agent needs every row; no status line
 REDRAW_S = 2.0  # while output flows, redraw this often anyway (a clear may have erased it)
 GAP_S = 0.1  # while output flows, draw at most this often; a pause in the output draws
 
+# After a resize the terminal has no scroll region, and a shrink may have left the cursor
+# on the new last row (tmux drops rows so): a line feed there scrolls everything up one
+# row, the cursor with it, then back up; anywhere else it is down one and up one. The
+# DECSTBM that drops the region homes the cursor, hence the save and restore around it.
+FREE_LAST_ROW = b"\x1b7\x1b[r\x1b8\n\x1b[A"
+
 _CSI_DONE = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]")
 _STRING_DONE = re.compile(rb"\x1b[\]PX^_].*?(?:\x07|\x1b\\)", re.DOTALL)
 _OTHER_DONE = re.compile(rb"\x1b[ -/]*[0-~]")
@@ -71,6 +77,7 @@ class StatusLine:
         self._last = b""  # the agent's latest chunk: does it end between sequences?
         self._pending = False
         self._drawn_at = float("-inf")
+        self._resized = False
 
     @staticmethod
     def fits(rows: int) -> bool:
@@ -87,9 +94,10 @@ class StatusLine:
         self._drawn_at = self._clock()
 
     def resize(self, rows: int, cols: int) -> None:
-        """Follow a window-size change."""
+        """Follow a window-size change; the next draw also frees the status row."""
         self._rows, self._cols = rows, cols
         self._pending = True
+        self._resized = True
 
     def update(self, text: str) -> None:
         """New status text; drawn at the next safe moment."""
@@ -116,7 +124,9 @@ class StatusLine:
             # Cleared before the text is read: an update() from the loop thread meanwhile
             # stays pending instead of being lost.
             self._pending = False
-            self._write(self._region() + self._status())
+            repair = FREE_LAST_ROW if self._resized else b""
+            self._resized = False
+            self._write(repair + self._region() + self._status())
             self._drawn_at = self._clock()
 
     def stop(self) -> None:

@@ -1,0 +1,114 @@
+"""What a person watching sees: a ticking clock, a view that survives a shrink, and what
+a line-reading agent is typed."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.conftest import AGENT, Rig
+from tests.helpers import Tmux, ptysup_argv, read_events, run_ptysup, terminal_script, wait_for
+
+pytestmark = pytest.mark.e2e
+
+
+def in_tmux(r: Rig, tmp_path: Path, agent: str, task: str, *args: str) -> tuple[Tmux, Path]:
+    done = tmp_path / "done"
+    argv = ptysup_argv(task, "--agent-cmd", agent, "--log-file", str(r.log), *args)
+    tmux = Tmux("ptysup-watch")
+    tmux.start(terminal_script(tmp_path / "run.sh", r.project, r.env, argv, done))
+    return tmux, done
+
+
+def status_row(tmux: Tmux) -> str:
+    lines = tmux.capture().rstrip("\n").splitlines()
+    return lines[-1] if lines else ""
+
+
+def test_the_status_clock_ticks_while_the_agent_works(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    r = rig({"agent": [{"delay": 8, "reply": "Done."}], "supervisor": [{"reply": "[COMPLETE] ok"}]})
+    tmux, done = in_tmux(r, tmp_path, AGENT, "take your time")
+    clocks: set[str] = set()
+    try:
+
+        def three_ticks() -> bool:
+            m = re.match(r"ptysup 0/50 · (\d+s) · agent working", status_row(tmux))
+            if m:
+                clocks.add(m[1])
+            return len(clocks) >= 3
+
+        wait_for(three_ticks, 60, "the clock to advance three times during the turn")
+        wait_for(done.exists, 90, "ptysup to finish")
+    finally:
+        tmux.kill()
+    assert done.read_text().startswith("exit=0")
+
+
+def test_after_a_shrink_a_line_agent_still_scrolls_above_the_status_row(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    r = rig({"agent": [{"reply": "unused"}], "supervisor": [{"delay": 40, "reply": "[COMPLETE]"}]})
+    tmux, done = in_tmux(r, tmp_path, "bash --norc --noprofile -i", "seq 1 60", "--idle", "1")
+    try:
+        wait_for(
+            lambda: r.log.exists() and '"turn_end"' in r.log.read_text(), 60, "bash's turn end"
+        )
+        for n, (cols, rows) in enumerate([(120, 30), (100, 20), (100, 24), (80, 12)]):
+            tmux.resize(cols, rows)
+            wait_for(
+                lambda rows=rows: len(tmux.capture().rstrip("\n").splitlines()) <= rows,
+                10,
+                f"the pane at {rows} rows",
+            )
+            tmux.send_keys("-l", f"seq {n * 100 + 1} {n * 100 + 40}; echo after-$(({n}*7))")
+            tmux.send_keys("Enter")
+
+            def shown(n: int = n, rows: int = rows) -> bool:
+                lines = tmux.capture().rstrip("\n").splitlines()
+                return (
+                    len(lines) == rows
+                    and lines[-1].startswith("ptysup ")
+                    and f"after-{n * 7}" in lines[-3]
+                    and lines[-4] == f"{n * 100 + 40}"
+                    and lines[-2].startswith("bash")
+                )
+
+            try:
+                wait_for(shown, 15, f"the output scrolled above the status row at {rows} rows")
+            except AssertionError as exc:
+                raise AssertionError(f"{exc}:\n{tmux.capture()}") from None
+        wait_for(done.exists, 90, "ptysup to finish")
+    finally:
+        tmux.kill()
+    assert done.read_text().startswith("exit=0"), r.log.read_text()
+
+
+def test_a_line_reading_agent_gets_plain_text_one_line_per_message(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    r = rig(
+        {
+            "agent": [{"reply": "unused"}],
+            "supervisor": [
+                {"times": 1, "reply": "[CONTINUE] line one\n\n  line two"},
+                {"reply": "[COMPLETE] ok"},
+            ],
+        }
+    )
+    got = r.project / "got.txt"
+    run = run_ptysup(
+        ["Get ready", "--agent-cmd", f"sh -c 'cat -v > {got}'", "--idle", "1"],
+        cwd=r.project,
+        env=r.env,
+        log_path=r.log,
+    )
+    assert run.code == 0, run.stderr
+    # cat -v would show bracketed-paste markers as ^[[200~ ... ^[[201~.
+    assert got.read_text() == "Get ready\nline one line two\n"
+    typed = [e["text"] for e in read_events(r.log) if e["event"] == "inject"]
+    assert typed == ["Get ready", "line one\n\n  line two"]
