@@ -47,7 +47,7 @@ class Timings:
     screen_grace: float = 3.0  # screen back to ready, yet no Stop hook: a turn end anyway
     turn: float = 300.0  # no output and no turn end this long: the turn is stalled
     exit: float = 5.0  # graceful exit → the agent is gone
-    settle: float = 0.1  # after a turn-end hook, output quiet this long: the final frame
+    settle: float = 0.05  # after a turn-end hook, output quiet this long: the final frame
     settle_max: float = 1.0  # ... or this long after the hook at most
 
 
