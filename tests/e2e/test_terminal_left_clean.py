@@ -3,15 +3,23 @@ they clean up on, every mode they left on switched off, the summary on a clean l
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import Rig
-from tests.helpers import Tmux, ptysup_argv, read_events, terminal_script, wait_for
+from tests.e2e.conftest import AGENT, Rig
+from tests.helpers import (
+    Tmux,
+    ptysup_argv,
+    read_events,
+    terminal_script,
+    wait_for,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -26,6 +34,19 @@ class Pane(Tmux):
         return subprocess.run(
             [*self._base, "display-message", "-p", FLAGS], capture_output=True, text=True
         ).stdout.strip()
+
+
+def ptysup_pids(log: Path) -> list[int]:
+    """The ptysup processes writing LOG (from their command lines)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            argv = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"ptysup" in argv and str(log).encode() in argv:
+            found.append(int(entry.name))
+    return found
 
 
 def fresh_pane(tmp_path: Path) -> tuple[str, str]:
@@ -114,3 +135,51 @@ def test_vim_ended_by_ptysup_leaves_no_swap_file_in_the_next_runs_way(
         assert any("notes line 1" in s for s in seen), f"run {n}: vim never showed"
         assert not any("ATTENTION" in s for s in seen), f"run {n} met a swap file"
         assert not list(r.project.glob(".notes.txt.sw*")), f"run {n} left a swap file"
+
+
+def test_claude_code_exits_with_no_status_text_left_in_its_goodbye(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    r = rig({"agent": [{"reply": "Done with that."}], "supervisor": [{"reply": "[COMPLETE] ok"}]})
+    pane, done, seen = run_in_pane(r, tmp_path, AGENT, "say hi")
+    try:
+        screen = pane.capture()
+        flags = pane.flags()
+    finally:
+        pane.kill()
+    assert done.read_text().startswith("exit=0"), r.log.read_text()
+    assert any("ptysup 0/50" in s for s in seen), "the status line never showed"
+    lines = screen.rstrip("\n").splitlines()
+    assert not [line for line in lines if "ptysup " in line and "/50 · " in line], screen
+    summary = [n for n, line in enumerate(lines) if line.startswith("ptysup: complete")]
+    assert summary and "".join(lines[summary[0] :]).rstrip().endswith("events.jsonl"), screen
+    assert flags == "0 1 0 0 0"
+
+
+def test_on_a_signal_the_summary_goes_below_claude_codes_input_box(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    r = rig({"agent": [{"delay": 60, "reply": "late"}], "supervisor": [{"reply": "[COMPLETE]"}]})
+    done = tmp_path / "done"
+    argv = ptysup_argv("take long", "--agent-cmd", AGENT, "--log-file", str(r.log))
+    pane = Pane("ptysup-signal")
+    pane.start(terminal_script(tmp_path / "run.sh", r.project, r.env, argv, done))
+    try:
+        wait_for(lambda: r.log.exists() and '"inject"' in r.log.read_text(), 60, "the task typed")
+        wait_for(lambda: "take long" in pane.capture(), 10, "the task on screen")
+        pids = ptysup_pids(r.log)
+        assert len(pids) == 1, pids
+        os.kill(pids[0], signal.SIGTERM)
+        wait_for(done.exists, 30, "ptysup to end")
+        screen = pane.capture()
+        flags = pane.flags()
+    finally:
+        pane.kill()
+    assert done.read_text().startswith("exit=143")
+    lines = screen.rstrip("\n").splitlines()
+    summary = [n for n, line in enumerate(lines) if line.startswith("ptysup: signal")]
+    assert summary, screen
+    rules = [n for n, line in enumerate(lines) if line.startswith("─" * 20)]
+    assert rules and max(rules) < summary[0], screen  # below the input box, not inside it
+    assert "".join(lines[summary[0] :]).rstrip().endswith("events.jsonl"), screen
+    assert flags == "0 1 0 0 0"
