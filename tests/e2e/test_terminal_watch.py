@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from ptysup.testing.fakemodel import RequestKind
 from tests.e2e.conftest import AGENT, Rig
 from tests.helpers import Tmux, ptysup_argv, read_events, run_ptysup, terminal_script, wait_for
 
@@ -112,3 +113,42 @@ def test_a_line_reading_agent_gets_plain_text_one_line_per_message(
     assert got.read_text() == "Get ready\nline one line two\n"
     typed = [e["text"] for e in read_events(r.log) if e["event"] == "inject"]
     assert typed == ["Get ready", "line one\n\n  line two"]
+
+
+def test_after_a_pager_quits_the_supervisor_sees_the_shell_again(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    r = rig(
+        {
+            "agent": [{"reply": "unused"}],
+            "supervisor": [{"times": 1, "reply": "[CONTINUE] q"}, {"reply": "[COMPLETE] ok"}],
+        }
+    )
+    (r.project / "notes.txt").write_text("".join(f"notes line {n}\n" for n in range(1, 200)))
+    run = run_ptysup(
+        ["less notes.txt", "--agent-cmd", "bash --norc --noprofile -i", "--idle", "1"],
+        cwd=r.project,
+        env={**r.env, "PS1": "shell$ "},
+        log_path=r.log,
+    )
+    assert run.code == 0, run.stderr
+    first, second = (q.human_text for q in r.model.requests_of(RequestKind.SUPERVISOR))
+    assert "notes line 30" in first  # the pager's page
+    screen = second.split("The agent's screen now:\n", 1)[1]
+    assert "notes line" not in screen  # the page went with the alternate screen
+    assert "shell$ less notes.txt" in screen
+
+
+def test_sequences_the_model_rejected_are_one_warning_with_their_count(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    r = rig({"agent": [{"reply": "unused"}], "supervisor": [{"reply": "[COMPLETE] ok"}]})
+    # pyte raises on `CSI 1;2 A` (one parameter too many): three of them, apart.
+    script = "printf 'a\\033[1;2Ab\\n'; sleep 0.5; printf 'c\\033[1;2Ad\\033[1;2Ae\\n'; exec cat"
+    agent = f'sh -c "{script}"'
+    run = run_ptysup(
+        ["hello", "--agent-cmd", agent, "--idle", "1"], cwd=r.project, env=r.env, log_path=r.log
+    )
+    assert run.code == 0, run.stderr
+    warnings = [e["message"] for e in run.named("warning") if "screen model" in e["message"]]
+    assert len(warnings) == 1 and "could not apply 3 escape sequence(s)" in warnings[0]
