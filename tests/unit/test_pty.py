@@ -57,3 +57,23 @@ def test_terminate_ends_an_agent_that_ignores_hangup_and_term(tmp_path: Path) ->
         assert status == ExitStatus(None, signal.SIGKILL)
     finally:
         agent.close()
+
+
+@pytest.mark.parametrize(("hung_up", "first"), [(False, "TERM"), (True, "HUP")])
+def test_terminate_sends_term_first_and_hup_only_when_the_terminal_went_away(
+    tmp_path: Path, hung_up: bool, first: str
+) -> None:
+    # Full-screen programs (htop, less, vim) clean up on TERM; HUP is for a lost terminal.
+    ready, got = tmp_path / "ready", tmp_path / "got"
+    agent = spawn(
+        f"trap 'echo HUP >> {got}; exit 0' HUP; trap 'echo TERM >> {got}; exit 0' TERM; "
+        f"touch {ready}; while :; do sleep 0.05; done",
+        tmp_path,
+    )
+    try:
+        wait_for(ready.exists, 30, "the agent to set its traps")
+        agent.hung_up = hung_up
+        assert agent.terminate(grace=5) is not None
+        assert got.read_text().split()[0] == first
+    finally:
+        agent.close()
