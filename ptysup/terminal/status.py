@@ -28,7 +28,9 @@ FREE_LAST_ROW = b"\x1b7\x1b[r\x1b8\n\x1b[A"
 _CSI_DONE = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]")
 _STRING_DONE = re.compile(rb"\x1b[\]PX^_].*?(?:\x07|\x1b\\)", re.DOTALL)
 _OTHER_DONE = re.compile(rb"\x1b[ -/]*[0-~]")
-_ERASES = re.compile(rb"\x1b\[[23]?J|\x1bc|\x1b\[r")
+# What erases the row or drops the region: clears, resets (`CSI ! p` is a soft reset),
+# and switching to or from the alternate screen (which has a row of its own).
+_ERASES = re.compile(rb"\x1b\[[23]?J|\x1bc|\x1b\[r|\x1b\[!p|\x1b\[\?(?:1049|1047|47)[hl]")
 
 
 def ends_cleanly(data: bytes) -> bool:

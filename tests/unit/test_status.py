@@ -113,3 +113,14 @@ def test_a_flood_of_clears_redraws_at_most_every_gap_and_the_pause_restores_the_
     line.flush()  # the relay saw the output pause
     assert term.screen.display[7].startswith("ptysup 1/5 · working")
     assert term.screen.display[0].startswith("frame 999")
+
+
+@pytest.mark.parametrize("reset", [b"\x1b[!p", b"\x1b[?1049h", b"\x1b[?1049l", b"\x1b[r"])
+def test_a_soft_reset_or_a_screen_switch_redraws_the_row_and_region(reset: bytes) -> None:
+    writes: list[bytes] = []
+    line = StatusLine(writes.append, 10, 40, clock=lambda: 0.0)
+    line.start()
+    writes.clear()
+    line.after_output(b"text" + reset)
+    line.flush()
+    assert len(writes) == 1 and b"\x1b[1;9r" in writes[0] and b"ptysup" in writes[0]
