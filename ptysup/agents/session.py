@@ -20,6 +20,8 @@ from ptysup.agents.events import (
     AgentExited,
     HookEvent,
     Interrupted,
+    PersonCommand,
+    PersonStopped,
     ScreenState,
     ScreenUpdate,
     StopRequest,
@@ -27,12 +29,15 @@ from ptysup.agents.events import (
     TurnEnd,
     TurnEndKind,
 )
+from ptysup.agents.person import Person
 from ptysup.agents.profile import AgentProfile
 from ptysup.events import EventLog
 from ptysup.terminal.inject import Typist, as_message
+from ptysup.terminal.keys import KeyCommand
 from ptysup.terminal.screen import ScreenSnapshot
 
 MAX_MESSAGE = 64 * 1024  # characters of one instruction; more is cut (and logged)
+RECHECK_S = 1.0  # while waiting on the person, look at the input box at least this often
 
 
 @dataclass(frozen=True)
@@ -68,6 +73,7 @@ class InjectResult:
     text: str
     confirmed: bool
     attempts: int
+    superseded: bool = False  # the person submitted their own message first: nothing typed
 
 
 class AgentSession:
@@ -82,8 +88,11 @@ class AgentSession:
         timings: Timings = Timings(),
         clock: Callable[[], float] = time.monotonic,
         kill: Callable[[], object] = lambda: None,
+        person: Person | None = None,
     ) -> None:
         self.profile = profile
+        self.person = person or Person(present=False, clock=clock)
+        self._ending = False  # the agent is being ended: a stop key changes nothing more
         self._kill = kill
         self._typist = typist
         self._snapshot = snapshot
@@ -100,6 +109,12 @@ class AgentSession:
     # -- posted from other threads -------------------------------------------------
     def post(self, event: AgentEvent) -> None:
         """Queue an event for the run loop (any thread)."""
+        if isinstance(event, HookEvent) and event.name == "UserPromptSubmit":
+            # Seen here, in the hook's thread, so that a decision being made now can be
+            # cancelled at once (the run loop is busy waiting for the supervisor).
+            prompt = str(event.payload.get("prompt", ""))
+            if self.person.submitted(prompt):
+                self._log.emit("person_prompt", text=prompt)
         self._queue.put(event)
 
     def now(self) -> float:
@@ -129,9 +144,12 @@ class AgentSession:
         if len(message) > MAX_MESSAGE:
             self._log.emit("warning", message=f"instruction cut to {MAX_MESSAGE} characters")
             message = message[:MAX_MESSAGE]
+        if not self._wait_person_input(None):
+            return InjectResult(message, False, 0, superseded=True)
         self.activity.reset()
         if not self._wait_settled():
             return InjectResult(message, False, 0)
+        self.person.ptysup_types(message)
         self._typist.paste(message)
         self._wait_landed()
         self._typist.enter()
@@ -143,13 +161,14 @@ class AgentSession:
                 self._typist.enter()
         return InjectResult(message, False, 2)
 
-    def command(self, command: str) -> bool:
+    def command(self, command: str, deadline: float | None = None) -> bool:
         """Type a slash command such as /clear and wait briefly for it to take effect;
-        whether it did (without hooks: whether it was typed)."""
-        if not self._wait_settled():
+        whether it did (without hooks: whether it was typed). `deadline` caps every wait."""
+        if not self._wait_settled(deadline):
             return False
+        self.person.ptysup_types(command)
         self._typist.command(command)
-        deadline = self._clock() + self.timings.confirm
+        deadline = self._cap(self._clock() + self.timings.confirm, deadline)
         while (event := self._next(deadline)) is not None:
             if not self.profile.uses_hooks:
                 return True  # any sign of life: the screen changed
@@ -198,18 +217,61 @@ class AgentSession:
             elif isinstance(event, ScreenUpdate):
                 ready_since = ready_since or event.ts if event.state is ScreenState.READY else None
 
-    def shutdown(self) -> bool:
+    def clear(self, deadline: float | None = None) -> InjectResult | None:
+        """Clear the agent's conversation (Claude Code: /clear, confirmed by its new session);
+        None when the agent has no such command (generic agents never get /clear)."""
+        text = self.profile.clear_command
+        if text is None:
+            return None
+        self._ending = True
+        return InjectResult(text, self.command(text, deadline), 1)
+
+    def interrupt(self, deadline: float | None = None) -> bool | None:
+        """Stop the turn the agent is working on (Claude Code: Esc) and wait until its screen
+        shows it stopped; None when it was not working or has no interrupt key."""
+        key = self.profile.interrupt_key
+        if not key or self.exited is not None:
+            return None
+        if self.profile.screen_state(self.snapshot()) is not ScreenState.WORKING:
+            return None
+        self._ending = True
+        self._typist.key(key)
+        deadline = self._cap(self._clock() + self.timings.confirm, deadline)
+        while self.profile.screen_state(self.snapshot()) is ScreenState.WORKING:
+            event = self._next(min(deadline, self._clock() + RECHECK_S))
+            if event is None and self._clock() >= deadline:
+                return False
+        return True
+
+    def hold(self, turn: TurnEnd, deadline: float | None = None) -> TurnEnd | None:
+        """Before a decision, wait while the person has the agent: supervision paused, or
+        their text in the input box. The turn end to decide on, or None when a turn
+        started meanwhile (then the decision waits for its end).
+
+        Raises TimeUp at `deadline`: the time budget runs on while the person has the agent.
+        """
+        if self.person.paused:
+            while self.person.paused:
+                self._wait_a_while(deadline)
+            if not self._idle():
+                return None
+        if not self._wait_person_input(deadline):
+            return None
+        return turn
+
+    def shutdown(self, deadline: float | None = None) -> bool:
         """End the agent: its own exit command if it has one, else (or then) a hang-up.
 
         False when an agent with an exit command ignored it and had to be killed.
         """
+        self._ending = True
         if self.exited is not None:
             return True
-        if self.profile.exit_command is None or not self._wait_settled():
+        if self.profile.exit_command is None or not self._wait_settled(deadline):
             self._kill()
             return self.profile.exit_command is None
         self._typist.command(self.profile.exit_command)
-        deadline = self._clock() + self.timings.exit
+        deadline = self._cap(self._clock() + self.timings.exit, deadline)
         try:
             while self.exited is None and self._next(deadline) is not None:
                 pass
@@ -238,7 +300,48 @@ class AgentSession:
             return TurnEnd(TurnEndKind.API_ERROR, error)
         return TurnEnd(TurnEndKind.SCREEN, self.activity.last_message)
 
-    def _wait_settled(self) -> bool:
+    def _cap(self, deadline: float, cap: float | None) -> float:
+        return deadline if cap is None else min(deadline, cap)
+
+    def _wait_a_while(self, deadline: float | None) -> None:
+        """Wait for the next event (at most RECHECK_S); TimeUp once `deadline` passed."""
+        now = self._clock()
+        if deadline is not None and now >= deadline:
+            raise TimeUp()
+        self._next(self._cap(now + RECHECK_S, deadline))
+
+    def _idle(self) -> bool:
+        """Whether the agent waits for input now (no hooks: quiet for the idle time)."""
+        if not self.profile.uses_hooks:
+            return self._clock() >= self.last_output + self.timings.idle
+        return self.profile.screen_state(self.snapshot()) is ScreenState.READY
+
+    def _wait_person_input(self, deadline: float | None) -> bool:
+        """The person's text in the input box is never typed over: wait until they clear
+        it (True) or submit it (False: their message started a turn).
+
+        Only in a terminal, and only text typed after ptysup last typed counts as theirs;
+        anything else in the box is ptysup's own (see _clear_leftover_input).
+        """
+        if not self.profile.uses_hooks:
+            return True  # nothing can be read off a generic agent's screen
+        prompts = self.person.prompts
+        waiting = False
+        while self.person.owns_input() and self.profile.input_has_text(self.snapshot()):
+            if not waiting:
+                waiting = True
+                self._log.emit("person_input", state="typing")
+            self._wait_a_while(deadline)
+            if self.person.prompts != prompts:
+                self._log.emit("person_input", state="submitted")
+                return False
+        if self.person.prompts != prompts:
+            return False
+        if waiting:
+            self._log.emit("person_input", state="cleared")
+        return True
+
+    def _wait_settled(self, cap: float | None = None) -> bool:
         """Before typing into a hooked agent, let it get back to its input box.
 
         A dialog left open is dismissed first (Esc: Claude Code rejects the tool and waits
@@ -247,7 +350,7 @@ class AgentSession:
         """
         if not self.profile.uses_hooks:
             return True
-        deadline = self._clock() + self.timings.confirm
+        deadline = self._cap(self._clock() + self.timings.confirm, cap)
         if self.profile.screen_state(self.snapshot()) is ScreenState.DIALOG:
             self._log.emit("dialog_dismissed", screen=self.snapshot().text()[-1500:])
             self._typist.key(self.profile.dismiss_key)
@@ -324,6 +427,12 @@ class AgentSession:
             raise AgentExited(event.status)
         elif isinstance(event, StopRequest):
             raise Interrupted(event.signum)
+        elif (
+            isinstance(event, PersonCommand)
+            and event.command is KeyCommand.STOP
+            and not self._ending
+        ):
+            raise PersonStopped()
 
     def _record_hook(self, event: HookEvent) -> None:
         p = event.payload
