@@ -93,6 +93,7 @@ class AgentSession:
         self.profile = profile
         self.person = person or Person(present=False, clock=clock)
         self._ending = False  # the agent is being ended: a stop key changes nothing more
+        self.in_turn = False  # a prompt was submitted and its Stop has not come yet (hooks)
         self._kill = kill
         self._typist = typist
         self._snapshot = snapshot
@@ -232,16 +233,19 @@ class AgentSession:
         key = self.profile.interrupt_key
         if not key or self.exited is not None:
             return None
-        if self.profile.screen_state(self.snapshot()) is not ScreenState.WORKING:
+        working = self.profile.screen_state(self.snapshot()) is ScreenState.WORKING
+        if not (working or self.in_turn):
             return None
         self._ending = True
         self._typist.key(key)
+        # The screen may not show the turn yet (the hook came first): only a repaint after
+        # the key that reads as ready shows the turn stopped. Claude Code sends no hook then.
         deadline = self._cap(self._clock() + self.timings.confirm, deadline)
-        while self.profile.screen_state(self.snapshot()) is ScreenState.WORKING:
-            event = self._next(min(deadline, self._clock() + RECHECK_S))
-            if event is None and self._clock() >= deadline:
-                return False
-        return True
+        while (event := self._next(deadline)) is not None:
+            if isinstance(event, ScreenUpdate) and event.state is ScreenState.READY:
+                self.in_turn = False
+                return True
+        return False
 
     def hold(self, turn: TurnEnd, deadline: float | None = None) -> TurnEnd | None:
         """Before a decision, wait while the person has the agent: supervision paused, or
@@ -436,6 +440,8 @@ class AgentSession:
 
     def _record_hook(self, event: HookEvent) -> None:
         p = event.payload
+        if event.name in ("UserPromptSubmit", "Stop", "StopFailure"):
+            self.in_turn = event.name == "UserPromptSubmit"
         self._log.emit(
             "hook",
             name=event.name,
