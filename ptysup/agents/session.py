@@ -254,6 +254,7 @@ class AgentSession:
 
         Raises TimeUp at `deadline`: the time budget runs on while the person has the agent.
         """
+        self._drain()  # a stop key pressed while the supervisor was deciding ends it here
         if self.person.paused:
             while self.person.paused:
                 self._wait_a_while(deadline)
@@ -303,6 +304,16 @@ class AgentSession:
         if error:
             return TurnEnd(TurnEndKind.API_ERROR, error)
         return TurnEnd(TurnEndKind.SCREEN, self.activity.last_message)
+
+    def _drain(self) -> None:
+        """Observe every queued event now (a stop raises), keeping them all for later."""
+        while True:
+            try:
+                event = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            self._pushback.append(event)
+            self._observe(event)
 
     def _cap(self, deadline: float, cap: float | None) -> float:
         return deadline if cap is None else min(deadline, cap)

@@ -101,6 +101,22 @@ def test_escape_key_stop_ends_a_working_agent_gracefully_with_exit_8(
     wait_for(lambda: not s.rig.leftovers(), 10, "the agent to be gone")
 
 
+def test_stop_while_the_supervisor_decides_ends_it_and_counts_no_decision(
+    screen: Callable[..., Screen],
+) -> None:
+    supervisor = [{"delay": 120, "reply": "[CONTINUE] never typed"}]
+    s = screen({"agent": [{"reply": "Done with that."}], "supervisor": supervisor}, "the task")
+    s.rig.model.wait_for(lambda req: req.kind is RequestKind.SUPERVISOR, timeout=60)
+    s.tmux.send_keys("C-]", "s")
+    result = s.finish(timeout=30)
+    assert result.startswith("exit=8"), s.events()
+    end = s.events()[-1]
+    assert (end["outcome"], end["iterations"]) == ("stopped", 0)
+    assert not s.events("decision")
+    assert len(s.rig.model.requests_of(RequestKind.SUPERVISOR)) == 1  # ended, not retried
+    wait_for(lambda: not s.rig.leftovers(), 10, "the supervisor and the agent to be gone")
+
+
 def test_pause_hands_the_agent_to_the_person_and_resume_decides_at_once(
     screen: Callable[..., Screen],
 ) -> None:
