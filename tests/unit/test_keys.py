@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from ptysup.cli import parse_args
+from ptysup.config import RunConfig
 from ptysup.terminal.keys import EscapeKeys, KeyCommand, describe, parse_escape_key
 
 P = b"\x1d"  # Ctrl-]
@@ -101,3 +105,24 @@ def test_bad_escape_keys_are_refused(text: str) -> None:
 def test_describe() -> None:
     assert describe(P) == "Ctrl-]"
     assert describe(b"\x07") == "Ctrl-G"
+
+
+def test_escape_key_option_env_and_config_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    default = parse_args(["t"], {})
+    assert isinstance(default, RunConfig) and default.escape_key == P
+    by_option = parse_args(["t", "--escape-key", "^g"], {})
+    assert isinstance(by_option, RunConfig) and by_option.escape_key == b"\x07"
+    by_env = parse_args(["t"], {"PTYSUP_ESCAPE_KEY": "none"})
+    assert isinstance(by_env, RunConfig) and by_env.escape_key is None
+    (tmp_path / ".ptysup.yaml").write_text("escape-key: ctrl-b\n")
+    by_file = parse_args(["t"], {})
+    assert isinstance(by_file, RunConfig) and by_file.escape_key == b"\x02"
+
+
+def test_a_bad_escape_key_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert parse_args(["t", "--escape-key", "ctrl-c"], {}) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ptysup: --escape-key:") and err.count("\n") == 1

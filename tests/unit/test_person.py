@@ -20,6 +20,7 @@ from ptysup.supervisor.runner import Answer
 from ptysup.terminal.inject import Typist
 from ptysup.terminal.keys import EscapeKeys, KeyCommand
 from ptysup.terminal.screen import ScreenSnapshot
+from ptysup.terminal.status import StatusLine, StatusSink
 from tests.helpers import EventList, Tick
 from tests.unit.test_loop import FakeAgent, FakeSupervisor
 
@@ -213,3 +214,26 @@ def test_hold_waits_while_paused_and_the_time_budget_runs_on() -> None:
     assert session.hold(turn) is None
     session.last_output = clock.t - 10
     assert session.hold(turn) is turn
+
+
+def test_the_status_line_shows_the_hint_the_menu_and_who_has_the_agent() -> None:
+    line = StatusLine(lambda b: None, 24, 200, clock=lambda: 0.0)
+    sink = StatusSink(line, lambda: None, 50, clock=lambda: 0.0, escape_key="Ctrl-]")
+    log = EventLog([sink])
+    log.emit("agent_ready")
+    assert line.text == "ptysup 0/50 · 0s · agent ready · Ctrl-] keys"
+    sink.menu(True)
+    assert line.text.startswith("ptysup keys: s stop the run · p pause/resume")
+    sink.menu(False)
+    log.emit("person_command", command="pause")
+    assert "PAUSED: the agent is yours, no decisions · Ctrl-] p resumes" in line.text
+    log.emit("person_prompt", text="mine")
+    assert "PAUSED" in line.text  # still theirs until resumed
+    log.emit("person_command", command="resume")
+    assert "· supervising ·" in line.text
+    log.emit("person_input", state="typing")
+    assert "waiting: your text is in the input box" in line.text
+    log.emit("decision_cancelled", iteration=1, reason="overtaken by the person's message")
+    assert "decision cancelled: your message goes first" in line.text
+    log.emit("person_command", command="stop")
+    assert "stopping" in line.text
