@@ -152,6 +152,7 @@ def run(
             kill=agent.terminate,
             person=Person(present=in_fd is not None, clock=clock),
         )
+        session.person.enter_submits = not profile.uses_hooks
         holder.append(session)
         feeder = ScreenFeeder(
             screen,

@@ -27,6 +27,9 @@ class Person:
     def __init__(self, present: bool, clock: Callable[[], float] = time.monotonic) -> None:
         self.present = present  # a keyboard is attached (stdin is the person's terminal)
         self.paused = False  # the person took over: no decisions until resumed
+        # Agents without hooks never say a prompt arrived: an Enter the person presses is
+        # the best sign that they sent one.
+        self.enter_submits = False
         self.prompts = 0  # prompts that reached the agent and were not typed by ptysup
         self._clock = clock
         self._lock = threading.Lock()
@@ -37,9 +40,15 @@ class Person:
         # being made, if any, is abandoned.
         self.on_takeover: list[Callable[[], None]] = []
 
-    def keys(self, data: bytes) -> None:
-        """The person typed `data` (relay thread)."""
+    def keys(self, data: bytes) -> bool:
+        """The person typed `data` (relay thread); True if that counts as sending a message."""
         self._keys_at = self._clock()
+        if self.enter_submits and b"\r" in data:
+            with self._lock:
+                self.prompts += 1
+            self._take_over()
+            return True
+        return False
 
     def ptysup_types(self, text: str) -> None:
         """ptysup is about to type `text` into the agent (run loop)."""
@@ -112,8 +121,8 @@ class PersonKeys:
         keys = self._escape.feed(data)
         for command in keys.commands:
             self._command(command)
-        if keys.forward:
-            self._person.keys(keys.forward)
+        if keys.forward and self._person.keys(keys.forward):
+            self._log.emit("person_prompt", text=None)  # what was sent is not known
         return keys.forward
 
     def _command(self, command: KeyCommand) -> None:

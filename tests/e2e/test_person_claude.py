@@ -4,6 +4,8 @@ key (stop, pause, resume), their typed text kept, their message overtaking a dec
 from __future__ import annotations
 
 import contextlib
+import json
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -12,7 +14,7 @@ import pytest
 
 from ptysup.testing.fakemodel import RequestKind
 from tests.e2e.conftest import AGENT, Rig
-from tests.helpers import Tmux, ptysup_argv, read_events, terminal_script, wait_for
+from tests.helpers import FAKES, Tmux, ptysup_argv, read_events, terminal_script, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -61,8 +63,12 @@ class Screen:
 def screen(rig: Callable[..., Rig], tmp_path: Path) -> Iterator[Callable[..., Screen]]:
     made: list[Screen] = []
 
-    def make(scenario: dict[str, Any], task: str, *args: str) -> Screen:
-        s = Screen(rig(scenario), tmp_path, task, *args)
+    def make(
+        scenario: dict[str, Any], task: str, *args: str, env: dict[str, str] | None = None
+    ) -> Screen:
+        r = rig(scenario)
+        r.env.update(env or {})
+        s = Screen(r, tmp_path, task, *args)
         made.append(s)
         return s
 
@@ -205,3 +211,34 @@ def test_a_message_sent_while_the_supervisor_decides_cancels_that_decision(
     assert s.events()[-1]["iterations"] == 1
     assert "a stale instruction" not in s.text()
     assert len(s.rig.model.requests_of(RequestKind.SUPERVISOR)) == 2
+
+
+def test_a_line_sent_to_a_generic_agent_while_the_supervisor_decides_cancels_it(
+    screen: Callable[..., Screen], tmp_path: Path
+) -> None:
+    supervisor = [
+        {"times": 1, "delay": 60, "reply": "[CONTINUE] a stale instruction"},
+        {"reply": "[COMPLETE] fine"},
+    ]
+    messages = tmp_path / "agent.jsonl"
+    agent = f"{sys.executable} {FAKES / 'agent.py'}"
+    s = screen(
+        {"supervisor": supervisor},
+        "the task",
+        *("--agent-cmd", agent, "--idle", "1"),
+        env={"FAKE_AGENT_LOG": str(messages)},
+    )
+    s.rig.model.wait_for(lambda req: req.kind is RequestKind.SUPERVISOR, timeout=60)
+    # Ctrl-] twice sends Ctrl-] itself on to the agent.
+    s.tmux.send_keys("-l", "hello")
+    s.tmux.send_keys("C-]", "C-]")
+    s.tmux.send_keys("-l", " there")
+    s.tmux.send_keys("Enter")
+    assert s.wait_event("decision_cancelled", timeout=20)["iteration"] == 1
+    result = s.finish()
+    assert result.startswith("exit=0"), s.events()
+    received = [json.loads(line)["message"] for line in messages.read_text().splitlines()]
+    assert received == ["the task", "hello\x1d there"]
+    # Without hooks the words are not known, only that the person sent a line.
+    assert [e["text"] for e in s.events("person_prompt")] == [None]
+    assert [(d["iteration"], d["action"]) for d in s.events("decision")] == [(1, "complete")]
