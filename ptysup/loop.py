@@ -47,7 +47,7 @@ class Agent(Protocol):
     person: Person
 
     def wait_ready(self) -> None: ...
-    def submit(self, text: str) -> InjectResult: ...
+    def submit(self, text: str, deadline: float | None = None) -> InjectResult: ...
     def wait_turn_end(self, deadline: float | None = None) -> TurnEnd: ...
     def hold(self, turn: TurnEnd, deadline: float | None = None) -> TurnEnd | None: ...
     def interrupt(self, deadline: float | None = None) -> bool | None: ...
@@ -315,7 +315,12 @@ class RunLoop:
         self._inject(CONTINUE_AFTER_WAIT, kind="continue")
 
     def _inject(self, text: str, kind: str) -> None:
-        result = self._agent.submit(text)
+        result = self._agent.submit(text, self._deadline)
+        if result.superseded:
+            # The person sent their own message while ptysup waited to type: theirs goes
+            # first, and the supervisor is asked again at the end of their turn.
+            self._log.emit("warning", message=f"not typed, the person's message came first: {kind}")
+            return
         self._log.emit(
             "inject",
             kind=kind,

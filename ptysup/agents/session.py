@@ -139,13 +139,15 @@ class AgentSession:
             if event is None and self._clock() >= deadline:
                 raise TimeoutError(f"agent not ready after {self.timings.ready:.0f}s")
 
-    def submit(self, text: str) -> InjectResult:
-        """Type `text` as one message and confirm the agent started a turn on it."""
+    def submit(self, text: str, deadline: float | None = None) -> InjectResult:
+        """Type `text` as one message and confirm the agent started a turn on it.
+
+        `deadline` (the time budget) bounds only the wait for the person's text to go."""
         message = as_message(text)
         if len(message) > MAX_MESSAGE:
             self._log.emit("warning", message=f"instruction cut to {MAX_MESSAGE} characters")
             message = message[:MAX_MESSAGE]
-        if not self._wait_person_input(None):
+        if not self._wait_person_input(deadline):
             return InjectResult(message, False, 0, superseded=True)
         self.activity.reset()
         if not self._wait_settled():

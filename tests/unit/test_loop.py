@@ -39,7 +39,7 @@ class FakeAgent:
     def wait_ready(self) -> None:
         pass
 
-    def submit(self, text: str) -> InjectResult:
+    def submit(self, text: str, deadline: float | None = None) -> InjectResult:
         self.typed.append(text)
         return InjectResult(text, True, 1)
 

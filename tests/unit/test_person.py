@@ -10,7 +10,7 @@ import pytest
 from ptysup.agents.events import PersonCommand, PersonStopped, TimeUp, TurnEnd, TurnEndKind
 from ptysup.agents.generic import GenericProfile
 from ptysup.agents.person import Person, PersonKeys
-from ptysup.agents.session import AgentSession
+from ptysup.agents.session import AgentSession, InjectResult
 from ptysup.events import EventLog
 from ptysup.exitcodes import Outcome
 from ptysup.loop import LoopConfig, RunLoop
@@ -237,3 +237,20 @@ def test_the_status_line_shows_the_hint_the_menu_and_who_has_the_agent() -> None
     assert "decision cancelled: your message goes first" in line.text
     log.emit("person_command", command="stop")
     assert "stopping" in line.text
+
+
+def test_an_instruction_the_persons_message_beat_is_not_typed() -> None:
+    class Beaten(FakeAgent):
+        def submit(self, text: str, deadline: float | None = None) -> InjectResult:
+            if text == "next step":
+                return InjectResult(text, False, 0, superseded=True)
+            return super().submit(text, deadline)
+
+    agent = Beaten()
+    loop, rec = _loop(agent, FakeSupervisor(["[CONTINUE] next step", "[COMPLETE] fine"]))
+    result = loop.run()
+    assert result.outcome is Outcome.COMPLETE and result.iterations == 2
+    assert agent.typed == ["the task"] and agent.turns == 2
+    warnings = [e.fields["message"] for e in rec.events if e.event == "warning"]
+    assert warnings == ["not typed, the person's message came first: instruction"]
+    assert [e.fields["kind"] for e in rec.events if e.event == "inject"] == ["task"]
