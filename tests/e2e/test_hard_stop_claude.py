@@ -83,3 +83,23 @@ def test_a_generic_agent_never_gets_claude_codes_clear(
     assert received == ["the task", "carry on"]
     assert not [i for i in run.named("inject") if i["kind"] == "command"]
     assert not run.named("interrupt")
+
+
+def test_prompts_ptysup_typed_are_never_logged_as_the_persons(rig: Callable[..., Rig]) -> None:
+    long_line = "Run the tests again. " * 40  # pasted text Claude Code shows collapsed
+    r = rig(
+        {
+            "agent": [{"reply": "Done with that."}],
+            "supervisor": [
+                {"times": 1, "reply": "[CONTINUE] /fix this\nStep two.\n\tStep three."},
+                {"times": 1, "reply": f"[CONTINUE] {long_line}"},
+                {"reply": "[ABORT] enough"},
+            ],
+        }
+    )
+    run = r.run("the task")
+    assert run.code == 1, run.stdout + run.stderr
+    submits = [h for h in run.named("hook") if h["name"] == "UserPromptSubmit"]
+    assert len(submits) == 3
+    assert not run.named("person_prompt")
+    assert not run.named("decision_cancelled")
