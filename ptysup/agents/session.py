@@ -301,6 +301,7 @@ class AgentSession:
         return f"{kind}: {shown}" if shown else kind
 
     def _screen_turn_end(self) -> TurnEnd:
+        self.in_turn = False  # e.g. the person pressed Esc: Claude Code sends no Stop then
         snap = self.snapshot()
         error = self.profile.api_error(snap)
         if error:
@@ -381,8 +382,9 @@ class AgentSession:
 
     def _clear_leftover_input(self, deadline: float) -> None:
         """Text already in the input box would be sent along with ours: an interrupted
-        prompt that Claude Code put back, or a person's half-typed line. Log it (so it is
-        not lost), then clear the box."""
+        prompt that Claude Code put back, or, when the run is ending (/clear, /exit), a
+        person's half-typed line. Log it (so it is not lost), then clear the box. A
+        person's text is never cleared before an instruction: submit() waits for it."""
         snap = self.snapshot()
         if not self.profile.input_has_text(snap) or not self.profile.clear_input_keys:
             return

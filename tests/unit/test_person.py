@@ -254,3 +254,14 @@ def test_an_instruction_the_persons_message_beat_is_not_typed() -> None:
     warnings = [e.fields["message"] for e in rec.events if e.event == "warning"]
     assert warnings == ["not typed, the person's message came first: instruction"]
     assert [e.fields["kind"] for e in rec.events if e.event == "inject"] == ["task"]
+
+
+def test_terminal_reports_on_stdin_are_not_the_person_typing() -> None:
+    person = Person(present=True)
+    person.enter_submits = True
+    for report in (b"\x1b[I", b"\x1b[O", b"\x1b[?6c", b"\x1b[12;40R", b"\x1b]11;rgb:0/0/0\x07"):
+        assert not person.keys(report)
+        assert not person.owns_input(), report
+    assert not person.keys(b"\x1b[A")  # an arrow key is typing, though no message
+    assert person.owns_input()
+    assert person.keys(b"ls\r") and person.prompts == 1
