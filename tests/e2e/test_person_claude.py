@@ -187,6 +187,22 @@ def test_the_persons_typed_text_survives_a_turn_end(screen: Callable[..., Screen
     assert [(d["iteration"], d["action"]) for d in s.events("decision")] == [(1, "complete")]
 
 
+def test_text_the_person_deletes_lets_supervision_go_on(screen: Callable[..., Screen]) -> None:
+    agent = [{"delay": 4, "reply": "Done with the task."}]
+    s = screen({"agent": agent, "supervisor": [{"reply": "[COMPLETE] fine"}]}, "the task")
+    s.rig.model.wait_for(lambda req: req.kind is RequestKind.AGENT, timeout=60)
+    s.tmux.send_keys("-l", "never mind")
+    s.wait_event("person_input", state="typing")
+    assert not s.rig.model.requests_of(RequestKind.SUPERVISOR)
+    s.tmux.send_keys(*["BSpace"] * len("never mind"))
+    s.wait_event("person_input", state="cleared")
+    result = s.finish()
+    assert result.startswith("exit=0"), s.events()
+    assert s.rig.human_texts() == ["the task"]
+    assert not s.events("person_prompt")
+    assert [(d["iteration"], d["action"]) for d in s.events("decision")] == [(1, "complete")]
+
+
 def test_a_message_sent_while_the_supervisor_decides_cancels_that_decision(
     screen: Callable[..., Screen],
 ) -> None:

@@ -14,9 +14,9 @@ from ptysup.agents.session import AgentSession, InjectResult
 from ptysup.events import EventLog
 from ptysup.exitcodes import Outcome
 from ptysup.loop import LoopConfig, RunLoop
-from ptysup.supervisor.decide import Decided, DecisionCancelled
+from ptysup.supervisor.decide import Decided, DecisionCancelled, Supervisor, SupervisorFailed
 from ptysup.supervisor.parse import parse
-from ptysup.supervisor.runner import Answer
+from ptysup.supervisor.runner import Answer, SupervisorError
 from ptysup.terminal.inject import Typist
 from ptysup.terminal.keys import EscapeKeys, KeyCommand
 from ptysup.terminal.screen import ScreenSnapshot
@@ -265,3 +265,47 @@ def test_terminal_reports_on_stdin_are_not_the_person_typing() -> None:
     assert not person.keys(b"\x1b[A")  # an arrow key is typing, though no message
     assert person.owns_input()
     assert person.keys(b"ls\r") and person.prompts == 1
+
+
+class SlowRunner:
+    """A supervisor runner whose run fails once end_current() is called (or at once)."""
+
+    def __init__(self, fail_at_once: bool = False) -> None:
+        self.cancelled = threading.Event()
+        self.ended = threading.Event()
+        self.runs = 0
+        self._fail = fail_at_once
+
+    def run(self, prompt: str, timeout: float | None = None) -> Answer:
+        self.runs += 1
+        if self._fail or self.ended.wait(10):
+            raise SupervisorError("exit status -9: killed")
+        return Answer("[COMPLETE] too slow", 10)
+
+    def end_current(self) -> None:
+        self.ended.set()
+
+
+def test_an_abandoned_decision_ends_its_supervisor_and_is_not_retried() -> None:
+    runner = SlowRunner()
+    supervisor = Supervisor(runner, EventLog(), backoff=(0.01, 0.01))
+    threading.Timer(0.2, supervisor.abandon).start()
+    with pytest.raises(DecisionCancelled):
+        supervisor.decide("prompt", 1)
+    assert runner.runs == 1
+    # The next decision is not affected by the last one's abandon.
+    # (The runner still fails at once: a failure like any other, so it is retried.)
+    with pytest.raises(SupervisorFailed):
+        supervisor.decide("prompt", 2)
+    assert runner.runs == 1 + 3
+
+
+def test_a_supervisor_failing_at_the_end_of_the_time_budget_is_not_retried() -> None:
+    clock = Tick(1.0)
+    runner = SlowRunner(fail_at_once=True)
+    rec = EventList()
+    supervisor = Supervisor(runner, EventLog([rec]), backoff=(30.0,), clock=clock)
+    with pytest.raises(TimeUp):
+        supervisor.decide("prompt", 1, timeout=2.0)
+    assert runner.runs == 1
+    assert "supervisor_error" not in rec.names()  # no retry scheduled past the budget
