@@ -19,6 +19,7 @@ from ptysup.agents.claude import ClaudeProfile
 from ptysup.agents.events import AgentExit, ScreenUpdate, StopRequest
 from ptysup.agents.generic import GenericProfile
 from ptysup.agents.hooks import HookChannel
+from ptysup.agents.person import Person, PersonKeys
 from ptysup.agents.profile import AgentProfile, is_claude
 from ptysup.agents.session import AgentSession, Timings
 from ptysup.config import RunConfig, backoff_schedule
@@ -29,6 +30,7 @@ from ptysup.redact import Redactor
 from ptysup.supervisor.decide import Supervisor
 from ptysup.supervisor.runner import SupervisorRunner
 from ptysup.terminal.inject import Typist
+from ptysup.terminal.keys import EscapeKeys, describe
 from ptysup.terminal.modes import BRACKETED_PASTE, ModeTracker
 from ptysup.terminal.pty_ import AgentProcess, AgentStartError
 from ptysup.terminal.record import Recording
@@ -151,7 +153,9 @@ def run(
             Timings(idle=config.idle, turn=config.turn_timeout),
             clock,
             kill=agent.terminate,
+            person=Person(present=in_fd is not None, clock=clock),
         )
+        session.person.enter_submits = not profile.uses_hooks
         holder.append(session)
         feeder = ScreenFeeder(
             screen,
@@ -172,7 +176,8 @@ def run(
             stack.callback(_finish_recording, recording, log)
         loop = _loop(config, session, runner, log, clock, env)
         parts = _Parts(agent, session, screen, feeder, runner, log, recording, status, modes)
-        return _drive(loop, parts, out_fd, in_fd)
+        escape = EscapeKeys(config.escape_key) if config.escape_key and in_fd is not None else None
+        return _drive(loop, parts, out_fd, in_fd, escape)
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -214,6 +219,7 @@ def _loop(
         prompt_template=config.prompt_template,
     )
     supervisor = Supervisor(runner, log, backoff, waits, clock)
+    session.person.on_takeover.append(supervisor.abandon)
     return RunLoop(
         loop_config,
         session,
@@ -241,7 +247,13 @@ class _Parts:
     modes: ModeTracker
 
 
-def _drive(loop: RunLoop, parts: _Parts, out_fd: int | None, in_fd: int | None) -> RunResult:
+def _drive(
+    loop: RunLoop,
+    parts: _Parts,
+    out_fd: int | None,
+    in_fd: int | None,
+    escape: EscapeKeys | None = None,
+) -> RunResult:
     """The relay in this (main) thread, the run loop in another; both end together."""
     agent, session, runner = parts.agent, parts.session, parts.runner
     waker = _Waker()
@@ -287,13 +299,19 @@ def _drive(loop: RunLoop, parts: _Parts, out_fd: int | None, in_fd: int | None) 
         on_output=on_output, on_agent_eof=on_eof, on_signal=on_signal, on_resize=on_resize
     )
     ticker = None
+    sink = None
     if parts.status is not None:
         handlers.on_written = parts.status.after_output
         handlers.on_poke = parts.status.flush
         handlers.on_pause = parts.status.flush
-        sink = StatusSink(parts.status, waker.poke, loop.max_iter)
+        hint = describe(escape.prefix) if escape is not None else None
+        sink = StatusSink(parts.status, waker.poke, loop.max_iter, escape_key=hint)
         parts.log.add(sink)
         ticker = Ticker(sink.tick)
+    if escape is not None:
+        menu = sink.menu if sink is not None else None
+        keys = PersonKeys(escape, session.person, session.post, parts.log, menu, session.now)
+        handlers.on_input = keys.feed
     signals = [*STOP_SIGNALS, signal.SIGWINCH]
     worker = threading.Thread(target=loop_thread, name="ptysup-loop", daemon=True)
     try:

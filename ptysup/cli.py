@@ -29,6 +29,7 @@ from ptysup.config import (
     split_command,
 )
 from ptysup.exitcodes import ExitCode
+from ptysup.terminal.keys import DEFAULT_ESCAPE_KEY, parse_escape_key
 
 ENV_PREFIX = "PTYSUP"
 _LOG_FORMATS = ("text", "json")
@@ -50,7 +51,9 @@ def _opt(help: str, **kw: Any) -> Any:
     "[tool.ptysup] in pyproject.toml. `ptysup replay RUN` shows a past run's decisions.",
     epilog="Exit codes: 0 complete, 1 abort, 2 usage error, 3 budget (iterations, time, cost), "
     "4 agent exited or could not start, 5 supervisor failed, 6 API error or usage limit "
-    "(with --no-wait or --max-waits used up), 128+N killed by signal N.",
+    "(with --no-wait or --max-waits used up), 8 stopped by the person (escape key), "
+    "128+N killed by signal N. In a terminal, Ctrl-] then s stops the run, p pauses and "
+    "resumes supervision (you take over), Ctrl-] again sends Ctrl-] to the agent.",
 )
 def run_command(
     ctx: typer.Context,
@@ -124,6 +127,13 @@ def run_command(
     status: Annotated[
         bool, _opt("In a terminal, show iteration, time and last decision in the title.")
     ] = True,
+    escape_key: Annotated[
+        str,
+        _opt(
+            "ptysup's own key in a terminal, then: s stop the run (exit 8), p pause/resume "
+            "supervision, the key again sends it to the agent; none turns it off."
+        ),
+    ] = DEFAULT_ESCAPE_KEY,
     idle: Annotated[
         float, _opt("Quiet seconds that end a turn for agents without hooks.", min=0.1)
     ] = DEFAULT_IDLE,
@@ -162,6 +172,10 @@ def run_command(
         Redactor.with_extra(redact or ())
     except ValueError as exc:
         raise ConfigError(f"--redact: {exc}") from None
+    try:
+        escape = parse_escape_key(escape_key)
+    except ValueError as exc:
+        raise ConfigError(f"--escape-key: {exc}") from None
     ctx.obj = RunConfig(
         task=task,
         max_iter=max_iter,
@@ -184,6 +198,7 @@ def run_command(
         summary_json=summary_json,
         redact=tuple(redact or ()),
         status=status,
+        escape_key=escape,
         prompt_template=template,
         idle=idle,
         turn_timeout=turn_timeout,

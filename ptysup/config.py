@@ -48,6 +48,7 @@ class RunConfig:
     summary_json: Path | None = None
     redact: tuple[str, ...] = ()
     status: bool = True
+    escape_key: bytes | None = b"\x1d"  # Ctrl-]: ptysup's own key in a terminal; None: off
     prompt_template: str | None = None
     cwd: Path = Path(".")
     runs_dir: Path = Path(".ptysup/runs")

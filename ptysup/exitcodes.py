@@ -15,6 +15,7 @@ class ExitCode(enum.IntEnum):
     AGENT = 4  # the agent exited on its own or could not start
     SUPERVISOR = 5  # the supervisor failed every retry of one decision, or cannot start
     API_ERROR = 6  # an API error or usage limit that ptysup was not allowed to wait out
+    STOPPED = 8  # the person stopped the run with the escape key
     INTERNAL = 70  # a bug in ptysup (EX_SOFTWARE); the event log has the traceback
 
     @staticmethod
@@ -35,6 +36,7 @@ class Outcome(str, enum.Enum):
     AGENT_EXITED = "agent_exited"
     SUPERVISOR_FAILED = "supervisor_failed"
     SIGNAL = "signal"
+    STOPPED = "stopped"  # the person pressed the escape key's stop command
     USAGE = "usage"
     ERROR = "error"
 
@@ -56,4 +58,5 @@ _CODES = {
     Outcome.SUPERVISOR_FAILED: ExitCode.SUPERVISOR,
     Outcome.USAGE: ExitCode.USAGE,
     Outcome.ERROR: ExitCode.INTERNAL,
+    Outcome.STOPPED: ExitCode.STOPPED,
 }

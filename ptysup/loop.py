@@ -11,36 +11,48 @@ from typing import Protocol
 from ptysup.agents.events import (
     AgentExited,
     Interrupted,
+    PersonStopped,
     TimeUp,
     TurnEnd,
     TurnEndKind,
     time_left,
 )
+from ptysup.agents.person import Person
 from ptysup.agents.session import Activity, InjectResult
 from ptysup.events import EventLog
 from ptysup.exitcodes import Outcome
-from ptysup.supervisor.decide import ApiErrorNotWaited, Decided, SupervisorFailed
+from ptysup.supervisor.decide import (
+    ApiErrorNotWaited,
+    Decided,
+    DecisionCancelled,
+    SupervisorFailed,
+)
 from ptysup.supervisor.parse import Action
 from ptysup.supervisor.prompt import DEFAULT_MAX_BYTES, PromptContext, build_prompt
 from ptysup.terminal.screen import ScreenSnapshot
 from ptysup.verify import VerifyResult
 from ptysup.waits import WaitPolicy
 
-CLEAR = "/clear"
 CONTINUE_AFTER_WAIT = "continue"
 SCREEN_LINES = 60  # lines of the agent's screen shown to the supervisor
+# A hard stop (budget, the person's stop key) interrupts, clears and ends the agent within
+# this many seconds, so a run ends within 5 s of its time budget.
+HARD_STOP_S = 4.0
 
 
 class Agent(Protocol):
     """The agent as the loop drives it (AgentSession, or a fake in tests)."""
 
     activity: Activity
+    person: Person
 
     def wait_ready(self) -> None: ...
-    def submit(self, text: str) -> InjectResult: ...
+    def submit(self, text: str, deadline: float | None = None) -> InjectResult: ...
     def wait_turn_end(self, deadline: float | None = None) -> TurnEnd: ...
-    def command(self, command: str) -> bool: ...
-    def shutdown(self) -> bool: ...
+    def hold(self, turn: TurnEnd, deadline: float | None = None) -> TurnEnd | None: ...
+    def interrupt(self, deadline: float | None = None) -> bool | None: ...
+    def clear(self, deadline: float | None = None) -> InjectResult | None: ...
+    def shutdown(self, deadline: float | None = None) -> bool: ...
     def snapshot(self) -> ScreenSnapshot: ...
     def pause(self, seconds: float) -> None: ...
 
@@ -130,6 +142,11 @@ class RunLoop:
             outcome, reason = Outcome.AGENT_EXITED, f"agent exited: {exc}"
         except Interrupted as exc:
             return RunResult(Outcome.SIGNAL, self.iterations, str(exc), exc.signum, self.cost)
+        except PersonStopped:
+            self._log.emit("warning", message="stopped by the person (escape key)")
+            self._interrupt(self._clock() + HARD_STOP_S)
+            self._end_agent(self._clock() + HARD_STOP_S)
+            outcome, reason = Outcome.STOPPED, "stopped by the person"
         except SupervisorFailed as exc:
             self._end_agent()
             outcome, reason = Outcome.SUPERVISOR_FAILED, str(exc)
@@ -165,8 +182,9 @@ class RunLoop:
             if turn.kind is TurnEndKind.API_ERROR:
                 self._wait_out_api_error(turn.detail)
                 continue  # an API error costs no iteration
-            self.iterations += 1
-            decided = self._decide(turn)
+            decided = self._decide_held(turn)
+            if decided is None:
+                continue  # the person started a turn: decide at its end
             d = decided.decision
             if d.action is Action.COMPLETE:
                 failed = self._verify()
@@ -182,11 +200,41 @@ class RunLoop:
             self._check_budgets()
             self._inject(d.content, kind="instruction")
 
-    def _decide(self, turn: TurnEnd) -> Decided:
+    def _decide_held(self, turn: TurnEnd) -> Decided | None:
+        """Decide on `turn` once the person lets go of the agent; None when a turn started
+        first (the person submitted a message). A decision the person overtook (their
+        message, a pause, a stop) is cancelled and counts no iteration."""
+        while True:
+            held = self._agent.hold(turn, self._deadline)
+            if held is None:
+                return None
+            prompts = self._agent.person.prompts
+            self.iterations += 1
+            decided = self._decide(held)
+            if decided is not None:
+                return decided
+            self.iterations -= 1
+            if self._agent.person.prompts != prompts:
+                return None
+            # Paused (hold waits for the resume) or stopped (hold raises PersonStopped).
+
+    def _decide(self, turn: TurnEnd) -> Decided | None:
         i = self.iterations
-        decided = self._supervisor.decide(self._prompt(turn), i, self._remaining())
+        person = self._agent.person
+        prompts = person.prompts
+        try:
+            decided: Decided | None = self._supervisor.decide(
+                self._prompt(turn), i, self._remaining()
+            )
+        except DecisionCancelled:
+            decided = None
+        if decided is not None:
+            self.cost_usd += decided.answer.cost_usd or 0.0  # spent, even if overtaken
+        if decided is None or person.prompts != prompts or person.paused:
+            why = "the person's message" if person.prompts != prompts else "the person"
+            self._log.emit("decision_cancelled", iteration=i, reason=f"overtaken by {why}")
+            return None
         d = decided.decision
-        self.cost_usd += decided.answer.cost_usd or 0.0
         self._log.emit(
             "decision",
             iteration=i,
@@ -241,7 +289,7 @@ class RunLoop:
 
     def _budget_stop(self, outcome: Outcome, reason: str) -> tuple[Outcome, str]:
         self._log.emit("warning", message=reason)
-        self._clear_and_end()
+        self._clear_and_end(self._clock() + HARD_STOP_S)
         return outcome, reason
 
     def _wait_out_api_error(self, detail: str) -> None:
@@ -267,7 +315,12 @@ class RunLoop:
         self._inject(CONTINUE_AFTER_WAIT, kind="continue")
 
     def _inject(self, text: str, kind: str) -> None:
-        result = self._agent.submit(text)
+        result = self._agent.submit(text, self._deadline)
+        if result.superseded:
+            # The person sent their own message while ptysup waited to type: theirs goes
+            # first, and the supervisor is asked again at the end of their turn.
+            self._log.emit("warning", message=f"not typed, the person's message came first: {kind}")
+            return
         self._log.emit(
             "inject",
             kind=kind,
@@ -297,13 +350,28 @@ class RunLoop:
         )
         return build_prompt(ctx, self._cfg.max_prompt_bytes, self._cfg.prompt_template)
 
-    def _clear_and_end(self) -> None:
-        confirmed = self._agent.command(CLEAR)
-        self._log.emit("inject", kind="command", text=CLEAR, confirmed=confirmed, attempts=1)
-        self._end_agent()
+    def _clear_and_end(self, deadline: float | None = None) -> None:
+        """Interrupt a turn in progress, clear the conversation once (if the agent has a
+        clear), then end the agent; every step within `deadline`."""
+        self._interrupt(deadline)
+        cleared = self._agent.clear(deadline)
+        if cleared is not None:
+            self._log.emit(
+                "inject",
+                kind="command",
+                text=cleared.text,
+                confirmed=cleared.confirmed,
+                attempts=cleared.attempts,
+            )
+        self._end_agent(deadline)
 
-    def _end_agent(self) -> None:
-        if not self._agent.shutdown():
+    def _interrupt(self, deadline: float | None) -> None:
+        stopped = self._agent.interrupt(deadline)
+        if stopped is not None:
+            self._log.emit("interrupt", confirmed=stopped)
+
+    def _end_agent(self, deadline: float | None = None) -> None:
+        if not self._agent.shutdown(deadline):
             self._log.emit("warning", message="the agent did not exit when asked; it was ended")
 
     def _remaining(self) -> float | None:

@@ -56,6 +56,8 @@ class ClaudeProfile:
     dismiss_key: bytes = b"\x1b"  # Esc: rejects a dialog, never approves it
     clear_input_keys: tuple[bytes, ...] = (b"\x1b", b"\x1b")  # Esc twice clears the input box
     exit_command: str | None = "/exit"
+    clear_command: str | None = "/clear"
+    interrupt_key: bytes | None = b"\x1b"  # Esc while working ends the turn
 
     def argv(self, base: Sequence[str], hook_command: str | None) -> list[str]:
         """Claude Code's command line with ptysup's hooks added through --settings."""

@@ -6,6 +6,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any
 
+from ptysup.terminal.keys import KeyCommand
 from ptysup.terminal.pty_ import ExitStatus
 
 
@@ -51,7 +52,15 @@ class StopRequest:
     ts: float
 
 
-AgentEvent = ScreenUpdate | HookEvent | AgentExit | StopRequest
+@dataclass(frozen=True)
+class PersonCommand:
+    """The person pressed ptysup's escape key and a command key (or paused/resumed)."""
+
+    command: KeyCommand
+    ts: float
+
+
+AgentEvent = ScreenUpdate | HookEvent | AgentExit | StopRequest | PersonCommand
 
 
 class TurnEndKind(str, enum.Enum):
@@ -86,6 +95,10 @@ class Interrupted(Exception):
     def __init__(self, signum: int) -> None:
         super().__init__(f"signal {signum}")
         self.signum = signum
+
+
+class PersonStopped(Exception):
+    """The person stopped the run with ptysup's escape key."""
 
 
 class TimeUp(Exception):

@@ -16,6 +16,10 @@ class GenericProfile:
     dismiss_key: bytes = b""
     clear_input_keys: tuple[bytes, ...] = ()
     exit_command: str | None = None
+    # Nothing is known about a generic agent's commands: it is never typed `/clear` (bash
+    # would run it), and its turns are not interrupted, only the agent ended.
+    clear_command: str | None = None
+    interrupt_key: bytes | None = None
 
     def argv(self, base: Sequence[str], hook_command: str | None) -> list[str]:
         """The command line as the user gave it."""

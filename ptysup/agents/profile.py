@@ -18,6 +18,8 @@ class AgentProfile(Protocol):
     exit_command: str | None  # typed to end the agent gracefully, if it has one
     dismiss_key: bytes  # closes a dialog without approving it
     clear_input_keys: tuple[bytes, ...]  # empties a non-empty input box
+    clear_command: str | None  # starts a fresh conversation (budget stop, abort), if any
+    interrupt_key: bytes | None  # stops the turn it is working on, if it has such a key
 
     def argv(self, base: Sequence[str], hook_command: str | None) -> list[str]:
         """The command line to start the agent with (hooks wired in, if it has them)."""

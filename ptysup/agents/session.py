@@ -20,6 +20,8 @@ from ptysup.agents.events import (
     AgentExited,
     HookEvent,
     Interrupted,
+    PersonCommand,
+    PersonStopped,
     ScreenState,
     ScreenUpdate,
     StopRequest,
@@ -27,13 +29,16 @@ from ptysup.agents.events import (
     TurnEnd,
     TurnEndKind,
 )
+from ptysup.agents.person import Person
 from ptysup.agents.profile import AgentProfile
 from ptysup.agents.settle import settle_output
 from ptysup.events import EventLog
 from ptysup.terminal.inject import Typist, as_message
+from ptysup.terminal.keys import KeyCommand
 from ptysup.terminal.screen import ScreenSnapshot
 
 MAX_MESSAGE = 64 * 1024  # characters of one instruction; more is cut (and logged)
+RECHECK_S = 1.0  # while waiting on the person, look at the input box at least this often
 
 
 @dataclass(frozen=True)
@@ -71,6 +76,7 @@ class InjectResult:
     text: str
     confirmed: bool
     attempts: int
+    superseded: bool = False  # the person submitted their own message first: nothing typed
 
 
 class AgentSession:
@@ -85,8 +91,12 @@ class AgentSession:
         timings: Timings = Timings(),
         clock: Callable[[], float] = time.monotonic,
         kill: Callable[[], object] = lambda: None,
+        person: Person | None = None,
     ) -> None:
         self.profile = profile
+        self.person = person or Person(present=False, clock=clock)
+        self._ending = False  # the agent is being ended: a stop key changes nothing more
+        self.in_turn = False  # a prompt was submitted and its Stop has not come yet (hooks)
         self._kill = kill
         self._typist = typist
         self._snapshot = snapshot
@@ -103,6 +113,12 @@ class AgentSession:
     # -- posted from other threads -------------------------------------------------
     def post(self, event: AgentEvent) -> None:
         """Queue an event for the run loop (any thread)."""
+        if isinstance(event, HookEvent) and event.name == "UserPromptSubmit":
+            # Seen here, in the hook's thread, so that a decision being made now can be
+            # cancelled at once (the run loop is busy waiting for the supervisor).
+            prompt = str(event.payload.get("prompt", ""))
+            if self.person.submitted(prompt):
+                self._log.emit("person_prompt", text=prompt)
         self._queue.put(event)
 
     def now(self) -> float:
@@ -126,15 +142,20 @@ class AgentSession:
             if event is None and self._clock() >= deadline:
                 raise TimeoutError(f"agent not ready after {self.timings.ready:.0f}s")
 
-    def submit(self, text: str) -> InjectResult:
-        """Type `text` as one message and confirm the agent started a turn on it."""
+    def submit(self, text: str, deadline: float | None = None) -> InjectResult:
+        """Type `text` as one message and confirm the agent started a turn on it.
+
+        `deadline` (the time budget) bounds only the wait for the person's text to go."""
         message = as_message(text)
         if len(message) > MAX_MESSAGE:
             self._log.emit("warning", message=f"instruction cut to {MAX_MESSAGE} characters")
             message = message[:MAX_MESSAGE]
+        if not self._wait_person_input(deadline):
+            return InjectResult(message, False, 0, superseded=True)
         self.activity.reset()
         if not self._wait_settled():
             return InjectResult(message, False, 0)
+        self.person.ptysup_types(message)
         self._typist.paste(message)
         self._wait_landed()
         self._typist.enter()
@@ -146,13 +167,14 @@ class AgentSession:
                 self._typist.enter()
         return InjectResult(message, False, 2)
 
-    def command(self, command: str) -> bool:
+    def command(self, command: str, deadline: float | None = None) -> bool:
         """Type a slash command such as /clear and wait briefly for it to take effect;
-        whether it did (without hooks: whether it was typed)."""
-        if not self._wait_settled():
+        whether it did (without hooks: whether it was typed). `deadline` caps every wait."""
+        if not self._wait_settled(deadline):
             return False
+        self.person.ptysup_types(command)
         self._typist.command(command)
-        deadline = self._clock() + self.timings.confirm
+        deadline = self._cap(self._clock() + self.timings.confirm, deadline)
         while (event := self._next(deadline)) is not None:
             if not self.profile.uses_hooks:
                 return True  # any sign of life: the screen changed
@@ -206,18 +228,65 @@ class AgentSession:
             elif isinstance(event, ScreenUpdate):
                 ready_since = ready_since or event.ts if event.state is ScreenState.READY else None
 
-    def shutdown(self) -> bool:
+    def clear(self, deadline: float | None = None) -> InjectResult | None:
+        """Clear the agent's conversation (Claude Code: /clear, confirmed by its new session);
+        None when the agent has no such command (generic agents never get /clear)."""
+        text = self.profile.clear_command
+        if text is None:
+            return None
+        self._ending = True
+        return InjectResult(text, self.command(text, deadline), 1)
+
+    def interrupt(self, deadline: float | None = None) -> bool | None:
+        """Stop the turn the agent is working on (Claude Code: Esc) and wait until its screen
+        shows it stopped; None when it was not working or has no interrupt key."""
+        key = self.profile.interrupt_key
+        if not key or self.exited is not None:
+            return None
+        working = self.profile.screen_state(self.snapshot()) is ScreenState.WORKING
+        if not (working or self.in_turn):
+            return None
+        self._ending = True
+        self._typist.key(key)
+        # The screen may not show the turn yet (the hook came first): only a repaint after
+        # the key that reads as ready shows the turn stopped. Claude Code sends no hook then.
+        deadline = self._cap(self._clock() + self.timings.confirm, deadline)
+        while (event := self._next(deadline)) is not None:
+            if isinstance(event, ScreenUpdate) and event.state is ScreenState.READY:
+                self.in_turn = False
+                return True
+        return False
+
+    def hold(self, turn: TurnEnd, deadline: float | None = None) -> TurnEnd | None:
+        """Before a decision, wait while the person has the agent: supervision paused, or
+        their text in the input box. The turn end to decide on, or None when a turn
+        started meanwhile (then the decision waits for its end).
+
+        Raises TimeUp at `deadline`: the time budget runs on while the person has the agent.
+        """
+        self._drain()  # a stop key pressed while the supervisor was deciding ends it here
+        if self.person.paused:
+            while self.person.paused:
+                self._wait_a_while(deadline)
+            if not self._idle():
+                return None
+        if not self._wait_person_input(deadline):
+            return None
+        return turn
+
+    def shutdown(self, deadline: float | None = None) -> bool:
         """End the agent: its own exit command if it has one, else (or then) a hang-up.
 
         False when an agent with an exit command ignored it and had to be killed.
         """
+        self._ending = True
         if self.exited is not None:
             return True
-        if self.profile.exit_command is None or not self._wait_settled():
+        if self.profile.exit_command is None or not self._wait_settled(deadline):
             self._kill()
             return self.profile.exit_command is None
         self._typist.command(self.profile.exit_command)
-        deadline = self._clock() + self.timings.exit
+        deadline = self._cap(self._clock() + self.timings.exit, deadline)
         try:
             while self.exited is None and self._next(deadline) is not None:
                 pass
@@ -240,13 +309,65 @@ class AgentSession:
         return f"{kind}: {shown}" if shown else kind
 
     def _screen_turn_end(self) -> TurnEnd:
+        self.in_turn = False  # e.g. the person pressed Esc: Claude Code sends no Stop then
         snap = self.snapshot()
         error = self.profile.api_error(snap)
         if error:
             return TurnEnd(TurnEndKind.API_ERROR, error)
         return TurnEnd(TurnEndKind.SCREEN, self.activity.last_message)
 
-    def _wait_settled(self) -> bool:
+    def _drain(self) -> None:
+        """Observe every queued event now (a stop raises), keeping them all for later."""
+        while True:
+            try:
+                event = self._queue.get_nowait()
+            except queue.Empty:
+                return
+            self._pushback.append(event)
+            self._observe(event)
+
+    def _cap(self, deadline: float, cap: float | None) -> float:
+        return deadline if cap is None else min(deadline, cap)
+
+    def _wait_a_while(self, deadline: float | None) -> None:
+        """Wait for the next event (at most RECHECK_S); TimeUp once `deadline` passed."""
+        now = self._clock()
+        if deadline is not None and now >= deadline:
+            raise TimeUp()
+        self._next(self._cap(now + RECHECK_S, deadline))
+
+    def _idle(self) -> bool:
+        """Whether the agent waits for input now (no hooks: quiet for the idle time)."""
+        if not self.profile.uses_hooks:
+            return self._clock() >= self.last_output + self.timings.idle
+        return self.profile.screen_state(self.snapshot()) is ScreenState.READY
+
+    def _wait_person_input(self, deadline: float | None) -> bool:
+        """The person's text in the input box is never typed over: wait until they clear
+        it (True) or submit it (False: their message started a turn).
+
+        Only in a terminal, and only text typed after ptysup last typed counts as theirs;
+        anything else in the box is ptysup's own (see _clear_leftover_input).
+        """
+        if not self.profile.uses_hooks:
+            return True  # nothing can be read off a generic agent's screen
+        prompts = self.person.prompts
+        waiting = False
+        while self.person.owns_input() and self.profile.input_has_text(self.snapshot()):
+            if not waiting:
+                waiting = True
+                self._log.emit("person_input", state="typing")
+            self._wait_a_while(deadline)
+            if self.person.prompts != prompts:
+                self._log.emit("person_input", state="submitted")
+                return False
+        if self.person.prompts != prompts:
+            return False
+        if waiting:
+            self._log.emit("person_input", state="cleared")
+        return True
+
+    def _wait_settled(self, cap: float | None = None) -> bool:
         """Before typing into a hooked agent, let it get back to its input box.
 
         A dialog left open is dismissed first (Esc: Claude Code rejects the tool and waits
@@ -255,7 +376,7 @@ class AgentSession:
         """
         if not self.profile.uses_hooks:
             return True
-        deadline = self._clock() + self.timings.confirm
+        deadline = self._cap(self._clock() + self.timings.confirm, cap)
         if self.profile.screen_state(self.snapshot()) is ScreenState.DIALOG:
             self._log.emit("dialog_dismissed", screen=self.snapshot().text()[-1500:])
             self._typist.key(self.profile.dismiss_key)
@@ -269,8 +390,9 @@ class AgentSession:
 
     def _clear_leftover_input(self, deadline: float) -> None:
         """Text already in the input box would be sent along with ours: an interrupted
-        prompt that Claude Code put back, or a person's half-typed line. Log it (so it is
-        not lost), then clear the box."""
+        prompt that Claude Code put back, or, when the run is ending (/clear, /exit), a
+        person's half-typed line. Log it (so it is not lost), then clear the box. A
+        person's text is never cleared before an instruction: submit() waits for it."""
         snap = self.snapshot()
         if not self.profile.input_has_text(snap) or not self.profile.clear_input_keys:
             return
@@ -332,9 +454,17 @@ class AgentSession:
             raise AgentExited(event.status)
         elif isinstance(event, StopRequest):
             raise Interrupted(event.signum)
+        elif (
+            isinstance(event, PersonCommand)
+            and event.command is KeyCommand.STOP
+            and not self._ending
+        ):
+            raise PersonStopped()
 
     def _record_hook(self, event: HookEvent) -> None:
         p = event.payload
+        if event.name in ("UserPromptSubmit", "Stop", "StopFailure"):
+            self.in_turn = event.name == "UserPromptSubmit"
         self._log.emit(
             "hook",
             name=event.name,

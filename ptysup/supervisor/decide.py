@@ -26,8 +26,14 @@ class ApiErrorNotWaited(Exception):
     """An API error or usage limit that the wait policy does not allow waiting out."""
 
 
+class DecisionCancelled(Exception):
+    """The decision was abandoned (the person took over): its supervisor was ended."""
+
+
 class Runner(Protocol):
     def run(self, prompt: str, timeout: float | None = None) -> Answer: ...
+
+    def end_current(self) -> None: ...
 
     @property
     def cancelled(self) -> threading.Event: ...
@@ -64,18 +70,31 @@ class Supervisor:
         self._waits = waits or WaitPolicy(enabled=False)
         self._clock = clock
         self._now = wall_clock
+        self._abandoned = threading.Event()
+
+    def abandon(self) -> None:
+        """Drop the decision being made (any thread): its supervisor process is ended and
+        decide() raises DecisionCancelled; the next decision is not affected."""
+        self._abandoned.set()
+        self._runner.end_current()
 
     def decide(self, prompt: str, iteration: int, timeout: float | None = None) -> Decided:
         """The supervisor's decision; `timeout` caps the time it may take (time budget)."""
         deadline = None if timeout is None else self._clock() + timeout
+        self._abandoned.clear()  # an abandon() between decisions concerned none of them
         attempt = 0
         while True:
             error: SupervisorError | None = None
             for delay in (*self._backoff, None):
                 attempt += 1
                 try:
+                    if self._abandoned.is_set():
+                        raise DecisionCancelled()
                     answer = self._runner.run(prompt, time_left(deadline, self._clock()))
                 except SupervisorError as exc:
+                    if self._abandoned.is_set():
+                        raise DecisionCancelled() from None
+                    time_left(deadline, self._clock())  # the time budget is over: no retry
                     error = exc
                     self._log.emit(
                         "supervisor_error",
@@ -85,7 +104,7 @@ class Supervisor:
                         retry_in_s=delay,
                     )
                     # Waiting on the cancel event, not sleeping: a signal ends it at once.
-                    if delay is None or self._runner.cancelled.wait(delay):
+                    if delay is None or self._runner.cancelled.wait(self._capped(delay, deadline)):
                         break
                     continue
                 return Decided(self._parse(answer, iteration), answer, attempt)
@@ -94,6 +113,10 @@ class Supervisor:
                     f"supervisor failed {attempt} attempts at decision {iteration}: {error}"
                 )
             self._wait_api(str(error), deadline)
+
+    def _capped(self, delay: float, deadline: float | None) -> float:
+        """`delay`, but no later than the time budget's end (the next attempt then stops)."""
+        return delay if deadline is None else max(0.0, min(delay, deadline - self._clock()))
 
     def _wait_api(self, message: str, deadline: float | None) -> None:
         wait = self._waits.next_wait(message, self._now())

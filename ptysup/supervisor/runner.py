@@ -64,6 +64,12 @@ class SupervisorRunner:
             if self._proc is not None:
                 kill_group(self._proc.pid)
 
+    def end_current(self) -> None:
+        """Kill the running supervisor, if any (that run fails); later runs go on."""
+        with self._lock:
+            if self._proc is not None:
+                kill_group(self._proc.pid)
+
     @property
     def cancelled(self) -> threading.Event:
         """Set once cancel() was called."""

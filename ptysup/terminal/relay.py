@@ -34,6 +34,7 @@ class RelayHandlers:
     on_written: Callable[[bytes], None] | None = None  # after output reached the person
     on_poke: Callable[[], None] | None = None  # the wake fd got a byte other than STOP
     on_pause: Callable[[], None] | None = None  # output paused: nothing more within HOLD
+    on_input: Callable[[bytes], bytes] | None = None  # the person's keys → what the agent gets
 
 
 class AgentSide(Protocol):
@@ -190,6 +191,10 @@ class Relay:
             data = b""
         if not data:
             return False
+        if self._h.on_input is not None:
+            data = self._h.on_input(data)  # ptysup's escape key is taken out here
+            if not data:
+                return True
         self._agent.write(data)
         return True
 

@@ -148,6 +148,16 @@ class StatusLine:
         )
 
 
+# The person's events, and what the status says while supervision is theirs.
+_PERSON_STATES = {
+    "person_command",
+    "person_input",
+    "person_prompt",
+    "decision_cancelled",
+    "interrupt",
+}
+
+
 class StatusSink:
     """An event sink that turns the run's progress into the status line's text."""
 
@@ -157,7 +167,11 @@ class StatusSink:
         poke: Callable[[], None],
         max_iter: int = 0,
         clock: Callable[[], float] = time.monotonic,
+        escape_key: str | None = None,
     ) -> None:
+        self._escape_key = escape_key  # e.g. "Ctrl-]": shown as a hint, and its menu
+        self._menu = False
+        self._paused = False
         self._line = line
         self._poke = poke
         self._clock = clock
@@ -186,6 +200,8 @@ class StatusSink:
             self._state = f"API limit: waiting {f.get('seconds')}s"
         elif name == "verify":
             self._state = "verify " + ("passed" if f.get("passed") else "FAILED")
+        elif name in _PERSON_STATES:
+            self._state = self._person_state(name, f)
         else:
             return
         self._line.update(self.text())
@@ -198,13 +214,42 @@ class StatusSink:
             self._line.update(text)
             self._poke()
 
+    def menu(self, show: bool) -> None:
+        """Show the escape key's commands instead of the status (the prefix was pressed)."""
+        self._menu = show
+        self._line.update(self.text())
+        self._poke()
+
+    def _person_state(self, name: str, f: dict[str, object]) -> str:
+        key = self._escape_key or "the escape key"
+        if name == "person_command":
+            self._paused = f.get("command") == "pause"
+            if f.get("command") == "stop":
+                return "stopping: ending the agent"
+        if self._paused:
+            return f"PAUSED: the agent is yours, no decisions · {key} p resumes"
+        if name == "person_input":
+            if f.get("state") == "typing":
+                return "waiting: your text is in the input box (Enter sends it)"
+            return "agent working" if f.get("state") == "submitted" else "supervising"
+        if name == "decision_cancelled":
+            return "decision cancelled: your message goes first"
+        if name == "interrupt":
+            return "stopping: turn interrupted"
+        return "supervising" if name == "person_command" else "your message: agent working"
+
     def text(self) -> str:
         """'ptysup 2/50 · 1m05s · agent working · last: continue: Fix the test'."""
+        if self._menu and self._escape_key:
+            k = self._escape_key
+            return f"ptysup keys: s stop the run · p pause/resume supervision · {k} send {k}"
         parts = [
             f"ptysup {self._iteration}/{self._max_iter}",
             format_elapsed(self._clock() - self._start),
             self._state,
         ]
+        if self._escape_key:
+            parts.append(f"{self._escape_key} keys")
         if self._last:
             parts.append(f"last: {self._last}")
         return " · ".join(parts)

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from ptysup.agents.events import AgentExited, TimeUp, TurnEnd, TurnEndKind
+from ptysup.agents.person import Person
 from ptysup.agents.session import Activity, InjectResult
 from ptysup.events import EventLog
 from ptysup.exitcodes import Outcome
@@ -31,11 +32,14 @@ class FakeAgent:
         self.turn_ends: list[TurnEnd] = []
         self.paused: list[float] = []
         self.command_takes = True  # whether a slash command is seen to take effect
+        self.person = Person(present=True)
+        self.working = False  # a turn is in progress when a hard stop comes
+        self.holds: list[TurnEnd | None] = []  # what hold() answers, in order (else: the turn)
 
     def wait_ready(self) -> None:
         pass
 
-    def submit(self, text: str) -> InjectResult:
+    def submit(self, text: str, deadline: float | None = None) -> InjectResult:
         self.typed.append(text)
         return InjectResult(text, True, 1)
 
@@ -51,11 +55,23 @@ class FakeAgent:
     def pause(self, seconds: float) -> None:
         self.paused.append(seconds)
 
-    def command(self, command: str) -> bool:
-        self.typed.append(command)
-        return self.command_takes
+    def hold(self, turn: TurnEnd, deadline: float | None = None) -> TurnEnd | None:
+        if self.holds:
+            return self.holds.pop(0)
+        return turn
 
-    def shutdown(self) -> bool:
+    def interrupt(self, deadline: float | None = None) -> bool | None:
+        if not self.working:
+            return None
+        self.typed.append("<Esc>")
+        self.working = False
+        return True
+
+    def clear(self, deadline: float | None = None) -> InjectResult | None:
+        self.typed.append("/clear")
+        return InjectResult("/clear", self.command_takes, 1)
+
+    def shutdown(self, deadline: float | None = None) -> bool:
         self.shut_down = True
         return True
 
@@ -248,6 +264,9 @@ def test_supervisor_logs_a_warning_for_an_answer_without_a_marker() -> None:
 
         def run(self, prompt: str, timeout: float | None = None) -> Answer:
             return Answer("please run the tests", 0.1)
+
+        def end_current(self) -> None:
+            pass
 
     rec = EventList()
     decided = Supervisor(Runner(), EventLog([rec])).decide("prompt", 3)

@@ -1,0 +1,260 @@
+"""A person at the keyboard, in a real terminal (tmux), with the real Claude Code: the escape
+key (stop, pause, resume), their typed text kept, their message overtaking a decision."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ptysup.testing.fakemodel import RequestKind
+from tests.e2e.conftest import AGENT, Rig
+from tests.helpers import FAKES, Tmux, ptysup_argv, read_events, terminal_script, wait_for
+
+pytestmark = pytest.mark.e2e
+
+
+class Screen:
+    """ptysup running in a tmux pane: its screen, its keys, its events."""
+
+    def __init__(self, r: Rig, tmp_path: Path, task: str, *args: str) -> None:
+        self.rig = r
+        self.done = tmp_path / "done"
+        argv = ptysup_argv(task, "--agent-cmd", AGENT, "--log-file", str(r.log), *args)
+        self.tmux = Tmux("ptysup-person")
+        self.tmux.start(terminal_script(tmp_path / "run.sh", r.project, r.env, argv, self.done))
+
+    def text(self) -> str:
+        # Claude Code puts a no-break space after its prompt glyph.
+        return self.tmux.capture().replace("\xa0", " ")
+
+    def status(self) -> str:
+        lines = self.text().rstrip("\n").splitlines()
+        return lines[-1] if lines else ""
+
+    def events(self, name: str | None = None) -> list[dict[str, Any]]:
+        if not self.rig.log.exists():
+            return []
+        return [e for e in read_events(self.rig.log) if name is None or e["event"] == name]
+
+    def wait_event(self, name: str, timeout: float = 60, **fields: Any) -> dict[str, Any]:
+        found: list[dict[str, Any]] = []
+
+        def seen() -> bool:
+            found[:] = [
+                e for e in self.events(name) if all(e.get(k) == v for k, v in fields.items())
+            ]
+            return bool(found)
+
+        wait_for(seen, timeout, f"a {name} event {fields} in {self.events()}")
+        return found[0]
+
+    def finish(self, timeout: float = 90) -> str:
+        wait_for(self.done.exists, timeout, "ptysup to finish")
+        return self.done.read_text()
+
+
+@pytest.fixture
+def screen(rig: Callable[..., Rig], tmp_path: Path) -> Iterator[Callable[..., Screen]]:
+    made: list[Screen] = []
+
+    def make(
+        scenario: dict[str, Any], task: str, *args: str, env: dict[str, str] | None = None
+    ) -> Screen:
+        r = rig(scenario)
+        r.env.update(env or {})
+        s = Screen(r, tmp_path, task, *args)
+        made.append(s)
+        return s
+
+    yield make
+    for s in made:
+        s.tmux.kill()  # a hang-up: ptysup winds down, and then the rig looks for leftovers
+        with contextlib.suppress(AssertionError):
+            wait_for(lambda s=s: not s.rig.leftovers(), 15, "the run to wind down")
+
+
+def test_escape_key_stop_ends_a_working_agent_gracefully_with_exit_8(
+    screen: Callable[..., Screen],
+) -> None:
+    s = screen(
+        {"agent": [{"delay": 60, "reply": "slow"}], "supervisor": [{"reply": "[COMPLETE]"}]},
+        "a slow task",
+    )
+    s.rig.model.wait_for(lambda req: req.kind is RequestKind.AGENT, timeout=60)
+    wait_for(lambda: "Ctrl-] keys" in s.status(), 10, "the escape key's hint in the status line")
+    s.tmux.send_keys("C-]")
+    wait_for(lambda: "s stop the run" in s.status(), 10, "the escape key's menu")
+    s.tmux.send_keys("s")
+    result = s.finish()
+    assert result.startswith("exit=8"), s.events()
+    events = s.events()
+    end = events[-1]
+    assert (end["event"], end["outcome"], end["exit_code"]) == ("run_end", "stopped", 8)
+    assert [e["command"] for e in s.events("person_command")] == ["stop"]
+    # Gracefully: the turn was interrupted (Esc), then Claude Code was asked to /exit.
+    assert s.events("interrupt")[0]["confirmed"] is True
+    assert not [e for e in events if e["event"] == "warning" and "did not exit" in e["message"]]
+    assert [h["reason"] for h in s.events("hook") if h["name"] == "SessionEnd"] == [
+        "prompt_input_exit"
+    ]
+    assert not s.rig.model.requests_of(RequestKind.SUPERVISOR)
+    wait_for(lambda: not s.rig.leftovers(), 10, "the agent to be gone")
+
+
+def test_stop_while_the_supervisor_decides_ends_it_and_counts_no_decision(
+    screen: Callable[..., Screen],
+) -> None:
+    supervisor = [{"delay": 120, "reply": "[CONTINUE] never typed"}]
+    s = screen({"agent": [{"reply": "Done with that."}], "supervisor": supervisor}, "the task")
+    s.rig.model.wait_for(lambda req: req.kind is RequestKind.SUPERVISOR, timeout=60)
+    s.tmux.send_keys("C-]", "s")
+    result = s.finish(timeout=30)
+    assert result.startswith("exit=8"), s.events()
+    end = s.events()[-1]
+    assert (end["outcome"], end["iterations"]) == ("stopped", 0)
+    assert not s.events("decision")
+    assert len(s.rig.model.requests_of(RequestKind.SUPERVISOR)) == 1  # ended, not retried
+    wait_for(lambda: not s.rig.leftovers(), 10, "the supervisor and the agent to be gone")
+
+
+def test_pause_hands_the_agent_to_the_person_and_resume_decides_at_once(
+    screen: Callable[..., Screen],
+) -> None:
+    agent = [
+        {"match": "my own message", "reply": "Done with your message."},
+        {"delay": 3, "reply": "Done with the task."},
+    ]
+    s = screen({"agent": agent, "supervisor": [{"reply": "[COMPLETE] fine"}]}, "the task")
+    s.rig.model.wait_for(lambda req: req.kind is RequestKind.AGENT, timeout=60)
+    s.tmux.send_keys("C-]", "p")
+    s.wait_event("person_command", command="pause")
+    wait_for(lambda: "PAUSED" in s.status(), 10, "PAUSED in the status line")
+    s.wait_event("turn_end")  # the task's turn ends while paused: no decision
+    s.tmux.send_keys("-l", "my own message")
+    wait_for(lambda: "❯ my own message" in s.text(), 10, "the person's text in the box")
+    s.tmux.send_keys("Enter")
+    prompt = s.wait_event("person_prompt")
+    assert prompt["text"] == "my own message"
+
+    # While paused the person's turns are theirs: no turn_end, only Claude Code's Stop hook.
+    def stops() -> int:
+        return len([h for h in s.events("hook") if h["name"] == "Stop"])
+
+    wait_for(lambda: stops() == 2, 60, "the person's turn to end")
+    assert "PAUSED" in s.status()
+    assert not s.rig.model.requests_of(RequestKind.SUPERVISOR)
+    assert not s.events("decision")
+    s.tmux.send_keys("C-]", "r")
+    # The agent is idle: the supervisor is asked at once, not at some later turn end.
+    result = s.finish()
+    assert result.startswith("exit=0"), s.events()
+    assert [e["command"] for e in s.events("person_command")] == ["pause", "resume"]
+    decisions = s.events("decision")
+    assert [(d["iteration"], d["action"]) for d in decisions] == [(1, "complete")]
+    sup = s.rig.model.requests_of(RequestKind.SUPERVISOR)
+    assert len(sup) == 1 and "Done with your message." in sup[0].human_text
+    assert s.rig.human_texts() == ["the task", "my own message"]
+
+
+def test_the_persons_typed_text_survives_a_turn_end(screen: Callable[..., Screen]) -> None:
+    agent = [
+        {"match": "keep this text", "reply": "Done with your text."},
+        {"delay": 4, "reply": "Done with the task."},
+    ]
+    s = screen({"agent": agent, "supervisor": [{"reply": "[COMPLETE] fine"}]}, "the task")
+    s.rig.model.wait_for(lambda req: req.kind is RequestKind.AGENT, timeout=60)
+    s.tmux.send_keys("-l", "keep this text")
+    s.wait_event("turn_end")
+    s.wait_event("person_input", state="typing")
+    wait_for(lambda: "waiting: your text" in s.status(), 10, "the status to say why")
+    # ptysup neither asks the supervisor nor types over the person's text.
+    assert "❯ keep this text" in s.text()
+    assert not s.rig.model.requests_of(RequestKind.SUPERVISOR)
+    s.tmux.send_keys("Enter")
+    result = s.finish()
+    assert result.startswith("exit=0"), s.events()
+    assert s.rig.human_texts() == ["the task", "keep this text"]
+    assert [e["state"] for e in s.events("person_input")] == ["typing", "submitted"]
+    assert [e["text"] for e in s.events("person_prompt")] == ["keep this text"]
+    events = s.events()
+    assert not [e for e in events if e["event"] == "warning" and "input box" in e["message"]]
+    assert [(d["iteration"], d["action"]) for d in s.events("decision")] == [(1, "complete")]
+
+
+def test_text_the_person_deletes_lets_supervision_go_on(screen: Callable[..., Screen]) -> None:
+    agent = [{"delay": 4, "reply": "Done with the task."}]
+    s = screen({"agent": agent, "supervisor": [{"reply": "[COMPLETE] fine"}]}, "the task")
+    s.rig.model.wait_for(lambda req: req.kind is RequestKind.AGENT, timeout=60)
+    s.tmux.send_keys("-l", "never mind")
+    s.wait_event("person_input", state="typing")
+    assert not s.rig.model.requests_of(RequestKind.SUPERVISOR)
+    s.tmux.send_keys(*["BSpace"] * len("never mind"))
+    s.wait_event("person_input", state="cleared")
+    result = s.finish()
+    assert result.startswith("exit=0"), s.events()
+    assert s.rig.human_texts() == ["the task"]
+    assert not s.events("person_prompt")
+    assert [(d["iteration"], d["action"]) for d in s.events("decision")] == [(1, "complete")]
+
+
+def test_a_message_sent_while_the_supervisor_decides_cancels_that_decision(
+    screen: Callable[..., Screen],
+) -> None:
+    agent = [{"reply": "Done with that."}]
+    supervisor = [
+        {"times": 1, "delay": 60, "reply": "[CONTINUE] a stale instruction"},
+        {"reply": "[COMPLETE] fine"},
+    ]
+    s = screen({"agent": agent, "supervisor": supervisor}, "the task")
+    s.rig.model.wait_for(lambda req: req.kind is RequestKind.SUPERVISOR, timeout=60)
+    s.tmux.send_keys("-l", "a message of mine")
+    wait_for(lambda: "❯ a message of mine" in s.text(), 10, "the person's text in the box")
+    s.tmux.send_keys("Enter")
+    cancelled = s.wait_event("decision_cancelled", timeout=20)
+    assert cancelled["iteration"] == 1
+    result = s.finish()
+    assert result.startswith("exit=0"), s.events()
+    assert s.rig.human_texts() == ["the task", "a message of mine"]
+    assert [e["text"] for e in s.events("person_prompt")] == ["a message of mine"]
+    # The cancelled decision counted no iteration; the one after the person's turn is 1.
+    assert [(d["iteration"], d["action"]) for d in s.events("decision")] == [(1, "complete")]
+    assert s.events()[-1]["iterations"] == 1
+    assert "a stale instruction" not in s.text()
+    assert len(s.rig.model.requests_of(RequestKind.SUPERVISOR)) == 2
+
+
+def test_a_line_sent_to_a_generic_agent_while_the_supervisor_decides_cancels_it(
+    screen: Callable[..., Screen], tmp_path: Path
+) -> None:
+    supervisor = [
+        {"times": 1, "delay": 60, "reply": "[CONTINUE] a stale instruction"},
+        {"reply": "[COMPLETE] fine"},
+    ]
+    messages = tmp_path / "agent.jsonl"
+    agent = f"{sys.executable} {FAKES / 'agent.py'}"
+    s = screen(
+        {"supervisor": supervisor},
+        "the task",
+        *("--agent-cmd", agent, "--idle", "1"),
+        env={"FAKE_AGENT_LOG": str(messages)},
+    )
+    s.rig.model.wait_for(lambda req: req.kind is RequestKind.SUPERVISOR, timeout=60)
+    # Ctrl-] twice sends Ctrl-] itself on to the agent.
+    s.tmux.send_keys("-l", "hello")
+    s.tmux.send_keys("C-]", "C-]")
+    s.tmux.send_keys("-l", " there")
+    s.tmux.send_keys("Enter")
+    assert s.wait_event("decision_cancelled", timeout=20)["iteration"] == 1
+    result = s.finish()
+    assert result.startswith("exit=0"), s.events()
+    received = [json.loads(line)["message"] for line in messages.read_text().splitlines()]
+    assert received == ["the task", "hello\x1d there"]
+    # Without hooks the words are not known, only that the person sent a line.
+    assert [e["text"] for e in s.events("person_prompt")] == [None]
+    assert [(d["iteration"], d["action"]) for d in s.events("decision")] == [(1, "complete")]
