@@ -25,6 +25,7 @@ from ptysup.config import RunConfig, backoff_schedule
 from ptysup.events import ConsoleSink, EventLog, JsonlSink
 from ptysup.exitcodes import Outcome
 from ptysup.loop import LoopConfig, RunLoop, RunResult
+from ptysup.notify import Notifier, TerminalChannel
 from ptysup.redact import Redactor
 from ptysup.supervisor.decide import Supervisor
 from ptysup.supervisor.runner import SupervisorRunner
@@ -94,6 +95,7 @@ def run(
     streams: Streams,
     env: Mapping[str, str],
     record: Path | None = None,
+    notifier: Notifier | None = None,
 ) -> RunResult:
     """Start the agent, supervise it to an outcome, and leave nothing running behind."""
     profile: AgentProfile = ClaudeProfile() if is_claude(config.agent_cmd) else GenericProfile()
@@ -166,8 +168,8 @@ def run(
             recording = Recording(record, rows, cols, clock, env={"TERM": env.get("TERM", "")})
             log.add(recording)  # markers and typed text
             stack.callback(_finish_recording, recording, log)
-        loop = _loop(config, session, runner, log, clock, env)
-        parts = _Parts(agent, session, screen, feeder, runner, log, recording, status)
+        loop = _loop(config, session, runner, log, clock, env, person=in_fd is not None)
+        parts = _Parts(agent, session, screen, feeder, runner, log, recording, status, notifier)
         return _drive(loop, parts, out_fd, in_fd)
     raise AssertionError("unreachable")  # pragma: no cover
 
@@ -186,6 +188,7 @@ def _loop(
     log: EventLog,
     clock: Callable[[], float],
     env: Mapping[str, str],
+    person: bool = False,
 ) -> RunLoop:
     """The decision loop with its supervisor, verifier and wait policy."""
     waits = WaitPolicy(enabled=config.wait, max_waits=config.max_waits, base_s=config.wait_base)
@@ -201,6 +204,8 @@ def _loop(
         max_time=config.max_time,
         max_cost=config.max_cost,
         prompt_template=config.prompt_template,
+        questions=config.questions,
+        person_present=person,
     )
     supervisor = Supervisor(runner, log, backoff, waits, clock)
     return RunLoop(
@@ -227,6 +232,7 @@ class _Parts:
     log: EventLog
     recording: Recording | None
     status: StatusLine | None
+    notifier: Notifier | None = None
 
 
 def _drive(loop: RunLoop, parts: _Parts, out_fd: int | None, in_fd: int | None) -> RunResult:
@@ -276,6 +282,8 @@ def _drive(loop: RunLoop, parts: _Parts, out_fd: int | None, in_fd: int | None) 
         handlers.on_poke = parts.status.flush
         handlers.on_pause = parts.status.flush
         parts.log.add(StatusSink(parts.status, waker.poke, loop.max_iter))
+        if parts.notifier is not None:
+            parts.notifier.add(TerminalChannel(parts.status.alert, waker.poke))
     signals = [*STOP_SIGNALS, signal.SIGWINCH]
     worker = threading.Thread(target=loop_thread, name="ptysup-loop", daemon=True)
     try:
@@ -336,7 +344,8 @@ class _Waker:
 def summary_line(result: RunResult, path: Path) -> str:
     """The one line printed after a run in a terminal."""
     where = f"; events: {path}"
+    why = f": {result.reason}" if result.outcome is Outcome.ESCALATED else ""
     return (
         f"ptysup: {result.outcome.value} after {result.iterations} iteration(s) "
-        f"(exit {result.exit_code}){where}"
+        f"(exit {result.exit_code}){why}{where}"
     )

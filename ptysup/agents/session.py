@@ -28,6 +28,7 @@ from ptysup.agents.events import (
     TurnEndKind,
 )
 from ptysup.agents.profile import AgentProfile
+from ptysup.agents.questions import Ask, ask_from
 from ptysup.events import EventLog
 from ptysup.terminal.inject import Typist, as_message
 from ptysup.terminal.screen import ScreenSnapshot
@@ -92,6 +93,8 @@ class AgentSession:
         self._clock = clock
         self._queue: queue.SimpleQueue[AgentEvent] = queue.SimpleQueue()
         self._pushback: collections.deque[AgentEvent] = collections.deque()
+        # Questions wait here whichever wait consumed their hook, so none is left unanswered.
+        self._asks: collections.deque[Ask] = collections.deque()
         self.state = ScreenState.UNKNOWN
         self.last_output = clock()
         self.activity = Activity()
@@ -163,13 +166,16 @@ class AgentSession:
         while self._clock() < deadline:
             self._next(deadline)
 
-    def wait_turn_end(self, deadline: float | None = None) -> TurnEnd:
-        """Block until the current turn ends (hook, screen, quiet time or stall).
+    def wait_turn_end(self, deadline: float | None = None) -> TurnEnd | Ask:
+        """Block until the current turn ends (hook, screen, quiet time or stall), or the
+        agent asks a question (which the caller must answer).
 
         Raises TimeUp once the session clock passes `deadline` (the run's time budget).
         """
         ready_since: float | None = None
         while True:
+            if self._asks:
+                return self._asks.popleft()
             now = self._clock()
             if deadline is not None and now >= deadline:
                 raise TimeUp()
@@ -188,7 +194,8 @@ class AgentSession:
                 if ready_since is not None and now >= ready_since + self.timings.screen_grace:
                     return self._screen_turn_end()
                 if now >= self.last_output + self.timings.turn:
-                    return TurnEnd(TurnEndKind.STALLED, self.snapshot().text()[-2000:])
+                    dialog = self.state is ScreenState.DIALOG
+                    return TurnEnd(TurnEndKind.STALLED, self.snapshot().text()[-2000:], dialog)
                 continue
             if isinstance(event, HookEvent):
                 if event.name == "Stop":
@@ -197,6 +204,20 @@ class AgentSession:
                     return TurnEnd(TurnEndKind.API_ERROR, self._api_error_detail(event))
             elif isinstance(event, ScreenUpdate):
                 ready_since = ready_since or event.ts if event.state is ScreenState.READY else None
+
+    def wait_turn_start(self, deadline: float | None = None) -> None:
+        """Block (no stall time-out: a person may take long) until a turn starts that the
+        person typed, or the agent asks; raises TimeUp at `deadline`."""
+        while not self._asks:
+            if deadline is not None and self._clock() >= deadline:
+                raise TimeUp()
+            event = self._next(deadline if deadline is not None else self._clock() + 3600)
+            if isinstance(event, HookEvent) and event.name == "UserPromptSubmit":
+                return
+            if isinstance(event, ScreenUpdate) and (
+                event.state is ScreenState.WORKING or not self.profile.uses_hooks
+            ):
+                return
 
     def shutdown(self) -> bool:
         """End the agent: its own exit command if it has one, else (or then) a hang-up.
@@ -319,6 +340,12 @@ class AgentSession:
             self.last_output = event.ts
         elif isinstance(event, HookEvent):
             self._record_hook(event)
+            if event.reply is not None:
+                ask = ask_from(event)
+                if ask is not None:
+                    self._asks.append(ask)
+                else:
+                    event.reply.send("")  # a request nobody here answers: no opinion
         elif isinstance(event, AgentExit):
             self.exited = event
             raise AgentExited(event.status)

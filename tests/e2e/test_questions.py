@@ -1,0 +1,127 @@
+"""The agent's questions (AskUserQuestion) answered through the PreToolUse hook, and
+[ESCALATE]: against the real Claude Code and the fake model."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ptysup.testing.fakemodel import RecordedRequest, RequestKind
+from tests.e2e.conftest import Rig
+
+pytestmark = pytest.mark.e2e
+
+
+def _ask(header: str, question: str, labels: list[str], multi: bool = False) -> dict[str, Any]:
+    options = [{"label": label, "description": f"about {label}"} for label in labels]
+    return {
+        "tool": "AskUserQuestion",
+        "input": {
+            "questions": [
+                {"question": question, "header": header, "multiSelect": multi, "options": options}
+            ]
+        },
+    }
+
+
+STORAGE = _ask("Storage", "Which storage should the cache use?", ["SQLite", "Redis", "Files"])
+FEATURES = _ask("Features", "Which features to add?", ["Logging", "Metrics", "Tracing"], True)
+NAME = _ask("Name", "What should the module be called?", ["cache", "store"])
+
+
+def _asked(header: str) -> str:
+    """A regex for the supervisor prompt that asks this question (not a turn end's)."""
+    return rf"The agent asks:\nQuestion 1 \[{header}\]"
+
+
+def tool_results(request: RecordedRequest) -> list[str]:
+    """The tool_result texts in the newest message of a request the model received."""
+    last: Mapping[str, Any] = request.body["messages"][-1]
+    found = []
+    for block in last.get("content") or ():
+        if isinstance(block, Mapping) and block.get("type") == "tool_result":
+            content = block.get("content")
+            if isinstance(content, list):
+                content = " ".join(str(c.get("text", "")) for c in content)
+            found.append(str(content))
+    return found
+
+
+def note_sink(tmp_path: Path) -> tuple[str, Path]:
+    """A --notify command that appends what it gets on stdin to a file."""
+    notes = tmp_path / "notes.jsonl"
+    script = tmp_path / "sink.py"
+    script.write_text(f"import sys\nopen({str(notes)!r}, 'a').write(sys.stdin.read())\n")
+    return f"python3 {script}", notes
+
+
+def test_questions_are_answered_by_the_supervisor(rig: Callable[..., Rig]) -> None:
+    r = rig(
+        {
+            "agent": [{"steps": [STORAGE, FEATURES, NAME, {"text": "Built the cache."}]}],
+            "supervisor": [
+                {"regex": _asked("Storage"), "reply": "[CONTINUE] sqlite"},
+                {"regex": _asked("Features"), "reply": "[CONTINUE] logging, METRICS"},
+                {"regex": _asked("Name"), "reply": "[CONTINUE] call it memo_cache"},
+                {"reply": "[COMPLETE] built"},
+            ],
+        }
+    )
+    run = r.run("build the cache", "--max-iter", "10")
+    assert run.code == 0, run.stdout + run.stderr
+    results = [t for req in r.model.requests_of(RequestKind.AGENT) for t in tool_results(req)]
+    answered = [t for t in results if "have been answered" in t]
+    assert len(answered) == 3, results
+    assert '"Which storage should the cache use?"="SQLite"' in answered[0]
+    assert '"Which features to add?"="Logging, Metrics"' in answered[1]
+    assert '"What should the module be called?"="call it memo_cache"' in answered[2]
+    # The supervisor saw each question with its header, options, descriptions and kind.
+    sup = r.model.requests_of(RequestKind.SUPERVISOR)
+    assert len(sup) == 4
+    first = sup[0].human_text
+    assert "Question 1 [Storage]: Which storage should the cache use?" in first
+    assert "- Redis: about Redis" in first and "choose one" in first
+    assert "several may be chosen" in sup[1].human_text
+    assert "Iteration 2/10" in sup[1].human_text and "Iteration 4/10" in sup[3].human_text
+    questions = run.named("question")
+    assert [q["to"] for q in questions] == ["supervisor"] * 3
+    assert questions[1]["questions"][0]["multi_select"] is True
+    assert questions[0]["questions"][0]["options"] == ["SQLite", "Redis", "Files"]
+    answers = run.named("answer")
+    assert [a["by"] for a in answers] == ["supervisor"] * 3
+    assert answers[0]["answers"] == {"Which storage should the cache use?": "SQLite"}
+    assert all(a["delivered"] for a in answers)
+    # No picker was left open, nothing was dismissed, and only the task was typed.
+    assert not run.named("dialog_dismissed")
+    assert [i["kind"] for i in run.named("inject")] == ["task"]
+    assert run.events[-1]["iterations"] == 4
+
+
+def test_escalating_a_question_without_a_terminal_ends_the_run(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    r = rig(
+        {
+            "agent": [{"steps": [STORAGE, {"text": "Stopping here."}]}],
+            "supervisor": [{"reply": "[ESCALATE] the product owner must choose the storage"}],
+        }
+    )
+    sink, notes = note_sink(tmp_path)
+    run = r.run("build the cache", "--notify", sink)
+    assert run.code == 7, run.stdout + run.stderr
+    assert len(r.model.requests_of(RequestKind.SUPERVISOR)) == 1
+    assert "/clear" not in [i["text"] for i in run.named("inject")]
+    (escalation,) = run.named("escalation")
+    assert (escalation["at"], escalation["waiting"]) == ("question", False)
+    end = run.events[-1]
+    assert (end["outcome"], end["exit_code"]) == ("escalated", 7)
+    assert end["reason"] == "the product owner must choose the storage"
+    # The question's hook got a refusal, so Claude Code never waited on it.
+    results = [t for req in r.model.requests_of(RequestKind.AGENT) for t in tool_results(req)]
+    assert any("before your question was answered" in t for t in results), results
+    kinds = [json.loads(line)["kind"] for line in notes.read_text().splitlines()]
+    assert kinds == ["escalation", "run_end"]
