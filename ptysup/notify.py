@@ -208,7 +208,8 @@ class Notifier:
         kind = kind_of(event)
         if kind is None or kind not in self._kinds or not self._channels:
             return
-        note = {"kind": kind, "message": message(kind, event), **self._run, **event.to_json()}
+        # `kind` and `message` last: a turn_end's own `kind` field must not hide ours.
+        note = {**self._run, **event.to_json(), "kind": kind, "message": message(kind, event)}
         self._queue.put(note)
 
     def close(self) -> None:

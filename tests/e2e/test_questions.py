@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from ptysup.testing.fakemodel import RecordedRequest, RequestKind
-from tests.e2e.conftest import Rig
+from tests.e2e.conftest import AGENT, Rig
+from tests.helpers import Tmux, ptysup_argv, read_events, terminal_script, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -125,3 +126,118 @@ def test_escalating_a_question_without_a_terminal_ends_the_run(
     assert any("before your question was answered" in t for t in results), results
     kinds = [json.loads(line)["kind"] for line in notes.read_text().splitlines()]
     assert kinds == ["escalation", "run_end"]
+
+
+def test_escalate_at_a_turn_end_in_ci_exits_7_and_says_why_everywhere(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    r = rig(
+        {
+            "agent": [{"reply": "I need the deploy key to go on."}],
+            "supervisor": [{"reply": "[ESCALATE] only a person has the deploy key"}],
+        }
+    )
+    step = tmp_path / "step-summary.md"
+    r.env.update(GITHUB_ACTIONS="true", GITHUB_STEP_SUMMARY=str(step))
+    sink, notes = note_sink(tmp_path)
+    summary = tmp_path / "summary.json"
+    run = r.run("deploy it", "--notify", sink, "--summary-json", str(summary))
+    assert run.code == 7, run.stdout + run.stderr
+    reason = "only a person has the deploy key"
+    # No /clear (the agent keeps its context) and no further supervisor call.
+    assert [i["kind"] for i in run.named("inject")] == ["task"]
+    assert len(r.model.requests_of(RequestKind.SUPERVISOR)) == 1
+    assert [d["action"] for d in run.named("decision")] == ["escalate"]
+    end = run.events[-1]
+    assert (end["event"], end["outcome"], end["reason"]) == ("run_end", "escalated", reason)
+    assert f"::error title=ptysup escalated to a person::{reason}" in run.stdout
+    assert "::error title=ptysup escalated::exit 7" in run.stdout
+    assert f"**Waiting for a person:** {reason}" in step.read_text()
+    data = json.loads(summary.read_text())
+    assert (data["outcome"], data["exit_code"], data["escalation"]) == ("escalated", 7, reason)
+    got = [json.loads(line) for line in notes.read_text().splitlines()]
+    assert [n["kind"] for n in got] == ["escalation", "run_end"]
+    assert got[0]["message"] == f"waiting for you: {reason}"
+    assert got[0]["run_id"] == run.events[0]["run_id"] and got[0]["task"] == "deploy it"
+    assert got[1]["exit_code"] == 7
+
+
+def test_questions_left_to_a_person_and_a_dialog_nobody_answers(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    r = rig(
+        {
+            "agent": [{"steps": [STORAGE, {"text": "Going on."}]}],
+            "supervisor": [{"reply": "[ESCALATE] the picker needs a person"}],
+        }
+    )
+    sink, notes = note_sink(tmp_path)
+    run = r.run("build the cache", "--questions", "person", "--turn-timeout", "5", "--notify", sink)
+    assert run.code == 7, run.stdout + run.stderr
+    (question,) = run.named("question")
+    assert question["to"] == "person" and not run.named("answer")
+    # The picker stayed open; the supervisor was asked only once the turn stalled on it,
+    # and saw it on the screen.
+    (turn,) = run.named("turn_end")
+    assert (turn["kind"], turn["dialog"]) == ("stalled", True)
+    (sup,) = r.model.requests_of(RequestKind.SUPERVISOR)
+    assert "Which storage should the cache use?" in sup.human_text
+    assert "The agent asks:" not in sup.human_text
+    assert run.named("escalation")[0]["at"] == "turn_end"
+    kinds = [json.loads(line)["kind"] for line in notes.read_text().splitlines()]
+    assert kinds == ["person", "person", "escalation", "run_end"]
+
+
+def test_escalate_in_a_terminal_waits_for_the_person_then_supervises_again(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    r = rig(
+        {
+            "agent": [
+                {"match": "use the staging key", "reply": "Deployed with the staging key."},
+                {"reply": "Which key should I deploy with?"},
+            ],
+            "supervisor": [
+                {"match": "Deployed with the staging key", "reply": "[COMPLETE] deployed"},
+                {"reply": "[ESCALATE] which deploy key to use"},
+            ],
+        }
+    )
+    done = tmp_path / "done"
+    argv = ptysup_argv("deploy it", "--agent-cmd", AGENT, "--log-file", str(r.log))
+    tmux = Tmux("ptysup-escalate")
+    tmux.start(terminal_script(tmp_path / "run.sh", r.project, r.env, argv, done))
+    try:
+
+        def status_row() -> str:
+            lines = tmux.capture().rstrip("\n").splitlines()
+            return lines[-1] if lines else ""
+
+        wait_for(
+            lambda: "waiting for you: which deploy key to use" in status_row(),
+            90,
+            "the status line asking for the person",
+        )
+        assert not done.exists()  # the run waits for the person, it did not end
+        tmux.send_keys("-l", "use the staging key")
+        wait_for(
+            lambda: "use the staging key" in tmux.capture().replace("\xa0", " "),
+            10,
+            "the person's text in the input box",
+        )
+        tmux.send_keys("Enter")
+        wait_for(done.exists, 90, "ptysup to finish")
+        result = done.read_text()
+    finally:
+        tmux.kill()
+    assert result.startswith("exit=0"), r.log.read_text()
+    events = read_events(r.log)
+    decisions = [e["action"] for e in events if e["event"] == "decision"]
+    assert decisions == ["escalate", "complete"]
+    (escalation,) = [e for e in events if e["event"] == "escalation"]
+    assert escalation["waiting"] is True
+    # Only the task was typed by ptysup: the second message was the person's own.
+    assert [e["kind"] for e in events if e["event"] == "inject"] == ["task"]
+    assert r.human_texts()[:2] == ["deploy it", "use the staging key"]
+    assert "Iteration 2/50" in r.model.requests_of(RequestKind.SUPERVISOR)[1].human_text
+    assert events[-1]["outcome"] == "complete"
