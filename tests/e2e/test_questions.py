@@ -241,3 +241,24 @@ def test_escalate_in_a_terminal_waits_for_the_person_then_supervises_again(
     assert r.human_texts()[:2] == ["deploy it", "use the staging key"]
     assert "Iteration 2/50" in r.model.requests_of(RequestKind.SUPERVISOR)[1].human_text
     assert events[-1]["outcome"] == "complete"
+
+
+def test_a_question_still_waiting_when_the_time_budget_ends_is_refused_first(
+    rig: Callable[..., Rig],
+) -> None:
+    r = rig(
+        {
+            "agent": [{"steps": [STORAGE, {"text": "Stopped."}]}],
+            "supervisor": [{"delay": 120, "reply": "[CONTINUE] sqlite"}],
+        }
+    )
+    run = r.run("build the cache", "--max-time", "8s")
+    assert run.code == 3, run.stdout + run.stderr
+    assert run.events[-1]["outcome"] == "time" and run.events[-1]["elapsed_s"] < 60
+    assert not run.named("answer")
+    # The hook got a refusal, so Claude Code went on instead of waiting on it, and the
+    # /clear that ends a budget took effect.
+    results = [t for req in r.model.requests_of(RequestKind.AGENT) for t in tool_results(req)]
+    assert any("before your question was answered" in t for t in results), results
+    clear = run.named("inject")[-1]
+    assert (clear["text"], clear["confirmed"]) == ("/clear", True)

@@ -305,3 +305,39 @@ def test_a_request_hook_gives_up_after_its_wait(chan: Channel) -> None:
     result = done.get(timeout=WAIT)  # ptysup never answered: nothing printed, exit 0
     assert (result.returncode, result.stdout) == (0, b"")
     assert event.reply is not None and event.reply.send("late") is False
+
+
+def test_a_waiting_request_returns_at_once_when_ptysup_is_killed() -> None:
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\n"
+            "from ptysup.agents.hooks import HookChannel\n"
+            "c = HookChannel(lambda e: print('got', e.name, flush=True)).__enter__()\n"
+            "print(c.command(wait=600), flush=True)\n"
+            "time.sleep(60)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert child.stdout is not None
+    command = child.stdout.readline().strip()
+    try:
+        hook = subprocess.Popen(
+            ["sh", "-c", command], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
+        assert hook.stdin is not None
+        hook.stdin.write(json.dumps(payload("PreToolUse")).encode())
+        hook.stdin.close()
+        assert child.stdout.readline().strip() == "got PreToolUse"  # it waits for a reply
+        start = time.monotonic()
+        child.send_signal(signal.SIGKILL)
+        assert hook.wait(timeout=WAIT) == 0
+        assert hook.stdout is not None and hook.stdout.read() == b""
+        assert time.monotonic() - start < 5
+    finally:
+        child.kill()
+        child.wait()
+        shutil.rmtree(os.path.dirname(command.split()[-3]), ignore_errors=True)
