@@ -45,13 +45,19 @@ class Question:
         }
 
 
-@dataclass(frozen=True)
+@dataclass
 class Ask:
     """The agent asks: its questions, the tool input as sent, and the hook to answer."""
 
     questions: tuple[Question, ...]
     tool_input: Mapping[str, Any]
     event: HookEvent
+    decided: bool = False  # ptysup answered or refused it (else the person's picker did)
+
+    @property
+    def tool_use_id(self) -> str:
+        """Which tool call this is (the PostToolUse hook of the same call carries it)."""
+        return str(self.event.payload.get("tool_use_id", ""))
 
     def answer(self, answers: Mapping[str, str]) -> bool:
         """Give the agent these answers (question text → label(s) or free text)."""
@@ -74,7 +80,9 @@ class Ask:
         if self.event.reply is None:
             return False
         out = {"hookSpecificOutput": {"hookEventName": "PreToolUse", **decision}}
-        return self.event.reply.send(json.dumps(out, ensure_ascii=False))
+        sent = self.event.reply.send(json.dumps(out, ensure_ascii=False))
+        self.decided = self.decided or sent
+        return sent
 
 
 def ask_from(event: HookEvent) -> Ask | None:
@@ -86,6 +94,13 @@ def ask_from(event: HookEvent) -> Ask | None:
     if not isinstance(tool_input, dict):
         return None
     return Ask(parse_questions(tool_input.get("questions")), tool_input, event)
+
+
+def person_answers(payload: Mapping[str, Any]) -> dict[str, str] | None:
+    """The answers in an AskUserQuestion PostToolUse payload (what the picker returned)."""
+    response = payload.get("tool_response")
+    answers = response.get("answers") if isinstance(response, dict) else None
+    return {str(k): str(v) for k, v in answers.items()} if isinstance(answers, dict) else None
 
 
 def parse_questions(raw: object) -> tuple[Question, ...]:

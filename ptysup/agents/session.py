@@ -28,7 +28,7 @@ from ptysup.agents.events import (
     TurnEndKind,
 )
 from ptysup.agents.profile import AgentProfile
-from ptysup.agents.questions import Ask, ask_from
+from ptysup.agents.questions import ASK_TOOL, Ask, ask_from, person_answers
 from ptysup.events import EventLog
 from ptysup.terminal.inject import Typist, as_message
 from ptysup.terminal.screen import ScreenSnapshot
@@ -95,6 +95,7 @@ class AgentSession:
         self._pushback: collections.deque[AgentEvent] = collections.deque()
         # Questions wait here whichever wait consumed their hook, so none is left unanswered.
         self._asks: collections.deque[Ask] = collections.deque()
+        self._asked: dict[str, Ask] = {}  # by tool_use_id, until the tool call finished
         self.state = ScreenState.UNKNOWN
         self.last_output = clock()
         self.activity = Activity()
@@ -240,6 +241,12 @@ class AgentSession:
         return False
 
     # -- internals -------------------------------------------------------------------
+    def _answered_by_person(self, payload: dict[str, Any]) -> None:
+        """A question ptysup did not answer was answered in the picker: log what."""
+        ask = self._asked.pop(str(payload.get("tool_use_id", "")), None)
+        if ask is None or not ask.decided:
+            self._log.emit("answer", by="person", answers=person_answers(payload))
+
     def _api_error_detail(self, event: HookEvent) -> str:
         """The hook's error kind plus the message on screen, which may show a reset time.
 
@@ -344,6 +351,7 @@ class AgentSession:
                 ask = ask_from(event)
                 if ask is not None:
                     self._asks.append(ask)
+                    self._asked[ask.tool_use_id] = ask
                 else:
                     event.reply.send("")  # a request nobody here answers: no opinion
         elif isinstance(event, AgentExit):
@@ -360,6 +368,8 @@ class AgentSession:
             session_id=p.get("session_id"),
             **{k: p[k] for k in _HOOK_FIELDS if k in p},
         )
+        if event.name == "PostToolUse" and p.get("tool_name") == ASK_TOOL:
+            self._answered_by_person(p)
         if event.name in ("PostToolUse", "PostToolUseFailure"):
             status = "failed" if event.name == "PostToolUseFailure" else "ok"
             self.activity.tools.append(

@@ -262,3 +262,55 @@ def test_a_question_still_waiting_when_the_time_budget_ends_is_refused_first(
     assert any("before your question was answered" in t for t in results), results
     clear = run.named("inject")[-1]
     assert (clear["text"], clear["confirmed"]) == ("/clear", True)
+
+
+def _press_until(tmux: Tmux, key: str, shown: str, tries: int = 10) -> None:
+    """Claude Code draws its picker a moment before it takes keys: press `key` until the
+    pane shows `shown`, waiting after each press so that no press is one too many."""
+    for _ in range(tries):
+        tmux.send_keys(key)
+        try:
+            wait_for(lambda: shown in tmux.capture(), 3, shown)
+            return
+        except AssertionError:
+            continue
+    raise AssertionError(f"{shown!r} never showed after pressing {key}")
+
+
+def test_questions_person_in_a_terminal_the_person_picks(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    r = rig(
+        {
+            "agent": [{"steps": [STORAGE, {"text": "Using what you chose."}]}],
+            "supervisor": [{"reply": "[COMPLETE] done"}],
+        }
+    )
+    done = tmp_path / "done"
+    argv = ptysup_argv(
+        "build the cache", "--agent-cmd", AGENT, "--log-file", str(r.log), "--questions", "person"
+    )
+    tmux = Tmux("ptysup-person")
+    tmux.start(terminal_script(tmp_path / "run.sh", r.project, r.env, argv, done))
+    try:
+        wait_for(lambda: "❯ 1. SQLite" in tmux.capture(), 60, "the picker")
+        status = tmux.capture().rstrip("\n").splitlines()[-1]
+        assert "waiting for you: the agent asks a question" in status
+        _press_until(tmux, "Down", "❯ 2. Redis")
+        tmux.send_keys("Enter")
+        wait_for(done.exists, 60, "ptysup to finish")
+        result = done.read_text()
+    finally:
+        tmux.kill()
+    assert result.startswith("exit=0"), r.log.read_text()
+    events = read_events(r.log)
+    (question,) = [e for e in events if e["event"] == "question"]
+    assert question["to"] == "person"
+    (answer,) = [e for e in events if e["event"] == "answer"]
+    assert answer == {**answer, "by": "person"}
+    assert answer["answers"] == {"Which storage should the cache use?": "Redis"}
+    # The supervisor was asked only at the turn's end, never about the question.
+    (sup,) = r.model.requests_of(RequestKind.SUPERVISOR)
+    assert "The agent asks:" not in sup.human_text
+    results = [t for req in r.model.requests_of(RequestKind.AGENT) for t in tool_results(req)]
+    assert any('"Which storage should the cache use?"="Redis"' in t for t in results), results
