@@ -231,6 +231,8 @@ class RunLoop:
         asked = TurnEnd(TurnEndKind.STOP, self._agent.activity.last_message)
         d = self._decide(asked, question=describe(ask.questions)).decision
         if d.action is Action.ESCALATE:
+            if not self._cfg.person_present:
+                ask.deny(f"Only a person can answer this; the run stops here: {d.content}")
             self._escalate(d.content, "question")
             ask.leave_to_person()  # the picker waits for the person at the terminal
             return None

@@ -121,9 +121,10 @@ def test_escalating_a_question_without_a_terminal_ends_the_run(
     end = run.events[-1]
     assert (end["outcome"], end["exit_code"]) == ("escalated", 7)
     assert end["reason"] == "the product owner must choose the storage"
-    # The question's hook got a refusal, so Claude Code never waited on it.
+    # The question's hook got a refusal with the reason, so Claude Code never waited on it.
     results = [t for req in r.model.requests_of(RequestKind.AGENT) for t in tool_results(req)]
-    assert any("before your question was answered" in t for t in results), results
+    refusal = "Only a person can answer this; the run stops here: the product owner must"
+    assert any(refusal in t for t in results), results
     kinds = [json.loads(line)["kind"] for line in notes.read_text().splitlines()]
     assert kinds == ["escalation", "run_end"]
 

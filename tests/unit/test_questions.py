@@ -173,6 +173,7 @@ def test_escalating_a_question_without_a_person_refuses_it_before_ending() -> No
     result, agent, _, _ = _run(["[ESCALATE] a person must pick"], agent=agent)
     assert result.outcome is Outcome.ESCALATED
     assert reply.output()["permissionDecision"] == "deny"
+    assert reply.output()["permissionDecisionReason"].endswith("a person must pick")
     assert "/clear" not in agent.typed
 
 
