@@ -207,8 +207,15 @@ def test_escalate_in_a_terminal_waits_for_the_person_then_supervises_again(
     done = tmp_path / "done"
     argv = ptysup_argv("deploy it", "--agent-cmd", AGENT, "--log-file", str(r.log))
     tmux = Tmux("ptysup-escalate")
-    tmux.start(terminal_script(tmp_path / "run.sh", r.project, r.env, argv, done))
+    script = terminal_script(tmp_path / "run.sh", r.project, r.env, argv, done)
+    # The run waits for a file, so the pane's raw output is piped before ptysup starts.
+    go = tmp_path / "go"
+    script.write_text(f"while [ ! -e {go} ]; do sleep 0.05; done\n" + script.read_text())
+    raw = tmp_path / "raw"
+    tmux.start(script)
     try:
+        tmux.pipe_to(raw)
+        go.touch()
 
         def status_row() -> str:
             lines = tmux.capture().rstrip("\n").splitlines()
@@ -220,6 +227,12 @@ def test_escalate_in_a_terminal_waits_for_the_person_then_supervises_again(
             "the status line asking for the person",
         )
         assert not done.exists()  # the run waits for the person, it did not end
+        # The bell and both desktop notifications reached the terminal, whole.
+        alert = (
+            b"\x07\x1b]9;ptysup: waiting for you: which deploy key to use\x07"
+            b"\x1b]777;notify;ptysup;waiting for you: which deploy key to use\x07"
+        )
+        wait_for(lambda: alert in raw.read_bytes(), 10, "the bell and OSC 9/777")
         tmux.send_keys("-l", "use the staging key")
         wait_for(
             lambda: "use the staging key" in tmux.capture().replace("\xa0", " "),
