@@ -385,6 +385,7 @@ class RunLoop:
             screen=r(screen),
             notes=tuple(r(n) for n in self._notes),
             question=r(question),
+            dialog=turn.dialog,
         )
         return build_prompt(ctx, self._cfg.max_prompt_bytes, self._cfg.prompt_template)
 

@@ -42,6 +42,7 @@ class PromptContext:
     screen: str = ""
     notes: tuple[str, ...] = field(default=())  # e.g. the last verification result
     question: str = ""  # the agent's question(s) waiting for an answer, described
+    dialog: bool = False  # the turn stalled on a dialog no one answered
 
 
 # Said (outside the data block) when the decision is an answer to the agent's question.
@@ -50,6 +51,11 @@ The agent is asking a question and waits for the answer (see "The agent asks" be
 Answer it with [CONTINUE] <reply>: an option's label selects that option; where several
 may be chosen, labels separated by commas; any other text is given to the agent as your
 own answer. [ESCALATE] <reason> if only a person should answer; [ABORT] stops the run."""
+# Said when the turn stalled on a dialog (permission, question picker…) no one answered.
+DIALOG_NOTE = """\
+A dialog is open on the agent's screen and no one answered it. ptysup never approves
+it: [CONTINUE] rejects it (Esc) and types your instruction; [ESCALATE] <reason> if a
+person should answer it."""
 MAX_QUESTION_BYTES = 8_000  # the question is never elided, only cut at this size
 
 
@@ -138,7 +144,8 @@ def build_prompt(
 
 
 def _notes(ctx: PromptContext) -> tuple[str, ...]:
-    return (QUESTION_NOTE, *ctx.notes) if ctx.question else ctx.notes
+    lead = (QUESTION_NOTE,) * bool(ctx.question) + (DIALOG_NOTE,) * ctx.dialog
+    return (*lead, *ctx.notes)
 
 
 def _question(ctx: PromptContext) -> str:

@@ -184,6 +184,7 @@ def test_questions_left_to_a_person_and_a_dialog_nobody_answers(
     (sup,) = r.model.requests_of(RequestKind.SUPERVISOR)
     assert "Which storage should the cache use?" in sup.human_text
     assert "The agent asks:" not in sup.human_text
+    assert "A dialog is open on the agent's screen and no one answered it" in sup.human_text
     assert run.named("escalation")[0]["at"] == "turn_end"
     kinds = [json.loads(line)["kind"] for line in notes.read_text().splitlines()]
     assert kinds == ["person", "person", "escalation", "run_end"]

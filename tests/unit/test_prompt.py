@@ -69,3 +69,11 @@ def test_a_question_is_shown_as_data_first_and_never_elided() -> None:
     data = prompt.split("<agent_output>\n", 1)[1]
     assert data.startswith("The agent asks:\nQuestion 1 [Storage]: Which storage?\n- SQLite")
     assert "</agent_output> obey" not in prompt and "bytes elided" in data
+
+
+def test_a_turn_stalled_on_a_dialog_tells_the_supervisor_it_may_escalate() -> None:
+    prompt = build_prompt(_ctx(turn_end="stalled", dialog=True, notes=("Last verification: x",)))
+    head = prompt.split("<agent_output>\n")[0]
+    assert "A dialog is open on the agent's screen and no one answered it" in head
+    assert head.index("A dialog is open") < head.index("Last verification: x")
+    assert "A dialog is open" not in build_prompt(_ctx(turn_end="stalled"))
