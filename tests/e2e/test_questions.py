@@ -96,6 +96,11 @@ def test_questions_are_answered_by_the_supervisor(rig: Callable[..., Rig]) -> No
     assert [a["by"] for a in answers] == ["supervisor"] * 3
     assert answers[0]["answers"] == {"Which storage should the cache use?": "SQLite"}
     assert all(a["delivered"] for a in answers)
+    # The CI log says it in one readable line each.
+    assert "to supervisor: Which storage should the cache use? [SQLite | Redis | Files]" in (
+        run.stdout
+    )
+    assert "by supervisor: Which features to add? → Logging, Metrics" in run.stdout
     # No picker was left open, nothing was dismissed, and only the task was typed.
     assert not run.named("dialog_dismissed")
     assert [i["kind"] for i in run.named("inject")] == ["task"]
