@@ -342,6 +342,9 @@ def preflight(config: RunConfig, env: Mapping[str, str]) -> tuple[str, int] | No
     for argv in config.verify:
         if shutil.which(argv[0], path=path) is None:
             return f"verify command not found: {argv[0]}", ExitCode.USAGE
+    for argv in config.notify:
+        if shutil.which(argv[0], path=path) is None:
+            return f"notify command not found: {argv[0]}", ExitCode.USAGE
     if shutil.which(config.agent_cmd[0], path=path) is None:
         return f"agent command not found: {config.agent_cmd[0]}", ExitCode.AGENT
     if shutil.which(config.supervisor_cmd[0], path=path) is None:

@@ -83,3 +83,10 @@ def test_notify_on_chooses_the_events_and_bad_values_are_usage_errors(
     assert "--notify-url: not a notification URL apprise knows" in bad.stderr
     bad = r.run("t", "--questions", "nobody")
     assert bad.code == 2 and "--questions" in bad.stderr
+    before = len(r.model.requests)
+    bad = r.run("t", "--notify", "no-such-notifier --loud")
+    assert bad.code == 2
+    first = bad.stderr.splitlines()[0]
+    assert first == "ptysup: notify command not found: no-such-notifier"
+    assert bad.events[-1]["outcome"] == "usage"  # preflight: nothing was started
+    assert len(r.model.requests) == before
