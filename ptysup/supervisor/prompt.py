@@ -50,7 +50,8 @@ QUESTION_NOTE = """\
 The agent is asking a question and waits for the answer (see "The agent asks" below).
 Answer it with [CONTINUE] <reply>: an option's label selects that option; where several
 may be chosen, labels separated by commas; any other text is given to the agent as your
-own answer. [ESCALATE] <reason> if only a person should answer; [ABORT] stops the run."""
+own answer. With several questions, answer each on its own line, in order.
+[ESCALATE] <reason> if only a person should answer; [ABORT] stops the run."""
 # Said when the turn stalled on a dialog (permission, question picker…) no one answered.
 DIALOG_NOTE = """\
 A dialog is open on the agent's screen and no one answered it. ptysup never approves
