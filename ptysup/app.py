@@ -26,6 +26,7 @@ from ptysup.config import RunConfig, backoff_schedule
 from ptysup.events import ConsoleSink, EventLog, JsonlSink
 from ptysup.exitcodes import Outcome
 from ptysup.loop import LoopConfig, RunLoop, RunResult
+from ptysup.notify import Notifier, TerminalChannel
 from ptysup.redact import Redactor
 from ptysup.supervisor.decide import Supervisor
 from ptysup.supervisor.runner import SupervisorRunner
@@ -98,6 +99,7 @@ def run(
     streams: Streams,
     env: Mapping[str, str],
     record: Path | None = None,
+    notifier: Notifier | None = None,
 ) -> RunResult:
     """Start the agent, supervise it to an outcome, and leave nothing running behind."""
     profile: AgentProfile = ClaudeProfile() if is_claude(config.agent_cmd) else GenericProfile()
@@ -174,8 +176,10 @@ def run(
             recording = Recording(record, rows, cols, clock, env={"TERM": env.get("TERM", "")})
             log.add(recording)  # markers and typed text
             stack.callback(_finish_recording, recording, log)
-        loop = _loop(config, session, runner, log, clock, env)
-        parts = _Parts(agent, session, screen, feeder, runner, log, recording, status, modes)
+        loop = _loop(config, session, runner, log, clock, env, person=in_fd is not None)
+        parts = _Parts(
+            agent, session, screen, feeder, runner, log, recording, status, modes, notifier
+        )
         escape = EscapeKeys(config.escape_key) if config.escape_key and in_fd is not None else None
         return _drive(loop, parts, out_fd, in_fd, escape)
     raise AssertionError("unreachable")  # pragma: no cover
@@ -202,6 +206,7 @@ def _loop(
     log: EventLog,
     clock: Callable[[], float],
     env: Mapping[str, str],
+    person: bool = False,
 ) -> RunLoop:
     """The decision loop with its supervisor, verifier and wait policy."""
     waits = WaitPolicy(enabled=config.wait, max_waits=config.max_waits, base_s=config.wait_base)
@@ -217,6 +222,8 @@ def _loop(
         max_time=config.max_time,
         max_cost=config.max_cost,
         prompt_template=config.prompt_template,
+        questions=config.questions,
+        person_present=person,
     )
     supervisor = Supervisor(runner, log, backoff, waits, clock)
     session.person.on_takeover.append(supervisor.abandon)
@@ -245,6 +252,7 @@ class _Parts:
     recording: Recording | None
     status: StatusLine | None
     modes: ModeTracker
+    notifier: Notifier | None = None
 
 
 def _drive(
@@ -308,6 +316,8 @@ def _drive(
         sink = StatusSink(parts.status, waker.poke, loop.max_iter, escape_key=hint)
         parts.log.add(sink)
         ticker = Ticker(sink.tick)
+        if parts.notifier is not None:
+            parts.notifier.add(TerminalChannel(parts.status.alert, waker.poke))
     if escape is not None:
         menu = sink.menu if sink is not None else None
         keys = PersonKeys(escape, session.person, session.post, parts.log, menu, session.now)
@@ -411,7 +421,8 @@ class _Waker:
 def summary_line(result: RunResult, path: Path) -> str:
     """The one line printed after a run in a terminal."""
     where = f"; events: {path}"
+    why = f": {result.reason}" if result.outcome is Outcome.ESCALATED else ""
     return (
         f"ptysup: {result.outcome.value} after {result.iterations} iteration(s) "
-        f"(exit {result.exit_code}){where}"
+        f"(exit {result.exit_code}){why}{where}"
     )

@@ -17,12 +17,14 @@ from ptysup import __version__, configfile
 from ptysup.config import (
     DEFAULT_IDLE,
     DEFAULT_MAX_WAITS,
+    DEFAULT_NOTIFY_ON,
     DEFAULT_SUPERVISOR_BACKOFF,
     DEFAULT_SUPERVISOR_RETRIES,
     DEFAULT_SUPERVISOR_TIMEOUT,
     DEFAULT_TURN_TIMEOUT,
     DEFAULT_VERIFY_TIMEOUT,
     DEFAULT_WAIT_BASE,
+    QUESTIONS,
     ConfigError,
     RunConfig,
     parse_duration,
@@ -35,7 +37,8 @@ ENV_PREFIX = "PTYSUP"
 _LOG_FORMATS = ("text", "json")
 # Options read only from a config file, not from the command line.
 _FILE_ONLY = ("prompt_template",)
-_LIST_OPTIONS = ("verify", "redact")  # repeatable: one item per line in PTYSUP_VERIFY etc.
+# Repeatable: one item per line in PTYSUP_VERIFY etc.
+_LIST_OPTIONS = ("verify", "redact", "notify", "notify_url", "notify_on")
 
 # No rich markup: it would swallow "[tool.ptysup]" in the help text.
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
@@ -51,7 +54,8 @@ def _opt(help: str, **kw: Any) -> Any:
     "[tool.ptysup] in pyproject.toml. `ptysup replay RUN` shows a past run's decisions.",
     epilog="Exit codes: 0 complete, 1 abort, 2 usage error, 3 budget (iterations, time, cost), "
     "4 agent exited or could not start, 5 supervisor failed, 6 API error or usage limit "
-    "(with --no-wait or --max-waits used up), 8 stopped by the person (escape key), "
+    "(with --no-wait or --max-waits used up), 7 escalated to a person (no terminal), "
+    "8 stopped by the person (escape key), "
     "128+N killed by signal N. In a terminal, Ctrl-] then s stops the run, p pauses and "
     "resumes supervision (you take over), Ctrl-] again sends Ctrl-] to the agent.",
 )
@@ -141,6 +145,31 @@ def run_command(
         float,
         _opt("Seconds with no output and no turn end before the supervisor is asked.", min=1),
     ] = DEFAULT_TURN_TIMEOUT,
+    questions: Annotated[
+        str, _opt("Who answers the agent's questions: supervisor or person.")
+    ] = "supervisor",
+    notify: Annotated[
+        list[str] | None,
+        _opt(
+            "On a notification, run CMD with the event as JSON on stdin (repeatable).",
+            show_default=False,
+        ),
+    ] = None,
+    notify_url: Annotated[
+        list[str] | None,
+        _opt(
+            "Send notifications to this apprise URL (repeatable; pip install 'ptysup[notify]').",
+            show_default=False,
+        ),
+    ] = None,
+    notify_on: Annotated[
+        list[str] | None,
+        _opt(
+            f"Which events notify (repeatable or comma-separated; default "
+            f"{','.join(DEFAULT_NOTIFY_ON)}).",
+            show_default=False,
+        ),
+    ] = None,
     config: Annotated[
         Path | None,
         _opt(
@@ -153,6 +182,8 @@ def run_command(
 ) -> None:
     if log_format not in _LOG_FORMATS:
         raise typer.BadParameter("must be text or json", param_hint="--log-format")
+    if questions not in QUESTIONS:
+        raise typer.BadParameter("must be supervisor or person", param_hint="--questions")
     # Imported here, not at the top: `ptysup --help` never gets this far.
     from ptysup.redact import Redactor
     from ptysup.supervisor.prompt import validate_template
@@ -176,6 +207,8 @@ def run_command(
         escape = parse_escape_key(escape_key)
     except ValueError as exc:
         raise ConfigError(f"--escape-key: {exc}") from None
+    notify_kinds = _notify_kinds(notify_on)
+    _check_notify_urls(notify_url or ())
     ctx.obj = RunConfig(
         task=task,
         max_iter=max_iter,
@@ -204,7 +237,34 @@ def run_command(
         turn_timeout=turn_timeout,
         cwd=Path.cwd(),
         debug=debug,
+        questions=questions,
+        notify=tuple(split_command(n, "--notify") for n in notify or ()),
+        notify_url=tuple(notify_url or ()),
+        notify_on=notify_kinds,
     )
+
+
+def _notify_kinds(values: list[str] | None) -> tuple[str, ...]:
+    from ptysup.notify import parse_kinds
+
+    try:
+        return parse_kinds(values) if values else DEFAULT_NOTIFY_ON
+    except ValueError as exc:
+        raise ConfigError(f"--notify-on: {exc}") from None
+
+
+def _check_notify_urls(urls: Sequence[str]) -> None:
+    """--notify-url needs the optional apprise, and URLs it knows."""
+    if not urls:
+        return
+    from ptysup.notify import UrlChannel
+
+    if not UrlChannel.available():
+        raise ConfigError("--notify-url needs apprise: pip install 'ptysup[notify]'")
+    try:
+        UrlChannel(urls)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 @functools.cache
@@ -297,6 +357,9 @@ def preflight(config: RunConfig, env: Mapping[str, str]) -> tuple[str, int] | No
     for argv in config.verify:
         if shutil.which(argv[0], path=path) is None:
             return f"verify command not found: {argv[0]}", ExitCode.USAGE
+    for argv in config.notify:
+        if shutil.which(argv[0], path=path) is None:
+            return f"notify command not found: {argv[0]}", ExitCode.USAGE
     if shutil.which(config.agent_cmd[0], path=path) is None:
         return f"agent command not found: {config.agent_cmd[0]}", ExitCode.AGENT
     if shutil.which(config.supervisor_cmd[0], path=path) is None:

@@ -15,6 +15,8 @@ DEFAULT_SUPERVISOR_BACKOFF = 2.0
 DEFAULT_VERIFY_TIMEOUT = 600.0
 DEFAULT_MAX_WAITS = 5
 DEFAULT_WAIT_BASE = 60.0
+QUESTIONS = ("supervisor", "person")  # who answers the agent's questions
+DEFAULT_NOTIFY_ON = ("escalation", "person", "run_end")
 
 
 class ConfigError(Exception):
@@ -53,6 +55,10 @@ class RunConfig:
     cwd: Path = Path(".")
     runs_dir: Path = Path(".ptysup/runs")
     debug: bool = False
+    questions: str = "supervisor"
+    notify: tuple[tuple[str, ...], ...] = ()
+    notify_url: tuple[str, ...] = ()
+    notify_on: tuple[str, ...] = DEFAULT_NOTIFY_ON
 
 
 def backoff_schedule(first: float, retries: int) -> tuple[float, ...]:

@@ -151,6 +151,8 @@ def format_line(event: Event) -> str:
         detail = " ".join(
             str(f[k]) for k in ("name", "tool_name", "source", "reason", "error") if f.get(k)
         )
+    elif name in ("question", "answer"):
+        detail = _question_detail(f)
     elif name == "run_end":
         detail = (
             f"outcome={f.get('outcome')} exit_code={f.get('exit_code')}"
@@ -161,3 +163,15 @@ def format_line(event: Event) -> str:
     else:
         detail = " ".join(f"{k}={_short(v, 80)}" for k, v in f.items())
     return f"{clock} ptysup {name:<16} {detail}".rstrip()
+
+
+def _question_detail(f: dict[str, Any]) -> str:
+    """`to supervisor: Which storage? [SQLite | Redis]` / `by person: Which storage? → Redis`."""
+    if "by" in f:
+        answers = f.get("answers") or {}
+        return f"by {f['by']}: " + _short("; ".join(f"{q} → {a}" for q, a in answers.items()))
+    asked = "; ".join(
+        f"{q.get('question')} [{' | '.join(map(str, q.get('options') or ()))}]"
+        for q in f.get("questions") or ()
+    )
+    return f"to {f.get('to')}: {_short(asked)}"

@@ -15,6 +15,7 @@ class ExitCode(enum.IntEnum):
     AGENT = 4  # the agent exited on its own or could not start
     SUPERVISOR = 5  # the supervisor failed every retry of one decision, or cannot start
     API_ERROR = 6  # an API error or usage limit that ptysup was not allowed to wait out
+    ESCALATED = 7  # the supervisor handed the run to a person, and none was at a terminal
     STOPPED = 8  # the person stopped the run with the escape key
     INTERNAL = 70  # a bug in ptysup (EX_SOFTWARE); the event log has the traceback
 
@@ -35,6 +36,7 @@ class Outcome(str, enum.Enum):
     API_ERROR = "api_error"
     AGENT_EXITED = "agent_exited"
     SUPERVISOR_FAILED = "supervisor_failed"
+    ESCALATED = "escalated"
     SIGNAL = "signal"
     STOPPED = "stopped"  # the person pressed the escape key's stop command
     USAGE = "usage"
@@ -56,6 +58,7 @@ _CODES = {
     Outcome.API_ERROR: ExitCode.API_ERROR,
     Outcome.AGENT_EXITED: ExitCode.AGENT,
     Outcome.SUPERVISOR_FAILED: ExitCode.SUPERVISOR,
+    Outcome.ESCALATED: ExitCode.ESCALATED,
     Outcome.USAGE: ExitCode.USAGE,
     Outcome.ERROR: ExitCode.INTERNAL,
     Outcome.STOPPED: ExitCode.STOPPED,

@@ -12,7 +12,7 @@ import traceback
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from ptysup import __version__, app, report
+from ptysup import __version__, app, notify, report
 from ptysup.config import RunConfig
 from ptysup.events import EventLog
 from ptysup.exitcodes import ExitCode, Outcome
@@ -50,6 +50,15 @@ def supervise(
         )
     summary = report.RunSummary()
     log.add(summary)
+    notifier = notify.notifier(
+        config.notify,
+        config.notify_url,
+        config.notify_on,
+        cwd=str(config.cwd),
+        env=env,
+        warn=lambda text: log.emit("warning", **notify.warning_fields(text)),
+    )
+    log.add(notifier)
     if report.in_github_actions(env):
         log.add(report.GithubSink(streams.stdout))
     recording = record_path(config, log_path)
@@ -83,7 +92,7 @@ def supervise(
             fail(message, code)
             result = RunResult(_PREFLIGHT_OUTCOMES[ExitCode(code)], 0, message)
         else:
-            result = app.run(config, log, streams, env, recording)
+            result = app.run(config, log, streams, env, recording, notifier)
     except Exception as exc:  # the one place a bug becomes an exit code
         detail = traceback.format_exc()
         log.emit("error", message=f"{type(exc).__name__}: {exc}", traceback=detail)

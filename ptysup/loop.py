@@ -18,6 +18,7 @@ from ptysup.agents.events import (
     time_left,
 )
 from ptysup.agents.person import Person
+from ptysup.agents.questions import Ask, answers_for, describe
 from ptysup.agents.session import Activity, InjectResult
 from ptysup.events import EventLog
 from ptysup.exitcodes import Outcome
@@ -48,7 +49,8 @@ class Agent(Protocol):
 
     def wait_ready(self) -> None: ...
     def submit(self, text: str, deadline: float | None = None) -> InjectResult: ...
-    def wait_turn_end(self, deadline: float | None = None) -> TurnEnd: ...
+    def wait_turn_end(self, deadline: float | None = None) -> TurnEnd | Ask: ...
+    def wait_turn_start(self, deadline: float | None = None) -> None: ...
     def hold(self, turn: TurnEnd, deadline: float | None = None) -> TurnEnd | None: ...
     def interrupt(self, deadline: float | None = None) -> bool | None: ...
     def clear(self, deadline: float | None = None) -> InjectResult | None: ...
@@ -77,6 +79,8 @@ class LoopConfig:
     max_time: float | None = None  # seconds
     max_cost: float | None = None  # USD, the supervisor's summed total_cost_usd
     prompt_template: str | None = None
+    questions: str = "supervisor"  # who answers the agent's questions: supervisor | person
+    person_present: bool = False  # a person at a terminal takes over on [ESCALATE]
 
 
 @dataclass(frozen=True)
@@ -131,6 +135,7 @@ class RunLoop:
         self._start = clock()
         self._deadline = None if config.max_time is None else self._start + config.max_time
         self._notes: tuple[str, ...] = ()
+        self._asking: Ask | None = None  # a question whose hook waits for a reply
         self.iterations = 0
         self.cost_usd = 0.0
 
@@ -178,14 +183,29 @@ class RunLoop:
         self._inject(self._cfg.task, kind="task")
         while True:
             turn = self._agent.wait_turn_end(self._deadline)
-            self._log.emit("turn_end", kind=turn.kind.value, detail=turn.detail[-500:])
+            if isinstance(turn, Ask):
+                ended = self._on_question(turn)
+                if ended is not None:
+                    return ended
+                continue
+            self._log.emit(
+                "turn_end",
+                kind=turn.kind.value,
+                detail=turn.detail[-500:],
+                **({"dialog": True} if turn.dialog else {}),
+            )
             if turn.kind is TurnEndKind.API_ERROR:
                 self._wait_out_api_error(turn.detail)
                 continue  # an API error costs no iteration
+            self._check_budgets()  # after a person's turn (escalation) the budget may be gone
             decided = self._decide_held(turn)
             if decided is None:
                 continue  # the person started a turn: decide at its end
             d = decided.decision
+            if d.action is Action.ESCALATE:
+                self._escalate(d.content, "turn_end")
+                self._agent.wait_turn_start(self._deadline)
+                continue
             if d.action is Action.COMPLETE:
                 failed = self._verify()
                 if failed is None:
@@ -218,13 +238,89 @@ class RunLoop:
                 return None
             # Paused (hold waits for the resume) or stopped (hold raises PersonStopped).
 
-    def _decide(self, turn: TurnEnd) -> Decided | None:
+    def _on_question(self, ask: Ask) -> tuple[Outcome, str] | None:
+        """The agent asks: the supervisor answers (a decision), or a person does.
+
+        Whatever happens meanwhile (budget, signal, failure), the question's hook gets a
+        reply, so Claude Code never waits on it.
+        """
+        self._asking = ask
+        try:
+            return self._answer_question(ask)
+        finally:
+            self._release_question()
+
+    def _release_question(self) -> None:
+        """Answer a question still waiting (with a refusal) before the agent is typed to."""
+        if self._asking is not None:
+            self._asking.deny("The run ended before your question was answered.")
+            self._asking = None
+
+    def _answer_question(self, ask: Ask) -> tuple[Outcome, str] | None:
+        to = "person" if self._cfg.questions == "person" else "supervisor"
+        self._log.emit("question", questions=[q.to_json() for q in ask.questions], to=to)
+        if to == "person":
+            ask.leave_to_person()
+            return None
+        self._check_budgets()
+        self.iterations += 1
+        asked = TurnEnd(TurnEndKind.STOP, self._agent.activity.last_message)
+        decided = self._decide(asked, question=describe(ask.questions))
+        if decided is None:  # the person overtook it: the picker is theirs
+            self.iterations -= 1
+            ask.leave_to_person()
+            return None
+        d = decided.decision
+        if d.action is Action.ESCALATE:
+            if not self._cfg.person_present:
+                ask.deny(f"Only a person can answer this; the run stops here: {d.content}")
+            self._escalate(d.content, "question")
+            ask.leave_to_person()  # the picker waits for the person at the terminal
+            return None
+        if d.action is Action.ABORT:
+            ask.deny(f"The supervisor stopped the run: {d.content}")
+            self._clear_and_end()
+            return Outcome.ABORT, d.content
+        if d.action is Action.COMPLETE:
+            failed = self._verify()
+            if failed is None:
+                ask.deny(f"The supervisor ended the run as complete: {d.content}")
+                self._end_agent()
+                return Outcome.COMPLETE, d.content
+            self._check_budgets()
+            self._give_answers(ask, failed.instruction(), by="verify")
+            return None
+        self._check_budgets()
+        self._give_answers(ask, d.content, by="supervisor")
+        return None
+
+    def _give_answers(self, ask: Ask, reply: str, by: str) -> None:
+        answers = answers_for(ask.questions, reply)
+        delivered = ask.answer(answers)
+        self._log.emit("answer", by=by, answers=answers, delivered=delivered)
+        if not delivered:
+            self._log.emit("warning", message="the question's hook was gone; no answer given")
+
+    def _escalate(self, reason: str, at: str) -> None:
+        """Hand the run to a person: no /clear (the agent keeps its context), no more
+        decisions until the person's turn ends; without a terminal, end the run (exit 7)."""
+        waiting = self._cfg.person_present
+        self._log.emit(
+            "escalation", iteration=self.iterations, reason=reason, at=at, waiting=waiting
+        )
+        if not waiting:
+            self._end_agent()
+            raise _Stop(Outcome.ESCALATED, reason)
+
+    def _decide(self, turn: TurnEnd, question: str = "") -> Decided | None:
+        """The supervisor's decision on `turn` (or on the agent's `question`); None when the
+        person overtook it (their message, a pause): it is cancelled and logged so."""
         i = self.iterations
         person = self._agent.person
         prompts = person.prompts
         try:
             decided: Decided | None = self._supervisor.decide(
-                self._prompt(turn), i, self._remaining()
+                self._prompt(turn, question), i, self._remaining()
             )
         except DecisionCancelled:
             decided = None
@@ -331,7 +427,7 @@ class RunLoop:
         if not result.confirmed:
             self._log.emit("warning", message="the agent did not start a turn on the injection")
 
-    def _prompt(self, turn: TurnEnd) -> str:
+    def _prompt(self, turn: TurnEnd, question: str = "") -> str:
         activity = self._agent.activity
         screen = "\n".join(self._agent.snapshot().text().splitlines()[-SCREEN_LINES:])
         # Secrets never reach the supervisor (nor its model provider); redacting the parts
@@ -342,17 +438,20 @@ class RunLoop:
             iteration=self.iterations,
             max_iter=self._cfg.max_iter,
             elapsed_s=self._elapsed(),
-            turn_end=turn.kind.value,
+            turn_end="the agent asks a question" if question else turn.kind.value,
             tools=tuple(r(t) for t in activity.tools),
             last_message=r(activity.last_message or turn.detail),
             screen=r(screen),
             notes=tuple(r(n) for n in self._notes),
+            question=r(question),
+            dialog=turn.dialog,
         )
         return build_prompt(ctx, self._cfg.max_prompt_bytes, self._cfg.prompt_template)
 
     def _clear_and_end(self, deadline: float | None = None) -> None:
         """Interrupt a turn in progress, clear the conversation once (if the agent has a
         clear), then end the agent; every step within `deadline`."""
+        self._release_question()
         self._interrupt(deadline)
         cleared = self._agent.clear(deadline)
         if cleared is not None:
@@ -371,6 +470,7 @@ class RunLoop:
             self._log.emit("interrupt", confirmed=stopped)
 
     def _end_agent(self, deadline: float | None = None) -> None:
+        self._release_question()
         if not self._agent.shutdown(deadline):
             self._log.emit("warning", message="the agent did not exit when asked; it was ended")
 

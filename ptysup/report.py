@@ -25,6 +25,8 @@ class RunSummary:
             self.verifications.append(event.fields)
         elif event.event in ("run_start", "run_end"):
             self.fields.update(event.fields)
+        elif event.event == "escalation":
+            self.fields["escalation"] = event.fields.get("reason")
 
     def close(self) -> None:
         pass
@@ -44,6 +46,7 @@ class RunSummary:
             "reason",
             "log_file",
             "record",
+            "escalation",
         )
         return {
             **{k: f.get(k) for k in keys},
@@ -79,6 +82,8 @@ def markdown(summary: dict[str, Any]) -> str:
         ]
     if summary.get("reason"):
         lines += ["", f"**Why it ended:** {_cell(summary.get('reason'))}"]
+    if summary.get("escalation"):
+        lines += ["", f"**Waiting for a person:** {_cell(summary.get('escalation'))}"]
     return "\n".join(lines) + "\n"
 
 
@@ -118,6 +123,9 @@ class GithubSink:
             line = f"::warning title=ptysup {event.event}::{_escape(str(text))}"
         elif event.event == "error":
             line = f"::error title=ptysup::{_escape(str(f.get('message', '')))}"
+        elif event.event == "escalation":
+            reason = _escape(str(f.get("reason", "")))
+            line = f"::error title=ptysup escalated to a person::{reason}"
         elif event.event == "run_end":
             kind = "notice" if f.get("exit_code") == 0 else "error"
             line = (

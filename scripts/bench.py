@@ -19,6 +19,9 @@ Items:
              window after the hook) → the supervisor process spawned (real Claude
              Code and the fake model; needs `python -m ptysup.testing.claude_env install`),
              and last output byte → turn end for an agent without hooks
+  question   the agent asks (AskUserQuestion): its PreToolUse hook firing → the supervisor
+             spawned, and the supervisor's answer → the model's next request carrying it
+             (real Claude Code and the fake model)
   decision   ptysup's own time per decision: prompt build, supervisor spawn, parse
   idle_cpu   CPU used by ptysup (and its recording writer) while the agent idles for 30 s,
              in a terminal (the status clock ticks) and without one (CI)
@@ -557,6 +560,105 @@ def bench_turn_end(quick: bool, runs: int) -> dict[str, Any]:
     return out
 
 
+# -- questions ---------------------------------------------------------------------------
+QUESTION_SUPERVISOR_SH = """\
+date +%s.%N >> "$BENCH_DIR/spawned.log"
+cat > /dev/null
+if [ "$(wc -l < "$BENCH_DIR/spawned.log")" -gt "$BENCH_SAMPLES" ]; then
+  echo "[COMPLETE] done"
+else
+  echo "[CONTINUE] SQLite"
+fi
+date +%s.%N >> "$BENCH_DIR/answered.log"
+"""
+QUESTION = {
+    "tool": "AskUserQuestion",
+    "input": {
+        "questions": [
+            {
+                "question": "Which storage?",
+                "header": "Storage",
+                "multiSelect": False,
+                # Claude Code rejects an option without a description.
+                "options": [
+                    {"label": "SQLite", "description": "a file"},
+                    {"label": "Redis", "description": "a server"},
+                ],
+            }
+        ]
+    },
+}
+
+
+def question_latency(tmp: Path, samples: int) -> tuple[list[float], list[float]]:
+    """Per question, in ms: hook fired → supervisor spawned; supervisor answered → the
+    model received the answer."""
+    from ptysup.testing.claude_env import claude_env, find_claude
+    from ptysup.testing.fakemodel import FakeModel, RequestKind
+    from ptysup.testing.scenario import Scenario
+
+    binary = find_claude()
+    if binary is None or not binary.exists():
+        raise FileNotFoundError("Claude Code is not installed")
+    project = tmp / "project"
+    project.mkdir()
+    steps = [QUESTION] * samples + [{"text": "Done."}]
+    scenario = Scenario.from_dict({"agent": [{"steps": steps}], "supervisor": [{"reply": "x"}]})
+    (tmp / "supervisor.sh").write_text(QUESTION_SUPERVISOR_SH)
+    with (
+        FakeModel(scenario, workdir=project, log_path=tmp / "model.jsonl") as model,
+        claude_env(model.url, [project], binary) as ce,
+    ):
+        # A second question hook, next to ptysup's: Claude Code starts both at once.
+        settings_path = ce.config_dir / "settings.json"
+        settings = json.loads(settings_path.read_text())
+        fired = {"type": "command", "command": f"date +%s.%N >> {tmp / 'fired.log'}"}
+        settings["hooks"] = {"PreToolUse": [{"matcher": "AskUserQuestion", "hooks": [fired]}]}
+        settings_path.write_text(json.dumps(settings))
+        env = {k: v for k, v in ce.env.items() if not k.startswith("PTYSUP_")}
+        env.update(BENCH_DIR=str(tmp), BENCH_SAMPLES=str(samples), PYTHONPATH=str(REPO))
+        argv = [
+            PYTHON,
+            "-m",
+            "ptysup",
+            "Ask me.",
+            "--agent-cmd",
+            "claude",
+            "--supervisor-cmd",
+            f"sh {tmp / 'supervisor.sh'}",
+            "--log-file",
+            str(tmp / "events.jsonl"),
+        ]
+        subprocess.run(
+            argv, cwd=project, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=300
+        )
+        received = [
+            r.time
+            for r in model.requests_of(RequestKind.AGENT)
+            if "have been answered" in json.dumps(r.body["messages"][-1])
+        ]
+    fired_at, spawned_at = times(tmp / "fired.log"), times(tmp / "spawned.log")
+    answered_at = times(tmp / "answered.log")
+    spawn = [(s - f) * 1000 for f, s in zip(fired_at, spawned_at, strict=False)]
+    reach = [(r - a) * 1000 for a, r in zip(answered_at, received, strict=False)]
+    return spawn, reach
+
+
+def bench_question(quick: bool, runs: int) -> dict[str, Any]:
+    samples = 5 if quick else 12
+    try:
+        with workdir() as tmp:
+            spawn, reach = question_latency(tmp, samples)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return {"skipped": str(exc)}
+    return {
+        "samples": len(reach),
+        "hook_to_spawn_ms_p50": round(percentile(spawn, 0.5), 1),
+        "answer_to_model_ms_p50": round(percentile(reach, 0.5), 1),
+        "answer_to_model_ms_p99": round(percentile(reach, 0.99), 1),
+    }
+
+
 # -- per decision ------------------------------------------------------------------------
 def bench_decision(quick: bool, runs: int) -> dict[str, Any]:
     """ptysup's own work per decision, the model excluded (a supervisor that answers at
@@ -840,6 +942,19 @@ def rows(r: dict[str, Any]) -> list[Row]:
         out.append(
             (f"last byte -> turn end, no hooks (beyond --idle {q['idle_s']})", got, "", None)
         )
+    if "question" in r:
+        q = r["question"]
+        if "skipped" in q:
+            out.append(
+                ("question hook -> supervisor spawned", f"skipped: {q['skipped']}", "", None)
+            )
+        else:
+            got = f"{q['hook_to_spawn_ms_p50']} ms p50"
+            ok = q["hook_to_spawn_ms_p50"] <= 50
+            out.append(("question hook -> supervisor spawned", got, "<= 50 ms p50", ok))
+            got = f"{q['answer_to_model_ms_p50']} ms p50, {q['answer_to_model_ms_p99']} p99"
+            ok = q["answer_to_model_ms_p50"] <= 500
+            out.append(("  supervisor's answer -> the model has it", got, "<= 500 ms p50", ok))
     if "decision" in r:
         d = r["decision"]
         got = (
@@ -903,6 +1018,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "quiet": bench_quiet,
         "model": bench_model,
         "turn_end": bench_turn_end,
+        "question": bench_question,
         "decision": bench_decision,
         "idle_cpu": bench_idle_cpu,
         "rss": bench_rss,

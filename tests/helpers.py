@@ -161,6 +161,12 @@ class Tmux:
     def resize(self, cols: int, rows: int) -> None:
         subprocess.run([*self._base, "resize-window", "-x", str(cols), "-y", str(rows)], check=True)
 
+    def pipe_to(self, path: Path) -> None:
+        """Append every byte the pane's program writes to `path` (what a terminal gets)."""
+        import shlex
+
+        subprocess.run([*self._base, "pipe-pane", "-o", f"cat >> {shlex.quote(str(path))}"])
+
     def kill(self) -> None:
         subprocess.run([*self._base, "kill-server"], capture_output=True)
 

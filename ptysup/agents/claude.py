@@ -8,6 +8,7 @@ import re
 from collections.abc import Sequence
 
 from ptysup.agents.events import ScreenState
+from ptysup.agents.questions import ASK_TOOL
 from ptysup.terminal.screen import ScreenSnapshot
 
 # The hooks ptysup listens to. Stop/StopFailure end a turn; UserPromptSubmit confirms that
@@ -24,6 +25,10 @@ HOOKS = (
     "SessionEnd",
 )
 _TOOL_HOOKS = {"PostToolUse", "PostToolUseFailure", "PermissionRequest"}
+# The question tool, answered by a PreToolUse hook that waits for ptysup's reply. ptysup
+# replies on every way out (and a dead ptysup closes the socket), so the long wait only
+# bounds a hung ptysup; Claude Code's own hook timeout is set a little longer.
+ASK_WAIT_S = 86_400
 
 # Observed with Claude Code 2.1.x: the terminal title starts with ✳ whenever it waits for
 # the person, and cycles braille spinner glyphs while it works.
@@ -41,10 +46,12 @@ _USAGE_LIMIT = re.compile(r"\busage limit\b", re.IGNORECASE)
 def settings_json(hook_command: str) -> str:
     """The --settings JSON that makes Claude Code report every hook to ptysup."""
     entry = [{"type": "command", "command": hook_command}]
-    hooks = {
+    hooks: dict[str, list[dict[str, object]]] = {
         name: [{"matcher": "*", "hooks": entry} if name in _TOOL_HOOKS else {"hooks": entry}]
         for name in HOOKS
     }
+    ask = {"type": "command", "command": f"{hook_command} {ASK_WAIT_S}", "timeout": ASK_WAIT_S + 60}
+    hooks["PreToolUse"] = [{"matcher": ASK_TOOL, "hooks": [ask]}]
     return json.dumps({"hooks": hooks}, separators=(",", ":"))
 
 

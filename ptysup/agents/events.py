@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from ptysup.terminal.keys import KeyCommand
 from ptysup.terminal.pty_ import ExitStatus
@@ -27,13 +27,24 @@ class ScreenUpdate:
     ts: float
 
 
+class Reply(Protocol):
+    """How a hook that waits (a request) gets its answer; only the first send counts."""
+
+    def send(self, text: str) -> bool: ...
+
+
 @dataclass(frozen=True)
 class HookEvent:
-    """A Claude Code hook fired (Stop, StopFailure, UserPromptSubmit, …)."""
+    """A Claude Code hook fired (Stop, StopFailure, UserPromptSubmit, …).
+
+    A hook that waits for ptysup's answer (a request) carries `reply`: whoever takes the
+    event must send one, even an empty one, or the agent waits for the hook's timeout.
+    """
 
     name: str
     payload: dict[str, Any] = field(hash=False)
     ts: float
+    reply: Reply | None = field(default=None, hash=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -79,6 +90,7 @@ class TurnEnd:
 
     kind: TurnEndKind
     detail: str = ""
+    dialog: bool = False  # a dialog was open when the turn stalled (no one answered it)
 
 
 class AgentExited(Exception):

@@ -1,9 +1,11 @@
 """Run by Claude Code for each hook: forwards the hook's JSON to ptysup's private socket.
 
-Started as `python -I -S hook_client.py SOCKET TOKEN` so it imports nothing but the
+Started as `python -I -S hook_client.py SOCKET TOKEN [WAIT]` so it imports nothing but the
 standard library and starts fast (the C `_socket` module: `import socket` would add
 about 10 ms of enum and selectors to every hook, and the Stop hook's is the turn end's
-latency). It never fails the hook: if ptysup is gone it exits 0.
+latency). With WAIT (seconds) the hook is a request: ptysup's reply is printed on stdout
+for Claude Code to read (e.g. the answer to a question). It never fails the hook: if
+ptysup is gone, or says nothing, it prints nothing and exits 0.
 """
 
 import _socket
@@ -11,22 +13,36 @@ import sys
 
 
 def main() -> int:
-    """Send `TOKEN\\n` + the hook payload from stdin to the socket."""
+    """Send `TOKEN[ reply]\\n` + the hook payload from stdin; print what ptysup answers."""
     path, token = sys.argv[1], sys.argv[2]
+    wait = float(sys.argv[3]) if len(sys.argv) > 3 else None
     payload = sys.stdin.buffer.read()
     sock = None
+    answer = []
     try:
         sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
         sock.settimeout(5)
         sock.connect(path)
-        sock.sendall(token.encode() + b"\n" + payload)
+        head = token.encode() + (b" reply\n" if wait is not None else b"\n")
+        sock.sendall(head + payload)
         sock.shutdown(_socket.SHUT_WR)
-        sock.recv(1)  # wait for ptysup to take it, so hooks arrive in order
+        if wait is not None:
+            sock.settimeout(wait)
+        # The first byte acknowledges (so hooks arrive in order); a reply may follow.
+        while True:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            answer.append(chunk)
     except OSError:
         pass
     finally:
         if sock is not None:
             sock.close()
+    reply = b"".join(answer)[1:]
+    if reply:
+        sys.stdout.buffer.write(reply)
+        sys.stdout.buffer.flush()
     return 0
 
 

@@ -62,6 +62,8 @@ class HookChannel:
             shutil.rmtree(self._dir, ignore_errors=True)
             raise
         self._sessions: set[str] = set()
+        self._pending: set[HookReply] = set()  # requests not answered yet
+        self._lock = threading.Lock()
         self._closed = False
         self._thread = threading.Thread(target=self._serve, name="ptysup-hooks", daemon=True)
 
@@ -72,15 +74,26 @@ class HookChannel:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def command(self) -> str:
-        """The hook command line Claude Code runs (through its shell, so quoted)."""
-        return shlex.join([sys.executable, "-I", "-S", str(HOOK_CLIENT), self.path, self._token])
+    def command(self, wait: float | None = None) -> str:
+        """The hook command line Claude Code runs (through its shell, so quoted).
+
+        With `wait` (seconds) the hook is a request: it waits that long for ptysup's reply
+        and prints it for Claude Code.
+        """
+        argv = [sys.executable, "-I", "-S", str(HOOK_CLIENT), self.path, self._token]
+        if wait is not None:
+            argv.append(f"{wait:g}")
+        return shlex.join(argv)
 
     def close(self) -> None:
-        """Stop accepting and remove the directory."""
+        """Stop accepting, answer every waiting request with nothing, remove the directory."""
         if self._closed:
             return
         self._closed = True
+        with self._lock:
+            pending = list(self._pending)
+        for reply in pending:
+            reply.send("")  # never leave the agent waiting on a hook
         with contextlib.suppress(OSError):
             self._sock.shutdown(socket.SHUT_RDWR)
         self._sock.close()
@@ -93,38 +106,54 @@ class HookChannel:
                 conn, _ = self._sock.accept()
             except OSError:
                 return
-            with conn:
-                try:
-                    self._take(conn)
-                except Exception as exc:  # one bad payload must not end the channel
-                    self._on_foreign(f"hook payload dropped: {type(exc).__name__}: {exc}")
+            kept = False
+            try:
+                kept = self._take(conn)
+            except Exception as exc:  # one bad payload must not end the channel
+                self._on_foreign(f"hook payload dropped: {type(exc).__name__}: {exc}")
+            finally:
+                if not kept:
+                    conn.close()
 
-    def _take(self, conn: socket.socket) -> None:
+    def _take(self, conn: socket.socket) -> bool:
+        """Read one payload and hand it on; True when `conn` waits for a reply."""
         conn.settimeout(5)
         chunks: list[bytes] = []
         try:
             while chunk := conn.recv(65536):
                 chunks.append(chunk)
         except OSError:
-            return
-        token, _, body = b"".join(chunks).partition(b"\n")
+            return False
+        head, _, body = b"".join(chunks).partition(b"\n")
+        token, _, mode = head.partition(b" ")
         if not hmac.compare_digest(token, self._token.encode()):
             self._on_foreign("hook payload without this run's token")
-            return
+            return False
         try:
             payload: Any = json.loads(body)
         except (ValueError, RecursionError):
             self._on_foreign("hook payload is not JSON")
-            return
+            return False
         if not isinstance(payload, dict):
             self._on_foreign("hook payload is not a JSON object")
-            return
-        if self._belongs(payload):
-            self._on_event(
-                HookEvent(str(payload.get("hook_event_name", "")), payload, self._clock())
-            )
+            return False
+        if not self._belongs(payload):
+            return False  # closing the connection: a waiting hook prints nothing
+        name = str(payload.get("hook_event_name", ""))
+        if mode == b"reply" and not self._closed:
+            reply = HookReply(conn, self._forget)
+            with self._lock:
+                self._pending.add(reply)
+            self._on_event(HookEvent(name, payload, self._clock(), reply))
+            return True
+        self._on_event(HookEvent(name, payload, self._clock()))
         with contextlib.suppress(OSError):
             conn.sendall(b"k")
+        return False
+
+    def _forget(self, reply: HookReply) -> None:
+        with self._lock:
+            self._pending.discard(reply)
 
     def _belongs(self, payload: dict[str, Any]) -> bool:
         session = str(payload.get("session_id", ""))
@@ -137,3 +166,34 @@ class HookChannel:
             return True
         self._on_foreign(f"hook from unknown session {session!r}")
         return False
+
+
+class HookReply:
+    """The open connection of a hook that waits: the first `send` answers and closes it.
+
+    Safe from any thread; later sends are ignored (so a fallback reply on every way out
+    never overrides a real answer).
+    """
+
+    def __init__(self, conn: socket.socket, done: Callable[[HookReply], None]) -> None:
+        self._conn = conn
+        self._done = done
+        self._lock = threading.Lock()
+        self.sent: str | None = None
+
+    def send(self, text: str) -> bool:
+        """Answer the hook with `text` (printed on its stdout); False if already answered
+        or the hook is gone (it timed out, or the agent ended)."""
+        with self._lock:
+            if self.sent is not None:
+                return False
+            self.sent = text
+        self._done(self)
+        try:
+            self._conn.settimeout(5)
+            self._conn.sendall(b"k" + text.encode())
+            return True
+        except OSError:
+            return False
+        finally:
+            self._conn.close()

@@ -31,6 +31,7 @@ from ptysup.agents.events import (
 )
 from ptysup.agents.person import Person
 from ptysup.agents.profile import AgentProfile
+from ptysup.agents.questions import ASK_TOOL, Ask, ask_from, person_answers
 from ptysup.agents.settle import settle_output
 from ptysup.events import EventLog
 from ptysup.terminal.inject import Typist, as_message
@@ -105,6 +106,9 @@ class AgentSession:
         self._clock = clock
         self._queue: queue.SimpleQueue[AgentEvent] = queue.SimpleQueue()
         self._pushback: collections.deque[AgentEvent] = collections.deque()
+        # Questions wait here whichever wait consumed their hook, so none is left unanswered.
+        self._asks: collections.deque[Ask] = collections.deque()
+        self._asked: dict[str, Ask] = {}  # by tool_use_id, until the tool call finished
         self.state = ScreenState.UNKNOWN
         self.last_output = clock()
         self.activity = Activity()
@@ -188,13 +192,16 @@ class AgentSession:
         while self._clock() < deadline:
             self._next(deadline)
 
-    def wait_turn_end(self, deadline: float | None = None) -> TurnEnd:
-        """Block until the current turn ends (hook, screen, quiet time or stall).
+    def wait_turn_end(self, deadline: float | None = None) -> TurnEnd | Ask:
+        """Block until the current turn ends (hook, screen, quiet time or stall), or the
+        agent asks a question (which the caller must answer).
 
         Raises TimeUp once the session clock passes `deadline` (the run's time budget).
         """
         ready_since: float | None = None
         while True:
+            if self._asks:
+                return self._asks.popleft()
             now = self._clock()
             if deadline is not None and now >= deadline:
                 raise TimeUp()
@@ -213,7 +220,8 @@ class AgentSession:
                 if ready_since is not None and now >= ready_since + self.timings.screen_grace:
                     return self._screen_turn_end()
                 if now >= self.last_output + self.timings.turn:
-                    return TurnEnd(TurnEndKind.STALLED, self.snapshot().text()[-2000:])
+                    dialog = self.state is ScreenState.DIALOG
+                    return TurnEnd(TurnEndKind.STALLED, self.snapshot().text()[-2000:], dialog)
                 continue
             if isinstance(event, HookEvent):
                 if event.name == "Stop":
@@ -274,6 +282,20 @@ class AgentSession:
             return None
         return turn
 
+    def wait_turn_start(self, deadline: float | None = None) -> None:
+        """Block (no stall time-out: a person may take long) until a turn starts that the
+        person typed, or the agent asks; raises TimeUp at `deadline`."""
+        while not self._asks:
+            if deadline is not None and self._clock() >= deadline:
+                raise TimeUp()
+            event = self._next(deadline if deadline is not None else self._clock() + 3600)
+            if isinstance(event, HookEvent) and event.name == "UserPromptSubmit":
+                return
+            if isinstance(event, ScreenUpdate) and (
+                event.state is ScreenState.WORKING or not self.profile.uses_hooks
+            ):
+                return
+
     def shutdown(self, deadline: float | None = None) -> bool:
         """End the agent: its own exit command if it has one, else (or then) a hang-up.
 
@@ -296,6 +318,12 @@ class AgentSession:
         return False
 
     # -- internals -------------------------------------------------------------------
+    def _answered_by_person(self, payload: dict[str, Any]) -> None:
+        """A question ptysup did not answer was answered in the picker: log what."""
+        ask = self._asked.pop(str(payload.get("tool_use_id", "")), None)
+        if ask is None or not ask.decided:
+            self._log.emit("answer", by="person", answers=person_answers(payload))
+
     def _api_error_detail(self, event: HookEvent) -> str:
         """The hook's error kind plus the message on screen, which may show a reset time.
 
@@ -449,6 +477,13 @@ class AgentSession:
             self.last_output = event.ts
         elif isinstance(event, HookEvent):
             self._record_hook(event)
+            if event.reply is not None:
+                ask = ask_from(event)
+                if ask is not None:
+                    self._asks.append(ask)
+                    self._asked[ask.tool_use_id] = ask
+                else:
+                    event.reply.send("")  # a request nobody here answers: no opinion
         elif isinstance(event, AgentExit):
             self.exited = event
             raise AgentExited(event.status)
@@ -471,6 +506,8 @@ class AgentSession:
             session_id=p.get("session_id"),
             **{k: p[k] for k in _HOOK_FIELDS if k in p},
         )
+        if event.name == "PostToolUse" and p.get("tool_name") == ASK_TOOL:
+            self._answered_by_person(p)
         if event.name in ("PostToolUse", "PostToolUseFailure"):
             status = "failed" if event.name == "PostToolUseFailure" else "ok"
             self.activity.tools.append(

@@ -15,6 +15,7 @@ class Action(str, enum.Enum):
     COMPLETE = "complete"
     ABORT = "abort"
     CONTINUE = "continue"
+    ESCALATE = "escalate"  # only a person can go on
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,7 @@ class Decision:
 # like "```" followed by a megabyte of spaces (the supervisor's stdout may be 1 MiB).
 _DECOR = re.compile(r"[\s*_`>#\-]*")
 _FENCE_START = re.compile(r"```[\w-]*")
-_MARKER = re.compile(r"\[\s*(COMPLETE|ABORT|CONTINUE)\s*\]", re.IGNORECASE)
+_MARKER = re.compile(r"\[\s*(COMPLETE|ABORT|CONTINUE|ESCALATE)\s*\]", re.IGNORECASE)
 _COLON = re.compile(r"[\s*_`>#\-]*:?")
 
 

@@ -8,6 +8,7 @@ stream, saving and restoring the cursor around it.
 
 from __future__ import annotations
 
+import queue
 import re
 import time
 from collections.abc import Callable
@@ -80,6 +81,7 @@ class StatusLine:
         self._pending = False
         self._drawn_at = float("-inf")
         self._resized = False
+        self._alerts: queue.SimpleQueue[bytes] = queue.SimpleQueue()  # any thread puts
 
     @staticmethod
     def fits(rows: int) -> bool:
@@ -106,6 +108,11 @@ class StatusLine:
         self.text = text
         self._pending = True
 
+    def alert(self, data: bytes) -> None:
+        """Queue complete sequences (bell, OSC notifications) for the next safe draw."""
+        self._alerts.put(data)
+        self._pending = True
+
     def after_output(self, data: bytes) -> None:
         """Called after each agent chunk reached the terminal (relay thread).
 
@@ -128,12 +135,18 @@ class StatusLine:
             self._pending = False
             repair = FREE_LAST_ROW if self._resized else b""
             self._resized = False
-            self._write(repair + self._region() + self._status())
+            self._write(repair + self._region() + self._status() + self._take_alerts())
             self._drawn_at = self._clock()
 
     def stop(self) -> None:
         """Give the whole terminal back: reset the region, clear the status row."""
         self._write(b"\x1b7\x1b[r\x1b[%d;1H\x1b[2K\x1b8" % self._rows)
+
+    def _take_alerts(self) -> bytes:
+        out = b""
+        while not self._alerts.empty():
+            out += self._alerts.get_nowait()
+        return out
 
     def _region(self) -> bytes:
         # DECSTBM homes the cursor: save and restore it around the change.
@@ -202,6 +215,15 @@ class StatusSink:
             self._state = "verify " + ("passed" if f.get("passed") else "FAILED")
         elif name in _PERSON_STATES:
             self._state = self._person_state(name, f)
+        elif name == "escalation":
+            self._state = f"waiting for you: {f.get('reason', '')}"
+        elif name == "question":
+            who = "asking the supervisor" if f.get("to") == "supervisor" else "waiting for you"
+            self._state = f"{who}: the agent asks a question"
+        elif name == "answer":
+            self._state = "agent working"
+        elif name == "hook" and f.get("name") == "UserPromptSubmit":
+            self._state = "agent working"  # also a turn the person started
         else:
             return
         self._line.update(self.text())

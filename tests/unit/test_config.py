@@ -119,3 +119,43 @@ def test_bad_values_are_usage_errors(capsys: pytest.CaptureFixture[str]) -> None
     assert parse_args(["t", "--agent-cmd", "claude 'unclosed"], {}) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 3 and all(line.startswith("ptysup: ") for line in lines)
+
+
+def test_question_and_notification_options_from_flags_env_and_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = _parse(["t"])
+    assert (config.questions, config.notify, config.notify_url) == ("supervisor", (), ())
+    assert config.notify_on == ("escalation", "person", "run_end")
+    config = _parse(
+        [
+            "t",
+            "--questions",
+            "person",
+            "--notify",
+            "notify-send 'ptysup run'",
+            "--notify",
+            "logger",
+            "--notify-on",
+            "escalation,decision",
+            "--notify-on",
+            "run_end",
+        ]
+    )
+    assert config.questions == "person"
+    assert config.notify == (("notify-send", "ptysup run"), ("logger",))
+    assert config.notify_on == ("escalation", "decision", "run_end")
+    config = _parse(
+        ["t"], {"PTYSUP_NOTIFY": "cmd one\ncmd two", "PTYSUP_NOTIFY_ON": "run_end,warning"}
+    )
+    assert config.notify == (("cmd", "one"), ("cmd", "two"))
+    assert config.notify_on == ("run_end", "warning")
+    (tmp_path / ".ptysup.yaml").write_text("notify: my-notifier --loud\nnotify-on: [person]\n")
+    config = _parse(["t"])
+    assert (config.notify, config.notify_on) == ((("my-notifier", "--loud"),), ("person",))
+    for bad in (["--questions", "robot"], ["--notify-on", "everything"], ["--notify", ""]):
+        assert parse_args(["t", *bad], {}) == 2
+    err = capsys.readouterr().err
+    assert "ptysup: Invalid value for --questions: must be supervisor or person" in err
+    assert "ptysup: --notify-on: unknown event 'everything'" in err
+    assert "ptysup: --notify is empty" in err

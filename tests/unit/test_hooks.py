@@ -240,3 +240,104 @@ def test_odd_or_deep_temp_dirs_still_work(parent: str, fits: bool) -> None:
         assert not Path(c.channel.path).parent.exists()
     finally:
         shutil.rmtree(top)
+
+
+def _request(chan: Channel, body: dict[str, Any], wait: float = 30) -> Any:
+    """Run a waiting hook (a request) in the background; its result lands in a queue."""
+    done: queue.Queue[subprocess.CompletedProcess[bytes]] = queue.Queue()
+
+    def run() -> None:
+        done.put(
+            subprocess.run(
+                ["sh", "-c", chan.channel.command(wait=wait)],
+                input=json.dumps(body).encode(),
+                capture_output=True,
+                timeout=60,
+            )
+        )
+
+    threading.Thread(target=run, daemon=True).start()
+    return done
+
+
+def test_a_request_hook_prints_ptysups_reply_and_only_the_first(chan: Channel) -> None:
+    done = _request(chan, payload("PreToolUse", tool_name="AskUserQuestion"))
+    event = chan.next_event()
+    assert event.name == "PreToolUse" and event.reply is not None
+    assert done.empty()  # the hook waits for the reply
+    assert event.reply.send('{"hookSpecificOutput": {"answer": "é"}}') is True
+    result = done.get(timeout=WAIT)
+    assert (result.returncode, result.stderr) == (0, b"")
+    assert json.loads(result.stdout) == {"hookSpecificOutput": {"answer": "é"}}
+    assert event.reply.send("too late") is False
+
+
+def test_a_fire_and_forget_hook_prints_nothing_and_carries_no_reply(chan: Channel) -> None:
+    result = chan.hook(payload("Stop"))
+    assert (result.returncode, result.stdout) == (0, b"")
+    assert chan.next_event().reply is None
+
+
+def test_closing_the_channel_answers_every_waiting_request_with_nothing() -> None:
+    c = Channel()
+    done = _request(c, payload("PreToolUse"))
+    assert c.next_event().reply is not None
+    start = time.monotonic()
+    c.close()
+    result = done.get(timeout=WAIT)
+    assert (result.returncode, result.stdout, result.stderr) == (0, b"", b"")
+    assert time.monotonic() - start < 5
+
+
+def test_a_request_from_a_foreign_session_gets_nothing(chan: Channel) -> None:
+    chan.hook(payload("SessionStart", "mine"))
+    chan.next_event()
+    done = _request(chan, payload("PreToolUse", "someone-else"))
+    assert chan.foreign.get(timeout=WAIT) == "hook from unknown session 'someone-else'"
+    result = done.get(timeout=WAIT)
+    assert (result.returncode, result.stdout) == (0, b"")
+    assert chan.events.empty()
+
+
+def test_a_request_hook_gives_up_after_its_wait(chan: Channel) -> None:
+    done = _request(chan, payload("PreToolUse"), wait=1)
+    event = chan.next_event()
+    result = done.get(timeout=WAIT)  # ptysup never answered: nothing printed, exit 0
+    assert (result.returncode, result.stdout) == (0, b"")
+    assert event.reply is not None and event.reply.send("late") is False
+
+
+def test_a_waiting_request_returns_at_once_when_ptysup_is_killed() -> None:
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\n"
+            "from ptysup.agents.hooks import HookChannel\n"
+            "c = HookChannel(lambda e: print('got', e.name, flush=True)).__enter__()\n"
+            "print(c.command(wait=600), flush=True)\n"
+            "time.sleep(60)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert child.stdout is not None
+    command = child.stdout.readline().strip()
+    try:
+        hook = subprocess.Popen(
+            ["sh", "-c", command], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
+        assert hook.stdin is not None
+        hook.stdin.write(json.dumps(payload("PreToolUse")).encode())
+        hook.stdin.close()
+        assert child.stdout.readline().strip() == "got PreToolUse"  # it waits for a reply
+        start = time.monotonic()
+        child.send_signal(signal.SIGKILL)
+        assert hook.wait(timeout=WAIT) == 0
+        assert hook.stdout is not None and hook.stdout.read() == b""
+        assert time.monotonic() - start < 5
+    finally:
+        child.kill()
+        child.wait()
+        shutil.rmtree(os.path.dirname(command.split()[-3]), ignore_errors=True)

@@ -9,6 +9,7 @@ import pytest
 
 from ptysup.agents.events import AgentExited, TimeUp, TurnEnd, TurnEndKind
 from ptysup.agents.person import Person
+from ptysup.agents.questions import Ask
 from ptysup.agents.session import Activity, InjectResult
 from ptysup.events import EventLog
 from ptysup.exitcodes import Outcome
@@ -29,12 +30,13 @@ class FakeAgent:
         self.turns = 0
         self.exit_after_turns = exit_after_turns
         self.shut_down = False
-        self.turn_ends: list[TurnEnd] = []
+        self.turn_ends: list[TurnEnd | Ask] = []
         self.paused: list[float] = []
         self.command_takes = True  # whether a slash command is seen to take effect
         self.person = Person(present=True)
         self.working = False  # a turn is in progress when a hard stop comes
         self.holds: list[TurnEnd | None] = []  # what hold() answers, in order (else: the turn)
+        self.person_turns = 0  # turns a person started after an escalation
 
     def wait_ready(self) -> None:
         pass
@@ -43,7 +45,7 @@ class FakeAgent:
         self.typed.append(text)
         return InjectResult(text, True, 1)
 
-    def wait_turn_end(self, deadline: float | None = None) -> TurnEnd:
+    def wait_turn_end(self, deadline: float | None = None) -> TurnEnd | Ask:
         if self.exit_after_turns is not None and self.turns >= self.exit_after_turns:
             raise AgentExited(None)
         self.turns += 1
@@ -59,6 +61,9 @@ class FakeAgent:
         if self.holds:
             return self.holds.pop(0)
         return turn
+
+    def wait_turn_start(self, deadline: float | None = None) -> None:
+        self.person_turns += 1
 
     def interrupt(self, deadline: float | None = None) -> bool | None:
         if not self.working:
@@ -102,7 +107,12 @@ def _run(  # type: ignore[no-untyped-def]
     sup = FakeSupervisor(answers)
     rec = EventList()
     cfg = LoopConfig(
-        "the task", max_iter, max_cost=kw.pop("max_cost", None), max_time=kw.pop("max_time", None)
+        "the task",
+        max_iter,
+        max_cost=kw.pop("max_cost", None),
+        max_time=kw.pop("max_time", None),
+        questions=kw.pop("questions", "supervisor"),
+        person_present=kw.pop("person_present", False),
     )
     result = RunLoop(cfg, agent, sup, EventLog([rec]), **kw).run()
     return result, agent, sup, rec
@@ -226,7 +236,7 @@ def test_time_budget_ends_a_turn_that_runs_past_it() -> None:
     clock = Clock()
 
     class SlowAgent(FakeAgent):
-        def wait_turn_end(self, deadline: float | None = None) -> TurnEnd:
+        def wait_turn_end(self, deadline: float | None = None) -> TurnEnd | Ask:
             assert deadline == 1000.0 + 60
             clock.now = deadline
             raise TimeUp()

@@ -54,3 +54,16 @@ def test_a_marker_later_in_the_text_is_not_a_decision() -> None:
     decision = parse("The agent printed [ABORT] in its log.\n[COMPLETE]")
     assert decision.action is Action.CONTINUE
     assert not decision.marker
+
+
+@pytest.mark.parametrize(
+    "answer",
+    ["[ESCALATE] needs a person", "**[escalate]**: needs a person", "[ Escalate ] needs a person"],
+)
+def test_escalate_is_the_fourth_marker(answer: str) -> None:
+    decision = parse(answer)
+    assert (decision.action, decision.content, decision.marker) == (
+        Action.ESCALATE,
+        "needs a person",
+        True,
+    )

@@ -4,7 +4,10 @@ import io
 import json
 from pathlib import Path
 
+from ptysup.app import summary_line
 from ptysup.events import Event, EventLog
+from ptysup.exitcodes import Outcome
+from ptysup.loop import RunResult
 from ptysup.report import GithubSink, RunSummary, append_step_summary, markdown, write_json
 
 
@@ -64,3 +67,18 @@ def test_summary_json_and_markdown(tmp_path: Path) -> None:
     append_step_summary(data, {"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(target)})
     append_step_summary(data, {"GITHUB_STEP_SUMMARY": str(target)})  # not in Actions: no-op
     assert target.read_text().count("### ptysup") == 1
+
+
+def test_an_escalation_is_an_error_annotation_and_its_reason_is_in_every_summary() -> None:
+    out = io.StringIO()
+    log = EventLog([GithubSink(out), summary := RunSummary()])
+    log.emit("escalation", iteration=2, reason="needs the 100% sure\nanswer")
+    log.emit("run_end", outcome="escalated", exit_code=7, iterations=2, reason="needs it")
+    assert out.getvalue().splitlines()[0] == (
+        "::error title=ptysup escalated to a person::needs the 100%25 sure%0Aanswer"
+    )
+    data = summary.to_dict()
+    assert data["escalation"] == "needs the 100% sure\nanswer"
+    assert "**Waiting for a person:** needs the 100% sure answer" in markdown(data)
+    line = summary_line(RunResult(Outcome.ESCALATED, 2, "needs it"), Path("e.jsonl"))
+    assert line == "ptysup: escalated after 2 iteration(s) (exit 7): needs it; events: e.jsonl"

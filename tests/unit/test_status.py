@@ -124,3 +124,27 @@ def test_a_soft_reset_or_a_screen_switch_redraws_the_row_and_region(reset: bytes
     line.after_output(b"text" + reset)
     line.flush()
     assert len(writes) == 1 and b"\x1b[1;9r" in writes[0] and b"ptysup" in writes[0]
+
+
+def test_an_alert_is_written_whole_between_the_agents_sequences_and_the_sink_says_why() -> None:
+    writes: list[bytes] = []
+    line = StatusLine(writes.append, 10, 40, clock=lambda: 0.0)
+    line.after_output(b"text\x1b[3")  # the agent stopped inside a sequence
+    line.alert(b"\x07\x1b]9;ptysup: help\x07")
+    line.flush()
+    assert writes == []
+    line.after_output(b"1m")
+    line.flush()
+    assert writes[-1].endswith(b"\x07\x1b]9;ptysup: help\x07")
+    line.flush()
+    assert writes[-1].count(b"\x1b]9;") == 1  # written once
+    pokes: list[int] = []
+    sink = StatusSink(line, lambda: pokes.append(1), 5, clock=lambda: 0.0)
+    log = EventLog([sink])
+    log.emit("escalation", reason="needs the API key")
+    assert sink.text() == "ptysup 0/5 · 0s · waiting for you: needs the API key"
+    log.emit("hook", name="UserPromptSubmit")
+    assert "agent working" in sink.text()
+    log.emit("question", to="person")
+    assert "waiting for you: the agent asks a question" in sink.text()
+    assert len(pokes) == 3
