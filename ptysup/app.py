@@ -24,8 +24,10 @@ from ptysup.agents.session import AgentSession, Timings
 from ptysup.config import RunConfig, backoff_schedule
 from ptysup.events import ConsoleSink, EventLog, JsonlSink
 from ptysup.exitcodes import Outcome
-from ptysup.loop import LoopConfig, RunLoop, RunResult
+from ptysup.loop import LoopConfig, RunLoop, RunResult, Spent
+from ptysup.plan.driver import PlanDriver
 from ptysup.redact import Redactor
+from ptysup.rundir import Part
 from ptysup.supervisor.decide import Supervisor
 from ptysup.supervisor.runner import SupervisorRunner
 from ptysup.terminal.inject import Typist
@@ -94,9 +96,13 @@ def run(
     streams: Streams,
     env: Mapping[str, str],
     record: Path | None = None,
+    part: Part | None = None,
 ) -> RunResult:
     """Start the agent, supervise it to an outcome, and leave nothing running behind."""
-    profile: AgentProfile = ClaudeProfile() if is_claude(config.agent_cmd) else GenericProfile()
+    claude = is_claude(config.agent_cmd)
+    session_id = part.session_id if part is not None and claude else None
+    resume = part is not None and part.resumed is not None
+    profile: AgentProfile = ClaudeProfile(session_id, resume) if claude else GenericProfile()
     interactive = streams.interactive
     out_fd = streams.fd(streams.stdout) if interactive else None
     in_fd = streams.fd(streams.stdin) if interactive and _isatty(streams.stdin) else None
@@ -136,6 +142,7 @@ def run(
             profile=profile.name,
             size=[rows, cols],
             interactive=interactive,
+            session_id=session_id,
         )
 
         # Without a person's terminal, the screen model answers the agent's terminal queries.
@@ -166,9 +173,13 @@ def run(
             recording = Recording(record, rows, cols, clock, env={"TERM": env.get("TERM", "")})
             log.add(recording)  # markers and typed text
             stack.callback(_finish_recording, recording, log)
-        loop = _loop(config, session, runner, log, clock, env)
+        steps = _plan(config, log, env, part)
+        loop = _loop(config, session, runner, log, clock, env, part, steps)
         parts = _Parts(agent, session, screen, feeder, runner, log, recording, status)
-        return _drive(loop, parts, out_fd, in_fd)
+        result = _drive(loop, parts, out_fd, in_fd)
+        if steps is not None and result.outcome is not Outcome.COMPLETE:
+            steps.end(result.outcome.value, result.iterations)
+        return result
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -179,6 +190,26 @@ def _finish_recording(recording: Recording, log: EventLog) -> None:
         log.emit("warning", message=f"recording incomplete: {recording.error}")
 
 
+def _plan(
+    config: RunConfig, log: EventLog, env: Mapping[str, str], part: Part | None
+) -> PlanDriver | None:
+    """The plan's driver, at the step where an earlier part left it."""
+    if config.plan is None:
+        return None
+    done = part.resumed if part is not None and part.resumed is not None else None
+    return PlanDriver(
+        config.plan,
+        log,
+        lambda commands: Verifier(
+            commands, cwd=str(config.cwd), env=env, timeout=config.verify_timeout
+        ),
+        task=config.task,
+        done=done.steps_done if done else (),
+        started=bool(done and done.step and done.step not in done.steps_done),
+        used=done.step_iterations if done else 0,
+    )
+
+
 def _loop(
     config: RunConfig,
     session: AgentSession,
@@ -186,6 +217,8 @@ def _loop(
     log: EventLog,
     clock: Callable[[], float],
     env: Mapping[str, str],
+    part: Part | None = None,
+    steps: PlanDriver | None = None,
 ) -> RunLoop:
     """The decision loop with its supervisor, verifier and wait policy."""
     waits = WaitPolicy(enabled=config.wait, max_waits=config.max_waits, base_s=config.wait_base)
@@ -195,12 +228,16 @@ def _loop(
         if config.verify
         else None
     )
+    before = part.resumed if part is not None else None
     loop_config = LoopConfig(
         config.task,
         config.max_iter,
         max_time=config.max_time,
         max_cost=config.max_cost,
         prompt_template=config.prompt_template,
+        spent=Spent(before.iterations, before.elapsed_s, before.cost_usd) if before else Spent(),
+        resumed=before is not None,
+        say=part.say if part is not None else None,
     )
     supervisor = Supervisor(runner, log, backoff, waits, clock)
     return RunLoop(
@@ -212,6 +249,7 @@ def _loop(
         verifier,
         waits,
         redact=Redactor.with_extra(config.redact),
+        steps=steps,
     )
 
 
@@ -333,10 +371,11 @@ class _Waker:
                 os.close(self.fd)
 
 
-def summary_line(result: RunResult, path: Path) -> str:
+def summary_line(result: RunResult, path: Path, steps: str = "") -> str:
     """The one line printed after a run in a terminal."""
     where = f"; events: {path}"
+    steps = f"; {steps}" if steps else ""
     return (
         f"ptysup: {result.outcome.value} after {result.iterations} iteration(s) "
-        f"(exit {result.exit_code}){where}"
+        f"(exit {result.exit_code}){steps}{where}"
     )

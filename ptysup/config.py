@@ -6,6 +6,10 @@ import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ptysup.plan.schema import Plan
 
 DEFAULT_SUPERVISOR_TIMEOUT = 300.0
 DEFAULT_IDLE = 3.0
@@ -52,6 +56,7 @@ class RunConfig:
     cwd: Path = Path(".")
     runs_dir: Path = Path(".ptysup/runs")
     debug: bool = False
+    plan: Plan | None = None  # --plan, loaded
 
 
 def backoff_schedule(first: float, retries: int) -> tuple[float, ...]:

@@ -9,14 +9,16 @@ from __future__ import annotations
 import sys
 import time
 import traceback
+import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ptysup import __version__, app, report
 from ptysup.config import RunConfig
-from ptysup.events import EventLog
+from ptysup.events import Event, EventLog
 from ptysup.exitcodes import ExitCode, Outcome
 from ptysup.loop import RunResult
+from ptysup.rundir import Part, RunDir, RunLocked, RunRecord, config_to_json, read_events
 
 Fail = Callable[[str, int], int]
 Preflight = Callable[[RunConfig, Mapping[str, str]], "tuple[str, int] | None"]
@@ -36,12 +38,39 @@ def record_path(config: RunConfig, log_path: Path) -> Path | None:
 
 
 def supervise(
-    config: RunConfig, env: Mapping[str, str], *, fail: Fail, preflight: Preflight
+    config: RunConfig,
+    env: Mapping[str, str],
+    *,
+    fail: Fail,
+    preflight: Preflight,
+    part: Part | None = None,
 ) -> int:
-    """Run one supervised session and return the process exit code."""
+    """Run one supervised session (or resume one: `part`) and return the exit code."""
+    part = part or Part(app.new_run_id(), str(uuid.uuid4()))
+    run_dir = RunDir(config.cwd / config.runs_dir / part.run_id)
+    try:
+        with run_dir.lock():
+            return _supervise(config, env, fail, preflight, part, run_dir)
+    except RunLocked as exc:
+        return fail(f"run {part.run_id} is still running ({exc})", ExitCode.USAGE)
+    except OSError as exc:
+        return fail(
+            f"cannot write the run directory: {exc.strerror or exc}: {run_dir.path}", ExitCode.USAGE
+        )
+
+
+def _supervise(
+    config: RunConfig,
+    env: Mapping[str, str],
+    fail: Fail,
+    preflight: Preflight,
+    part: Part,
+    run_dir: RunDir,
+) -> int:
     streams = app.Streams()
-    run_id = app.new_run_id()
+    run_id = part.run_id
     log_path = app.log_path(config, run_id)
+    earlier = read_events(log_path) if part.resumed is not None else []
     try:
         log = app.open_log(config, log_path, streams)
     except OSError as exc:
@@ -49,26 +78,58 @@ def supervise(
             f"cannot write the event log: {exc.strerror or exc}: {log_path}", ExitCode.USAGE
         )
     summary = report.RunSummary()
+    for old in earlier:  # the summary covers every part of the run
+        fields = {k: v for k, v in old.items() if k not in ("ts", "event")}
+        summary.write(Event(str(old["event"]), float(old.get("ts") or 0), fields))
     log.add(summary)
     if report.in_github_actions(env):
         log.add(report.GithubSink(streams.stdout))
     recording = record_path(config, log_path)
     start = time.monotonic()
-    log.emit(
-        "run_start",
-        run_id=run_id,
-        version=__version__,
-        task=config.task,
-        max_iter=config.max_iter,
-        max_time_s=config.max_time,
-        max_cost_usd=config.max_cost,
-        agent_cmd=list(config.agent_cmd),
-        supervisor_cmd=list(config.supervisor_cmd),
-        verify=[list(v) for v in config.verify],
-        cwd=str(config.cwd),
-        log_file=str(log_path),
-        record=str(recording) if recording else None,
-    )
+    try:
+        _store(run_dir, config, part, log_path, recording)
+    except OSError as exc:
+        log.close()
+        return fail(
+            f"cannot write the run directory: {exc.strerror or exc}: {run_dir.path}", ExitCode.USAGE
+        )
+    budgets = {
+        "task": config.task,
+        "max_iter": config.max_iter,
+        "max_time_s": config.max_time,
+        "max_cost_usd": config.max_cost,
+    }
+    if part.resumed is None:
+        log.emit(
+            "run_start",
+            run_id=run_id,
+            version=__version__,
+            **budgets,
+            agent_cmd=list(config.agent_cmd),
+            supervisor_cmd=list(config.supervisor_cmd),
+            verify=[list(v) for v in config.verify],
+            plan=config.plan.path if config.plan is not None else None,
+            session_id=part.session_id,
+            cwd=str(config.cwd),
+            log_file=str(log_path),
+            record=str(recording) if recording else None,
+        )
+    else:
+        before = part.resumed
+        start -= before.elapsed_s  # run_end's elapsed_s counts every part
+        log.emit(
+            "run_resume",
+            run_id=run_id,
+            version=__version__,
+            part=before.parts + 1,
+            **budgets,
+            elapsed_before_s=before.elapsed_s,
+            iterations=before.iterations,
+            cost_usd=before.cost_usd,
+            step=before.step,
+            said=part.say,
+            session_id=part.session_id,
+        )
     if log.errors:
         log.close()
         err = log.errors[0]
@@ -83,7 +144,7 @@ def supervise(
             fail(message, code)
             result = RunResult(_PREFLIGHT_OUTCOMES[ExitCode(code)], 0, message)
         else:
-            result = app.run(config, log, streams, env, recording)
+            result = app.run(config, log, streams, env, recording, part)
     except Exception as exc:  # the one place a bug becomes an exit code
         detail = traceback.format_exc()
         log.emit("error", message=f"{type(exc).__name__}: {exc}", traceback=detail)
@@ -94,8 +155,31 @@ def supervise(
     finally:
         _finish(log, result, time.monotonic() - start, config, summary, env)
     if streams.interactive:
-        print(app.summary_line(result, log_path), file=sys.stderr)
+        steps = report.steps_line(summary.to_dict())
+        print(app.summary_line(result, log_path, steps), file=sys.stderr)
     return result.exit_code
+
+
+def _store(
+    run_dir: RunDir, config: RunConfig, part: Part, log_path: Path, recording: Path | None
+) -> None:
+    """run.json and the plan's copy: everything a later `ptysup resume` needs to start."""
+    if config.plan is not None:
+        from ptysup.rundir import write_atomic
+
+        write_atomic(run_dir.plan_file, config.plan.text)
+    run_dir.write_record(
+        RunRecord(
+            run_id=part.run_id,
+            config=config_to_json(config),
+            session_id=part.session_id,
+            log_file=str(log_path.resolve()),
+            record=str(recording.resolve()) if recording else None,
+            cwd=str(config.cwd),
+            started=time.time(),
+            plan=config.plan.path if config.plan is not None else None,
+        )
+    )
 
 
 def _finish(

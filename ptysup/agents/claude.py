@@ -23,6 +23,8 @@ HOOKS = (
     "StopFailure",
     "SessionEnd",
 )
+# A command line that already picks the conversation keeps its choice.
+_SESSION_FLAGS = {"--session-id", "--resume", "-r", "--continue", "-c", "--fork-session"}
 _TOOL_HOOKS = {"PostToolUse", "PostToolUseFailure", "PermissionRequest"}
 
 # Observed with Claude Code 2.1.x: the terminal title starts with ✳ whenever it waits for
@@ -57,11 +59,21 @@ class ClaudeProfile:
     clear_input_keys: tuple[bytes, ...] = (b"\x1b", b"\x1b")  # Esc twice clears the input box
     exit_command: str | None = "/exit"
 
+    def __init__(self, session_id: str | None = None, resume: bool = False) -> None:
+        # ptysup picks the conversation's id, so that a resumed run reopens the same one
+        # (`--resume <id>`; `--continue` would take the newest session in the directory).
+        self.session_id = session_id
+        self.resume = resume
+
     def argv(self, base: Sequence[str], hook_command: str | None) -> list[str]:
-        """Claude Code's command line with ptysup's hooks added through --settings."""
+        """Claude Code's command line with ptysup's hooks added through --settings, and
+        the conversation's session id (new, or the one to resume)."""
         argv = list(base)
         if hook_command is not None:
+            # Launch options are not restored by --resume: they are passed every time.
             argv += ["--settings", settings_json(hook_command)]
+        if self.session_id is not None and not _SESSION_FLAGS.intersection(base):
+            argv += ["--resume" if self.resume else "--session-id", self.session_id]
         return argv
 
     def screen_state(self, snap: ScreenSnapshot) -> ScreenState:
