@@ -352,6 +352,14 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
         from ptysup.plan import check
 
         return check.main(args[1:])
+    if args[:1] == ["resume"]:
+        from ptysup.resume import main as resume
+
+        return resume(args[1:], environ)
+    if args[:1] == ["runs"]:
+        from ptysup.runs import main as runs
+
+        return runs(args[1:])
     parsed = parse_args(args, environ)
     if isinstance(parsed, int):
         return parsed

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 
 from ptysup.testing.fakemodel import RequestKind
 from tests.e2e.conftest import AGENT, Rig
-from tests.helpers import Run, ptysup_argv
+from tests.helpers import Run, ptysup_argv, read_events, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -167,3 +168,168 @@ def test_check_accepts_a_good_plan_and_points_at_the_bad_line(rig: Callable[...,
     run = _run(r, "--plan", "plan.yaml", "--agent-cmd", AGENT, "--log-file", str(r.log))
     assert run.code == 2 and "plan.yaml:10: unknown key `claer`" in run.stderr
     assert not r.log.exists() and not r.model.requests_of(RequestKind.AGENT)
+
+
+def _popen(r: Rig, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        ptysup_argv(*args, "--agent-cmd", AGENT),
+        cwd=r.project,
+        env=r.env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _the_run(r: Rig) -> Path:
+    (run_dir,) = (r.project / ".ptysup" / "runs").iterdir()
+    return run_dir
+
+
+RESUMED = "has just been resumed"
+KILLED_IN_STEP_2: dict[str, Any] = {
+    "agent": [
+        {"match": "Step 2/2", "times": 1, "delay": 300, "reply": "never seen"},
+        {
+            "match": "finish step 2",
+            "steps": [
+                {"tool": "Write", "input": {"file_path": "{workdir}/b.txt", "content": "b\n"}},
+                {"text": "Wrote b.txt."},
+            ],
+        },
+        {
+            "match": "Step 1/2",
+            "steps": [
+                {"tool": "Write", "input": {"file_path": "{workdir}/a.txt", "content": "a\n"}},
+                {"text": "Wrote a.txt."},
+            ],
+        },
+    ],
+    "supervisor": [
+        {"match": RESUMED, "reply": "[CONTINUE] Please finish step 2 now."},
+        {"reply": "[COMPLETE] done"},
+    ],
+}
+
+
+def test_kill_9_in_step_2_then_resume_keeps_the_conversation_and_the_budget(
+    rig: Callable[..., Rig],
+) -> None:
+    r = rig(KILLED_IN_STEP_2)
+    plan = _plan(r, PLAN.replace("    clear: true\n", ""))
+    proc = _popen(r, "--plan", plan)
+    try:
+        r.model.wait_for(lambda q: "Step 2/2" in q.human_text, timeout=120)
+    finally:
+        proc.kill()  # SIGKILL: no run_end, no step_end, nothing tidied
+        proc.wait(timeout=30)
+    run_dir = _the_run(r)
+    log = run_dir / "events.jsonl"
+    before = read_events(log)
+    assert before[-1]["event"] != "run_end"
+    session = json.loads((run_dir / "run.json").read_text())["session_id"]
+    assert [e["session_id"] for e in before if e["event"] == "agent_start"] == [session]
+    wait_for(lambda: not r.leftovers(), 30, "the killed run's Claude Code to exit")
+
+    resumed = _run(r, "resume", "--agent-cmd", AGENT)
+    assert resumed.code == 0, resumed.stdout + resumed.stderr
+    events = read_events(log)
+    assert [e["event"] for e in events].count("run_start") == 1
+    assert [e["event"] for e in events if e["event"].startswith("run_")] == [
+        "run_start",
+        "run_resume",
+        "run_end",
+    ]
+    resume = next(e for e in events if e["event"] == "run_resume")
+    assert (resume["iterations"], resume["step"], resume["session_id"]) == (1, "second", session)
+    # The same conversation: Claude Code was resumed, and its next request held every turn.
+    after = events[events.index(resume) :]
+    assert [e["session_id"] for e in after if e["event"] == "agent_start"] == [session]
+    finish = r.model.wait_for(lambda q: "finish step 2" in q.human_text, timeout=1)
+    held = json.dumps(finish.body["messages"])
+    assert "Step 1/2 (first)" in held and "Wrote a.txt." in held and "Step 2/2 (second)" in held
+    # The supervisor was asked first and told the run was interrupted; no step text retyped.
+    assert next(t["kind"] for t in after if t["event"] == "turn_end") == "resumed"
+    assert [i["kind"] for i in after if i["event"] == "inject"] == ["instruction"]
+    sup = r.model.requests_of(RequestKind.SUPERVISOR)
+    assert RESUMED in sup[1].human_text and "Current step (second)" in sup[1].human_text
+    # Budgets span both parts: 1 decision before the kill, 2 after, one total of each.
+    decisions = [e for e in events if e["event"] == "decision"]
+    assert [d["iteration"] for d in decisions] == [1, 2, 3]
+    end = events[-1]
+    assert (end["outcome"], end["iterations"]) == ("complete", 3)
+    assert end["cost_usd"] == pytest.approx(sum(d["cost_usd"] for d in decisions))
+    assert end["elapsed_s"] >= before[-1]["ts"] - before[0]["ts"]
+    assert [(e["id"], e["outcome"]) for e in events if e["event"] == "step_end"] == [
+        ("first", "complete"),
+        ("second", "complete"),
+    ]
+    assert (r.project / "b.txt").exists()
+
+
+def test_a_spent_budget_is_raised_on_the_resume_command_line(rig: Callable[..., Rig]) -> None:
+    r = rig(
+        {
+            "agent": [{"reply": "Working on it."}],
+            "supervisor": [
+                {"match": RESUMED, "reply": "[COMPLETE] fine now"},
+                {"reply": "[CONTINUE] go on"},
+            ],
+        }
+    )
+    first = _run(r, "do the thing", "--max-iter", "1", "--agent-cmd", AGENT)
+    assert first.code == 3
+    refused = _run(r, "resume")
+    assert refused.code == 2
+    assert refused.stderr.startswith("ptysup: run ") and "used its 1 iterations" in refused.stderr
+    assert "--max-iter" in refused.stderr and refused.stderr.count("\n") == 1
+    resumed = _run(r, "resume", "last", "--max-iter", "3", "--say", "use the second approach")
+    assert resumed.code == 0, resumed.stdout + resumed.stderr
+    events = read_events(_the_run(r) / "events.jsonl")
+    resume = next(e for e in events if e["event"] == "run_resume")
+    assert (resume["max_iter"], resume["said"]) == (3, "use the second approach")
+    # The person's answer was typed first, then the supervisor decided, told of the interruption.
+    after = events[events.index(resume) :]
+    assert [i["text"] for i in after if i["event"] == "inject"] == ["use the second approach"]
+    assert "use the second approach" in r.human_texts()[-1]
+    sup = r.model.requests_of(RequestKind.SUPERVISOR)[-1].human_text
+    assert RESUMED in sup and "Iteration 2/3" in sup
+    assert (events[-1]["outcome"], events[-1]["iterations"]) == ("complete", 2)
+    again = _run(r, "resume")
+    assert (again.code, again.stderr) == (
+        2,
+        f"ptysup: run {_the_run(r).name} is already complete\n",
+    )
+
+
+def test_a_live_run_is_refused_and_runs_lists_every_state(rig: Callable[..., Rig]) -> None:
+    r = rig(
+        {
+            "agent": [{"match": "slow", "delay": 300, "reply": "x"}, {"reply": "Done."}],
+            "supervisor": [{"reply": "[COMPLETE] ok"}],
+        }
+    )
+    done = _run(r, "quick task", "--agent-cmd", AGENT)
+    assert done.code == 0
+    proc = _popen(r, "slow task")
+    try:
+        r.model.wait_for(lambda q: "slow" in q.human_text, timeout=120)
+        refused = _run(r, "resume", "last")
+        assert refused.code == 2
+        assert refused.stderr.endswith(f"is still running (pid {proc.pid})\n")
+        listing = _run(r, "runs", "--json")
+        rows = json.loads(listing.stdout)
+        assert [(row["state"], row["task"]) for row in rows] == [
+            ("running", "slow task"),
+            ("complete", "quick task"),
+        ]
+        assert rows[0]["pid"] == proc.pid and rows[1]["iterations"] == 1
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+    text = _run(r, "runs")
+    lines = text.stdout.splitlines()
+    assert lines[0].split() == ["RUN", "STATE", "STEP", "ITER", "ELAPSED", "COST", "TASK"]
+    assert lines[1].split()[1:3] == ["interrupted", "-"] and lines[1].endswith("slow task")
+    assert lines[2].split()[1:4] == ["complete", "-", "1/50"] and lines[2].endswith("quick task")
