@@ -52,8 +52,8 @@ def _check(param: click.Parameter) -> OptionCheck:
                 special[param.name](str(converted))
         except click.BadParameter as exc:
             raise ValueError(exc.message) from None
-        except ConfigError as exc:
-            raise ValueError(str(exc)) from None
+        except ConfigError as exc:  # its message starts with the option, named again by the caller
+            raise ValueError(str(exc).split(": ", 1)[-1]) from None
         return value
 
     def check(value: Any) -> Any:

@@ -79,7 +79,11 @@ def load_plan(path: Path, options: Mapping[str, OptionCheck]) -> Plan:
     try:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
+        # A scanner error's context is the line that started the bad token (a key missing
+        # its colon is reported at the next line otherwise); a parser's problem is exact.
         mark = getattr(exc, "problem_mark", None)
+        if isinstance(exc, yaml.scanner.ScannerError) and exc.context_mark is not None:
+            mark = exc.context_mark
         line = mark.line + 1 if mark is not None else 1
         problem = getattr(exc, "problem", None) or str(exc)
         raise PlanError(where, line, f"not valid YAML: {' '.join(str(problem).split())}") from None

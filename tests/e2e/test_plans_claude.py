@@ -30,23 +30,24 @@ steps:
     clear: true
 """
 
+
+def _writes(name: str) -> list[dict[str, Any]]:
+    """An agent turn that writes NAME, then says so."""
+    write = {"file_path": "{workdir}/" + name, "content": name[0] + "\n"}
+    return [{"tool": "Write", "input": write}, {"text": f"Wrote {name}."}]
+
+
 # Step 2's first turn writes nothing: the supervisor's early [COMPLETE] fails the step's
 # gate, and only the verification message makes the agent write b.txt.
 TWO_STEPS: dict[str, Any] = {
     "agent": [
         {
             "match": "Verification failed",
-            "steps": [
-                {"tool": "Write", "input": {"file_path": "{workdir}/b.txt", "content": "b\n"}},
-                {"text": "Wrote b.txt."},
-            ],
+            "steps": _writes("b.txt"),
         },
         {
             "match": "Step 1/2",
-            "steps": [
-                {"tool": "Write", "input": {"file_path": "{workdir}/a.txt", "content": "a\n"}},
-                {"text": "Wrote a.txt."},
-            ],
+            "steps": _writes("a.txt"),
         },
         {"match": "Step 2/2", "reply": "Looking at step 2."},
         {"reply": "Okay."},
@@ -193,17 +194,11 @@ KILLED_IN_STEP_2: dict[str, Any] = {
         {"match": "Step 2/2", "times": 1, "delay": 300, "reply": "never seen"},
         {
             "match": "finish step 2",
-            "steps": [
-                {"tool": "Write", "input": {"file_path": "{workdir}/b.txt", "content": "b\n"}},
-                {"text": "Wrote b.txt."},
-            ],
+            "steps": _writes("b.txt"),
         },
         {
             "match": "Step 1/2",
-            "steps": [
-                {"tool": "Write", "input": {"file_path": "{workdir}/a.txt", "content": "a\n"}},
-                {"text": "Wrote a.txt."},
-            ],
+            "steps": _writes("a.txt"),
         },
     ],
     "supervisor": [
