@@ -47,7 +47,9 @@ def _opt(help: str, **kw: Any) -> Any:
 @app.command(
     help="Run an AI coding agent on TASK in a PTY and supervise it with a fresh `claude -p` "
     "at every turn end. Every option can also be set as PTYSUP_<NAME> or in .ptysup.yaml / "
-    "[tool.ptysup] in pyproject.toml. `ptysup replay RUN` shows a past run's decisions.",
+    "[tool.ptysup] in pyproject.toml. `ptysup replay RUN` shows a past run's decisions; "
+    "`ptysup check PLAN` validates a plan; `ptysup resume [RUN]` continues an interrupted "
+    "run; `ptysup runs` lists this directory's runs.",
     epilog="Exit codes: 0 complete, 1 abort, 2 usage error, 3 budget (iterations, time, cost), "
     "4 agent exited or could not start, 5 supervisor failed, 6 API error or usage limit "
     "(with --no-wait or --max-waits used up), 128+N killed by signal N.",

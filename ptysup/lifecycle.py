@@ -85,6 +85,9 @@ def _supervise(
     if report.in_github_actions(env):
         log.add(report.GithubSink(streams.stdout))
     recording = record_path(config, log_path)
+    if recording is not None and part.resumed is not None:
+        # Each part records its own terminal: the earlier recordings stay as they were.
+        recording = recording.with_name(f"{recording.stem}.part{part.resumed.parts + 1}.cast")
     start = time.monotonic()
     try:
         _store(run_dir, config, part, log_path, recording)
@@ -129,6 +132,7 @@ def _supervise(
             step=before.step,
             said=part.say,
             session_id=part.session_id,
+            record=str(recording) if recording else None,
         )
     if log.errors:
         log.close()

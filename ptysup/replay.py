@@ -67,9 +67,10 @@ def main(args: Sequence[str], out: TextIO = sys.stdout) -> int:
     try:
         log = find_run(args[0])
         events = read_events(log)
-        start = next((e for e in events if e["event"] == "run_start"), {})
-        cast = Path(start.get("record") or log.with_suffix(".cast"))
-        screens = dict(screens_at_decisions(cast)) if cast.is_file() else {}
+        # A resumed run has one recording per part; decision numbers go on across them.
+        parts = [e for e in events if e["event"] in ("run_start", "run_resume")] or [{}]
+        casts = [Path(p.get("record") or log.with_suffix(".cast")) for p in parts]
+        screens = {i: text for c in casts if c.is_file() for i, text in screens_at_decisions(c)}
     except RunNotFound as exc:
         print(f"ptysup: {exc}", file=sys.stderr)
         return 2

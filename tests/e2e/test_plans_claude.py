@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import signal
 import subprocess
@@ -11,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from ptysup.replay import main as replay_main
 from ptysup.testing.fakemodel import RequestKind
 from tests.e2e.conftest import AGENT, Rig
 from tests.helpers import Run, ptysup_argv, read_events, wait_for
@@ -261,6 +263,14 @@ def test_kill_9_in_step_2_then_resume_keeps_the_conversation_and_the_budget(
         ("second", "complete"),
     ]
     assert (r.project / "b.txt").exists()
+    # Each part kept its own recording; replay shows every decision's screen.
+    assert resume["record"] == str(run_dir / "events.part2.cast")
+    out = io.StringIO()
+    assert replay_main([str(run_dir)], out) == 0
+    shown = out.getvalue()
+    assert "decision 1/12: complete" in shown and "decision 3/12: complete" in shown
+    assert "Wrote a.txt." in shown.split("decision 2/12")[0]
+    assert "(no recording of this screen)" not in shown
 
 
 def test_a_spent_budget_is_raised_on_the_resume_command_line(rig: Callable[..., Rig]) -> None:
