@@ -101,7 +101,7 @@ def run(
     """Start the agent, supervise it to an outcome, and leave nothing running behind."""
     claude = is_claude(config.agent_cmd)
     session_id = part.session_id if part is not None and claude else None
-    resume = part is not None and part.resumed is not None
+    resume = part is not None and part.reopen
     profile: AgentProfile = ClaudeProfile(session_id, resume) if claude else GenericProfile()
     interactive = streams.interactive
     out_fd = streams.fd(streams.stdout) if interactive else None
@@ -230,13 +230,13 @@ def _loop(
     )
     before = part.resumed if part is not None else None
     loop_config = LoopConfig(
-        config.task,
+        config.task or "Carry out the plan below, one step at a time.",
         config.max_iter,
         max_time=config.max_time,
         max_cost=config.max_cost,
         prompt_template=config.prompt_template,
         spent=Spent(before.iterations, before.elapsed_s, before.cost_usd) if before else Spent(),
-        resumed=before is not None,
+        resumed=part is not None and part.reopen,
         say=part.say if part is not None else None,
     )
     supervisor = Supervisor(runner, log, backoff, waits, clock)

@@ -105,8 +105,10 @@ def prepare(
     )
     _check_budgets(run_dir.run_id, config, done)
     done = _fresh_step_budget(config, done)
-    session = record.session_id or str(uuid.uuid4())
-    return config, Part(run_dir.run_id, session, resumed=done, say=say)
+    # A conversation that never got a message has nothing to reopen: a new one starts.
+    reopen = done.typed and record.session_id is not None
+    session = record.session_id if reopen and record.session_id else str(uuid.uuid4())
+    return config, Part(run_dir.run_id, session, resumed=done, say=say, reopen=reopen)
 
 
 def _plan(run_dir: RunDir) -> Plan | None:

@@ -298,6 +298,7 @@ class Progress:
     step_iterations: int = 0  # decisions since the current step started
     outcome: str | None = None  # run_end's, None when the last part has no run_end
     parts: int = 0  # run_start + run_resume events
+    typed: bool = False  # something was typed into the agent: its conversation exists
     started: float | None = None  # Unix time
 
 
@@ -321,6 +322,8 @@ def progress(events: list[dict[str, Any]]) -> Progress:
                     p[key] = e[key]
         if part_start is not None:
             p["elapsed_s"] = round(before + max(ts - part_start, 0.0), 3)
+        if name == "inject":
+            p["typed"] = True
         if name == "decision":
             p["iterations"] = max(p.get("iterations", 0), int(e.get("iteration") or 0))
             p["cost_usd"] = float(e.get("total_cost_usd") or p.get("cost_usd", 0.0))
@@ -350,3 +353,6 @@ class Part:
     session_id: str
     resumed: Progress | None = None
     say: str | None = None
+    # The agent's conversation exists (something was typed into it): reopen it and ask the
+    # supervisor first. Else the resumed run starts the agent on its task afresh.
+    reopen: bool = False

@@ -20,11 +20,13 @@ _STATES = {"signal": "interrupted", None: "killed"}
 def describe(run_dir: RunDir) -> dict[str, Any]:
     """One run as a JSON-able row: id, state, step, iterations, elapsed, cost, task."""
     try:
+        record = run_dir.read_record()
         events_file = run_dir.events_file()
         p = progress(read_events(events_file)) if events_file.is_file() else progress([])
-    except RunNotFound:
-        p, events_file = progress([]), run_dir.default_events
+    except RunNotFound:  # a damaged run still gets its row
+        record, p, events_file = None, progress([]), run_dir.default_events
     pid = run_dir.holder()
+    plan = record.plan if record is not None else None
     return {
         "run_id": run_dir.run_id,
         "state": "running" if pid is not None else _STATES.get(p.outcome, p.outcome),
@@ -38,7 +40,7 @@ def describe(run_dir: RunDir) -> dict[str, Any]:
         "max_iter": p.max_iter,
         "elapsed_s": p.elapsed_s,
         "cost_usd": round(p.cost_usd, 6),
-        "task": p.task,
+        "task": p.task or (f"plan {plan}" if plan else ""),
         "parts": p.parts,
         "events": str(events_file),
     }

@@ -5,7 +5,14 @@ import json
 from pathlib import Path
 
 from ptysup.events import Event, EventLog
-from ptysup.report import GithubSink, RunSummary, append_step_summary, markdown, write_json
+from ptysup.report import (
+    GithubSink,
+    RunSummary,
+    append_step_summary,
+    markdown,
+    steps_line,
+    write_json,
+)
 
 
 def _events() -> list[tuple[str, dict[str, object]]]:
@@ -64,3 +71,24 @@ def test_summary_json_and_markdown(tmp_path: Path) -> None:
     append_step_summary(data, {"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(target)})
     append_step_summary(data, {"GITHUB_STEP_SUMMARY": str(target)})  # not in Actions: no-op
     assert target.read_text().count("### ptysup") == 1
+
+
+def test_the_summary_lists_a_plans_steps() -> None:
+    summary = RunSummary()
+    log = EventLog([summary])
+    log.emit("run_start", run_id="r1", task="g", max_iter=9)
+    log.emit("step_start", id="tests", index=1, of=2, do="write tests")
+    log.emit("step_end", id="tests", outcome="complete", iterations=2)
+    log.emit("step_start", id="impl", index=2, of=2, do="make | them pass")
+    log.emit("step_end", id="impl", outcome="budget", iterations=4)
+    log.emit("run_end", outcome="budget", exit_code=3, iterations=6, elapsed_s=1.0, cost_usd=0)
+    data = summary.to_dict()
+    assert data["steps"] == [
+        {"id": "tests", "do": "write tests", "outcome": "complete", "iterations": 2},
+        {"id": "impl", "do": "make | them pass", "outcome": "budget", "iterations": 4},
+    ]
+    md = markdown(data)
+    assert "| tests | complete | 2 |" in md and "| impl | budget | 4 |" in md
+    assert steps_line(data) == "steps: tests ✓, impl ✗ budget"
+    assert steps_line(RunSummary().to_dict()) == ""
+    assert "steps" not in RunSummary().to_dict()
