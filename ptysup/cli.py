@@ -50,7 +50,8 @@ def _opt(help: str, **kw: Any) -> Any:
     "[tool.ptysup] in pyproject.toml. `ptysup replay RUN` shows a past run's decisions; "
     "`ptysup check PLAN` validates a plan; `ptysup resume [RUN]` continues an interrupted "
     "run; `ptysup runs` lists this directory's runs.",
-    epilog="Exit codes: 0 complete, 1 abort, 2 usage error, 3 budget (iterations, time, cost), "
+    epilog="Exit codes: 0 complete, 1 abort, 2 usage error, 3 budget (iterations, time, cost, "
+    "a plan step's max_iter), "
     "4 agent exited or could not start, 5 supervisor failed, 6 API error or usage limit "
     "(with --no-wait or --max-waits used up), 128+N killed by signal N.",
 )
