@@ -18,7 +18,7 @@ from ptysup.config import RunConfig
 from ptysup.events import Event, EventLog
 from ptysup.exitcodes import ExitCode, Outcome
 from ptysup.loop import RunResult
-from ptysup.rundir import Part, RunDir, RunLocked, RunRecord, config_to_json, read_events
+from ptysup.rundir import Part, RunDir, RunLocked, read_events
 
 Fail = Callable[[str, int], int]
 Preflight = Callable[[RunConfig, Mapping[str, str]], "tuple[str, int] | None"]
@@ -89,51 +89,31 @@ def _supervise(
         # Each part records its own terminal: the earlier recordings stay as they were.
         recording = recording.with_name(f"{recording.stem}.part{part.resumed.parts + 1}.cast")
     start = time.monotonic()
+    if part.resumed is not None:
+        start -= part.resumed.elapsed_s  # run_end's elapsed_s counts every part
     try:
-        _store(run_dir, config, part, log_path, recording)
+        run_dir.store(config, part.session_id, log_path, recording)
     except OSError as exc:
         log.close()
         return fail(
             f"cannot write the run directory: {exc.strerror or exc}: {run_dir.path}", ExitCode.USAGE
         )
-    budgets = {
-        "task": config.task,
-        "max_iter": config.max_iter,
-        "max_time_s": config.max_time,
-        "max_cost_usd": config.max_cost,
-    }
-    if part.resumed is None:
-        log.emit(
-            "run_start",
-            run_id=run_id,
-            version=__version__,
-            **budgets,
-            agent_cmd=list(config.agent_cmd),
-            supervisor_cmd=list(config.supervisor_cmd),
-            verify=[list(v) for v in config.verify],
-            plan=config.plan.path if config.plan is not None else None,
-            session_id=part.session_id,
-            cwd=str(config.cwd),
-            log_file=str(log_path),
-            record=str(recording) if recording else None,
-        )
-    else:
-        before = part.resumed
-        start -= before.elapsed_s  # run_end's elapsed_s counts every part
-        log.emit(
-            "run_resume",
-            run_id=run_id,
-            version=__version__,
-            part=before.parts + 1,
-            **budgets,
-            elapsed_before_s=before.elapsed_s,
-            iterations=before.iterations,
-            cost_usd=before.cost_usd,
-            step=before.step,
-            said=part.say,
-            session_id=part.session_id,
-            record=str(recording) if recording else None,
-        )
+    log.emit(
+        "run_start" if part.resumed is None else "run_resume",
+        run_id=run_id,
+        version=__version__,
+        task=config.task,
+        max_iter=config.max_iter,
+        max_time_s=config.max_time,
+        max_cost_usd=config.max_cost,
+        agent_cmd=list(config.agent_cmd),
+        supervisor_cmd=list(config.supervisor_cmd),
+        verify=[list(v) for v in config.verify],
+        cwd=str(config.cwd),
+        log_file=str(log_path),
+        record=str(recording) if recording else None,
+        **_part_fields(config, part),
+    )
     if log.errors:
         log.close()
         err = log.errors[0]
@@ -164,26 +144,23 @@ def _supervise(
     return result.exit_code
 
 
-def _store(
-    run_dir: RunDir, config: RunConfig, part: Part, log_path: Path, recording: Path | None
-) -> None:
-    """run.json and the plan's copy: everything a later `ptysup resume` needs to start."""
-    if config.plan is not None:
-        from ptysup.rundir import write_atomic
-
-        write_atomic(run_dir.plan_file, config.plan.text)
-    run_dir.write_record(
-        RunRecord(
-            run_id=part.run_id,
-            config=config_to_json(config),
-            session_id=part.session_id,
-            log_file=str(log_path.resolve()),
-            record=str(recording.resolve()) if recording else None,
-            cwd=str(config.cwd),
-            started=time.time(),
-            plan=config.plan.path if config.plan is not None else None,
+def _part_fields(config: RunConfig, part: Part) -> dict[str, object]:
+    """run_start's plan and session; run_resume's account of what the earlier parts used."""
+    fields: dict[str, object] = {
+        "plan": config.plan.path if config.plan is not None else None,
+        "session_id": part.session_id,
+    }
+    before = part.resumed
+    if before is not None:
+        fields.update(
+            part=before.parts + 1,
+            elapsed_before_s=before.elapsed_s,
+            iterations=before.iterations,
+            cost_usd=before.cost_usd,
+            step=before.step,
+            said=part.say,
         )
-    )
+    return fields
 
 
 def _finish(

@@ -17,6 +17,7 @@ import dataclasses
 import fcntl
 import json
 import os
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -151,6 +152,25 @@ class RunDir:
     def write_record(self, record: RunRecord) -> None:
         """Store run.json (atomically)."""
         write_atomic(self.record_file, record.to_json())
+
+    def store(
+        self, config: RunConfig, session_id: str, log_file: Path, record: Path | None
+    ) -> None:
+        """run.json and the plan's copy: everything a later resume needs to start."""
+        if config.plan is not None:
+            write_atomic(self.plan_file, config.plan.text)
+        self.write_record(
+            RunRecord(
+                run_id=self.run_id,
+                config=config_to_json(config),
+                session_id=session_id,
+                log_file=str(log_file.resolve()),
+                record=str(record.resolve()) if record else None,
+                cwd=str(config.cwd),
+                started=time.time(),
+                plan=config.plan.path if config.plan is not None else None,
+            )
+        )
 
     def read_record(self) -> RunRecord | None:
         """run.json, or None for a run without one (before resume existed, or a foreign log)."""
