@@ -107,6 +107,8 @@ def prepare(
     done = _fresh_step_budget(config, done)
     # A conversation that never got a message has nothing to reopen: a new one starts.
     reopen = done.typed and record.session_id is not None
+    if say is not None and not reopen:
+        raise Refused(f"run {run_dir.run_id} never reached the agent: --say has nothing to answer")
     session = record.session_id if reopen and record.session_id else str(uuid.uuid4())
     return config, Part(run_dir.run_id, session, resumed=done, say=say, reopen=reopen)
 

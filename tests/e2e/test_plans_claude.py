@@ -228,6 +228,14 @@ def test_kill_9_in_step_2_then_resume_keeps_the_conversation_and_the_budget(
     session = json.loads((run_dir / "run.json").read_text())["session_id"]
     assert [e["session_id"] for e in before if e["event"] == "agent_start"] == [session]
     wait_for(lambda: not r.leftovers(), 30, "the killed run's Claude Code to exit")
+    (row,) = json.loads(_run(r, "runs", "--json").stdout)
+    assert (row["state"], row["step"], row["step_index"], row["steps_of"]) == (
+        "killed",
+        "second",
+        2,
+        2,
+    )
+    assert (row["steps_done"], row["iterations"], row["max_iter"]) == (["first"], 1, 12)
 
     resumed = _run(r, "resume", "--agent-cmd", AGENT)
     assert resumed.code == 0, resumed.stdout + resumed.stderr

@@ -4,7 +4,10 @@ import io
 import json
 from pathlib import Path
 
+from ptysup.app import summary_line
 from ptysup.events import Event, EventLog
+from ptysup.exitcodes import Outcome
+from ptysup.loop import RunResult
 from ptysup.report import (
     GithubSink,
     RunSummary,
@@ -92,3 +95,10 @@ def test_the_summary_lists_a_plans_steps() -> None:
     assert steps_line(data) == "steps: tests ✓, impl ✗ budget"
     assert steps_line(RunSummary().to_dict()) == ""
     assert "steps" not in RunSummary().to_dict()
+
+
+def test_the_summary_line_names_the_steps() -> None:
+    line = summary_line(RunResult(Outcome.BUDGET, 6), Path("e.jsonl"), "steps: a ✓, b ✗ budget")
+    assert line == (
+        "ptysup: budget after 6 iteration(s) (exit 3); steps: a ✓, b ✗ budget; events: e.jsonl"
+    )

@@ -64,6 +64,8 @@ def test_a_run_killed_before_anything_was_typed_starts_a_new_conversation(
     _stored(tmp_path, START, {"event": "agent_start"})
     _, part = prepare("last", _given(tmp_path), frozenset(), None)
     assert not part.reopen and part.session_id != "sid-1"
+    with pytest.raises(Refused, match="never reached the agent: --say has nothing to answer"):
+        prepare("last", _given(tmp_path), frozenset(), "an answer")
 
 
 def test_runs_describes_a_killed_run_from_its_files(tmp_path: Path) -> None:
