@@ -15,7 +15,7 @@ import pytest
 from ptysup.replay import main as replay_main
 from ptysup.testing.fakemodel import RequestKind
 from tests.e2e.conftest import AGENT, Rig
-from tests.helpers import Run, ptysup_argv, read_events, wait_for
+from tests.helpers import Run, Tmux, ptysup_argv, read_events, terminal_script, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -112,23 +112,14 @@ def test_a_two_step_plan_gates_each_step_and_clears_before_the_second(
     assert texts[1].endswith("\nBuild the two files\n\nStep 2/2 (second): Create b.txt")
     assert texts[2].startswith("Verification failed: `test -f b.txt` exited 1")
     events = run.events
-    where = {
-        "first done": (("step_end", "first"),),
-        "clear": (("hook", "SessionStart"), ("source", "clear")),
-        "step 2 typed": (("inject", "step"), ("text", texts[1][-43:])),
-    }
-
-    def at(what: str) -> int:
-        ((event, name), *more) = where[what]
-        return next(
-            i
-            for i, e in enumerate(events)
-            if e["event"] == event
-            and name in (e.get("id"), e.get("name"), e.get("kind"))
-            and all(str(e.get(k, "")).endswith(v) for k, v in more)
-        )
-
-    assert at("first done") < at("clear") < at("step 2 typed")
+    order = [
+        e["event"]
+        for e in events
+        if (e["event"], e.get("id")) == ("step_end", "first")
+        or (e["event"], e.get("name"), e.get("source")) == ("hook", "SessionStart", "clear")
+        or ((e["event"], e.get("kind")) == ("inject", "step") and "Step 2/2" in e["text"])
+    ]
+    assert order == ["step_end", "hook", "inject"]
     assert [i["confirmed"] for i in run.named("inject") if i["text"] == "/clear"] == [True]
     # A fresh context: the step-2 request no longer holds step 1's message.
     step2 = next(q for q in r.model.requests_of(RequestKind.AGENT) if "Step 2/2" in q.human_text)
@@ -346,3 +337,45 @@ def test_a_live_run_is_refused_and_runs_lists_every_state(rig: Callable[..., Rig
     assert lines[0].split() == ["RUN", "STATE", "STEP", "ITER", "ELAPSED", "COST", "TASK"]
     assert lines[1].split()[1:3] == ["interrupted", "-"] and lines[1].endswith("slow task")
     assert lines[2].split()[1:4] == ["complete", "-", "1/50"] and lines[2].endswith("quick task")
+
+
+def test_in_a_terminal_a_resumed_run_shows_the_earlier_conversation(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    r = rig(
+        {
+            "agent": [
+                {"match": "PINEAPPLE", "reply": "I will remember PINEAPPLE."},
+                {"match": "more", "delay": 300, "reply": "never seen"},
+            ],
+            "supervisor": [
+                {"match": RESUMED, "reply": "[COMPLETE] remembered"},
+                {"reply": "[CONTINUE] more"},
+            ],
+        }
+    )
+    proc = _popen(r, "remember the word PINEAPPLE")
+    try:
+        r.model.wait_for(lambda q: "more" in q.human_text, timeout=120)
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+    wait_for(lambda: not r.leftovers(), 30, "the killed run's Claude Code to exit")
+    done = tmp_path / "done"
+    tmux = Tmux("ptysup-resume")
+    tmux.start(terminal_script(tmp_path / "run.sh", r.project, r.env, ptysup_argv("resume"), done))
+    seen: list[str] = []
+    try:
+
+        def finished() -> bool:
+            seen.append(tmux.capture())
+            return done.exists()
+
+        wait_for(finished, 120, "the resumed run to finish")
+        after = tmux.capture()
+    finally:
+        tmux.kill()
+    assert done.read_text().startswith("exit=0")
+    # Claude Code reopened the conversation: the person sees its earlier turns again.
+    assert any("I will remember PINEAPPLE." in p and "ptysup 2/50" in p for p in seen)
+    assert "ptysup: complete after 2 iteration(s) (exit 0)" in after
