@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ptysup.config import ConfigError, split_command
+from ptysup.configfile import option_name
 
 # Checks one option's value; raises ValueError with the problem (one line).
 OptionCheck = Callable[[Any], Any]
@@ -88,11 +89,6 @@ def load_plan(path: Path, options: Mapping[str, OptionCheck]) -> Plan:
         problem = getattr(exc, "problem", None) or str(exc)
         raise PlanError(where, line, f"not valid YAML: {' '.join(str(problem).split())}") from None
     return _Reader(where, options).plan(root, text)
-
-
-def option_name(key: str) -> str:
-    """A config key as a parameter name (`max-iter` → `max_iter`), as in .ptysup.yaml."""
-    return key.replace("-", "_")
 
 
 class _Reader:
