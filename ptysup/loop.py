@@ -67,15 +67,15 @@ class Steps(Protocol):
     """A plan's steps as the loop consults them (`ptysup.plan.driver.PlanDriver`)."""
 
     def opening(self, iterations: int) -> StepText | None:
-        """The step to start the run with; None when a resumed step is already under way."""
+        """The current step to start; None when it is already under way (a resumed run)."""
         ...
 
     def gate(self) -> Verify | None:
         """The current step's own verification."""
         ...
 
-    def advance(self, iterations: int) -> StepText | None:
-        """The current step is done and verified: the next one, or None (the plan is done)."""
+    def advance(self, iterations: int) -> bool:
+        """The current step is done and verified: whether another step follows."""
         ...
 
     def exhausted(self, iterations: int) -> str | None:
@@ -226,12 +226,13 @@ class RunLoop:
             if d.action is Action.COMPLETE:
                 failed = self._verify()
                 if failed is None:
-                    following = self._steps.advance(self.iterations) if self._steps else None
-                    if following is None:
+                    if self._steps is None or not self._steps.advance(self.iterations):
                         self._end_agent()
                         return Outcome.COMPLETE, d.content
                     self._check_budgets()
-                    self._start_step(following)
+                    following = self._steps.opening(self.iterations)
+                    if following is not None:
+                        self._start_step(following)
                     continue
                 self._check_budgets()
                 self._inject(failed.instruction(), kind="verify")

@@ -60,7 +60,8 @@ class PlanDriver:
         return None if self._index is None else self._plan.steps[self._index]
 
     def opening(self, iterations: int) -> StepText | None:
-        """The step to start with, or None when a resumed step is already under way."""
+        """The current step to start, or None when it is already under way (since an
+        earlier part of a resumed run) or the plan is done."""
         if self._index is None:
             return None
         if self._started:
@@ -75,27 +76,31 @@ class PlanDriver:
             return None
         return _Gate(self._make_verifier(step.verify), lambda rs: self._remember(step, rs))
 
-    def advance(self, iterations: int) -> StepText | None:
-        """End the current step as complete; start the next one, if any."""
+    def advance(self, iterations: int) -> bool:
+        """End the current step as complete; whether another step follows (not yet begun:
+        `opening` begins it, so a budget that stops the run first leaves it pending)."""
         step = self.current
         assert step is not None and self._index is not None
         self._log.emit(
             "step_end", id=step.id, outcome="complete", iterations=iterations - self._from
         )
         self._index = self._index + 1 if self._index + 1 < len(self._plan.steps) else None
-        return None if self._index is None else self._begin(iterations)
+        self._started = False
+        return self._index is not None
 
     def exhausted(self, iterations: int) -> str | None:
         """Why the current step may not have another decision (its max_iter), if so."""
         step = self.current
-        if step is None or step.max_iter is None or iterations - self._from < step.max_iter:
+        if step is None or not self._started or step.max_iter is None:
+            return None
+        if iterations - self._from < step.max_iter:
             return None
         return f"step {step.id!r} used its {step.max_iter} iteration(s)"
 
     def end(self, outcome: str, iterations: int) -> None:
         """The run ended inside a step: close it with the run's outcome."""
         step = self.current
-        if step is not None:
+        if step is not None and self._started:
             self._log.emit(
                 "step_end", id=step.id, outcome=outcome, iterations=iterations - self._from
             )
@@ -127,6 +132,7 @@ class PlanDriver:
         step = self.current
         assert step is not None and self._index is not None
         self._from = iterations
+        self._started = True
         n = len(self._plan.steps)
         self._log.emit("step_start", id=step.id, index=self._index + 1, of=n, do=step.do)
         head = f"{self._goal}\n\n" if self._goal else ""

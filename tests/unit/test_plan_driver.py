@@ -96,3 +96,21 @@ def test_a_resumed_run_asks_the_supervisor_first_within_the_budget_left() -> Non
     assert [e.fields for e in rec.events if e.event == "step_end"] == [
         {"id": "b", "outcome": "complete", "iterations": 4}
     ]
+
+
+def test_a_budget_used_up_by_a_finished_step_leaves_the_next_step_pending() -> None:
+    agent, sup, rec = FakeAgent(), FakeSupervisor(["[COMPLETE] a"]), EventList()
+    log = EventLog([rec])
+    steps = PlanDriver(PLAN, log, lambda cmds: FakeVerifier(cmds, {"check-a"}))
+    result = RunLoop(LoopConfig("g", max_iter=1), agent, sup, log, steps=steps).run()
+    steps.end(result.outcome.value, result.iterations)
+    assert (result.outcome, result.reason) == (Outcome.BUDGET, "iteration budget of 1 used up")
+    assert [(e.event, e.fields["id"]) for e in rec.events if e.event.startswith("step_")] == [
+        ("step_start", "a"),
+        ("step_end", "a"),
+    ]
+    assert agent.typed == ["the goal\n\nStep 1/2 (a): do a", "/clear"]
+    # A resume begins step b afresh: its text is typed, not assumed under way.
+    again = PlanDriver(PLAN, log, lambda cmds: FakeVerifier(cmds, set()), done=("a",))
+    opened = again.opening(1)
+    assert opened is not None and opened.text.endswith("Step 2/2 (b): do b")
