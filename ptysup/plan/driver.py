@@ -80,7 +80,8 @@ class PlanDriver:
         """End the current step as complete; whether another step follows (not yet begun:
         `opening` begins it, so a budget that stops the run first leaves it pending)."""
         step = self.current
-        assert step is not None and self._index is not None
+        if step is None or self._index is None:
+            return False  # every step was done before (a run killed just before its end)
         self._log.emit(
             "step_end", id=step.id, outcome="complete", iterations=iterations - self._from
         )

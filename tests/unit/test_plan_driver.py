@@ -114,3 +114,11 @@ def test_a_budget_used_up_by_a_finished_step_leaves_the_next_step_pending() -> N
     again = PlanDriver(PLAN, log, lambda cmds: FakeVerifier(cmds, set()), done=("a",))
     opened = again.opening(1)
     assert opened is not None and opened.text.endswith("Step 2/2 (b): do b")
+
+
+def test_a_run_killed_after_its_last_step_completes_on_the_supervisors_word() -> None:
+    cfg = LoopConfig("g", resumed=True, spent=Spent(3, 10.0, 0.0))
+    loop, agent, sup, _ = _loop(["[COMPLETE] all done"], set(), cfg, done=("a", "b"))
+    result = loop.run()
+    assert (result.outcome, result.iterations, agent.typed) == (Outcome.COMPLETE, 4, [])
+    assert "- step 2/2 b: done" in sup.prompts[0]
