@@ -25,9 +25,11 @@ from ptysup.agents.session import AgentSession, Timings
 from ptysup.config import RunConfig, backoff_schedule
 from ptysup.events import ConsoleSink, EventLog, JsonlSink
 from ptysup.exitcodes import Outcome
-from ptysup.loop import LoopConfig, RunLoop, RunResult
+from ptysup.loop import LoopConfig, RunLoop, RunResult, Spent
 from ptysup.notify import Notifier, TerminalChannel
+from ptysup.plan.driver import PlanDriver
 from ptysup.redact import Redactor
+from ptysup.rundir import Part
 from ptysup.supervisor.decide import Supervisor
 from ptysup.supervisor.runner import SupervisorRunner
 from ptysup.terminal.inject import Typist
@@ -100,9 +102,13 @@ def run(
     env: Mapping[str, str],
     record: Path | None = None,
     notifier: Notifier | None = None,
+    part: Part | None = None,
 ) -> RunResult:
     """Start the agent, supervise it to an outcome, and leave nothing running behind."""
-    profile: AgentProfile = ClaudeProfile() if is_claude(config.agent_cmd) else GenericProfile()
+    claude = is_claude(config.agent_cmd)
+    session_id = part.session_id if part is not None and claude else None
+    resume = part is not None and part.reopen
+    profile: AgentProfile = ClaudeProfile(session_id, resume) if claude else GenericProfile()
     interactive = streams.interactive
     out_fd = streams.fd(streams.stdout) if interactive else None
     in_fd = streams.fd(streams.stdin) if interactive and _isatty(streams.stdin) else None
@@ -142,6 +148,7 @@ def run(
             profile=profile.name,
             size=[rows, cols],
             interactive=interactive,
+            session_id=session_id,
         )
 
         # Without a person's terminal, the screen model answers the agent's terminal queries.
@@ -176,12 +183,18 @@ def run(
             recording = Recording(record, rows, cols, clock, env={"TERM": env.get("TERM", "")})
             log.add(recording)  # markers and typed text
             stack.callback(_finish_recording, recording, log)
-        loop = _loop(config, session, runner, log, clock, env, person=in_fd is not None)
+        steps = _plan(config, log, env, part)
+        loop = _loop(
+            config, session, runner, log, clock, env, part, steps, person=in_fd is not None
+        )
         parts = _Parts(
             agent, session, screen, feeder, runner, log, recording, status, modes, notifier
         )
         escape = EscapeKeys(config.escape_key) if config.escape_key and in_fd is not None else None
-        return _drive(loop, parts, out_fd, in_fd, escape)
+        result = _drive(loop, parts, out_fd, in_fd, escape)
+        if steps is not None and result.outcome is not Outcome.COMPLETE:
+            steps.end(result.outcome.value, result.iterations)
+        return result
     raise AssertionError("unreachable")  # pragma: no cover
 
 
@@ -199,6 +212,26 @@ def _finish_recording(recording: Recording, log: EventLog) -> None:
         log.emit("warning", message=f"recording incomplete: {recording.error}")
 
 
+def _plan(
+    config: RunConfig, log: EventLog, env: Mapping[str, str], part: Part | None
+) -> PlanDriver | None:
+    """The plan's driver, at the step where an earlier part left it."""
+    if config.plan is None:
+        return None
+    done = part.resumed if part is not None and part.resumed is not None else None
+    return PlanDriver(
+        config.plan,
+        log,
+        lambda commands: Verifier(
+            commands, cwd=str(config.cwd), env=env, timeout=config.verify_timeout
+        ),
+        task=config.task,
+        done=done.steps_done if done else (),
+        started=bool(done and done.step and done.step not in done.steps_done),
+        used=done.step_iterations if done else 0,
+    )
+
+
 def _loop(
     config: RunConfig,
     session: AgentSession,
@@ -206,6 +239,8 @@ def _loop(
     log: EventLog,
     clock: Callable[[], float],
     env: Mapping[str, str],
+    part: Part | None = None,
+    steps: PlanDriver | None = None,
     person: bool = False,
 ) -> RunLoop:
     """The decision loop with its supervisor, verifier and wait policy."""
@@ -216,14 +251,18 @@ def _loop(
         if config.verify
         else None
     )
+    before = part.resumed if part is not None else None
     loop_config = LoopConfig(
-        config.task,
+        config.task or "Carry out the plan below, one step at a time.",
         config.max_iter,
         max_time=config.max_time,
         max_cost=config.max_cost,
         prompt_template=config.prompt_template,
         questions=config.questions,
         person_present=person,
+        spent=Spent(before.iterations, before.elapsed_s, before.cost_usd) if before else Spent(),
+        resumed=part is not None and part.reopen,
+        say=part.say if part is not None else None,
     )
     supervisor = Supervisor(runner, log, backoff, waits, clock)
     session.person.on_takeover.append(supervisor.abandon)
@@ -236,6 +275,7 @@ def _loop(
         verifier,
         waits,
         redact=Redactor.with_extra(config.redact),
+        steps=steps,
     )
 
 
@@ -418,11 +458,12 @@ class _Waker:
                 os.close(self.fd)
 
 
-def summary_line(result: RunResult, path: Path) -> str:
+def summary_line(result: RunResult, path: Path, steps: str = "") -> str:
     """The one line printed after a run in a terminal."""
     where = f"; events: {path}"
     why = f": {result.reason}" if result.outcome is Outcome.ESCALATED else ""
+    steps = f"; {steps}" if steps else ""
     return (
         f"ptysup: {result.outcome.value} after {result.iterations} iteration(s) "
-        f"(exit {result.exit_code}){why}{where}"
+        f"(exit {result.exit_code}){why}{steps}{where}"
     )

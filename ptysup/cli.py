@@ -51,8 +51,11 @@ def _opt(help: str, **kw: Any) -> Any:
 @app.command(
     help="Run an AI coding agent on TASK in a PTY and supervise it with a fresh `claude -p` "
     "at every turn end. Every option can also be set as PTYSUP_<NAME> or in .ptysup.yaml / "
-    "[tool.ptysup] in pyproject.toml. `ptysup replay RUN` shows a past run's decisions.",
-    epilog="Exit codes: 0 complete, 1 abort, 2 usage error, 3 budget (iterations, time, cost), "
+    "[tool.ptysup] in pyproject.toml. `ptysup replay RUN` shows a past run's decisions; "
+    "`ptysup check PLAN` validates a plan; `ptysup resume [RUN]` continues an interrupted "
+    "run; `ptysup runs` lists this directory's runs.",
+    epilog="Exit codes: 0 complete, 1 abort, 2 usage error, 3 budget (iterations, time, cost, "
+    "a plan step's max_iter), "
     "4 agent exited or could not start, 5 supervisor failed, 6 API error or usage limit "
     "(with --no-wait or --max-waits used up), 7 escalated to a person (no terminal), "
     "8 stopped by the person (escape key), "
@@ -61,7 +64,17 @@ def _opt(help: str, **kw: Any) -> Any:
 )
 def run_command(
     ctx: typer.Context,
-    task: Annotated[str, typer.Argument(help="What the agent should do.", show_default=False)],
+    task: Annotated[
+        str,
+        typer.Argument(help="What the agent should do (optional with --plan).", show_default=False),
+    ] = "",
+    plan: Annotated[
+        Path | None,
+        _opt(
+            "A YAML plan of steps, each with its own check (see `ptysup check`).",
+            show_default=False,
+        ),
+    ] = None,
     max_iter: Annotated[int, _opt("The most supervisor decisions in one run.", min=1)] = 50,
     max_time: Annotated[
         str | None, _opt("A second hard budget, e.g. 90m or 1h30m (exit 3).", show_default=False)
@@ -192,6 +205,14 @@ def run_command(
         task.encode("utf-8")
     except UnicodeEncodeError:
         raise ConfigError("the task is not valid UTF-8 text") from None
+    loaded = ctx.meta.get("plan")
+    if not task and loaded is None and ctx.meta.get("need_task", True):
+        raise ConfigError("missing TASK (or --plan FILE); see ptysup --help")
+    ctx.meta["explicit"] = frozenset(
+        name
+        for name in ctx.params
+        if ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE
+    )
     file_only: dict[str, Any] = ctx.meta.get("file_only") or {}
     template = file_only.get("prompt_template")
     if template is not None:
@@ -210,7 +231,8 @@ def run_command(
     notify_kinds = _notify_kinds(notify_on)
     _check_notify_urls(notify_url or ())
     ctx.obj = RunConfig(
-        task=task,
+        task=task or (loaded.goal if loaded is not None else ""),
+        plan=loaded,
         max_iter=max_iter,
         max_time=parse_duration(max_time, "--max-time") if max_time else None,
         max_cost=max_cost,
@@ -279,19 +301,24 @@ def _fail(message: str, code: int) -> int:
     return int(code)
 
 
-def _config_path(args: Sequence[str], env: Mapping[str, str], cwd: Path) -> Path | None:
-    """--config (scanned before parsing, since the file supplies defaults), else the env
-    variable, else the file found in cwd."""
+def _scan(args: Sequence[str], env: Mapping[str, str], name: str) -> Path | None:
+    """--NAME's value (scanned before parsing, since the file supplies defaults), else the
+    env variable PTYSUP_NAME."""
     for i, arg in enumerate(args):
         if arg == "--":
             break
-        if arg == "--config" and i + 1 < len(args):
+        if arg == f"--{name}" and i + 1 < len(args):
             return Path(args[i + 1])
-        if arg.startswith("--config="):
+        if arg.startswith(f"--{name}="):
             return Path(arg.split("=", 1)[1])
-    if env.get(f"{ENV_PREFIX}_CONFIG"):
-        return Path(env[f"{ENV_PREFIX}_CONFIG"])
-    return configfile.find(cwd)
+    if env.get(f"{ENV_PREFIX}_{name.upper()}"):
+        return Path(env[f"{ENV_PREFIX}_{name.upper()}"])
+    return None
+
+
+def _config_path(args: Sequence[str], env: Mapping[str, str], cwd: Path) -> Path | None:
+    """--config, else the env variable, else the file found in cwd."""
+    return _scan(args, env, "config") or configfile.find(cwd)
 
 
 def _defaults(args: Sequence[str], env: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -300,7 +327,16 @@ def _defaults(args: Sequence[str], env: Mapping[str, str]) -> tuple[dict[str, An
     known = [p.name for p in command.params if p.name] + list(_FILE_ONLY)
     path = _config_path(args, env, Path.cwd())
     values = configfile.load(path, known) if path is not None else {}
-    file_only = {k: values.pop(k) for k in _FILE_ONLY if k in values}
+    plan_path = _scan(args, env, "plan") or (
+        Path(str(values["plan"])) if values.get("plan") else None
+    )
+    if plan_path is not None:
+        from ptysup.plan import options as plan_options
+
+        plan = plan_options.load(plan_path)
+        values.update(plan.options)  # the plan beats the config file
+        values["plan"] = plan
+    file_only = {k: values.pop(k) for k in (*_FILE_ONLY, "plan") if k in values}
     # Commands contain spaces, so list options take one item per line from the environment.
     for name in _LIST_OPTIONS:
         raw = env.get(f"{ENV_PREFIX}_{name.upper()}")
@@ -313,6 +349,20 @@ def _defaults(args: Sequence[str], env: Mapping[str, str]) -> tuple[dict[str, An
 
 def parse_args(args: Sequence[str], env: Mapping[str, str]) -> RunConfig | int:
     """Options → RunConfig, or the exit code after printing help/version/an error."""
+    parsed = parse_options(args, env)
+    return parsed if isinstance(parsed, int) else parsed[0]
+
+
+def option_params() -> list[click.Parameter]:
+    """The run's options as click parameters (what a plan or config file may set)."""
+    return list(_command().params)
+
+
+def parse_options(
+    args: Sequence[str], env: Mapping[str, str], *, need_task: bool = True
+) -> tuple[RunConfig, frozenset[str]] | int:
+    """(RunConfig, the options given on the command line), or the exit code after
+    printing help/version/an error."""
     head = args[: args.index("--")] if "--" in args else args
     if "--version" in head:
         print(f"ptysup {__version__}")
@@ -334,8 +384,11 @@ def parse_args(args: Sequence[str], env: Mapping[str, str]) -> RunConfig | int:
             "ptysup", list(args), default_map=default_map, auto_envvar_prefix=ENV_PREFIX
         ) as ctx:
             ctx.meta["file_only"] = file_only
+            ctx.meta["plan"] = file_only.pop("plan", None)
+            ctx.meta["need_task"] = need_task
             command.invoke(ctx)
             config = ctx.obj
+            explicit = ctx.meta["explicit"]
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
     except click.UsageError as exc:
@@ -346,15 +399,16 @@ def parse_args(args: Sequence[str], env: Mapping[str, str]) -> RunConfig | int:
         os.environ.clear()
         os.environ.update(saved)
     assert isinstance(config, RunConfig)
-    return config
+    return config, explicit
 
 
 def preflight(config: RunConfig, env: Mapping[str, str]) -> tuple[str, int] | None:
     """Problems found before anything starts: (one-line message, exit code)."""
     path = env.get("PATH", os.defpath)
-    if not config.task.strip():
+    if not config.task.strip() and config.plan is None:
         return "the task is empty", ExitCode.USAGE
-    for argv in config.verify:
+    steps = config.plan.steps if config.plan is not None else ()
+    for argv in (*config.verify, *(v for step in steps for v in step.verify)):
         if shutil.which(argv[0], path=path) is None:
             return f"verify command not found: {argv[0]}", ExitCode.USAGE
     for argv in config.notify:
@@ -375,6 +429,18 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
         from ptysup import replay
 
         return replay.main(args[1:])
+    if args[:1] == ["check"]:
+        from ptysup.plan import check
+
+        return check.main(args[1:])
+    if args[:1] == ["resume"]:
+        from ptysup.resume import main as resume
+
+        return resume(args[1:], environ)
+    if args[:1] == ["runs"]:
+        from ptysup.runs import main as runs
+
+        return runs(args[1:])
     parsed = parse_args(args, environ)
     if isinstance(parsed, int):
         return parsed

@@ -6,6 +6,10 @@ import re
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ptysup.plan.schema import Plan
 
 DEFAULT_SUPERVISOR_TIMEOUT = 300.0
 DEFAULT_IDLE = 3.0
@@ -59,6 +63,7 @@ class RunConfig:
     notify: tuple[tuple[str, ...], ...] = ()
     notify_url: tuple[str, ...] = ()
     notify_on: tuple[str, ...] = DEFAULT_NOTIFY_ON
+    plan: Plan | None = None  # --plan, loaded
 
 
 def backoff_schedule(first: float, retries: int) -> tuple[float, ...]:

@@ -51,11 +51,16 @@ def load(path: Path, known: Iterable[str]) -> dict[str, Any]:
     names = set(known)
     values: dict[str, Any] = {}
     for key, value in data.items():
-        name = str(key).replace("-", "_")
+        name = option_name(key)
         if name not in names:
             raise ConfigError(f"{path}: unknown option {key!r}")
         values[name] = value
     return values
+
+
+def option_name(key: object) -> str:
+    """A key of a config file or plan as the option's parameter name (`max-iter` → `max_iter`)."""
+    return str(key).replace("-", "_")
 
 
 def _read(path: Path) -> str:

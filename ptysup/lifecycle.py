@@ -9,14 +9,16 @@ from __future__ import annotations
 import sys
 import time
 import traceback
+import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ptysup import __version__, app, notify, report
 from ptysup.config import RunConfig
-from ptysup.events import EventLog
+from ptysup.events import Event, EventLog
 from ptysup.exitcodes import ExitCode, Outcome
 from ptysup.loop import RunResult
+from ptysup.rundir import Part, RunDir, RunLocked, read_events
 
 Fail = Callable[[str, int], int]
 Preflight = Callable[[RunConfig, Mapping[str, str]], "tuple[str, int] | None"]
@@ -36,12 +38,39 @@ def record_path(config: RunConfig, log_path: Path) -> Path | None:
 
 
 def supervise(
-    config: RunConfig, env: Mapping[str, str], *, fail: Fail, preflight: Preflight
+    config: RunConfig,
+    env: Mapping[str, str],
+    *,
+    fail: Fail,
+    preflight: Preflight,
+    part: Part | None = None,
 ) -> int:
-    """Run one supervised session and return the process exit code."""
+    """Run one supervised session (or resume one: `part`) and return the exit code."""
+    part = part or Part(app.new_run_id(), str(uuid.uuid4()))
+    run_dir = RunDir(config.cwd / config.runs_dir / part.run_id)
+    try:
+        with run_dir.lock():
+            return _supervise(config, env, fail, preflight, part, run_dir)
+    except RunLocked as exc:
+        return fail(f"run {part.run_id} is still running ({exc})", ExitCode.USAGE)
+    except OSError as exc:
+        return fail(
+            f"cannot write the run directory: {exc.strerror or exc}: {run_dir.path}", ExitCode.USAGE
+        )
+
+
+def _supervise(
+    config: RunConfig,
+    env: Mapping[str, str],
+    fail: Fail,
+    preflight: Preflight,
+    part: Part,
+    run_dir: RunDir,
+) -> int:
     streams = app.Streams()
-    run_id = app.new_run_id()
+    run_id = part.run_id
     log_path = app.log_path(config, run_id)
+    earlier = read_events(log_path) if part.resumed is not None else []
     try:
         log = app.open_log(config, log_path, streams)
     except OSError as exc:
@@ -49,6 +78,9 @@ def supervise(
             f"cannot write the event log: {exc.strerror or exc}: {log_path}", ExitCode.USAGE
         )
     summary = report.RunSummary()
+    for old in earlier:  # the summary covers every part of the run
+        fields = {k: v for k, v in old.items() if k not in ("ts", "event")}
+        summary.write(Event(str(old["event"]), float(old.get("ts") or 0), fields))
     log.add(summary)
     notifier = notify.notifier(
         config.notify,
@@ -62,9 +94,21 @@ def supervise(
     if report.in_github_actions(env):
         log.add(report.GithubSink(streams.stdout))
     recording = record_path(config, log_path)
+    if recording is not None and part.resumed is not None:
+        # Each part records its own terminal: the earlier recordings stay as they were.
+        recording = recording.with_name(f"{recording.stem}.part{part.resumed.parts + 1}.cast")
     start = time.monotonic()
+    if part.resumed is not None:
+        start -= part.resumed.elapsed_s  # run_end's elapsed_s counts every part
+    try:
+        run_dir.store(config, part.session_id, log_path, recording)
+    except OSError as exc:
+        log.close()
+        return fail(
+            f"cannot write the run directory: {exc.strerror or exc}: {run_dir.path}", ExitCode.USAGE
+        )
     log.emit(
-        "run_start",
+        "run_start" if part.resumed is None else "run_resume",
         run_id=run_id,
         version=__version__,
         task=config.task,
@@ -77,6 +121,7 @@ def supervise(
         cwd=str(config.cwd),
         log_file=str(log_path),
         record=str(recording) if recording else None,
+        **_part_fields(config, part),
     )
     if log.errors:
         log.close()
@@ -92,7 +137,7 @@ def supervise(
             fail(message, code)
             result = RunResult(_PREFLIGHT_OUTCOMES[ExitCode(code)], 0, message)
         else:
-            result = app.run(config, log, streams, env, recording, notifier)
+            result = app.run(config, log, streams, env, recording, notifier=notifier, part=part)
     except Exception as exc:  # the one place a bug becomes an exit code
         detail = traceback.format_exc()
         log.emit("error", message=f"{type(exc).__name__}: {exc}", traceback=detail)
@@ -103,8 +148,28 @@ def supervise(
     finally:
         _finish(log, result, time.monotonic() - start, config, summary, env)
     if streams.interactive:
-        print(app.summary_line(result, log_path), file=sys.stderr)
+        steps = report.steps_line(summary.to_dict())
+        print(app.summary_line(result, log_path, steps), file=sys.stderr)
     return result.exit_code
+
+
+def _part_fields(config: RunConfig, part: Part) -> dict[str, object]:
+    """run_start's plan and session; run_resume's account of what the earlier parts used."""
+    fields: dict[str, object] = {
+        "plan": config.plan.path if config.plan is not None else None,
+        "session_id": part.session_id,
+    }
+    before = part.resumed
+    if before is not None:
+        fields.update(
+            part=before.parts + 1,
+            elapsed_before_s=before.elapsed_s,
+            iterations=before.iterations,
+            cost_usd=before.cost_usd,
+            step=before.step,
+            said=part.say,
+        )
+    return fields
 
 
 def _finish(

@@ -70,6 +70,47 @@ class Verify(Protocol):
 
 
 @dataclass(frozen=True)
+class StepText:
+    """A step to start: the text to type, after a /clear if the step asks for one."""
+
+    text: str
+    clear: bool = False
+
+
+class Steps(Protocol):
+    """A plan's steps as the loop consults them (`ptysup.plan.driver.PlanDriver`)."""
+
+    def opening(self, iterations: int) -> StepText | None:
+        """The current step to start; None when it is already under way (a resumed run)."""
+        ...
+
+    def gate(self) -> Verify | None:
+        """The current step's own verification."""
+        ...
+
+    def advance(self, iterations: int) -> bool:
+        """The current step is done and verified: whether another step follows."""
+        ...
+
+    def exhausted(self, iterations: int) -> str | None:
+        """Why the current step may not have another decision, if it may not."""
+        ...
+
+    def notes(self) -> tuple[str, ...]:
+        """The plan as the supervisor sees it."""
+        ...
+
+
+@dataclass(frozen=True)
+class Spent:
+    """What earlier parts of a resumed run used: it stays used."""
+
+    iterations: int = 0
+    elapsed_s: float = 0.0
+    cost_usd: float = 0.0
+
+
+@dataclass(frozen=True)
 class LoopConfig:
     """The run's task and budgets."""
 
@@ -81,6 +122,15 @@ class LoopConfig:
     prompt_template: str | None = None
     questions: str = "supervisor"  # who answers the agent's questions: supervisor | person
     person_present: bool = False  # a person at a terminal takes over on [ESCALATE]
+    spent: Spent = Spent()
+    resumed: bool = False  # the run was interrupted: ask the supervisor before typing
+    say: str | None = None  # a person's answer, typed first when resuming
+
+
+RESUMED_NOTE = (
+    "This run was interrupted (ptysup stopped) and has just been resumed: the agent's "
+    "conversation was restored. Decide what comes next."
+)
 
 
 @dataclass(frozen=True)
@@ -122,6 +172,7 @@ class RunLoop:
         waits: WaitPolicy | None = None,
         wall_clock: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.timezone.utc),
         redact: Callable[[str], str] = lambda text: text,
+        steps: Steps | None = None,
     ) -> None:
         self._cfg = config
         self._redact = redact
@@ -132,12 +183,15 @@ class RunLoop:
         self._verifier = verifier
         self._waits = waits or WaitPolicy(enabled=False)
         self._now = wall_clock
-        self._start = clock()
+        self._steps = steps
+        # A resumed run's clock starts where the earlier parts left it.
+        self._start = clock() - config.spent.elapsed_s
         self._deadline = None if config.max_time is None else self._start + config.max_time
         self._notes: tuple[str, ...] = ()
         self._asking: Ask | None = None  # a question whose hook waits for a reply
-        self.iterations = 0
-        self.cost_usd = 0.0
+        self._once: tuple[str, ...] = ()  # notes for the next prompt only
+        self.iterations = config.spent.iterations
+        self.cost_usd = config.spent.cost_usd
 
     def run(self) -> RunResult:
         """Run to an outcome; never raises for the agent's or supervisor's failures."""
@@ -180,9 +234,10 @@ class RunLoop:
         except TimeoutError as exc:
             return Outcome.AGENT_EXITED, f"agent never became ready: {exc}"
         self._log.emit("agent_ready", elapsed_s=self._elapsed())
-        self._inject(self._cfg.task, kind="task")
+        pending = self._open()
         while True:
-            turn = self._agent.wait_turn_end(self._deadline)
+            turn = pending or self._agent.wait_turn_end(self._deadline)
+            pending = None
             if isinstance(turn, Ask):
                 ended = self._on_question(turn)
                 if ended is not None:
@@ -209,8 +264,14 @@ class RunLoop:
             if d.action is Action.COMPLETE:
                 failed = self._verify()
                 if failed is None:
-                    self._end_agent()
-                    return Outcome.COMPLETE, d.content
+                    if self._steps is None or not self._steps.advance(self.iterations):
+                        self._end_agent()
+                        return Outcome.COMPLETE, d.content
+                    self._check_budgets()
+                    following = self._steps.opening(self.iterations)
+                    if following is not None:
+                        self._start_step(following)
+                    continue
                 self._check_budgets()
                 self._inject(failed.instruction(), kind="verify")
                 continue
@@ -312,6 +373,43 @@ class RunLoop:
             self._end_agent()
             raise _Stop(Outcome.ESCALATED, reason)
 
+    def _open(self) -> TurnEnd | None:
+        """Type what starts the run: the task or the first step. A resumed run types the
+        person's answer (--say), else asks the supervisor at once (the turn returned)."""
+        step = self._steps.opening(self.iterations) if self._steps else None
+        if not self._cfg.resumed:
+            if step is None:
+                self._inject(self._cfg.task, kind="task")
+            else:
+                self._start_step(step)
+            return None
+        said = (
+            f"\nA person answered, typed into the agent: {self._cfg.say}" if self._cfg.say else ""
+        )
+        self._once = (RESUMED_NOTE + said,)
+        if self._cfg.say:
+            self._inject(self._cfg.say, kind="say")
+        elif step is not None:
+            self._start_step(step)
+        else:
+            return TurnEnd(TurnEndKind.RESUMED, RESUMED_NOTE)
+        return None
+
+    def _start_step(self, step: StepText) -> None:
+        if step.clear:
+            cleared = self._agent.clear(self._deadline)
+            if cleared is None:
+                self._log.emit("warning", message="the agent has no clear command: not cleared")
+            else:
+                self._log.emit(
+                    "inject",
+                    kind="command",
+                    text=cleared.text,
+                    confirmed=cleared.confirmed,
+                    attempts=cleared.attempts,
+                )
+        self._inject(step.text, kind="step")
+
     def _decide(self, turn: TurnEnd, question: str = "") -> Decided | None:
         """The supervisor's decision on `turn` (or on the agent's `question`); None when the
         person overtook it (their message, a pause): it is cancelled and logged so."""
@@ -346,10 +444,11 @@ class RunLoop:
         return decided
 
     def _verify(self) -> VerifyResult | None:
-        """The first failing --verify command, or None when all pass (or there are none)."""
-        if self._verifier is None or not self._verifier.commands:
-            return None
-        for result in self._verifier.run():
+        """The first failing command of the step's gate and --verify, or None when all pass
+        (or there are none)."""
+        gates = [self._steps.gate() if self._steps else None, self._verifier]
+        results = (r for g in gates if g is not None and g.commands for r in g.run())
+        for result in results:
             self._log.emit(
                 "verify",
                 iteration=self.iterations,
@@ -376,6 +475,9 @@ class RunLoop:
                     Outcome.COST, f"cost budget of ${self._cfg.max_cost} used up (${self.cost:.4f})"
                 )
             )
+        why = self._steps.exhausted(self.iterations) if self._steps else None
+        if why is not None:
+            raise _Stop(*self._budget_stop(Outcome.BUDGET, why))
         if self.iterations >= self._cfg.max_iter:
             raise _Stop(
                 *self._budget_stop(
@@ -433,6 +535,7 @@ class RunLoop:
         # Secrets never reach the supervisor (nor its model provider); redacting the parts
         # before building keeps the prompt within its bound.
         r = self._redact
+        plan = self._steps.notes() if self._steps else ()
         ctx = PromptContext(
             task=r(self._cfg.task),
             iteration=self.iterations,
@@ -442,10 +545,11 @@ class RunLoop:
             tools=tuple(r(t) for t in activity.tools),
             last_message=r(activity.last_message or turn.detail),
             screen=r(screen),
-            notes=tuple(r(n) for n in self._notes),
+            notes=tuple(r(n) for n in (*plan, *self._once, *self._notes)),
             question=r(question),
             dialog=turn.dialog,
         )
+        self._once = ()
         return build_prompt(ctx, self._cfg.max_prompt_bytes, self._cfg.prompt_template)
 
     def _clear_and_end(self, deadline: float | None = None) -> None:

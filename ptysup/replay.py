@@ -2,54 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from ptysup.rundir import RunNotFound, find_run, read_events
 from ptysup.terminal.record import as_bytes, read_cast, size_of
 from ptysup.terminal.screen import ScreenModel
-
-RUNS_DIR = Path(".ptysup/runs")
-
-
-class ReplayError(Exception):
-    """The run cannot be found or read; the message is one line."""
-
-
-def find_run(run: str, runs_dir: Path = RUNS_DIR) -> Path:
-    """The event log of RUN: a run id (or unique prefix) under the runs dir, the run's
-    directory, or the events file itself. 'last' is the newest run."""
-    path = Path(run)
-    if path.is_file():
-        return path
-    if path.is_dir() and (path / "events.jsonl").is_file():
-        return path / "events.jsonl"
-    runs = sorted(p for p in runs_dir.glob("*/events.jsonl")) if runs_dir.is_dir() else []
-    if run == "last" and runs:
-        return runs[-1]
-    matches = [p for p in runs if p.parent.name.startswith(run)]
-    if len(matches) == 1:
-        return matches[0]
-    if len(matches) > 1:
-        raise ReplayError(f"run id {run!r} is ambiguous ({len(matches)} runs match)")
-    raise ReplayError(f"no run {run!r} (looked for a file, a run directory and {runs_dir}/)")
-
-
-def read_events(path: Path) -> list[dict[str, Any]]:
-    """Every complete event in a JSONL log (a cut last line is skipped)."""
-    events = []
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise ReplayError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    for line in lines:
-        try:
-            events.append(json.loads(line))
-        except ValueError:
-            continue
-    return events
 
 
 def screens_at_decisions(cast: Path) -> Iterator[tuple[int, str]]:
@@ -107,10 +67,11 @@ def main(args: Sequence[str], out: TextIO = sys.stdout) -> int:
     try:
         log = find_run(args[0])
         events = read_events(log)
-        start = next((e for e in events if e["event"] == "run_start"), {})
-        cast = Path(start.get("record") or log.with_suffix(".cast"))
-        screens = dict(screens_at_decisions(cast)) if cast.is_file() else {}
-    except ReplayError as exc:
+        # A resumed run has one recording per part; decision numbers go on across them.
+        parts = [e for e in events if e["event"] in ("run_start", "run_resume")] or [{}]
+        casts = [Path(p.get("record") or log.with_suffix(".cast")) for p in parts]
+        screens = {i: text for c in casts if c.is_file() for i, text in screens_at_decisions(c)}
+    except RunNotFound as exc:
         print(f"ptysup: {exc}", file=sys.stderr)
         return 2
     render(events, screens, out)

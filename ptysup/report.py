@@ -16,6 +16,7 @@ class RunSummary:
     def __init__(self) -> None:
         self.decisions: list[dict[str, Any]] = []
         self.verifications: list[dict[str, Any]] = []
+        self.steps: list[dict[str, Any]] = []  # a plan's steps as far as the run got
         self.fields: dict[str, Any] = {}
 
     def write(self, event: Event) -> None:
@@ -27,6 +28,18 @@ class RunSummary:
             self.fields.update(event.fields)
         elif event.event == "escalation":
             self.fields["escalation"] = event.fields.get("reason")
+        elif event.event == "run_resume":
+            self.fields.update({k: v for k, v in event.fields.items() if k in ("max_iter", "task")})
+        elif event.event in ("step_start", "step_end"):
+            self._step(event)
+
+    def _step(self, event: Event) -> None:
+        f = event.fields
+        if event.event == "step_start" and not any(s["id"] == f.get("id") for s in self.steps):
+            self.steps.append({"id": f.get("id"), "do": f.get("do"), "outcome": None})
+        for step in self.steps:
+            if step["id"] == f.get("id") and event.event == "step_end":
+                step.update(outcome=f.get("outcome"), iterations=f.get("iterations"))
 
     def close(self) -> None:
         pass
@@ -52,6 +65,7 @@ class RunSummary:
             **{k: f.get(k) for k in keys},
             "decisions": self.decisions,
             "verifications": self.verifications,
+            **({"steps": self.steps} if self.steps else {}),
         }
 
 
@@ -74,6 +88,13 @@ def markdown(summary: dict[str, Any]) -> str:
         f"| {summary.get('exit_code')} | {summary.get('iterations')}/{summary.get('max_iter')} "
         f"| {summary.get('elapsed_s') or 0:.0f}s | ${summary.get('cost_usd') or 0:.4f} |",
     ]
+    if summary.get("steps"):
+        lines += ["", "| step | outcome | iterations |", "|---|---|---|"]
+        lines += [
+            f"| {_cell(s.get('id'))} | {s.get('outcome') or 'started'} "
+            f"| {s.get('iterations', '')} |"
+            for s in summary["steps"]
+        ]
     if summary.get("decisions"):
         lines += ["", "| # | decision | reason / instruction |", "|---|---|---|"]
         lines += [
@@ -99,6 +120,18 @@ def append_step_summary(summary: dict[str, Any], env: Mapping[str, str]) -> None
         return
     with open(path, "a", encoding="utf-8") as f:
         f.write(markdown(summary))
+
+
+def steps_line(summary: dict[str, Any]) -> str:
+    """The plan's steps in a few words (`steps: first ✓, second ✗ budget`), or ''."""
+    steps = summary.get("steps") or []
+    marks = [
+        f"{s['id']} ✓"
+        if s.get("outcome") == "complete"
+        else f"{s['id']} ✗ {s.get('outcome') or 'unfinished'}"
+        for s in steps
+    ]
+    return f"steps: {', '.join(marks)}" if marks else ""
 
 
 def _escape(text: str) -> str:

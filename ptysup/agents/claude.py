@@ -24,6 +24,8 @@ HOOKS = (
     "StopFailure",
     "SessionEnd",
 )
+# A command line that already picks the conversation keeps its choice.
+_SESSION_FLAGS = {"--session-id", "--resume", "-r", "--continue", "-c", "--fork-session"}
 _TOOL_HOOKS = {"PostToolUse", "PostToolUseFailure", "PermissionRequest"}
 # The question tool, answered by a PreToolUse hook that waits for ptysup's reply. ptysup
 # replies on every way out (and a dead ptysup closes the socket), so the long wait only
@@ -66,11 +68,21 @@ class ClaudeProfile:
     clear_command: str | None = "/clear"
     interrupt_key: bytes | None = b"\x1b"  # Esc while working ends the turn
 
+    def __init__(self, session_id: str | None = None, resume: bool = False) -> None:
+        # ptysup picks the conversation's id, so that a resumed run reopens the same one
+        # (`--resume <id>`; `--continue` would take the newest session in the directory).
+        self.session_id = session_id
+        self.resume = resume
+
     def argv(self, base: Sequence[str], hook_command: str | None) -> list[str]:
-        """Claude Code's command line with ptysup's hooks added through --settings."""
+        """Claude Code's command line with ptysup's hooks added through --settings, and
+        the conversation's session id (new, or the one to resume)."""
         argv = list(base)
         if hook_command is not None:
+            # Launch options are not restored by --resume: they are passed every time.
             argv += ["--settings", settings_json(hook_command)]
+        if self.session_id is not None and not _SESSION_FLAGS.intersection(base):
+            argv += ["--resume" if self.resume else "--session-id", self.session_id]
         return argv
 
     def screen_state(self, snap: ScreenSnapshot) -> ScreenState:

@@ -82,6 +82,7 @@ class TurnEndKind(str, enum.Enum):
     SCREEN = "screen"  # the screen went back to ready without a hook (e.g. Esc)
     QUIET = "quiet"  # no output for --idle seconds (agents without hooks)
     STALLED = "stalled"  # nothing ended the turn within --turn-timeout
+    RESUMED = "resumed"  # no turn: a resumed run asks the supervisor what comes next
 
 
 @dataclass(frozen=True)

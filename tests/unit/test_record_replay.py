@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from ptysup.events import EventLog, JsonlSink
-from ptysup.replay import ReplayError, find_run, main
+from ptysup.replay import main
+from ptysup.rundir import RunNotFound, find_run
 from ptysup.terminal.record import Recording, read_cast
 from tests.helpers import Tick
 
@@ -71,9 +72,9 @@ def test_find_run_by_id_prefix_and_last(tmp_path: Path) -> None:
     assert find_run("20260101", runs) == a
     assert find_run("last", runs) == b
     assert find_run(str(b.parent), runs) == b
-    with pytest.raises(ReplayError, match="ambiguous"):
+    with pytest.raises(RunNotFound, match="ambiguous"):
         find_run("2026", runs)
-    with pytest.raises(ReplayError, match="no run"):
+    with pytest.raises(RunNotFound, match="no run"):
         find_run("nope", runs)
 
 

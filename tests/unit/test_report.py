@@ -8,7 +8,14 @@ from ptysup.app import summary_line
 from ptysup.events import Event, EventLog
 from ptysup.exitcodes import Outcome
 from ptysup.loop import RunResult
-from ptysup.report import GithubSink, RunSummary, append_step_summary, markdown, write_json
+from ptysup.report import (
+    GithubSink,
+    RunSummary,
+    append_step_summary,
+    markdown,
+    steps_line,
+    write_json,
+)
 
 
 def _events() -> list[tuple[str, dict[str, object]]]:
@@ -82,3 +89,31 @@ def test_an_escalation_is_an_error_annotation_and_its_reason_is_in_every_summary
     assert "**Waiting for a person:** needs the 100% sure answer" in markdown(data)
     line = summary_line(RunResult(Outcome.ESCALATED, 2, "needs it"), Path("e.jsonl"))
     assert line == "ptysup: escalated after 2 iteration(s) (exit 7): needs it; events: e.jsonl"
+
+
+def test_the_summary_lists_a_plans_steps() -> None:
+    summary = RunSummary()
+    log = EventLog([summary])
+    log.emit("run_start", run_id="r1", task="g", max_iter=9)
+    log.emit("step_start", id="tests", index=1, of=2, do="write tests")
+    log.emit("step_end", id="tests", outcome="complete", iterations=2)
+    log.emit("step_start", id="impl", index=2, of=2, do="make | them pass")
+    log.emit("step_end", id="impl", outcome="budget", iterations=4)
+    log.emit("run_end", outcome="budget", exit_code=3, iterations=6, elapsed_s=1.0, cost_usd=0)
+    data = summary.to_dict()
+    assert data["steps"] == [
+        {"id": "tests", "do": "write tests", "outcome": "complete", "iterations": 2},
+        {"id": "impl", "do": "make | them pass", "outcome": "budget", "iterations": 4},
+    ]
+    md = markdown(data)
+    assert "| tests | complete | 2 |" in md and "| impl | budget | 4 |" in md
+    assert steps_line(data) == "steps: tests ✓, impl ✗ budget"
+    assert steps_line(RunSummary().to_dict()) == ""
+    assert "steps" not in RunSummary().to_dict()
+
+
+def test_the_summary_line_names_the_steps() -> None:
+    line = summary_line(RunResult(Outcome.BUDGET, 6), Path("e.jsonl"), "steps: a ✓, b ✗ budget")
+    assert line == (
+        "ptysup: budget after 6 iteration(s) (exit 3); steps: a ✓, b ✗ budget; events: e.jsonl"
+    )

@@ -1,0 +1,1 @@
+"""Plans: steps with their own checks, loaded once (`ptysup check` and a run share it)."""

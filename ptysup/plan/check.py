@@ -1,0 +1,33 @@
+"""`ptysup check FILE`: validate a plan without running anything."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from ptysup.config import ConfigError
+from ptysup.exitcodes import ExitCode
+
+USAGE = "usage: ptysup check FILE   (validate a plan: exit 0, or exit 2 with FILE:LINE: problem)"
+
+
+def main(args: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+    """Entry point of `ptysup check FILE`."""
+    if args[:1] in (["-h"], ["--help"]):
+        print(USAGE, file=out)
+        return 0
+    if len(args) != 1:
+        print(USAGE, file=err)
+        return int(ExitCode.USAGE)
+    from ptysup.plan.options import load
+
+    try:
+        plan = load(Path(args[0]))
+    except ConfigError as exc:
+        print(f"ptysup: {exc}", file=err)
+        return int(ExitCode.USAGE)
+    ids = ", ".join(step.id for step in plan.steps)
+    print(f"{args[0]}: ok, {len(plan.steps)} step(s): {ids}", file=out)
+    return 0

@@ -1,0 +1,145 @@
+"""`ptysup resume [RUN]`: continue an interrupted run — same events, budgets, plan step and
+Claude Code conversation."""
+
+from __future__ import annotations
+
+import dataclasses
+import uuid
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from ptysup.config import ConfigError, RunConfig
+from ptysup.exitcodes import ExitCode
+from ptysup.plan.schema import Plan
+from ptysup.rundir import (
+    Part,
+    Progress,
+    RunDir,
+    RunNotFound,
+    config_from_json,
+    find_run_dir,
+    progress,
+    read_events,
+)
+
+USAGE = (
+    "usage: ptysup resume [RUN] [--say TEXT] [OPTIONS]   (RUN: 'last' (default), a run id "
+    "or prefix, a run directory or events file; OPTIONS as for a run override the stored ones)"
+)
+# Where the run's files are: they stay with the run.
+_FIXED = {"log_file", "record", "recording", "plan", "task", "config"}
+
+
+class Refused(Exception):
+    """The run cannot be resumed; the message is one line."""
+
+
+def main(args: Sequence[str], env: Mapping[str, str]) -> int:
+    """Entry point of `ptysup resume`."""
+    from ptysup import cli
+
+    if args[:1] in (["-h"], ["--help"]):
+        print(USAGE)
+        return 0
+    run = args[0] if args and not args[0].startswith("-") else "last"
+    rest = list(args[1:] if args and not args[0].startswith("-") else args)
+    try:
+        say, rest = _take_say(rest)
+    except ValueError as exc:
+        return cli._fail(str(exc), ExitCode.USAGE)
+    parsed = cli.parse_options(rest, env, need_task=False)
+    if isinstance(parsed, int):
+        return parsed
+    given, explicit = parsed
+    try:
+        config, part = prepare(run, given, explicit, say)
+    except (Refused, RunNotFound, ConfigError) as exc:
+        return cli._fail(str(exc), ExitCode.USAGE)
+    from ptysup import lifecycle
+
+    return lifecycle.supervise(config, env, fail=cli._fail, preflight=cli.preflight, part=part)
+
+
+def _take_say(args: list[str]) -> tuple[str | None, list[str]]:
+    """--say TEXT (or --say=TEXT) out of the options."""
+    say = None
+    rest: list[str] = []
+    it = iter(args)
+    for arg in it:
+        if arg == "--say":
+            say = next(it, None)
+            if say is None:
+                raise ValueError("--say needs the text to type")
+        elif arg.startswith("--say="):
+            say = arg.split("=", 1)[1]
+        else:
+            rest.append(arg)
+    if say is not None and not say.strip():
+        raise ValueError("--say is empty")
+    return say, rest
+
+
+def prepare(
+    run: str, given: RunConfig, explicit: frozenset[str], say: str | None
+) -> tuple[RunConfig, Part]:
+    """The stored run with the command line's options on top, and how to continue it."""
+    fixed = sorted(explicit & _FIXED)
+    if fixed:
+        raise Refused(f"a resumed run keeps its {fixed[0].replace('_', '-')}")
+    run_dir = find_run_dir(run, given.cwd / given.runs_dir)
+    record = run_dir.read_record()
+    if record is None:
+        raise Refused(f"run {run_dir.run_id} cannot be resumed: it has no run.json")
+    pid = run_dir.holder()
+    if pid is not None:
+        raise Refused(f"run {run_dir.run_id} is still running (pid {pid})")
+    done = progress(read_events(Path(record.log_file)))
+    if done.outcome == "complete":
+        raise Refused(f"run {run_dir.run_id} is already complete")
+    stored = config_from_json(
+        record.config, cwd=Path(record.cwd), runs_dir=given.runs_dir, plan=_plan(run_dir)
+    )
+    fields = {f.name for f in dataclasses.fields(RunConfig)}
+    config = dataclasses.replace(
+        stored, **{n: getattr(given, n) for n in explicit if n in fields and n not in _FIXED}
+    )
+    _check_budgets(run_dir.run_id, config, done)
+    done = _fresh_step_budget(config, done)
+    # A conversation that never got a message has nothing to reopen: a new one starts.
+    reopen = done.typed and record.session_id is not None
+    if say is not None and not reopen:
+        raise Refused(f"run {run_dir.run_id} never reached the agent: --say has nothing to answer")
+    session = record.session_id if reopen and record.session_id else str(uuid.uuid4())
+    return config, Part(run_dir.run_id, session, resumed=done, say=say, reopen=reopen)
+
+
+def _plan(run_dir: RunDir) -> Plan | None:
+    """The run's own copy of its plan, if it has one."""
+    if not run_dir.plan_file.is_file():
+        return None
+    from ptysup.plan import options
+
+    return dataclasses.replace(options.load(run_dir.plan_file), path=str(run_dir.plan_file))
+
+
+def _check_budgets(run_id: str, config: RunConfig, done: Progress) -> None:
+    """A spent budget must be raised on the command line, or the run would stop at once."""
+    if done.iterations >= config.max_iter:
+        raise Refused(
+            f"run {run_id} used its {config.max_iter} iterations: "
+            f"raise the budget, e.g. --max-iter {done.iterations + 10}"
+        )
+    if config.max_time is not None and done.elapsed_s >= config.max_time:
+        raise Refused(f"run {run_id} used its time budget: raise it with --max-time")
+    if config.max_cost is not None and done.cost_usd >= config.max_cost:
+        raise Refused(f"run {run_id} used its cost budget: raise it with --max-cost")
+
+
+def _fresh_step_budget(config: RunConfig, done: Progress) -> Progress:
+    """A step that used up its own max_iter gets another round: a person chose to go on."""
+    if config.plan is None or done.step is None:
+        return done
+    step = next((s for s in config.plan.steps if s.id == done.step), None)
+    if step is not None and step.max_iter is not None and done.step_iterations >= step.max_iter:
+        return dataclasses.replace(done, step_iterations=0)
+    return done

@@ -1,0 +1,379 @@
+"""A run on disk: `.ptysup/runs/<id>/` — what resume, replay and the runs listing read.
+
+run.json      the resolved options, the Claude Code session id, where the events go;
+              written once at the start (atomically: a temp file renamed over it)
+plan.yaml     a copy of the plan, so editing the file later never changes the run
+events.jsonl  the journal: every event flushed as it happens; progress (iterations,
+              time, cost, the plan's steps) is read back from it, so `kill -9` at any
+              moment loses nothing but a cut last line
+events.cast   the agent's terminal
+lock          flock()ed for the run's whole life, holding its pid
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import fcntl
+import json
+import os
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ptysup.config import RunConfig
+
+RUNS_DIR = Path(".ptysup/runs")
+RUN_FILE = "run.json"
+PLAN_FILE = "plan.yaml"
+EVENTS_FILE = "events.jsonl"
+LOCK_FILE = "lock"
+# Not options: run.json keeps them apart (the plan has its own file, cwd is the run's).
+# The escape key belongs to the terminal a run is watched in: a resume takes its own.
+_NOT_STORED = ("plan", "cwd", "runs_dir", "escape_key")
+
+
+class RunNotFound(Exception):
+    """RUN names no run, or its files cannot be read; the message is one line."""
+
+
+class RunLocked(Exception):
+    """Another live process holds the run's lock."""
+
+    def __init__(self, pid: int | None) -> None:
+        super().__init__(f"pid {pid}" if pid else "another process")
+        self.pid = pid
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write `text` so that a reader (or a crash) sees the old file or the new one, never
+    half of it: a 0600 temp file, fsynced, renamed over `path`, the directory fsynced."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """run.json: what a run was started with."""
+
+    run_id: str
+    config: dict[str, Any]  # RunConfig's fields as JSON (see config_to_json)
+    session_id: str | None
+    log_file: str
+    record: str | None
+    cwd: str
+    started: float  # Unix time of this part's start
+    plan: str | None = None  # the plan's original path (its text is in plan.yaml)
+
+    def to_json(self) -> str:
+        """run.json's text."""
+        return json.dumps(dataclasses.asdict(self), indent=2, ensure_ascii=False) + "\n"
+
+
+def config_to_json(config: RunConfig) -> dict[str, Any]:
+    """The options of a run as JSON values (tuples → lists, paths → strings)."""
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(config):
+        if f.name in _NOT_STORED:
+            continue
+        out[f.name] = _to_json(getattr(config, f.name))
+    return out
+
+
+def config_from_json(data: Mapping[str, Any], **extra: Any) -> RunConfig:
+    """A RunConfig from config_to_json's output (unknown keys from newer versions ignored)."""
+    names = {f.name for f in dataclasses.fields(RunConfig)} - set(_NOT_STORED)
+    values: dict[str, Any] = {}
+    for name, value in data.items():
+        if name not in names:
+            continue
+        if isinstance(value, list):  # --verify is a tuple of argv tuples
+            value = tuple(tuple(v) if isinstance(v, list) else v for v in value)
+        elif name in _PATHS and isinstance(value, str):
+            value = Path(value)
+        values[name] = value
+    return RunConfig(**{**values, **extra})
+
+
+def _to_json(value: Any) -> Any:
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, (tuple, list)):
+        return [_to_json(v) for v in value]
+    return value
+
+
+_PATHS = ("log_file", "record", "summary_json")
+
+
+class RunDir:
+    """One run's directory and the files in it."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @property
+    def run_id(self) -> str:
+        """The directory's name."""
+        return self.path.name
+
+    @property
+    def record_file(self) -> Path:
+        """run.json."""
+        return self.path / RUN_FILE
+
+    @property
+    def plan_file(self) -> Path:
+        """The plan's copy."""
+        return self.path / PLAN_FILE
+
+    @property
+    def default_events(self) -> Path:
+        """Where the events go without --log-file."""
+        return self.path / EVENTS_FILE
+
+    def write_record(self, record: RunRecord) -> None:
+        """Store run.json (atomically)."""
+        write_atomic(self.record_file, record.to_json())
+
+    def store(
+        self, config: RunConfig, session_id: str, log_file: Path, record: Path | None
+    ) -> None:
+        """run.json and the plan's copy: everything a later resume needs to start."""
+        if config.plan is not None:
+            write_atomic(self.plan_file, config.plan.text)
+        self.write_record(
+            RunRecord(
+                run_id=self.run_id,
+                config=config_to_json(config),
+                session_id=session_id,
+                log_file=str(log_file.resolve()),
+                record=str(record.resolve()) if record else None,
+                cwd=str(config.cwd),
+                started=time.time(),
+                plan=config.plan.path if config.plan is not None else None,
+            )
+        )
+
+    def read_record(self) -> RunRecord | None:
+        """run.json, or None for a run without one (before resume existed, or a foreign log)."""
+        try:
+            data = json.loads(self.record_file.read_text(encoding="utf-8"))
+            return RunRecord(**data)
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, TypeError) as exc:
+            raise RunNotFound(f"cannot read {self.record_file}: {exc}") from exc
+
+    def events_file(self) -> Path:
+        """The run's event log: where run.json says, else events.jsonl here."""
+        record = self.read_record()
+        return Path(record.log_file) if record is not None else self.default_events
+
+    def holder(self) -> int | None:
+        """The pid of the live process holding the lock, or None when the run is not alive."""
+        try:
+            fd = os.open(self.path / LOCK_FILE, os.O_RDONLY)
+        except OSError:
+            return None
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return _read_pid(self.path / LOCK_FILE) or -1
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            return None
+        finally:
+            os.close(fd)
+
+    @contextlib.contextmanager
+    def lock(self) -> Iterator[None]:
+        """Hold the run's lock (with this pid in it) for the block; RunLocked if taken.
+
+        flock() is released by the kernel when the process dies however it dies, so a
+        `kill -9`ed run is never mistaken for a live one.
+        """
+        self.path.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise RunLocked(_read_pid(self.path / LOCK_FILE)) from None
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+            yield
+        finally:
+            os.close(fd)  # also releases the lock
+
+
+def _read_pid(path: Path) -> int | None:
+    try:
+        return int(path.read_text().strip() or 0) or None
+    except (OSError, ValueError):
+        return None
+
+
+def run_dirs(runs_dir: Path = RUNS_DIR) -> list[RunDir]:
+    """Every run under `runs_dir`, oldest first (ids sort by time)."""
+    if not runs_dir.is_dir():
+        return []
+    return [
+        RunDir(p)
+        for p in sorted(runs_dir.iterdir())
+        if p.is_dir() and ((p / RUN_FILE).is_file() or (p / EVENTS_FILE).is_file())
+    ]
+
+
+def find_run_dir(run: str, runs_dir: Path = RUNS_DIR) -> RunDir:
+    """RUN's directory: 'last', a run id or unique prefix, a run directory, or an events
+    file (its directory, or the run its run_start names)."""
+    path = Path(run)
+    if path.is_file():
+        if (path.parent / RUN_FILE).is_file():
+            return RunDir(path.parent)
+        run_id = _run_id_in(path)
+        if run_id and (runs_dir / run_id).is_dir():
+            return RunDir(runs_dir / run_id)
+        return RunDir(path.parent)
+    if path.is_dir() and ((path / RUN_FILE).is_file() or (path / EVENTS_FILE).is_file()):
+        return RunDir(path)
+    runs = run_dirs(runs_dir)
+    if run == "last" and runs:
+        return runs[-1]
+    matches = [r for r in runs if r.run_id.startswith(run)]
+    if len(matches) == 1:
+        return matches[0]
+    if len(matches) > 1:
+        raise RunNotFound(f"run id {run!r} is ambiguous ({len(matches)} runs match)")
+    raise RunNotFound(f"no run {run!r} (looked for a file, a run directory and {runs_dir}/)")
+
+
+def find_run(run: str, runs_dir: Path = RUNS_DIR) -> Path:
+    """The event log of RUN (see find_run_dir); an events file given by path is itself."""
+    path = Path(run)
+    if path.is_file():
+        return path
+    log = find_run_dir(run, runs_dir).events_file()
+    if not log.is_file():
+        raise RunNotFound(f"run {run!r} has no event log ({log})")
+    return log
+
+
+def _run_id_in(path: Path) -> str | None:
+    for event in read_events(path)[:1]:
+        if event.get("event") == "run_start":
+            return str(event.get("run_id") or "") or None
+    return None
+
+
+def read_events(path: Path) -> list[dict[str, Any]]:
+    """Every complete event in a JSONL log (a line cut by a crash is skipped)."""
+    try:
+        # Not splitlines(): JSON keeps U+2028 and U+0085 raw inside strings.
+        lines = path.read_text(encoding="utf-8", errors="replace").split("\n")
+    except OSError as exc:
+        raise RunNotFound(f"cannot read {path}: {exc.strerror or exc}") from exc
+    events = []
+    for line in lines:
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(event, dict) and "event" in event:
+            events.append(event)
+    return events
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far a run got, read from its events: budgets used, the plan's steps, its end."""
+
+    task: str = ""
+    iterations: int = 0
+    max_iter: int | None = None
+    elapsed_s: float = 0.0
+    cost_usd: float = 0.0
+    steps_done: tuple[str, ...] = ()
+    step: str | None = None  # the step under way (or the last one started)
+    step_index: int | None = None  # 1-based
+    steps_of: int | None = None
+    step_iterations: int = 0  # decisions since the current step started
+    outcome: str | None = None  # run_end's, None when the last part has no run_end
+    parts: int = 0  # run_start + run_resume events
+    typed: bool = False  # something was typed into the agent: its conversation exists
+    started: float | None = None  # Unix time
+
+
+def progress(events: list[dict[str, Any]]) -> Progress:
+    """Fold a run's events (every part of it) into its Progress."""
+    p: dict[str, Any] = {"steps_done": []}
+    before = 0.0  # elapsed time of the earlier parts
+    part_start: float | None = None
+    step_from = 0
+    for e in events:
+        name = e.get("event")
+        ts = float(e.get("ts") or 0.0)
+        if name in ("run_start", "run_resume"):
+            p["parts"] = p.get("parts", 0) + 1
+            before = float(e.get("elapsed_before_s") or 0.0)
+            part_start = ts
+            p.setdefault("started", ts)
+            p["outcome"] = None
+            for key in ("task", "max_iter"):
+                if e.get(key) is not None:
+                    p[key] = e[key]
+        if part_start is not None:
+            p["elapsed_s"] = round(before + max(ts - part_start, 0.0), 3)
+        if name == "inject":
+            p["typed"] = True
+        if name == "decision":
+            p["iterations"] = max(p.get("iterations", 0), int(e.get("iteration") or 0))
+            p["cost_usd"] = float(e.get("total_cost_usd") or p.get("cost_usd", 0.0))
+            p["max_iter"] = e.get("max_iter", p.get("max_iter"))
+        elif name == "step_start":
+            p.update(step=e.get("id"), step_index=e.get("index"), steps_of=e.get("of"))
+            step_from = p.get("iterations", 0)
+        elif name == "step_end" and e.get("outcome") == "complete":
+            if e.get("id") not in p["steps_done"]:
+                p["steps_done"].append(e.get("id"))
+        elif name == "run_end":
+            p["outcome"] = e.get("outcome")
+            p["iterations"] = max(p.get("iterations", 0), int(e.get("iterations") or 0))
+            p["cost_usd"] = float(e.get("cost_usd") or p.get("cost_usd", 0.0))
+            if e.get("elapsed_s") is not None:
+                p["elapsed_s"] = float(e["elapsed_s"])
+    p["step_iterations"] = p.get("iterations", 0) - step_from if p.get("step") else 0
+    p["steps_done"] = tuple(p["steps_done"])
+    return Progress(**p)
+
+
+@dataclass(frozen=True)
+class Part:
+    """This process's part of a run: a fresh start, or a resume of what `resumed` says."""
+
+    run_id: str
+    session_id: str
+    resumed: Progress | None = None
+    say: str | None = None
+    # The agent's conversation exists (something was typed into it): reopen it and ask the
+    # supervisor first. Else the resumed run starts the agent on its task afresh.
+    reopen: bool = False

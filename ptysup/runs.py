@@ -1,0 +1,101 @@
+"""`ptysup runs`: the recent runs of this directory, for people or (`--json`) scripts."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from ptysup.rundir import RUNS_DIR, RunDir, RunNotFound, progress, read_events, run_dirs
+from ptysup.supervisor.prompt import format_elapsed
+
+USAGE = "usage: ptysup runs [--json] [-n N]   (the newest N runs of this directory, default 20)"
+DEFAULT_COUNT = 20
+# A run's state from its last run_end; none at all means the process died (kill -9, a reboot).
+_STATES = {"signal": "interrupted", None: "killed"}
+
+
+def describe(run_dir: RunDir) -> dict[str, Any]:
+    """One run as a JSON-able row: id, state, step, iterations, elapsed, cost, task."""
+    try:
+        record = run_dir.read_record()
+        events_file = run_dir.events_file()
+        p = progress(read_events(events_file)) if events_file.is_file() else progress([])
+    except RunNotFound:  # a damaged run still gets its row
+        record, p, events_file = None, progress([]), run_dir.default_events
+    pid = run_dir.holder()
+    plan = record.plan if record is not None else None
+    return {
+        "run_id": run_dir.run_id,
+        "state": "running" if pid is not None else _STATES.get(p.outcome, p.outcome),
+        "pid": pid,
+        "outcome": p.outcome,
+        "step": p.step,
+        "step_index": p.step_index,
+        "steps_of": p.steps_of,
+        "steps_done": list(p.steps_done),
+        "iterations": p.iterations,
+        "max_iter": p.max_iter,
+        "elapsed_s": p.elapsed_s,
+        "cost_usd": round(p.cost_usd, 6),
+        "task": p.task or (f"plan {plan}" if plan else ""),
+        "parts": p.parts,
+        "events": str(events_file),
+    }
+
+
+def render(rows: list[dict[str, Any]], out: TextIO) -> None:
+    """The rows as an aligned table."""
+    if not rows:
+        out.write(f"no runs in {RUNS_DIR}/\n")
+        return
+    table = [("RUN", "STATE", "STEP", "ITER", "ELAPSED", "COST", "TASK")]
+    for r in rows:
+        step = f"{r['step_index']}/{r['steps_of']} {r['step']}" if r["step"] else "-"
+        its = f"{r['iterations']}/{r['max_iter']}" if r["max_iter"] else str(r["iterations"])
+        task = " ".join(str(r["task"] or "").split())
+        table.append(
+            (
+                r["run_id"],
+                r["state"],
+                step,
+                its,
+                format_elapsed(r["elapsed_s"]),
+                f"${r['cost_usd']:.4f}",
+                task if len(task) <= 60 else task[:59] + "…",
+            )
+        )
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]) - 1)]
+    for row in table:
+        cells = [c.ljust(w) for c, w in zip(row[:-1], widths, strict=True)]
+        out.write("  ".join([*cells, row[-1]]).rstrip() + "\n")
+
+
+def main(args: Sequence[str], out: TextIO = sys.stdout, runs_dir: Path = RUNS_DIR) -> int:
+    """Entry point of `ptysup runs`."""
+    as_json = False
+    count = DEFAULT_COUNT
+    it = iter(args)
+    for arg in it:
+        if arg in ("-h", "--help"):
+            print(USAGE, file=out)
+            return 0
+        if arg == "--json":
+            as_json = True
+        elif arg in ("-n", "--count"):
+            value = next(it, "")
+            if not value.isdigit() or int(value) < 1:
+                print(f"ptysup: {arg} needs a positive number", file=sys.stderr)
+                return 2
+            count = int(value)
+        else:
+            print(f"ptysup: runs: unknown argument {arg!r}; {USAGE}", file=sys.stderr)
+            return 2
+    rows = [describe(r) for r in reversed(run_dirs(runs_dir)[-count:])]
+    if as_json:
+        out.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
+    else:
+        render(rows, out)
+    return 0

@@ -1,0 +1,79 @@
+"""What `ptysup resume` makes of a stored run: overrides, refusals, the conversation."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+from ptysup.config import RunConfig
+from ptysup.resume import Refused, prepare
+from ptysup.rundir import RunDir, RunRecord, config_to_json
+from ptysup.runs import describe
+
+STORED = RunConfig(task="the task", max_iter=5, verify=(("pytest",),), max_cost=1.0)
+
+
+def _stored(tmp_path: Path, *events: Mapping[str, object]) -> RunDir:
+    run = RunDir(tmp_path / ".ptysup" / "runs" / "20261123-000000-abcdef")
+    log = run.default_events
+    run.write_record(
+        RunRecord(run.run_id, config_to_json(STORED), "sid-1", str(log), None, str(tmp_path), 0.0)
+    )
+    log.write_text("".join(json.dumps({"ts": 1.0, **e}) + "\n" for e in events))
+    return run
+
+
+START: Mapping[str, object] = {"event": "run_start", "task": "the task", "max_iter": 5}
+TYPED: Mapping[str, object] = {"event": "inject", "kind": "task", "text": "the task"}
+
+
+def _given(tmp_path: Path, **kw: object) -> RunConfig:
+    return RunConfig(task="", cwd=tmp_path, **kw)  # type: ignore[arg-type]
+
+
+def test_command_line_options_override_the_stored_ones(tmp_path: Path) -> None:
+    _stored(tmp_path, START, TYPED, {"event": "decision", "iteration": 5, "total_cost_usd": 0.5})
+    given = _given(tmp_path, max_iter=8, verify=(("ruff",),))
+    config, part = prepare("last", given, frozenset({"max_iter"}), "yes")
+    assert (config.max_iter, config.verify, config.max_cost) == (8, (("pytest",),), 1.0)
+    assert (part.session_id, part.reopen, part.say) == ("sid-1", True, "yes")
+    assert part.resumed is not None and part.resumed.iterations == 5
+
+
+def test_a_spent_budget_a_fixed_option_and_a_complete_run_are_refused(tmp_path: Path) -> None:
+    _stored(tmp_path, START, TYPED, {"event": "decision", "iteration": 5, "total_cost_usd": 0.5})
+    with pytest.raises(Refused, match=r"used its 5 iterations: raise the budget, e.g. --max-iter"):
+        prepare("last", _given(tmp_path), frozenset(), None)
+    with pytest.raises(Refused, match="keeps its log-file"):
+        prepare("last", _given(tmp_path), frozenset({"log_file"}), None)
+    with pytest.raises(Refused, match="used its cost budget"):
+        prepare("last", _given(tmp_path, max_cost=0.5), frozenset({"max_iter", "max_cost"}), None)
+    (tmp_path / ".ptysup" / "runs" / "20261123-000000-abcdef" / "events.jsonl").open("a").write(
+        json.dumps({"ts": 2, "event": "run_end", "outcome": "complete", "iterations": 5}) + "\n"
+    )
+    with pytest.raises(Refused, match="is already complete"):
+        prepare("last", _given(tmp_path, max_iter=9), frozenset({"max_iter"}), None)
+
+
+def test_a_run_killed_before_anything_was_typed_starts_a_new_conversation(
+    tmp_path: Path,
+) -> None:
+    _stored(tmp_path, START, {"event": "agent_start"})
+    _, part = prepare("last", _given(tmp_path), frozenset(), None)
+    assert not part.reopen and part.session_id != "sid-1"
+    with pytest.raises(Refused, match="never reached the agent: --say has nothing to answer"):
+        prepare("last", _given(tmp_path), frozenset(), "an answer")
+
+
+def test_runs_describes_a_killed_run_from_its_files(tmp_path: Path) -> None:
+    run = _stored(tmp_path, START, TYPED, {"event": "decision", "iteration": 2, "max_iter": 5})
+    row = describe(run)
+    assert (row["state"], row["pid"], row["iterations"], row["task"]) == (
+        "killed",
+        None,
+        2,
+        "the task",
+    )
