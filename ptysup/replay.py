@@ -8,7 +8,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from ptysup.terminal.record import as_bytes, read_cast, size_of
+from ptysup.terminal.record import as_bytes, read_cast, size_of, wait_complete
 from ptysup.terminal.screen import ScreenModel
 
 RUNS_DIR = Path(".ptysup/runs")
@@ -52,8 +52,12 @@ def read_events(path: Path) -> list[dict[str, Any]]:
     return events
 
 
+COMPLETE_WAIT_S = 60.0  # for a writer still completing a recording after its run ended
+
+
 def screens_at_decisions(cast: Path) -> Iterator[tuple[int, str]]:
     """(iteration, screen text) at each decision marker of a recording."""
+    wait_complete(cast, COMPLETE_WAIT_S)  # if it is still incomplete, show what is there
     header, events = read_cast(cast)
     model = ScreenModel(int(header["height"]), int(header["width"]))
     for _, kind, data in events:
