@@ -27,6 +27,7 @@ from ptysup.exitcodes import Outcome
 from ptysup.loop import LoopConfig, RunLoop, RunResult
 from ptysup.redact import Redactor
 from ptysup.supervisor.decide import Supervisor
+from ptysup.supervisor.judge import JudgeOptions, lean_argv, takes_system_prompt
 from ptysup.supervisor.runner import SupervisorRunner
 from ptysup.terminal.inject import Typist
 from ptysup.terminal.pty_ import AgentProcess, AgentStartError
@@ -107,10 +108,17 @@ def run(
         status = StatusLine(functools.partial(write_all, out_fd), rows, cols, clock)
         rows, cols = status.agent_size()
     runner = SupervisorRunner(
-        config.supervisor_cmd, timeout=config.supervisor_timeout, cwd=str(config.cwd), env=env
+        lean_argv(
+            config.supervisor_cmd, JudgeOptions(config.supervisor_tools, config.supervisor_model)
+        ),
+        timeout=config.supervisor_timeout,
+        cwd=str(config.cwd),
+        env=env,
+        warm=config.warm_supervisor,
     )
 
     with contextlib.ExitStack() as stack:
+        stack.callback(runner.close)
         holder: list[AgentSession] = []
         channel = None
         if profile.uses_hooks:
@@ -163,7 +171,17 @@ def run(
         stack.callback(feeder.stop)
         recording = None
         if record is not None:
-            recording = Recording(record, rows, cols, clock, env={"TERM": env.get("TERM", "")})
+            # With a person at the terminal, ptysup exits as soon as the run ends and the
+            # writer completes the file on its own; in CI, where the files are collected
+            # right after, the run waits for it.
+            recording = Recording(
+                record,
+                rows,
+                cols,
+                clock,
+                env={"TERM": env.get("TERM", "")},
+                wait_at_close=not interactive,
+            )
             log.add(recording)  # markers and typed text
             stack.callback(_finish_recording, recording, log)
         loop = _loop(config, session, runner, log, clock, env)
@@ -201,6 +219,9 @@ def _loop(
         max_time=config.max_time,
         max_cost=config.max_cost,
         prompt_template=config.prompt_template,
+        # A custom template is the whole prompt as written; otherwise a claude judge gets
+        # the unchanging part as its system prompt (smaller, cacheable requests).
+        split_prompt=config.prompt_template is None and takes_system_prompt(config.supervisor_cmd),
     )
     supervisor = Supervisor(runner, log, backoff, waits, clock)
     return RunLoop(
@@ -298,7 +319,7 @@ def _drive(loop: RunLoop, parts: _Parts, out_fd: int | None, in_fd: int | None) 
     signalled = [r for r in results if r.outcome is Outcome.SIGNAL and r.signum is not None]
     if signalled:
         first = signalled[0]
-        return RunResult(Outcome.SIGNAL, loop.iterations, first.reason, first.signum, loop.cost)
+        return loop.result(Outcome.SIGNAL, first.reason, first.signum)
     return results[0] if results else RunResult(Outcome.ERROR, loop.iterations, "run loop died")
 
 

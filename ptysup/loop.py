@@ -10,6 +10,7 @@ from typing import Protocol
 
 from ptysup.agents.events import (
     AgentExited,
+    CostUp,
     Interrupted,
     TimeUp,
     TurnEnd,
@@ -21,7 +22,12 @@ from ptysup.events import EventLog
 from ptysup.exitcodes import Outcome
 from ptysup.supervisor.decide import ApiErrorNotWaited, Decided, SupervisorFailed
 from ptysup.supervisor.parse import Action
-from ptysup.supervisor.prompt import DEFAULT_MAX_BYTES, PromptContext, build_prompt
+from ptysup.supervisor.prompt import (
+    DEFAULT_MAX_BYTES,
+    PromptContext,
+    build_prompt,
+    system_prompt,
+)
 from ptysup.terminal.screen import ScreenSnapshot
 from ptysup.verify import VerifyResult
 from ptysup.waits import WaitPolicy
@@ -35,6 +41,8 @@ class Agent(Protocol):
     """The agent as the loop drives it (AgentSession, or a fake in tests)."""
 
     activity: Activity
+    cost_usd: float  # the agent's own spend so far, as it reports it
+    cost_cap: float | None  # the agent's spend at which its turn ends the run (CostUp)
 
     def wait_ready(self) -> None: ...
     def submit(self, text: str) -> InjectResult: ...
@@ -46,7 +54,11 @@ class Agent(Protocol):
 
 
 class Decider(Protocol):
-    def decide(self, prompt: str, iteration: int, timeout: float | None = None) -> Decided: ...
+    def decide(
+        self, prompt: str, iteration: int, timeout: float | None = None, system: str | None = None
+    ) -> Decided: ...
+
+    def prepare(self, system: str | None = None) -> None: ...
 
 
 class Verify(Protocol):
@@ -63,8 +75,9 @@ class LoopConfig:
     max_iter: int = 50
     max_prompt_bytes: int = DEFAULT_MAX_BYTES
     max_time: float | None = None  # seconds
-    max_cost: float | None = None  # USD, the supervisor's summed total_cost_usd
+    max_cost: float | None = None  # USD, the agent's and the supervisor's spend together
     prompt_template: str | None = None
+    split_prompt: bool = False  # instructions and task as the supervisor's system prompt
 
 
 @dataclass(frozen=True)
@@ -75,7 +88,9 @@ class RunResult:
     iterations: int
     reason: str = ""
     signum: int | None = None
-    cost_usd: float = 0.0
+    cost_usd: float = 0.0  # the whole run: agent and supervisor
+    agent_cost_usd: float = 0.0
+    supervisor_cost_usd: float = 0.0
 
     @property
     def exit_code(self) -> int:
@@ -119,8 +134,10 @@ class RunLoop:
         self._start = clock()
         self._deadline = None if config.max_time is None else self._start + config.max_time
         self._notes: tuple[str, ...] = ()
+        # The unchanging part of every prompt, for a supervisor that takes a system prompt.
+        self._system = system_prompt(redact(config.task)) if config.split_prompt else None
         self.iterations = 0
-        self.cost_usd = 0.0
+        self.cost_usd = 0.0  # the supervisor's summed total_cost_usd
 
     def run(self) -> RunResult:
         """Run to an outcome; never raises for the agent's or supervisor's failures."""
@@ -129,7 +146,7 @@ class RunLoop:
         except AgentExited as exc:
             outcome, reason = Outcome.AGENT_EXITED, f"agent exited: {exc}"
         except Interrupted as exc:
-            return RunResult(Outcome.SIGNAL, self.iterations, str(exc), exc.signum, self.cost)
+            return self.result(Outcome.SIGNAL, str(exc), exc.signum)
         except SupervisorFailed as exc:
             self._end_agent()
             outcome, reason = Outcome.SUPERVISOR_FAILED, str(exc)
@@ -138,9 +155,23 @@ class RunLoop:
             outcome, reason = Outcome.API_ERROR, str(exc)
         except TimeUp:
             outcome, reason = self._budget_stop(Outcome.TIME, "time budget used up")
+        except CostUp:
+            outcome, reason = self._budget_stop(Outcome.COST, self._cost_reason())
         except _Stop as stop:
             outcome, reason = stop.outcome, stop.reason
-        return RunResult(outcome, self.iterations, reason, None, self.cost)
+        return self.result(outcome, reason)
+
+    def result(self, outcome: Outcome, reason: str, signum: int | None = None) -> RunResult:
+        """A RunResult with this run's iterations and costs."""
+        return RunResult(
+            outcome,
+            self.iterations,
+            reason,
+            signum,
+            self.cost,
+            agent_cost_usd=round(self._agent.cost_usd, 6),
+            supervisor_cost_usd=round(self.cost_usd, 6),
+        )
 
     @property
     def max_iter(self) -> int:
@@ -149,8 +180,8 @@ class RunLoop:
 
     @property
     def cost(self) -> float:
-        """The supervisor's cost so far (USD), rounded for the log."""
-        return round(self.cost_usd, 6)
+        """The run's cost so far (USD): the agent's and the supervisor's, rounded for the log."""
+        return round(self.cost_usd + self._agent.cost_usd, 6)
 
     def _run(self) -> tuple[Outcome, str]:
         try:
@@ -159,7 +190,9 @@ class RunLoop:
             return Outcome.AGENT_EXITED, f"agent never became ready: {exc}"
         self._log.emit("agent_ready", elapsed_s=self._elapsed())
         self._inject(self._cfg.task, kind="task")
+        self._supervisor.prepare(self._system)  # boots while the agent works
         while True:
+            self._cap_agent_cost()
             turn = self._agent.wait_turn_end(self._deadline)
             self._log.emit("turn_end", kind=turn.kind.value, detail=turn.detail[-500:])
             if turn.kind is TurnEndKind.API_ERROR:
@@ -184,18 +217,25 @@ class RunLoop:
 
     def _decide(self, turn: TurnEnd) -> Decided:
         i = self.iterations
-        decided = self._supervisor.decide(self._prompt(turn), i, self._remaining())
+        decided = self._supervisor.decide(
+            self._prompt(turn), i, self._remaining(), system=self._system
+        )
         d = decided.decision
-        self.cost_usd += decided.answer.cost_usd or 0.0
+        answer = decided.answer
+        self.cost_usd += answer.cost_usd or 0.0
         self._log.emit(
             "decision",
             iteration=i,
             max_iter=self._cfg.max_iter,
             action=d.action.value,
             content=d.content,
-            duration_s=round(decided.answer.duration_s, 3),
+            duration_s=round(answer.duration_s, 3),
             attempts=decided.attempts,
-            cost_usd=decided.answer.cost_usd,
+            warm=answer.warm,
+            tokens=dict(answer.tokens),
+            cost_usd=answer.cost_usd,
+            supervisor_cost_usd=round(self.cost_usd, 6),
+            agent_cost_usd=round(self._agent.cost_usd, 6),
             total_cost_usd=self.cost,
             elapsed_s=self._elapsed(),
         )
@@ -226,18 +266,25 @@ class RunLoop:
 
     def _check_budgets(self) -> None:
         """Raise _Stop once the iteration or cost budget is used up."""
-        if self._cfg.max_cost is not None and self.cost_usd >= self._cfg.max_cost:
-            raise _Stop(
-                *self._budget_stop(
-                    Outcome.COST, f"cost budget of ${self._cfg.max_cost} used up (${self.cost:.4f})"
-                )
-            )
+        if self._cfg.max_cost is not None and self.cost >= self._cfg.max_cost:
+            raise _Stop(*self._budget_stop(Outcome.COST, self._cost_reason()))
         if self.iterations >= self._cfg.max_iter:
             raise _Stop(
                 *self._budget_stop(
                     Outcome.BUDGET, f"iteration budget of {self._cfg.max_iter} used up"
                 )
             )
+
+    def _cost_reason(self) -> str:
+        return (
+            f"cost budget of ${self._cfg.max_cost} used up (${self.cost:.4f}: agent "
+            f"${self._agent.cost_usd:.4f}, supervisor ${self.cost_usd:.4f})"
+        )
+
+    def _cap_agent_cost(self) -> None:
+        """What the agent may still spend in its turn before the cost budget ends the run."""
+        if self._cfg.max_cost is not None:
+            self._agent.cost_cap = self._cfg.max_cost - self.cost_usd
 
     def _budget_stop(self, outcome: Outcome, reason: str) -> tuple[Outcome, str]:
         self._log.emit("warning", message=reason)
@@ -295,7 +342,9 @@ class RunLoop:
             screen=r(screen),
             notes=tuple(r(n) for n in self._notes),
         )
-        return build_prompt(ctx, self._cfg.max_prompt_bytes, self._cfg.prompt_template)
+        return build_prompt(
+            ctx, self._cfg.max_prompt_bytes, self._cfg.prompt_template, self._system is not None
+        )
 
     def _clear_and_end(self) -> None:
         confirmed = self._agent.command(CLEAR)

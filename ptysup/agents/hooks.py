@@ -21,6 +21,7 @@ from typing import Any
 from ptysup.agents.events import HookEvent
 
 HOOK_CLIENT = Path(__file__).with_name("hook_client.py")
+STATUS_LINE = "StatusLine"  # the name given to Claude Code's status line data
 # A socket's path must fit in sun_path: 108 bytes on Linux, 104 on macOS. A deep TMPDIR
 # (macOS gives ~50 characters, CI runners more) falls back to /tmp.
 _MAX_SOCKET_PATH = 100
@@ -119,10 +120,13 @@ class HookChannel:
         if not isinstance(payload, dict):
             self._on_foreign("hook payload is not a JSON object")
             return
-        if self._belongs(payload):
-            self._on_event(
-                HookEvent(str(payload.get("hook_event_name", "")), payload, self._clock())
-            )
+        name = str(payload.get("hook_event_name", ""))
+        if not name and isinstance(payload.get("cost"), dict):
+            # Claude Code's statusLine command gets the same client, and a payload with
+            # no event name; it may arrive before a new session's SessionStart.
+            self._on_event(HookEvent(STATUS_LINE, payload, self._clock()))
+        elif self._belongs(payload):
+            self._on_event(HookEvent(name, payload, self._clock()))
         with contextlib.suppress(OSError):
             conn.sendall(b"k")
 

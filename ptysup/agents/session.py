@@ -18,6 +18,7 @@ from ptysup.agents.events import (
     AgentEvent,
     AgentExit,
     AgentExited,
+    CostUp,
     HookEvent,
     Interrupted,
     ScreenState,
@@ -27,6 +28,7 @@ from ptysup.agents.events import (
     TurnEnd,
     TurnEndKind,
 )
+from ptysup.agents.hooks import STATUS_LINE
 from ptysup.agents.profile import AgentProfile
 from ptysup.events import EventLog
 from ptysup.terminal.inject import Typist, as_message
@@ -96,6 +98,8 @@ class AgentSession:
         self.last_output = clock()
         self.activity = Activity()
         self.exited: AgentExit | None = None
+        self.cost_usd = 0.0  # the agent's own spend (Claude Code's status line data)
+        self.cost_cap: float | None = None  # wait_turn_end raises CostUp at this spend
 
     # -- posted from other threads -------------------------------------------------
     def post(self, event: AgentEvent) -> None:
@@ -182,6 +186,8 @@ class AgentSession:
                 wakes.append(self.last_output + self.timings.idle)
             event = self._next(min(wakes))
             now = self._clock()
+            if self.cost_cap is not None and self.cost_usd >= self.cost_cap:
+                raise CostUp()
             if event is None:
                 if not self.profile.uses_hooks and now >= self.last_output + self.timings.idle:
                     return TurnEnd(TurnEndKind.QUIET)
@@ -219,6 +225,14 @@ class AgentSession:
         return False
 
     # -- internals -------------------------------------------------------------------
+    def _record_cost(self, payload: dict[str, Any]) -> None:
+        """Claude Code reports the session's cumulative cost (observed with 2.1.197: it
+        carries on across /clear), so the agent's spend is the highest figure seen."""
+        cost = payload.get("cost")
+        total = cost.get("total_cost_usd") if isinstance(cost, dict) else None
+        if isinstance(total, (int, float)) and not isinstance(total, bool) and total >= 0:
+            self.cost_usd = max(self.cost_usd, float(total))
+
     def _api_error_detail(self, event: HookEvent) -> str:
         """The hook's error kind plus the message on screen, which may show a reset time.
 
@@ -327,6 +341,9 @@ class AgentSession:
 
     def _record_hook(self, event: HookEvent) -> None:
         p = event.payload
+        if event.name == STATUS_LINE:
+            self._record_cost(p)
+            return  # several per turn: not worth an event each
         self._log.emit(
             "hook",
             name=event.name,

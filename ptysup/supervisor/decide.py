@@ -27,7 +27,11 @@ class ApiErrorNotWaited(Exception):
 
 
 class Runner(Protocol):
-    def run(self, prompt: str, timeout: float | None = None) -> Answer: ...
+    def run(
+        self, prompt: str, timeout: float | None = None, system: str | None = None
+    ) -> Answer: ...
+
+    def prepare(self, system: str | None = None) -> None: ...
 
     @property
     def cancelled(self) -> threading.Event: ...
@@ -65,8 +69,19 @@ class Supervisor:
         self._clock = clock
         self._now = wall_clock
 
-    def decide(self, prompt: str, iteration: int, timeout: float | None = None) -> Decided:
-        """The supervisor's decision; `timeout` caps the time it may take (time budget)."""
+    def prepare(self, system: str | None = None) -> None:
+        """Get the next decision's supervisor ready ahead of time (a warm spare)."""
+        self._runner.prepare(system)
+
+    def decide(
+        self,
+        prompt: str,
+        iteration: int,
+        timeout: float | None = None,
+        system: str | None = None,
+    ) -> Decided:
+        """The supervisor's decision; `timeout` caps the time it may take (time budget),
+        `system` is the unchanging part of the prompt for a supervisor that takes one."""
         deadline = None if timeout is None else self._clock() + timeout
         attempt = 0
         while True:
@@ -74,7 +89,7 @@ class Supervisor:
             for delay in (*self._backoff, None):
                 attempt += 1
                 try:
-                    answer = self._runner.run(prompt, time_left(deadline, self._clock()))
+                    answer = self._runner.run(prompt, time_left(deadline, self._clock()), system)
                 except SupervisorError as exc:
                     error = exc
                     self._log.emit(
