@@ -357,7 +357,11 @@ class _Waker:
 def summary_line(result: RunResult, path: Path) -> str:
     """The one line printed after a run in a terminal."""
     where = f"; events: {path}"
+    cost = (
+        f", cost ${result.cost_usd:.4f} (agent ${result.agent_cost_usd:.4f}, "
+        f"supervisor ${result.supervisor_cost_usd:.4f})"
+    )
     return (
         f"ptysup: {result.outcome.value} after {result.iterations} iteration(s) "
-        f"(exit {result.exit_code}){where}"
+        f"(exit {result.exit_code}){cost}{where}"
     )

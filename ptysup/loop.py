@@ -198,6 +198,7 @@ class RunLoop:
             if turn.kind is TurnEndKind.API_ERROR:
                 self._wait_out_api_error(turn.detail)
                 continue  # an API error costs no iteration
+            self._check_cost()  # no decision is paid for once the budget is gone
             self.iterations += 1
             decided = self._decide(turn)
             d = decided.decision
@@ -266,14 +267,17 @@ class RunLoop:
 
     def _check_budgets(self) -> None:
         """Raise _Stop once the iteration or cost budget is used up."""
-        if self._cfg.max_cost is not None and self.cost >= self._cfg.max_cost:
-            raise _Stop(*self._budget_stop(Outcome.COST, self._cost_reason()))
+        self._check_cost()
         if self.iterations >= self._cfg.max_iter:
             raise _Stop(
                 *self._budget_stop(
                     Outcome.BUDGET, f"iteration budget of {self._cfg.max_iter} used up"
                 )
             )
+
+    def _check_cost(self) -> None:
+        if self._cfg.max_cost is not None and self.cost >= self._cfg.max_cost:
+            raise _Stop(*self._budget_stop(Outcome.COST, self._cost_reason()))
 
     def _cost_reason(self) -> str:
         return (

@@ -47,6 +47,9 @@ def lean_argv(argv: Sequence[str], options: JudgeOptions) -> list[str]:
         return out
     if not _has(out, "--tools"):
         out += ["--tools", options.tools]
+    if options.tools and not _has(out, "--allowedTools", "--allowed-tools"):
+        # In -p mode a tool that asks permission is denied: the tools given are allowed.
+        out += ["--allowedTools", options.tools]
     if options.model and not _has(out, "--model"):
         out += ["--model", options.model]
     if not _has(out, "--no-session-persistence"):

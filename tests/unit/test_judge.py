@@ -19,6 +19,8 @@ def test_a_claude_judge_gets_read_only_tools_and_no_saved_session() -> None:
         "-p",
         "--tools",
         "Read,Grep,Glob",
+        "--allowedTools",
+        "Read,Grep,Glob",
         "--no-session-persistence",
     ]
     assert DEFAULT_TOOLS == "Read,Grep,Glob"
@@ -26,7 +28,15 @@ def test_a_claude_judge_gets_read_only_tools_and_no_saved_session() -> None:
 
 def test_the_model_and_more_tools_are_added_when_asked() -> None:
     argv = lean_argv(["/opt/bin/claude", "-p"], JudgeOptions("Read,Bash", "sonnet"))
-    assert argv[2:] == ["--tools", "Read,Bash", "--model", "sonnet", "--no-session-persistence"]
+    assert argv[2:] == [
+        "--tools",
+        "Read,Bash",
+        "--allowedTools",
+        "Read,Bash",
+        "--model",
+        "sonnet",
+        "--no-session-persistence",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -34,14 +44,16 @@ def test_the_model_and_more_tools_are_added_when_asked() -> None:
     [
         ["--tools", "Bash"],
         ["--tools=Bash"],
+        ["--allowedTools", "Bash(git *)"],
+        ["--allowed-tools", "Edit"],
         ["--model", "opus"],
         ["--no-session-persistence"],
     ],
 )
 def test_what_the_user_put_in_the_command_wins(user: list[str]) -> None:
     argv = lean_argv(["claude", "-p", *user], JudgeOptions(model="haiku"))
-    flag = user[0].split("=")[0]
-    assert sum(a.split("=")[0] == flag for a in argv) == 1
+    flags = {user[0].split("=")[0]} | ({"--allowedTools", "--allowed-tools"} & {user[0]})
+    assert sum(a.split("=")[0] in flags for a in argv) == 1
     assert argv[: 2 + len(user)] == ["claude", "-p", *user]
 
 

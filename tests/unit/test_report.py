@@ -30,6 +30,8 @@ def _events() -> list[tuple[str, dict[str, object]]]:
                 "iterations": 2,
                 "elapsed_s": 61.0,
                 "cost_usd": 0.0123,
+                "agent_cost_usd": 0.01,
+                "supervisor_cost_usd": 0.0023,
                 "reason": "done",
             },
         ),
@@ -60,6 +62,8 @@ def test_summary_json_and_markdown(tmp_path: Path) -> None:
     md = markdown(data)
     assert "### ptysup: complete ✅" in md
     assert "fix \\| the bug" in md and "| 2 | complete | done |" in md
+    assert (data["agent_cost_usd"], data["supervisor_cost_usd"]) == (0.01, 0.0023)
+    assert "| 0 | 2/5 | 61s | $0.0123 | $0.0100 | $0.0023 |" in md
     target = tmp_path / "step.md"
     append_step_summary(data, {"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(target)})
     append_step_summary(data, {"GITHUB_STEP_SUMMARY": str(target)})  # not in Actions: no-op
