@@ -31,6 +31,7 @@ from ptysup.plan.driver import PlanDriver
 from ptysup.redact import Redactor
 from ptysup.rundir import Part
 from ptysup.supervisor.decide import Supervisor
+from ptysup.supervisor.judge import JudgeOptions, lean_argv, takes_system_prompt
 from ptysup.supervisor.runner import SupervisorRunner
 from ptysup.terminal.inject import Typist
 from ptysup.terminal.keys import EscapeKeys, describe
@@ -119,10 +120,17 @@ def run(
         status = StatusLine(functools.partial(write_all, out_fd), rows, cols, clock)
         rows, cols = status.agent_size()
     runner = SupervisorRunner(
-        config.supervisor_cmd, timeout=config.supervisor_timeout, cwd=str(config.cwd), env=env
+        lean_argv(
+            config.supervisor_cmd, JudgeOptions(config.supervisor_tools, config.supervisor_model)
+        ),
+        timeout=config.supervisor_timeout,
+        cwd=str(config.cwd),
+        env=env,
+        warm=config.warm_supervisor,
     )
 
     with contextlib.ExitStack() as stack:
+        stack.callback(runner.close)
         holder: list[AgentSession] = []
         channel = None
         if profile.uses_hooks:
@@ -180,7 +188,17 @@ def run(
         stack.callback(feeder.stop)
         recording = None
         if record is not None:
-            recording = Recording(record, rows, cols, clock, env={"TERM": env.get("TERM", "")})
+            # With a person at the terminal, ptysup exits as soon as the run ends and the
+            # writer completes the file on its own; in CI, where the files are collected
+            # right after, the run waits for it.
+            recording = Recording(
+                record,
+                rows,
+                cols,
+                clock,
+                env={"TERM": env.get("TERM", "")},
+                wait_at_close=not interactive,
+            )
             log.add(recording)  # markers and typed text
             stack.callback(_finish_recording, recording, log)
         steps = _plan(config, log, env, part)
@@ -263,6 +281,9 @@ def _loop(
         spent=Spent(before.iterations, before.elapsed_s, before.cost_usd) if before else Spent(),
         resumed=part is not None and part.reopen,
         say=part.say if part is not None else None,
+        # A custom template is the whole prompt as written; otherwise a claude judge gets
+        # the unchanging part as its system prompt (smaller, cacheable requests).
+        split_prompt=config.prompt_template is None and takes_system_prompt(config.supervisor_cmd),
     )
     supervisor = Supervisor(runner, log, backoff, waits, clock)
     session.person.on_takeover.append(supervisor.abandon)
@@ -388,7 +409,7 @@ def _drive(
     signalled = [r for r in results if r.outcome is Outcome.SIGNAL and r.signum is not None]
     if signalled:
         first = signalled[0]
-        return RunResult(Outcome.SIGNAL, loop.iterations, first.reason, first.signum, loop.cost)
+        return loop.result(Outcome.SIGNAL, first.reason, first.signum)
     return results[0] if results else RunResult(Outcome.ERROR, loop.iterations, "run loop died")
 
 
@@ -463,7 +484,11 @@ def summary_line(result: RunResult, path: Path, steps: str = "") -> str:
     where = f"; events: {path}"
     why = f": {result.reason}" if result.outcome is Outcome.ESCALATED else ""
     steps = f"; {steps}" if steps else ""
+    cost = (
+        f", cost ${result.cost_usd:.4f} (agent ${result.agent_cost_usd:.4f}, "
+        f"supervisor ${result.supervisor_cost_usd:.4f})"
+    )
     return (
         f"ptysup: {result.outcome.value} after {result.iterations} iteration(s) "
-        f"(exit {result.exit_code}){why}{steps}{where}"
+        f"(exit {result.exit_code}){cost}{why}{steps}{where}"
     )

@@ -21,6 +21,7 @@ from ptysup.config import (
     DEFAULT_SUPERVISOR_BACKOFF,
     DEFAULT_SUPERVISOR_RETRIES,
     DEFAULT_SUPERVISOR_TIMEOUT,
+    DEFAULT_SUPERVISOR_TOOLS,
     DEFAULT_TURN_TIMEOUT,
     DEFAULT_VERIFY_TIMEOUT,
     DEFAULT_WAIT_BASE,
@@ -98,6 +99,17 @@ def run_command(
     supervisor_backoff: Annotated[
         float, _opt("Seconds before the first retry; each next one waits 4x longer.", min=0)
     ] = DEFAULT_SUPERVISOR_BACKOFF,
+    supervisor_model: Annotated[
+        str | None,
+        _opt("The model of a claude supervisor (default: Claude Code's).", show_default=False),
+    ] = None,
+    supervisor_tools: Annotated[
+        str,
+        _opt("Tools of a claude supervisor, comma-separated (e.g. Read,Grep,Glob,Bash)."),
+    ] = DEFAULT_SUPERVISOR_TOOLS,
+    warm_supervisor: Annotated[
+        bool, _opt("Start the next supervisor ahead of time, so it answers sooner.")
+    ] = True,
     verify: Annotated[
         list[str] | None,
         _opt(
@@ -241,6 +253,9 @@ def run_command(
         supervisor_timeout=supervisor_timeout,
         supervisor_retries=supervisor_retries,
         supervisor_backoff=supervisor_backoff,
+        supervisor_model=supervisor_model or None,
+        supervisor_tools=supervisor_tools,
+        warm_supervisor=warm_supervisor,
         verify=tuple(split_command(v, "--verify") for v in verify or ()),
         verify_timeout=verify_timeout,
         wait=wait,

@@ -21,6 +21,7 @@ DEFAULT_MAX_WAITS = 5
 DEFAULT_WAIT_BASE = 60.0
 QUESTIONS = ("supervisor", "person")  # who answers the agent's questions
 DEFAULT_NOTIFY_ON = ("escalation", "person", "run_end")
+DEFAULT_SUPERVISOR_TOOLS = "Read,Grep,Glob"  # read-only: look at the work, never change it
 
 
 class ConfigError(Exception):
@@ -38,6 +39,9 @@ class RunConfig:
     supervisor_timeout: float = DEFAULT_SUPERVISOR_TIMEOUT
     supervisor_retries: int = DEFAULT_SUPERVISOR_RETRIES
     supervisor_backoff: float = DEFAULT_SUPERVISOR_BACKOFF
+    supervisor_model: str | None = None  # None: Claude Code's default
+    supervisor_tools: str = DEFAULT_SUPERVISOR_TOOLS
+    warm_supervisor: bool = True
     log_file: Path | None = None
     log_format: str = "text"
     idle: float = DEFAULT_IDLE

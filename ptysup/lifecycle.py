@@ -188,6 +188,8 @@ def _finish(
         reason=result.reason,
         elapsed_s=round(elapsed, 3),
         cost_usd=round(result.cost_usd, 6),
+        agent_cost_usd=result.agent_cost_usd,
+        supervisor_cost_usd=result.supervisor_cost_usd,
     )
     log.close()
     data = summary.to_dict()

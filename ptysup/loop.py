@@ -10,6 +10,7 @@ from typing import Protocol
 
 from ptysup.agents.events import (
     AgentExited,
+    CostUp,
     Interrupted,
     PersonStopped,
     TimeUp,
@@ -29,7 +30,12 @@ from ptysup.supervisor.decide import (
     SupervisorFailed,
 )
 from ptysup.supervisor.parse import Action
-from ptysup.supervisor.prompt import DEFAULT_MAX_BYTES, PromptContext, build_prompt
+from ptysup.supervisor.prompt import (
+    DEFAULT_MAX_BYTES,
+    PromptContext,
+    build_prompt,
+    system_prompt,
+)
 from ptysup.terminal.screen import ScreenSnapshot
 from ptysup.verify import VerifyResult
 from ptysup.waits import WaitPolicy
@@ -46,6 +52,8 @@ class Agent(Protocol):
 
     activity: Activity
     person: Person
+    cost_usd: float  # the agent's own spend so far, as it reports it
+    cost_cap: float | None  # the agent's spend at which its turn ends the run (CostUp)
 
     def wait_ready(self) -> None: ...
     def submit(self, text: str, deadline: float | None = None) -> InjectResult: ...
@@ -60,7 +68,11 @@ class Agent(Protocol):
 
 
 class Decider(Protocol):
-    def decide(self, prompt: str, iteration: int, timeout: float | None = None) -> Decided: ...
+    def decide(
+        self, prompt: str, iteration: int, timeout: float | None = None, system: str | None = None
+    ) -> Decided: ...
+
+    def prepare(self, system: str | None = None) -> None: ...
 
 
 class Verify(Protocol):
@@ -118,10 +130,11 @@ class LoopConfig:
     max_iter: int = 50
     max_prompt_bytes: int = DEFAULT_MAX_BYTES
     max_time: float | None = None  # seconds
-    max_cost: float | None = None  # USD, the supervisor's summed total_cost_usd
+    max_cost: float | None = None  # USD, the agent's and the supervisor's spend together
     prompt_template: str | None = None
     questions: str = "supervisor"  # who answers the agent's questions: supervisor | person
     person_present: bool = False  # a person at a terminal takes over on [ESCALATE]
+    split_prompt: bool = False  # instructions and task as the supervisor's system prompt
     spent: Spent = Spent()
     resumed: bool = False  # the run was interrupted: ask the supervisor before typing
     say: str | None = None  # a person's answer, typed first when resuming
@@ -141,7 +154,9 @@ class RunResult:
     iterations: int
     reason: str = ""
     signum: int | None = None
-    cost_usd: float = 0.0
+    cost_usd: float = 0.0  # the whole run: agent and supervisor
+    agent_cost_usd: float = 0.0
+    supervisor_cost_usd: float = 0.0
 
     @property
     def exit_code(self) -> int:
@@ -190,8 +205,11 @@ class RunLoop:
         self._notes: tuple[str, ...] = ()
         self._asking: Ask | None = None  # a question whose hook waits for a reply
         self._once: tuple[str, ...] = ()  # notes for the next prompt only
+        # The unchanging part of every prompt, for a supervisor that takes a system prompt.
+        self._system = system_prompt(redact(config.task)) if config.split_prompt else None
         self.iterations = config.spent.iterations
-        self.cost_usd = config.spent.cost_usd
+        self._earlier_cost = config.spent.cost_usd  # what earlier parts of the run spent
+        self.cost_usd = 0.0  # the supervisor's summed total_cost_usd (this part)
 
     def run(self) -> RunResult:
         """Run to an outcome; never raises for the agent's or supervisor's failures."""
@@ -200,7 +218,7 @@ class RunLoop:
         except AgentExited as exc:
             outcome, reason = Outcome.AGENT_EXITED, f"agent exited: {exc}"
         except Interrupted as exc:
-            return RunResult(Outcome.SIGNAL, self.iterations, str(exc), exc.signum, self.cost)
+            return self.result(Outcome.SIGNAL, str(exc), exc.signum)
         except PersonStopped:
             self._log.emit("warning", message="stopped by the person (escape key)")
             self._interrupt(self._clock() + HARD_STOP_S)
@@ -214,9 +232,23 @@ class RunLoop:
             outcome, reason = Outcome.API_ERROR, str(exc)
         except TimeUp:
             outcome, reason = self._budget_stop(Outcome.TIME, "time budget used up")
+        except CostUp:
+            outcome, reason = self._budget_stop(Outcome.COST, self._cost_reason())
         except _Stop as stop:
             outcome, reason = stop.outcome, stop.reason
-        return RunResult(outcome, self.iterations, reason, None, self.cost)
+        return self.result(outcome, reason)
+
+    def result(self, outcome: Outcome, reason: str, signum: int | None = None) -> RunResult:
+        """A RunResult with this run's iterations and costs."""
+        return RunResult(
+            outcome,
+            self.iterations,
+            reason,
+            signum,
+            self.cost,
+            agent_cost_usd=round(self._agent.cost_usd, 6),
+            supervisor_cost_usd=round(self.cost_usd, 6),
+        )
 
     @property
     def max_iter(self) -> int:
@@ -225,8 +257,8 @@ class RunLoop:
 
     @property
     def cost(self) -> float:
-        """The supervisor's cost so far (USD), rounded for the log."""
-        return round(self.cost_usd, 6)
+        """The run's cost so far (USD): the agent's and the supervisor's, rounded for the log."""
+        return round(self._earlier_cost + self.cost_usd + self._agent.cost_usd, 6)
 
     def _run(self) -> tuple[Outcome, str]:
         try:
@@ -235,7 +267,9 @@ class RunLoop:
             return Outcome.AGENT_EXITED, f"agent never became ready: {exc}"
         self._log.emit("agent_ready", elapsed_s=self._elapsed())
         pending = self._open()
+        self._supervisor.prepare(self._system)  # boots while the agent works
         while True:
+            self._cap_agent_cost()
             turn = pending or self._agent.wait_turn_end(self._deadline)
             pending = None
             if isinstance(turn, Ask):
@@ -418,7 +452,7 @@ class RunLoop:
         prompts = person.prompts
         try:
             decided: Decided | None = self._supervisor.decide(
-                self._prompt(turn, question), i, self._remaining()
+                self._prompt(turn, question), i, self._remaining(), system=self._system
             )
         except DecisionCancelled:
             decided = None
@@ -429,15 +463,21 @@ class RunLoop:
             self._log.emit("decision_cancelled", iteration=i, reason=f"overtaken by {why}")
             return None
         d = decided.decision
+        d = decided.decision
+        answer = decided.answer
         self._log.emit(
             "decision",
             iteration=i,
             max_iter=self._cfg.max_iter,
             action=d.action.value,
             content=d.content,
-            duration_s=round(decided.answer.duration_s, 3),
+            duration_s=round(answer.duration_s, 3),
             attempts=decided.attempts,
-            cost_usd=decided.answer.cost_usd,
+            warm=answer.warm,
+            tokens=dict(answer.tokens),
+            cost_usd=answer.cost_usd,
+            supervisor_cost_usd=round(self.cost_usd, 6),
+            agent_cost_usd=round(self._agent.cost_usd, 6),
             total_cost_usd=self.cost,
             elapsed_s=self._elapsed(),
         )
@@ -469,12 +509,7 @@ class RunLoop:
 
     def _check_budgets(self) -> None:
         """Raise _Stop once the iteration or cost budget is used up."""
-        if self._cfg.max_cost is not None and self.cost_usd >= self._cfg.max_cost:
-            raise _Stop(
-                *self._budget_stop(
-                    Outcome.COST, f"cost budget of ${self._cfg.max_cost} used up (${self.cost:.4f})"
-                )
-            )
+        self._check_cost()
         why = self._steps.exhausted(self.iterations) if self._steps else None
         if why is not None:
             raise _Stop(*self._budget_stop(Outcome.BUDGET, why))
@@ -484,6 +519,21 @@ class RunLoop:
                     Outcome.BUDGET, f"iteration budget of {self._cfg.max_iter} used up"
                 )
             )
+
+    def _check_cost(self) -> None:
+        if self._cfg.max_cost is not None and self.cost >= self._cfg.max_cost:
+            raise _Stop(*self._budget_stop(Outcome.COST, self._cost_reason()))
+
+    def _cost_reason(self) -> str:
+        return (
+            f"cost budget of ${self._cfg.max_cost} used up (${self.cost:.4f}: agent "
+            f"${self._agent.cost_usd:.4f}, supervisor ${self.cost_usd:.4f})"
+        )
+
+    def _cap_agent_cost(self) -> None:
+        """What the agent may still spend in its turn before the cost budget ends the run."""
+        if self._cfg.max_cost is not None:
+            self._agent.cost_cap = self._cfg.max_cost - self._earlier_cost - self.cost_usd
 
     def _budget_stop(self, outcome: Outcome, reason: str) -> tuple[Outcome, str]:
         self._log.emit("warning", message=reason)
@@ -550,7 +600,9 @@ class RunLoop:
             dialog=turn.dialog,
         )
         self._once = ()
-        return build_prompt(ctx, self._cfg.max_prompt_bytes, self._cfg.prompt_template)
+        return build_prompt(
+            ctx, self._cfg.max_prompt_bytes, self._cfg.prompt_template, self._system is not None
+        )
 
     def _clear_and_end(self, deadline: float | None = None) -> None:
         """Interrupt a turn in progress, clear the conversation once (if the agent has a

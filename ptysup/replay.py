@@ -8,12 +8,15 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ptysup.rundir import RunNotFound, find_run, read_events
-from ptysup.terminal.record import as_bytes, read_cast, size_of
+from ptysup.terminal.record import as_bytes, read_cast, size_of, wait_complete
 from ptysup.terminal.screen import ScreenModel
+
+COMPLETE_WAIT_S = 60.0  # for a writer still completing a recording after its run ended
 
 
 def screens_at_decisions(cast: Path) -> Iterator[tuple[int, str]]:
     """(iteration, screen text) at each decision marker of a recording."""
+    wait_complete(cast, COMPLETE_WAIT_S)  # if it is still incomplete, show what is there
     header, events = read_cast(cast)
     model = ScreenModel(int(header["height"]), int(header["width"]))
     for _, kind, data in events:

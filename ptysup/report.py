@@ -56,6 +56,8 @@ class RunSummary:
             "max_iter",
             "elapsed_s",
             "cost_usd",
+            "agent_cost_usd",
+            "supervisor_cost_usd",
             "reason",
             "log_file",
             "record",
@@ -83,10 +85,12 @@ def markdown(summary: dict[str, Any]) -> str:
         "",
         f"**Task:** {_cell(summary.get('task'))}",
         "",
-        "| exit code | iterations | elapsed | supervisor cost |",
-        "|---|---|---|---|",
+        "| exit code | iterations | elapsed | cost | agent | supervisor |",
+        "|---|---|---|---|---|---|",
         f"| {summary.get('exit_code')} | {summary.get('iterations')}/{summary.get('max_iter')} "
-        f"| {summary.get('elapsed_s') or 0:.0f}s | ${summary.get('cost_usd') or 0:.4f} |",
+        f"| {summary.get('elapsed_s') or 0:.0f}s | ${summary.get('cost_usd') or 0:.4f} "
+        f"| ${summary.get('agent_cost_usd') or 0:.4f} "
+        f"| ${summary.get('supervisor_cost_usd') or 0:.4f} |",
     ]
     if summary.get("steps"):
         lines += ["", "| step | outcome | iterations |", "|---|---|---|"]

@@ -46,7 +46,9 @@ _USAGE_LIMIT = re.compile(r"\busage limit\b", re.IGNORECASE)
 
 
 def settings_json(hook_command: str) -> str:
-    """The --settings JSON that makes Claude Code report every hook to ptysup."""
+    """The --settings JSON that makes Claude Code report every hook to ptysup, and its
+    status line data (the session's cost): the client prints nothing, so Claude Code
+    draws no status line and its screen is as without ptysup."""
     entry = [{"type": "command", "command": hook_command}]
     hooks: dict[str, list[dict[str, object]]] = {
         name: [{"matcher": "*", "hooks": entry} if name in _TOOL_HOOKS else {"hooks": entry}]
@@ -54,7 +56,8 @@ def settings_json(hook_command: str) -> str:
     }
     ask = {"type": "command", "command": f"{hook_command} {ASK_WAIT_S}", "timeout": ASK_WAIT_S + 60}
     hooks["PreToolUse"] = [{"matcher": ASK_TOOL, "hooks": [ask]}]
-    return json.dumps({"hooks": hooks}, separators=(",", ":"))
+    status_line = {"type": "command", "command": hook_command}
+    return json.dumps({"hooks": hooks, "statusLine": status_line}, separators=(",", ":"))
 
 
 class ClaudeProfile:

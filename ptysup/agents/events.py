@@ -118,6 +118,10 @@ class TimeUp(Exception):
     """The run's time budget (--max-time) ran out while waiting on the agent."""
 
 
+class CostUp(Exception):
+    """The agent's own spend used up what the cost budget (--max-cost) had left."""
+
+
 def time_left(deadline: float | None, now: float) -> float | None:
     """Seconds until `deadline` (None: no time budget); raises TimeUp once it has passed."""
     if deadline is None:

@@ -21,6 +21,7 @@ from typing import Any
 from ptysup.agents.events import HookEvent
 
 HOOK_CLIENT = Path(__file__).with_name("hook_client.py")
+STATUS_LINE = "StatusLine"  # the name given to Claude Code's status line data
 # A socket's path must fit in sun_path: 108 bytes on Linux, 104 on macOS. A deep TMPDIR
 # (macOS gives ~50 characters, CI runners more) falls back to /tmp.
 _MAX_SOCKET_PATH = 100
@@ -137,16 +138,21 @@ class HookChannel:
         if not isinstance(payload, dict):
             self._on_foreign("hook payload is not a JSON object")
             return False
-        if not self._belongs(payload):
-            return False  # closing the connection: a waiting hook prints nothing
         name = str(payload.get("hook_event_name", ""))
-        if mode == b"reply" and not self._closed:
+        if not name and isinstance(payload.get("cost"), dict):
+            # Claude Code's statusLine command gets the same client, and a payload with
+            # no event name; it may arrive before a new session's SessionStart.
+            self._on_event(HookEvent(STATUS_LINE, payload, self._clock()))
+        elif not self._belongs(payload):
+            return False  # closing the connection: a waiting hook prints nothing
+        elif mode == b"reply" and not self._closed:
             reply = HookReply(conn, self._forget)
             with self._lock:
                 self._pending.add(reply)
             self._on_event(HookEvent(name, payload, self._clock(), reply))
             return True
-        self._on_event(HookEvent(name, payload, self._clock()))
+        else:
+            self._on_event(HookEvent(name, payload, self._clock()))
         with contextlib.suppress(OSError):
             conn.sendall(b"k")
         return False

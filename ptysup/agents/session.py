@@ -18,6 +18,7 @@ from ptysup.agents.events import (
     AgentEvent,
     AgentExit,
     AgentExited,
+    CostUp,
     HookEvent,
     Interrupted,
     PersonCommand,
@@ -29,6 +30,7 @@ from ptysup.agents.events import (
     TurnEnd,
     TurnEndKind,
 )
+from ptysup.agents.hooks import STATUS_LINE
 from ptysup.agents.person import Person
 from ptysup.agents.profile import AgentProfile
 from ptysup.agents.questions import ASK_TOOL, Ask, ask_from, person_answers
@@ -113,6 +115,8 @@ class AgentSession:
         self.last_output = clock()
         self.activity = Activity()
         self.exited: AgentExit | None = None
+        self.cost_usd = 0.0  # the agent's own spend (Claude Code's status line data)
+        self.cost_cap: float | None = None  # wait_turn_end raises CostUp at this spend
 
     # -- posted from other threads -------------------------------------------------
     def post(self, event: AgentEvent) -> None:
@@ -214,6 +218,8 @@ class AgentSession:
                 wakes.append(self.last_output + self.timings.idle)
             event = self._next(min(wakes))
             now = self._clock()
+            if self.cost_cap is not None and self.cost_usd >= self.cost_cap:
+                raise CostUp()
             if event is None:
                 if not self.profile.uses_hooks and now >= self.last_output + self.timings.idle:
                     return TurnEnd(TurnEndKind.QUIET)
@@ -323,6 +329,14 @@ class AgentSession:
         ask = self._asked.pop(str(payload.get("tool_use_id", "")), None)
         if ask is None or not ask.decided:
             self._log.emit("answer", by="person", answers=person_answers(payload))
+
+    def _record_cost(self, payload: dict[str, Any]) -> None:
+        """Claude Code reports the session's cumulative cost (observed with 2.1.197: it
+        carries on across /clear), so the agent's spend is the highest figure seen."""
+        cost = payload.get("cost")
+        total = cost.get("total_cost_usd") if isinstance(cost, dict) else None
+        if isinstance(total, (int, float)) and not isinstance(total, bool) and total >= 0:
+            self.cost_usd = max(self.cost_usd, float(total))
 
     def _api_error_detail(self, event: HookEvent) -> str:
         """The hook's error kind plus the message on screen, which may show a reset time.
@@ -498,6 +512,9 @@ class AgentSession:
 
     def _record_hook(self, event: HookEvent) -> None:
         p = event.payload
+        if event.name == STATUS_LINE:
+            self._record_cost(p)
+            return  # several per turn: not worth an event each
         if event.name in ("UserPromptSubmit", "Stop", "StopFailure"):
             self.in_turn = event.name == "UserPromptSubmit"
         self._log.emit(

@@ -31,7 +31,11 @@ class DecisionCancelled(Exception):
 
 
 class Runner(Protocol):
-    def run(self, prompt: str, timeout: float | None = None) -> Answer: ...
+    def run(
+        self, prompt: str, timeout: float | None = None, system: str | None = None
+    ) -> Answer: ...
+
+    def prepare(self, system: str | None = None) -> None: ...
 
     def end_current(self) -> None: ...
 
@@ -78,8 +82,19 @@ class Supervisor:
         self._abandoned.set()
         self._runner.end_current()
 
-    def decide(self, prompt: str, iteration: int, timeout: float | None = None) -> Decided:
-        """The supervisor's decision; `timeout` caps the time it may take (time budget)."""
+    def prepare(self, system: str | None = None) -> None:
+        """Get the next decision's supervisor ready ahead of time (a warm spare)."""
+        self._runner.prepare(system)
+
+    def decide(
+        self,
+        prompt: str,
+        iteration: int,
+        timeout: float | None = None,
+        system: str | None = None,
+    ) -> Decided:
+        """The supervisor's decision; `timeout` caps the time it may take (time budget),
+        `system` is the unchanging part of the prompt for a supervisor that takes one."""
         deadline = None if timeout is None else self._clock() + timeout
         self._abandoned.clear()  # an abandon() between decisions concerned none of them
         attempt = 0
@@ -90,7 +105,7 @@ class Supervisor:
                 try:
                     if self._abandoned.is_set():
                         raise DecisionCancelled()
-                    answer = self._runner.run(prompt, time_left(deadline, self._clock()))
+                    answer = self._runner.run(prompt, time_left(deadline, self._clock()), system)
                 except SupervisorError as exc:
                     if self._abandoned.is_set():
                         raise DecisionCancelled() from None

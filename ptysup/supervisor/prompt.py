@@ -87,6 +87,29 @@ Iteration {iteration}/{max_iter} · elapsed {elapsed}{turn_end}
 
 Decide now. Start your answer with [COMPLETE], [ABORT], [CONTINUE] or [ESCALATE].
 """
+# With a lean Claude Code judge the unchanging part (instructions, task) is its system
+# prompt, and this prompt holds only what changes from one decision to the next.
+SYSTEM_TEMPLATE = """\
+{marker}
+{instructions}
+
+## Task
+{task}
+"""
+SPLIT_TEMPLATE = """\
+{marker}
+Your instructions and the task are in your system prompt.
+
+## Progress
+Iteration {iteration}/{max_iter} · elapsed {elapsed}{turn_end}
+{notes}
+## What the agent did
+<agent_output>
+{agent_output}
+</agent_output>
+
+Decide now. Start your answer with [COMPLETE], [ABORT] or [CONTINUE].
+"""
 PLACEHOLDERS = (
     "marker",
     "instructions",
@@ -112,10 +135,25 @@ def validate_template(template: str) -> None:
         raise ValueError("the prompt template needs {task} and {agent_output}")
 
 
+def system_prompt(task: str) -> str:
+    """The unchanging part of every decision's prompt: the instructions and the task."""
+    return SYSTEM_TEMPLATE.format(
+        marker=SUPERVISOR_MARKER,
+        instructions=INSTRUCTIONS.format(tag=_DATA_TAG),
+        task=_valid(task),
+    )
+
+
 def build_prompt(
-    ctx: PromptContext, max_bytes: int = DEFAULT_MAX_BYTES, template: str | None = None
+    ctx: PromptContext,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    template: str | None = None,
+    split: bool = False,
 ) -> str:
     """The whole prompt, at most `max_bytes` UTF-8 bytes; only the agent's part is elided.
+
+    With `split`, the instructions and the task are left out: they go in as the system
+    prompt (`system_prompt`), and the bound applies to the rest.
 
     The task is never cut. When the fixed parts (template, task, notes) alone exceed the
     bound, the agent's part is left out entirely (at most an elision note stays) and the
@@ -123,7 +161,7 @@ def build_prompt(
     bound check the task's size up front. Lone surrogates (a non-UTF-8 command line)
     become U+FFFD: the prompt always encodes.
     """
-    template = template or DEFAULT_TEMPLATE
+    template = template or (SPLIT_TEMPLATE if split else DEFAULT_TEMPLATE)
     values = {
         "marker": SUPERVISOR_MARKER,
         "instructions": INSTRUCTIONS.format(tag=_DATA_TAG),

@@ -1,20 +1,35 @@
-"""A fresh supervisor process per decision: prompt on stdin, timeout, process-group kill."""
+"""A fresh supervisor process per decision: prompt on stdin, timeout, process-group kill.
+
+With a warm spare, the next decision's process is started ahead of time and waits on its
+stdin: `claude -p` spends ~0.6 s booting before it reads its prompt, most of a decision's
+latency on a fast model. A spare is still a fresh process, used once.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import hashlib
 import json
 import os
 import selectors
+import shutil
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 from ptysup.procutil import dies_with, kill_group
+from ptysup.supervisor.judge import with_system_prompt
 from ptysup.terminal.inject import clean
 
 MAX_OUTPUT = 1 << 20  # bytes of supervisor stdout kept; the rest is counted and dropped
+# A spare older than this is replaced rather than used: its session state (the date in
+# Claude Code's context, a refreshed login) may have gone stale.
+MAX_SPARE_AGE = 600.0
 _UTF8_MAX = 4  # bytes in one UTF-8 character: the cut at MAX_OUTPUT may split the last
 
 
@@ -31,6 +46,17 @@ class Answer:
     cost_usd: float | None = None
     truncated: bool = False  # stdout went past MAX_OUTPUT; `text` is its first part
     out_bytes: int = 0  # bytes the supervisor printed on stdout, kept or not
+    warm: bool = False  # answered by a spare started ahead of time
+    tokens: Mapping[str, int] = field(default_factory=dict)  # input, cached, output…
+
+
+@dataclass
+class _Spare:
+    """A supervisor process started ahead of time, waiting on its stdin."""
+
+    proc: subprocess.Popen[bytes]
+    argv: tuple[str, ...]
+    started: float
 
 
 class SupervisorRunner:
@@ -44,6 +70,8 @@ class SupervisorRunner:
         cwd: str | None = None,
         env: Mapping[str, str] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        warm: bool = False,
+        max_spare_age: float = MAX_SPARE_AGE,
     ) -> None:
         self.argv = list(argv)
         self.json_output = _wants_json(self.argv)
@@ -53,16 +81,63 @@ class SupervisorRunner:
         self._cwd = cwd
         self._env = dict(env) if env is not None else None
         self._clock = clock
+        self._warm = warm
+        self._max_spare_age = max_spare_age
         self._proc: subprocess.Popen[bytes] | None = None
+        self._spare: _Spare | None = None
+        self._system_dir: str | None = None  # private 0700 dir for system prompt files
         self._lock = threading.Lock()
         self._cancelled = threading.Event()
 
     def cancel(self) -> None:
-        """Kill a running supervisor (and its children); later calls fail at once."""
+        """Kill a running supervisor and the spare (with children); later calls fail at once."""
         self._cancelled.set()
         with self._lock:
             if self._proc is not None:
                 kill_group(self._proc.pid)
+        self._drop_spare()
+
+    def close(self) -> None:
+        """Kill the spare and remove the system prompt files (the run is over)."""
+        self._drop_spare()
+        if self._system_dir is not None:
+            shutil.rmtree(self._system_dir, ignore_errors=True)
+            self._system_dir = None
+
+    def prepare(self, system: str | None = None) -> None:
+        """Start the spare for the next decision (with warm spares on), unless one is ready.
+
+        Call it from the thread that will run the decisions: on Linux the spare is killed
+        when the thread that started it ends (PR_SET_PDEATHSIG follows the parent thread).
+        """
+        if not self._warm or self._cancelled.is_set():
+            return
+        argv = self.command(system)
+        with self._lock:
+            spare = self._spare
+            if spare is not None and self._usable(spare, argv):
+                return
+            self._spare = None
+        if spare is not None:
+            _reap(spare.proc)
+        try:
+            proc = self._spawn(argv)
+        except OSError:
+            return  # the decision itself will report it
+        with self._lock:
+            self._spare = _Spare(proc, tuple(argv), self._clock())
+
+    @property
+    def spare_pid(self) -> int | None:
+        """The waiting spare's pid, if there is one (for the bench and tests)."""
+        with self._lock:
+            return self._spare.proc.pid if self._spare is not None else None
+
+    def command(self, system: str | None = None) -> list[str]:
+        """The command line of one decision; `system` goes in as the system prompt."""
+        if system is None:
+            return list(self.argv)
+        return with_system_prompt(self.argv, self._system_file(system))
 
     def end_current(self) -> None:
         """Kill the running supervisor, if any (that run fails); later runs go on."""
@@ -75,43 +150,90 @@ class SupervisorRunner:
         """Set once cancel() was called."""
         return self._cancelled
 
-    def run(self, prompt: str, timeout: float | None = None) -> Answer:
+    def run(self, prompt: str, timeout: float | None = None, system: str | None = None) -> Answer:
         """Run one supervisor process and return its answer, or raise SupervisorError.
 
-        `timeout` shortens the configured time-out (what is left of the time budget).
+        `timeout` shortens the configured time-out (what is left of the time budget);
+        `system` is passed as the system prompt (a lean Claude Code judge).
         """
         limit = self._timeout if timeout is None else min(self._timeout, timeout)
         if self._cancelled.is_set():
             raise SupervisorError("cancelled")
-        start = self._clock()
-        try:
-            proc = subprocess.Popen(
-                self.argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                cwd=self._cwd,
-                env=self._env,
-                start_new_session=True,  # its own process group, killed as a whole
-                preexec_fn=dies_with(os.getpid()),
-            )
-        except OSError as exc:
-            raise SupervisorError(f"cannot start {self.argv[0]}: {exc.strerror or exc}") from exc
+        argv = self.command(system)
+        proc = self._take_spare(argv)
+        warm = proc is not None
+        if proc is None:
+            try:
+                proc = self._spawn(argv)
+            except OSError as exc:
+                raise SupervisorError(f"cannot start {argv[0]}: {exc.strerror or exc}") from exc
+        start = self._clock()  # a spare's time-out counts from the prompt
         with self._lock:
             self._proc = proc
         try:
             out, err, out_bytes = _exchange(proc, prompt.encode(), start + limit, self._clock)
         finally:
-            kill_group(proc.pid)
-            proc.wait()
+            _reap(proc)
             with self._lock:
                 self._proc = None
+            self.prepare(system)  # the next decision's spare boots while the agent works
         duration = self._clock() - start
         if self._cancelled.is_set():
             raise SupervisorError("cancelled")
         if out is None:
             raise SupervisorError(f"timed out after {limit:.0f}s")
-        return self._answer(out, err, proc.returncode, duration, out_bytes)
+        answer = self._answer(out, err, proc.returncode, duration, out_bytes)
+        return dataclasses.replace(answer, warm=warm)
+
+    def _spawn(self, argv: Sequence[str]) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            list(argv),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=self._cwd,
+            env=self._env,
+            start_new_session=True,  # its own process group, killed as a whole
+            preexec_fn=dies_with(os.getpid()),
+        )
+
+    def _usable(self, spare: _Spare, argv: Sequence[str]) -> bool:
+        """Started with this command line, still waiting, and not too old."""
+        return (
+            spare.argv == tuple(argv)
+            and spare.proc.poll() is None
+            and self._clock() - spare.started < self._max_spare_age
+        )
+
+    def _take_spare(self, argv: Sequence[str]) -> subprocess.Popen[bytes] | None:
+        with self._lock:
+            spare, self._spare = self._spare, None
+        if spare is None:
+            return None
+        if self._usable(spare, argv):
+            return spare.proc
+        _reap(spare.proc)  # other options, exited, or stale: a fresh process instead
+        return None
+
+    def _drop_spare(self) -> None:
+        with self._lock:
+            spare, self._spare = self._spare, None
+        if spare is not None:
+            _reap(spare.proc)
+
+    def _system_file(self, system: str) -> str:
+        """A 0600 file holding `system`, named by its content (so a change is a new
+        command line, which replaces the spare)."""
+        if self._system_dir is None:
+            self._system_dir = tempfile.mkdtemp(prefix="ptysup-judge-")  # 0700
+        data = system.encode()
+        path = os.path.join(self._system_dir, hashlib.sha256(data).hexdigest()[:16] + ".md")
+        if not os.path.exists(path):
+            fd = os.open(path + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            os.replace(path + ".tmp", path)
+        return path
 
     def _answer(self, out: bytes, err: bytes, code: int, duration: float, out_bytes: int) -> Answer:
         truncated = out_bytes > len(out)
@@ -124,8 +246,9 @@ class SupervisorRunner:
                 ) from None
             raise
         cost: float | None = None
+        tokens: dict[str, int] = {}
         if self.json_output:
-            text, cost, is_error = _from_json(text)
+            text, cost, is_error, tokens = _from_json(text)
             if is_error:
                 raise SupervisorError(f"supervisor reported an error: {_first_line(text)}")
         if text.lstrip().startswith("API Error"):
@@ -135,7 +258,7 @@ class SupervisorRunner:
             raise SupervisorError(f"exit status {code}: {detail}")
         if not clean(text).strip():  # nothing but blanks, controls and escape sequences
             raise SupervisorError("empty answer")
-        return Answer(text, duration, cost, truncated, out_bytes)
+        return Answer(text, duration, cost, truncated, out_bytes, tokens=tokens)
 
 
 def _wants_json(argv: Sequence[str]) -> bool:
@@ -147,19 +270,49 @@ def _wants_json(argv: Sequence[str]) -> bool:
     )
 
 
-def _from_json(text: str) -> tuple[str, float | None, bool]:
+# Claude Code's `usage` keys, as the decision event names them.
+_TOKENS = {
+    "input_tokens": "input",
+    "cache_read_input_tokens": "cached",
+    "cache_creation_input_tokens": "cache_write",
+    "output_tokens": "output",
+}
+
+
+def _from_json(text: str) -> tuple[str, float | None, bool, dict[str, int]]:
     try:
         obj = json.loads(text)
     except ValueError:
-        return text, None, False
+        return text, None, False, {}
     if not isinstance(obj, dict):
-        return text, None, False
+        return text, None, False, {}
     cost = obj.get("total_cost_usd")
     return (
         str(obj.get("result") or ""),
         float(cost) if isinstance(cost, (int, float)) else None,
         bool(obj.get("is_error")),
+        _tokens(obj.get("usage")),
     )
+
+
+def _tokens(usage: Any) -> dict[str, int]:
+    if not isinstance(usage, dict):
+        return {}
+    return {
+        name: int(usage[key])
+        for key, name in _TOKENS.items()
+        if isinstance(usage.get(key), int) and not isinstance(usage.get(key), bool)
+    }
+
+
+def _reap(proc: subprocess.Popen[bytes]) -> None:
+    """Kill a supervisor's process group, wait for it, close its pipes."""
+    kill_group(proc.pid)
+    proc.wait()
+    for pipe in (proc.stdin, proc.stdout, proc.stderr):
+        if pipe is not None:
+            with contextlib.suppress(OSError):
+                pipe.close()
 
 
 def _decode(out: bytes, truncated: bool) -> str:

@@ -37,6 +37,7 @@ BEHIND_MAX = 16 << 20  # frames kept here while the writer is stalled; beyond, i
 WRITER_WAIT_S = 30.0  # at close, for the writer to encode what a flood left spooled
 DRAIN_POLL_S = 0.5  # the drain thread looks this often whether the run is over
 DRAIN_GIVE_UP_S = 2.0  # at close, a writer that takes nothing for this long is stalled
+COMPLETE_POLL_S = 0.05  # how often a reader looks whether the writer has finished
 
 
 class Recording:
@@ -53,11 +54,17 @@ class Recording:
         command: str | None = None,
         title: str | None = None,
         writer_process: bool = True,
+        wait_at_close: bool = True,
     ) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        # Held until the file is complete: the writer process inherits this open file and
+        # with it the lock, which ends when the writer does (see wait_complete).
+        fcntl.flock(fd, fcntl.LOCK_EX)
         self.path = path
         self.error: str | None = None  # why the recording is incomplete, if it is
+        self._wait_at_close = wait_at_close
+        self.finishing_pid: int | None = None  # a writer left to complete the file
         self._clock = clock
         self._start = clock()
         self._lock = threading.Lock()
@@ -120,7 +127,12 @@ class Recording:
             if self._closed:
                 return
             self._closed = True
-            failed = self._out.finish()
+            if isinstance(self._out, _WriterProcess) and not self._wait_at_close:
+                failed = self._out.hand_off()
+                if failed is None:
+                    self.finishing_pid = self._out.pid
+            else:
+                failed = self._out.finish()
         if failed:  # the writer's own words say more than the broken pipe they caused
             self.error = f"{self.error}; {failed}" if self.error else failed
 
@@ -264,6 +276,16 @@ class _WriterProcess:
                 return False
         return True
 
+    def hand_off(self) -> str | None:
+        """Give the writer all input and let it complete the file on its own (it holds
+        the file's lock until then); why not, if it could not take everything."""
+        drained = self._drain(time.monotonic() + DRAIN_GIVE_UP_S)
+        os.close(self._pipe)
+        self._let_go()
+        if not drained:
+            return f"the writer stopped taking it ({self._behind_size >> 10} KB not written)"
+        return None
+
     def finish(self) -> str | None:
         deadline = time.monotonic() + WRITER_WAIT_S
         drained = self._drain(deadline)
@@ -305,6 +327,24 @@ class _InProcess:
         finally:
             self._file.close()
         return None
+
+
+def wait_complete(path: Path, timeout: float) -> bool:
+    """Wait up to `timeout` seconds until no writer holds the recording's lock (a writer
+    left to finish a flood after ptysup exited); whether it is complete."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                return True
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    return False
+                time.sleep(COMPLETE_POLL_S)  # flock has no time-out of its own
+    finally:
+        os.close(fd)
 
 
 def read_cast(path: Path) -> tuple[dict[str, Any], list[tuple[float, str, str]]]:

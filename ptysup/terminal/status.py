@@ -193,6 +193,7 @@ class StatusSink:
         self._max_iter = max_iter
         self._state = "starting"
         self._last = ""
+        self._cost = 0.0  # the run's (agent and supervisor), as of the last decision
 
     def write(self, event: Event) -> None:
         f = event.fields
@@ -207,6 +208,7 @@ class StatusSink:
             self._state = "asking the supervisor"
         elif name == "decision":
             self._iteration = int(f.get("iteration") or 0)
+            self._cost = float(f.get("total_cost_usd") or 0.0)
             self._last = f"{f.get('action')}: {f.get('content', '')}"
             self._state = f"decided: {f.get('action')}"
         elif name == "wait":
@@ -268,8 +270,10 @@ class StatusSink:
         parts = [
             f"ptysup {self._iteration}/{self._max_iter}",
             format_elapsed(self._clock() - self._start),
-            self._state,
         ]
+        if self._cost:
+            parts.append(f"${self._cost:.2f}")
+        parts.append(self._state)
         if self._escape_key:
             parts.append(f"{self._escape_key} keys")
         if self._last:

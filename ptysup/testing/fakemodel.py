@@ -45,6 +45,7 @@ class RecordedRequest:
     rule: str | None
     step_index: int
     status: int
+    size: int = 0  # bytes of the request body as it came over the wire
 
     def to_json(self) -> dict[str, object]:
         """The JSONL log form."""
@@ -56,6 +57,7 @@ class RecordedRequest:
             "rule": self.rule,
             "step_index": self.step_index,
             "status": self.status,
+            "size": self.size,
             "human_text": self.human_text,
             "body": self.body,
         }
@@ -143,15 +145,15 @@ class _Handler(BaseHTTPRequestHandler):
             model.record(RequestKind.COUNT_TOKENS, body, self.path, self._session(), None, 200)
             self._send_json(200, {"input_tokens": wire.estimate_tokens(body)})
             return
-        self._answer(body)
+        self._answer(body, len(raw))
 
-    def _answer(self, body: dict[str, Any]) -> None:
+    def _answer(self, body: dict[str, Any], size: int) -> None:
         model = self.server.model
         kind = conversation.classify(body, model.marker)
         session = self._session()
         choice = model.player.choose(kind, body, session)
         status = choice.step.error or 200
-        model.record(kind, body, self.path, session, choice, status)
+        model.record(kind, body, self.path, session, choice, status, size)
         if choice.step.delay and model.stopping.wait(choice.step.delay):
             # Closing: drop the connection so the client sees the server go away.
             self.close_connection = True
@@ -269,6 +271,7 @@ class FakeModel:
         session_id: str,
         choice: Choice | None,
         status: int,
+        size: int = 0,
     ) -> None:
         """Record one request (called by the server threads)."""
         self._recorder.add(
@@ -282,6 +285,7 @@ class FakeModel:
                 rule=choice.rule if choice else None,
                 step_index=choice.step_index if choice else 0,
                 status=status,
+                size=size,
             )
         )
 

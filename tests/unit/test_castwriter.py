@@ -17,7 +17,7 @@ import pytest
 
 from ptysup.terminal import castwriter
 from ptysup.terminal.castwriter import FLOOD, CastEncoder, FrameStream, Spool, frame_header
-from ptysup.terminal.record import Recording, output_bytes, read_cast
+from ptysup.terminal.record import Recording, output_bytes, read_cast, wait_complete
 from tests.helpers import Tick, wait_for
 
 
@@ -272,3 +272,36 @@ def test_a_writer_stalled_too_long_stops_the_recording_and_says_so(
     assert rec.error == "cannot write the recording: the writer fell 1 MB behind"
     kept = output_bytes(rec.path)
     assert 1 << 20 < len(kept) < len(b"".join(chunks)) and set(kept) == {ord("z")}
+
+
+def test_a_recording_handed_off_is_completed_by_its_writer_after_close(tmp_path: Path) -> None:
+    # With a person at the terminal ptysup does not wait for the writer at the end: the
+    # writer holds the file's lock until the file is complete, and readers wait on it.
+    path = tmp_path / "run.cast"
+    rec = Recording(path, 24, 80, Tick(0.01), wait_at_close=False)
+    pid = rec.writer_pid
+    assert pid is not None
+    # ~300 KB: all of it fits in the pipe, so a stopped writer holds nothing up.
+    chunks = [b"line %d " % i * 20 + b"\r\n" for i in range(2000)]
+    for chunk in chunks[:1000]:
+        rec.output(chunk)
+    os.kill(pid, signal.SIGSTOP)  # a writer still busy when the run ends
+    try:
+        for chunk in chunks[1000:]:
+            rec.output(chunk)
+        rec.close()
+        assert rec.error is None and rec.finishing_pid == pid
+        assert not wait_complete(path, 0.2)  # still being written: the lock is held
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert wait_complete(path, 30)
+    assert output_bytes(path) == b"".join(chunks)
+
+
+def test_a_recording_closed_with_waiting_is_complete_at_once(tmp_path: Path) -> None:
+    path = tmp_path / "run.cast"
+    rec = Recording(path, 24, 80, Tick(0.01))
+    rec.output(b"hello\r\n")
+    rec.close()
+    assert rec.finishing_pid is None
+    assert wait_complete(path, 0) and output_bytes(path) == b"hello\r\n"

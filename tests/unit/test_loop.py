@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from ptysup.agents.events import AgentExited, TimeUp, TurnEnd, TurnEndKind
+from ptysup.agents.events import AgentExited, CostUp, TimeUp, TurnEnd, TurnEndKind
 from ptysup.agents.person import Person
 from ptysup.agents.questions import Ask
 from ptysup.agents.session import Activity, InjectResult
@@ -37,6 +37,9 @@ class FakeAgent:
         self.working = False  # a turn is in progress when a hard stop comes
         self.holds: list[TurnEnd | None] = []  # what hold() answers, in order (else: the turn)
         self.person_turns = 0  # turns a person started after an escalation
+        self.cost_usd = 0.0
+        self.cost_cap: float | None = None
+        self.spend_per_turn = 0.0  # the agent's own cost of each turn
 
     def wait_ready(self) -> None:
         pass
@@ -49,6 +52,9 @@ class FakeAgent:
         if self.exit_after_turns is not None and self.turns >= self.exit_after_turns:
             raise AgentExited(None)
         self.turns += 1
+        self.cost_usd += self.spend_per_turn
+        if self.cost_cap is not None and self.cost_usd >= self.cost_cap:
+            raise CostUp()
         if self.turn_ends:
             return self.turn_ends.pop(0)
         self.activity.last_message = f"turn {self.turns} done"
@@ -88,9 +94,17 @@ class FakeSupervisor:
     def __init__(self, answers: Iterator[str] | list[str]) -> None:
         self._answers = iter(answers)
         self.prompts: list[str] = []
+        self.systems: list[str | None] = []
+        self.prepared: list[str | None] = []
 
-    def decide(self, prompt: str, iteration: int, timeout: float | None = None) -> Decided:
+    def prepare(self, system: str | None = None) -> None:
+        self.prepared.append(system)
+
+    def decide(
+        self, prompt: str, iteration: int, timeout: float | None = None, system: str | None = None
+    ) -> Decided:
         self.prompts.append(prompt)
+        self.systems.append(system)
         answer = next(self._answers)
         if answer == "FAIL":
             raise SupervisorFailed("all attempts failed")
@@ -113,6 +127,7 @@ def _run(  # type: ignore[no-untyped-def]
         max_time=kw.pop("max_time", None),
         questions=kw.pop("questions", "supervisor"),
         person_present=kw.pop("person_present", False),
+        split_prompt=kw.pop("split_prompt", False),
     )
     result = RunLoop(cfg, agent, sup, EventLog([rec]), **kw).run()
     return result, agent, sup, rec
@@ -224,6 +239,43 @@ def test_cost_budget_stops_like_the_iteration_budget() -> None:
     assert [e.fields["total_cost_usd"] for e in rec.events if e.event == "decision"] == [0.25, 0.5]
 
 
+def test_the_cost_budget_counts_the_agent_and_the_supervisor() -> None:
+    agent = FakeAgent()
+    agent.spend_per_turn = 0.1
+    result, agent, sup, rec = _run(["[CONTINUE] more"] * 5, max_cost=0.65, agent=agent)
+    # turn 1: 0.1 + 0.25; turn 2: 0.2 + 0.5 = 0.7 reaches 0.65 at the decision
+    assert result.outcome is Outcome.COST and len(sup.prompts) == 2
+    assert (result.agent_cost_usd, result.supervisor_cost_usd, result.cost_usd) == (0.2, 0.5, 0.7)
+    decision = [e.fields for e in rec.events if e.event == "decision"][-1]
+    assert (decision["agent_cost_usd"], decision["supervisor_cost_usd"]) == (0.2, 0.5)
+    assert decision["total_cost_usd"] == 0.7
+    assert "agent $0.2000, supervisor $0.5000" in result.reason
+
+
+def test_the_agent_spending_the_rest_of_the_budget_ends_its_turn() -> None:
+    agent = FakeAgent()
+    agent.spend_per_turn = 0.3
+    result, agent, sup, _ = _run(["[CONTINUE] more"] * 5, max_cost=0.8, agent=agent)
+    # After decision 1 (0.3 + 0.25) the agent may spend 0.55 more: its second turn's
+    # 0.3 brings it to 0.6, past that cap, so the turn ends the run before a decision.
+    assert result.outcome is Outcome.COST and len(sup.prompts) == 1
+    assert agent.cost_cap == 0.55 and agent.typed[-1] == "/clear"
+
+
+def test_a_split_prompt_sends_the_task_as_the_system_prompt_and_prepares_a_spare() -> None:
+    result, _, sup, _ = _run(["[CONTINUE] more", "[COMPLETE] ok"], split_prompt=True)
+    assert result.outcome is Outcome.COMPLETE
+    system = sup.systems[0]
+    assert system is not None and "## Task\nthe task" in system
+    assert sup.systems == [system, system] and sup.prepared == [system]
+    assert all("## Task" not in p and "Iteration" in p for p in sup.prompts)
+
+
+def test_an_unsplit_prompt_holds_the_task() -> None:
+    _, _, sup, _ = _run(["[COMPLETE] ok"])
+    assert sup.systems == [None] and "the task" in sup.prompts[0]
+
+
 class Clock:
     def __init__(self) -> None:
         self.now = 1000.0
@@ -272,10 +324,15 @@ def test_supervisor_logs_a_warning_for_an_answer_without_a_marker() -> None:
     class Runner:
         cancelled = threading.Event()
 
-        def run(self, prompt: str, timeout: float | None = None) -> Answer:
+        def run(
+            self, prompt: str, timeout: float | None = None, system: str | None = None
+        ) -> Answer:
             return Answer("please run the tests", 0.1)
 
         def end_current(self) -> None:
+            pass
+
+        def prepare(self, system: str | None = None) -> None:
             pass
 
     rec = EventList()

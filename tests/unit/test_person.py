@@ -99,14 +99,16 @@ class PersonSpeaks(FakeSupervisor):
         self._agent = agent
         self._cancel = cancel
 
-    def decide(self, prompt: str, iteration: int, timeout: float | None = None) -> Decided:
+    def decide(
+        self, prompt: str, iteration: int, timeout: float | None = None, system: str | None = None
+    ) -> Decided:
         if len(self.prompts) == 0:
             self.prompts.append(prompt)
             self._agent.person.submitted("my own message")
             if self._cancel:
                 raise DecisionCancelled()
             return Decided(parse("[CONTINUE] stale"), Answer("[CONTINUE] stale", 1, 0.5), 1)
-        return super().decide(prompt, iteration, timeout)
+        return super().decide(prompt, iteration, timeout, system)
 
 
 def _loop(agent: FakeAgent, sup: FakeSupervisor, **kw: object) -> tuple[RunLoop, EventList]:
@@ -276,7 +278,7 @@ class SlowRunner:
         self.runs = 0
         self._fail = fail_at_once
 
-    def run(self, prompt: str, timeout: float | None = None) -> Answer:
+    def run(self, prompt: str, timeout: float | None = None, system: str | None = None) -> Answer:
         self.runs += 1
         if self._fail or self.ended.wait(10):
             raise SupervisorError("exit status -9: killed")
@@ -284,6 +286,9 @@ class SlowRunner:
 
     def end_current(self) -> None:
         self.ended.set()
+
+    def prepare(self, system: str | None = None) -> None:
+        pass
 
 
 def test_an_abandoned_decision_ends_its_supervisor_and_is_not_retried() -> None:

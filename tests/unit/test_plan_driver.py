@@ -49,10 +49,12 @@ def test_steps_run_in_order_each_behind_its_own_gate() -> None:
     )
     real_decide = sup.decide
 
-    def decide(prompt: str, iteration: int, timeout: float | None = None):  # type: ignore[no-untyped-def]
+    def decide(  # type: ignore[no-untyped-def]
+        prompt: str, iteration: int, timeout: float | None = None, system: str | None = None
+    ):
         if iteration == 3:
             passing.add("check-b")  # the agent fixed it after the failed gate
-        return real_decide(prompt, iteration, timeout)
+        return real_decide(prompt, iteration, timeout, system)
 
     sup.decide = decide  # type: ignore[method-assign]
     result = loop.run()

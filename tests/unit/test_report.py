@@ -40,6 +40,8 @@ def _events() -> list[tuple[str, dict[str, object]]]:
                 "iterations": 2,
                 "elapsed_s": 61.0,
                 "cost_usd": 0.0123,
+                "agent_cost_usd": 0.01,
+                "supervisor_cost_usd": 0.0023,
                 "reason": "done",
             },
         ),
@@ -70,6 +72,8 @@ def test_summary_json_and_markdown(tmp_path: Path) -> None:
     md = markdown(data)
     assert "### ptysup: complete ✅" in md
     assert "fix \\| the bug" in md and "| 2 | complete | done |" in md
+    assert (data["agent_cost_usd"], data["supervisor_cost_usd"]) == (0.01, 0.0023)
+    assert "| 0 | 2/5 | 61s | $0.0123 | $0.0100 | $0.0023 |" in md
     target = tmp_path / "step.md"
     append_step_summary(data, {"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(target)})
     append_step_summary(data, {"GITHUB_STEP_SUMMARY": str(target)})  # not in Actions: no-op
@@ -88,7 +92,10 @@ def test_an_escalation_is_an_error_annotation_and_its_reason_is_in_every_summary
     assert data["escalation"] == "needs the 100% sure\nanswer"
     assert "**Waiting for a person:** needs the 100% sure answer" in markdown(data)
     line = summary_line(RunResult(Outcome.ESCALATED, 2, "needs it"), Path("e.jsonl"))
-    assert line == "ptysup: escalated after 2 iteration(s) (exit 7): needs it; events: e.jsonl"
+    assert line == (
+        "ptysup: escalated after 2 iteration(s) (exit 7), cost $0.0000 (agent $0.0000, "
+        "supervisor $0.0000): needs it; events: e.jsonl"
+    )
 
 
 def test_the_summary_lists_a_plans_steps() -> None:
@@ -115,5 +122,6 @@ def test_the_summary_lists_a_plans_steps() -> None:
 def test_the_summary_line_names_the_steps() -> None:
     line = summary_line(RunResult(Outcome.BUDGET, 6), Path("e.jsonl"), "steps: a ✓, b ✗ budget")
     assert line == (
-        "ptysup: budget after 6 iteration(s) (exit 3); steps: a ✓, b ✗ budget; events: e.jsonl"
+        "ptysup: budget after 6 iteration(s) (exit 3), cost $0.0000 (agent $0.0000, "
+        "supervisor $0.0000); steps: a ✓, b ✗ budget; events: e.jsonl"
     )

@@ -217,3 +217,111 @@ def test_the_supervisor_dies_with_a_killed_ptysup(tmp_path: Path) -> None:
     finally:
         ptysup.kill()
         ptysup.wait()
+
+
+def _pid_printer(**kw: Any) -> SupervisorRunner:
+    """A warm-capable runner whose supervisor answers with its own pid and its argv."""
+    code = "sys.stdin.read(); print('[CONTINUE]', os.getpid(), *sys.argv[1:])"
+    return printer(code, warm=True, **kw)
+
+
+def _pid_of(answer_text: str) -> int:
+    return int(answer_text.split()[1])
+
+
+def test_a_warm_spare_answers_the_next_decision_and_is_replaced_by_a_new_one() -> None:
+    runner = _pid_printer()
+    try:
+        runner.prepare()
+        spare = runner.spare_pid
+        assert spare is not None and alive(spare)
+        answer = runner.run("p")
+        assert answer.warm and _pid_of(answer.text) == spare
+        # The next spare is already waiting, a fresh process.
+        following = runner.spare_pid
+        assert following is not None and following != spare and alive(following)
+        assert runner.run("p").warm
+    finally:
+        runner.close()
+
+
+def test_without_warm_no_spare_is_started() -> None:
+    runner = printer("sys.stdin.read(); print('[CONTINUE] cold')")
+    runner.prepare()
+    assert runner.spare_pid is None
+    assert not runner.run("p").warm and runner.spare_pid is None
+
+
+def test_a_spare_started_for_another_system_prompt_is_replaced(tmp_path: Path) -> None:
+    runner = _pid_printer()
+    try:
+        runner.prepare("instructions A")
+        stale = runner.spare_pid
+        assert stale is not None
+        answer = runner.run("p", system="instructions B")
+        assert not answer.warm and _pid_of(answer.text) != stale
+        assert not alive(stale)  # killed, not left waiting
+        # The system prompt went in as a private file, named by its content.
+        path = Path(answer.text.split()[-1])
+        assert answer.text.split()[-2] == "--system-prompt-file"
+        assert path.read_text() == "instructions B"
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+        assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+    finally:
+        runner.close()
+    assert not path.parent.exists()  # close() removes the files
+
+
+def test_a_spare_older_than_its_maximum_age_is_not_used() -> None:
+    now = [100.0]
+    runner = _pid_printer(clock=lambda: now[0], max_spare_age=60)
+    try:
+        runner.prepare()
+        old = runner.spare_pid
+        now[0] += 61
+        answer = runner.run("p")
+        assert not answer.warm and _pid_of(answer.text) != old
+        assert old is not None and not alive(old)
+    finally:
+        runner.close()
+
+
+def test_a_spare_s_time_out_counts_from_the_prompt() -> None:
+    now = [0.0]
+    runner = _pid_printer(clock=lambda: now[0], timeout=5, max_spare_age=10_000)
+    try:
+        runner.prepare()
+        now[0] = 1000.0  # the spare waited far longer than the time-out
+        assert runner.run("p").warm
+    finally:
+        runner.close()
+
+
+def test_cancel_and_close_kill_the_spare() -> None:
+    runner = _pid_printer()
+    runner.prepare()
+    spare = runner.spare_pid
+    assert spare is not None
+    runner.cancel()
+    assert runner.spare_pid is None and not alive(spare)
+    runner.prepare()  # cancelled: no new spare
+    assert runner.spare_pid is None
+    runner.close()
+
+
+def test_a_claude_supervisor_reports_its_tokens(tmp_path: Path) -> None:
+    claude = tmp_path / "claude"
+    usage = {
+        "input_tokens": 120,
+        "cache_read_input_tokens": 3000,
+        "cache_creation_input_tokens": 50,
+        "output_tokens": 12,
+        "service_tier": "standard",
+    }
+    claude.write_text(
+        f"#!{sys.executable}\nimport json, sys\nsys.stdin.read()\n"
+        f"print(json.dumps({{'result': '[COMPLETE] ok', 'usage': {usage!r}}}))\n"
+    )
+    claude.chmod(claude.stat().st_mode | stat.S_IXUSR)
+    answer = SupervisorRunner([str(claude), "-p"], timeout=30).run("p")
+    assert dict(answer.tokens) == {"input": 120, "cached": 3000, "cache_write": 50, "output": 12}

@@ -78,6 +78,8 @@ def test_sink_composes_iteration_time_and_last_decision() -> None:
     log.emit("decision", iteration=2, action="continue", content="fix the test")
     assert line.text == "ptysup 2/50 · 1m05s · decided: continue · last: continue: fix the test"
     assert len(pokes) == 3
+    log.emit("decision", iteration=3, action="continue", content="go", total_cost_usd=0.4213)
+    assert line.text == "ptysup 3/50 · 1m05s · $0.42 · decided: continue · last: continue: go"
 
 
 def test_stop_gives_the_whole_terminal_back() -> None:

@@ -1,0 +1,68 @@
+"""The lean judge: what ptysup adds to a Claude Code supervisor's command line.
+
+Measured with Claude Code 2.1.197 against the fake model: a bare `claude -p` sends ~79 KB
+per call, 64.5 KB of it the definitions of 24 tools a judge never uses; with only the
+read-only tools ~13.5 KB, and with ptysup's instructions as the system prompt ~8.4 KB.
+The instructions and the task also sit at a block boundary there (the system prompt),
+where the prompt cache can serve them from one decision to the next.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ptysup.config import DEFAULT_SUPERVISOR_TOOLS
+
+# Read-only: the judge may look at the work, never change it or run commands. `--verify`
+# runs the real checks; `--supervisor-tools` gives the judge more (e.g. Bash).
+DEFAULT_TOOLS = DEFAULT_SUPERVISOR_TOOLS
+
+_SYSTEM_FLAGS = ("--system-prompt", "--system-prompt-file", "--append-system-prompt")
+
+
+@dataclass(frozen=True)
+class JudgeOptions:
+    """What the run asks of a Claude Code supervisor."""
+
+    tools: str = DEFAULT_TOOLS
+    model: str | None = None  # None: Claude Code's default model
+
+
+def is_claude(argv: Sequence[str]) -> bool:
+    """Whether the supervisor command is Claude Code (its executable is named claude)."""
+    return bool(argv) and os.path.basename(argv[0]) == "claude"
+
+
+def _has(argv: Sequence[str], *flags: str) -> bool:
+    return any(a == f or a.startswith(f + "=") for a in argv for f in flags)
+
+
+def lean_argv(argv: Sequence[str], options: JudgeOptions) -> list[str]:
+    """`argv` with the judge's tools, model and no saved session added; whatever the user
+    already put in the command wins. Other supervisor commands are left as they are."""
+    out = list(argv)
+    if not is_claude(out):
+        return out
+    if not _has(out, "--tools"):
+        out += ["--tools", options.tools]
+    if options.tools and not _has(out, "--allowedTools", "--allowed-tools"):
+        # In -p mode a tool that asks permission is denied: the tools given are allowed.
+        out += ["--allowedTools", options.tools]
+    if options.model and not _has(out, "--model"):
+        out += ["--model", options.model]
+    if not _has(out, "--no-session-persistence"):
+        out.append("--no-session-persistence")  # a judge's session is never resumed
+    return out
+
+
+def takes_system_prompt(argv: Sequence[str]) -> bool:
+    """Whether ptysup passes its instructions as the system prompt: a Claude Code
+    supervisor whose command line does not set a system prompt of its own."""
+    return is_claude(argv) and not _has(argv, *_SYSTEM_FLAGS)
+
+
+def with_system_prompt(argv: Sequence[str], path: str) -> list[str]:
+    """`argv` reading its system prompt from the file at `path` (kept out of `ps`)."""
+    return [*argv, "--system-prompt-file", path]

@@ -1,0 +1,86 @@
+"""What ptysup adds to a Claude Code supervisor's command line, and what it leaves alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from ptysup.supervisor.judge import (
+    DEFAULT_TOOLS,
+    JudgeOptions,
+    lean_argv,
+    takes_system_prompt,
+    with_system_prompt,
+)
+
+
+def test_a_claude_judge_gets_read_only_tools_and_no_saved_session() -> None:
+    assert lean_argv(["claude", "-p"], JudgeOptions()) == [
+        "claude",
+        "-p",
+        "--tools",
+        "Read,Grep,Glob",
+        "--allowedTools",
+        "Read,Grep,Glob",
+        "--no-session-persistence",
+    ]
+    assert DEFAULT_TOOLS == "Read,Grep,Glob"
+
+
+def test_the_model_and_more_tools_are_added_when_asked() -> None:
+    argv = lean_argv(["/opt/bin/claude", "-p"], JudgeOptions("Read,Bash", "sonnet"))
+    assert argv[2:] == [
+        "--tools",
+        "Read,Bash",
+        "--allowedTools",
+        "Read,Bash",
+        "--model",
+        "sonnet",
+        "--no-session-persistence",
+    ]
+
+
+@pytest.mark.parametrize(
+    "user",
+    [
+        ["--tools", "Bash"],
+        ["--tools=Bash"],
+        ["--allowedTools", "Bash(git *)"],
+        ["--allowed-tools", "Edit"],
+        ["--model", "opus"],
+        ["--no-session-persistence"],
+    ],
+)
+def test_what_the_user_put_in_the_command_wins(user: list[str]) -> None:
+    argv = lean_argv(["claude", "-p", *user], JudgeOptions(model="haiku"))
+    flags = {user[0].split("=")[0]} | ({"--allowedTools", "--allowed-tools"} & {user[0]})
+    assert sum(a.split("=")[0] in flags for a in argv) == 1
+    assert argv[: 2 + len(user)] == ["claude", "-p", *user]
+
+
+def test_other_supervisor_commands_are_left_as_they_are() -> None:
+    assert lean_argv(["my-judge", "--fast"], JudgeOptions(model="x")) == ["my-judge", "--fast"]
+    assert not takes_system_prompt(["my-judge"])
+
+
+@pytest.mark.parametrize(
+    ("argv", "takes"),
+    [
+        (["claude", "-p"], True),
+        (["claude", "-p", "--system-prompt", "be strict"], False),
+        (["claude", "-p", "--append-system-prompt=be strict"], False),
+        (["claude", "-p", "--system-prompt-file", "/x"], False),
+    ],
+)
+def test_the_system_prompt_is_ptysup_s_unless_the_user_set_one(
+    argv: list[str], takes: bool
+) -> None:
+    assert takes_system_prompt(argv) is takes
+
+
+def test_the_system_prompt_comes_from_a_file() -> None:
+    assert with_system_prompt(["claude", "-p"], "/run/s.md") == [
+        "claude",
+        "-p",
+        "--system-prompt-file",
+        "/run/s.md",
+    ]
