@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import signal
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -346,3 +347,27 @@ def test_in_a_terminal_the_person_answers_the_picker(
     )
     results = [t for req in r.model.requests_of(RequestKind.AGENT) for t in tool_results(req)]
     assert any('"Which storage should the cache use?"="Redis"' in t for t in results), results
+
+
+def test_sigterm_while_the_supervisor_weighs_a_question_ends_everything(
+    rig: Callable[..., Rig],
+) -> None:
+    r = rig(
+        {
+            "agent": [{"steps": [STORAGE, {"text": "Stopped."}]}],
+            "supervisor": [{"delay": 120, "reply": "[CONTINUE] sqlite"}],
+        }
+    )
+    proc = r.popen("build the cache")
+    try:
+        wait_for(lambda: r.model.requests_of(RequestKind.SUPERVISOR), 60, "the question's decision")
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 143
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    events = read_events(r.log)
+    assert [e["event"] for e in events if e["event"] in ("question", "answer")] == ["question"]
+    assert (events[-1]["event"], events[-1]["outcome"]) == ("run_end", "signal")
+    # Neither Claude Code (waiting on the hook) nor its hook client outlives the run.
+    wait_for(lambda: not r.leftovers(), 10, "the agent's processes to be gone")
