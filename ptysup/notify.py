@@ -76,6 +76,9 @@ def message(kind: str, event: Event) -> str:
         return f"the agent asks: {asked}"
     if kind == "person":
         return "a dialog is open and no one answered it"
+    if event.event == "answer":
+        answers = f.get("answers") or {}
+        return f"answered by {f.get('by')}: " + "; ".join(f"{q} → {a}" for q, a in answers.items())
     if kind == "run_end":
         return f"run ended: {f.get('outcome')} (exit {f.get('exit_code')}): {f.get('reason', '')}"
     return str(f.get("message") or f.get("content") or f.get("reason") or event.event)
@@ -219,7 +222,7 @@ class Notifier:
 
     def _work(self) -> None:
         while (note := self._queue.get()) is not None:
-            for channel in self._channels:
+            for channel in list(self._channels):  # add() may run meanwhile
                 try:
                     channel.send(note)
                 except Exception as exc:  # any channel's failure is a warning, never fatal

@@ -54,6 +54,7 @@ def settings_json(hook_command: str) -> str:
         name: [{"matcher": "*", "hooks": entry} if name in _TOOL_HOOKS else {"hooks": entry}]
         for name in HOOKS
     }
+    # The hook client's optional last argument makes it a request that waits for a reply.
     ask = {"type": "command", "command": f"{hook_command} {ASK_WAIT_S}", "timeout": ASK_WAIT_S + 60}
     hooks["PreToolUse"] = [{"matcher": ASK_TOOL, "hooks": [ask]}]
     status_line = {"type": "command", "command": hook_command}

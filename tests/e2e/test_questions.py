@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import signal
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -297,25 +298,33 @@ def _press_until(tmux: Tmux, key: str, shown: str, tries: int = 10) -> None:
     raise AssertionError(f"{shown!r} never showed after pressing {key}")
 
 
-def test_questions_person_in_a_terminal_the_person_picks(
-    rig: Callable[..., Rig], tmp_path: Path
+@pytest.mark.parametrize("how", ["--questions person", "escalated"])
+def test_in_a_terminal_the_person_answers_the_picker(
+    rig: Callable[..., Rig], tmp_path: Path, how: str
 ) -> None:
+    # Left to the person from the start, or after the supervisor escalated the question.
     r = rig(
         {
             "agent": [{"steps": [STORAGE, {"text": "Using what you chose."}]}],
-            "supervisor": [{"reply": "[COMPLETE] done"}],
+            "supervisor": [
+                {"regex": _asked("Storage"), "reply": "[ESCALATE] you own the storage choice"},
+                {"reply": "[COMPLETE] done"},
+            ],
         }
     )
     done = tmp_path / "done"
-    argv = ptysup_argv(
-        "build the cache", "--agent-cmd", AGENT, "--log-file", str(r.log), "--questions", "person"
-    )
+    extra = ["--questions", "person"] if how == "--questions person" else []
+    argv = ptysup_argv("build the cache", "--agent-cmd", AGENT, "--log-file", str(r.log), *extra)
     tmux = Tmux("ptysup-person")
     tmux.start(terminal_script(tmp_path / "run.sh", r.project, r.env, argv, done))
     try:
         wait_for(lambda: "❯ 1. SQLite" in tmux.capture(), 60, "the picker")
-        status = tmux.capture().rstrip("\n").splitlines()[-1]
-        assert "waiting for you: the agent asks a question" in status
+        why = "the agent asks a question" if extra else "you own the storage choice"
+        wait_for(
+            lambda: f"waiting for you: {why}" in tmux.capture().rstrip("\n").splitlines()[-1],
+            10,
+            "the status line",
+        )
         _press_until(tmux, "Down", "❯ 2. Redis")
         tmux.send_keys("Enter")
         wait_for(done.exists, 60, "ptysup to finish")
@@ -325,12 +334,40 @@ def test_questions_person_in_a_terminal_the_person_picks(
     assert result.startswith("exit=0"), r.log.read_text()
     events = read_events(r.log)
     (question,) = [e for e in events if e["event"] == "question"]
-    assert question["to"] == "person"
+    assert question["to"] == ("person" if extra else "supervisor")
     (answer,) = [e for e in events if e["event"] == "answer"]
     assert answer == {**answer, "by": "person"}
     assert answer["answers"] == {"Which storage should the cache use?": "Redis"}
-    # The supervisor was asked only at the turn's end, never about the question.
-    (sup,) = r.model.requests_of(RequestKind.SUPERVISOR)
-    assert "The agent asks:" not in sup.human_text
+    sup = r.model.requests_of(RequestKind.SUPERVISOR)
+    # Only an escalated question was shown to the supervisor; the last call is the turn end.
+    asked = [False] if extra else [True, False]
+    assert ["The agent asks:" in req.human_text for req in sup] == asked
+    assert [d["action"] for d in events if d["event"] == "decision"] == (
+        ["complete"] if extra else ["escalate", "complete"]
+    )
     results = [t for req in r.model.requests_of(RequestKind.AGENT) for t in tool_results(req)]
     assert any('"Which storage should the cache use?"="Redis"' in t for t in results), results
+
+
+def test_sigterm_while_the_supervisor_weighs_a_question_ends_everything(
+    rig: Callable[..., Rig],
+) -> None:
+    r = rig(
+        {
+            "agent": [{"steps": [STORAGE, {"text": "Stopped."}]}],
+            "supervisor": [{"delay": 120, "reply": "[CONTINUE] sqlite"}],
+        }
+    )
+    proc = r.popen("build the cache")
+    try:
+        wait_for(lambda: r.model.requests_of(RequestKind.SUPERVISOR), 60, "the question's decision")
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=20) == 143
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    events = read_events(r.log)
+    assert [e["event"] for e in events if e["event"] in ("question", "answer")] == ["question"]
+    assert (events[-1]["event"], events[-1]["outcome"]) == ("run_end", "signal")
+    # Neither Claude Code (waiting on the hook) nor its hook client outlives the run.
+    wait_for(lambda: not r.leftovers(), 10, "the agent's processes to be gone")

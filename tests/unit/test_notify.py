@@ -20,6 +20,7 @@ from ptysup.notify import (
     TerminalChannel,
     UrlChannel,
     kind_of,
+    message,
     parse_kinds,
     warning_fields,
 )
@@ -54,6 +55,41 @@ def test_which_events_are_which_notification(
     name: str, fields: dict[str, Any], kind: str | None
 ) -> None:
     assert kind_of(Event(name, 0.0, fields)) == kind
+
+
+@pytest.mark.parametrize(
+    ("name", "fields", "text"),
+    [
+        ("escalation", {"reason": "needs a key"}, "waiting for you: needs a key"),
+        (
+            "question",
+            {"to": "person", "questions": [{"question": "Which?"}, {"question": "Why?"}]},
+            "the agent asks: Which?; Why?",
+        ),
+        (
+            "turn_end",
+            {"kind": "stalled", "dialog": True},
+            "a dialog is open and no one answered it",
+        ),
+        (
+            "answer",
+            {"by": "person", "answers": {"Which?": "Redis"}},
+            "answered by person: Which? → Redis",
+        ),
+        (
+            "run_end",
+            {"outcome": "complete", "exit_code": 0, "reason": "done"},
+            "run ended: complete (exit 0): done",
+        ),
+        ("decision", {"action": "continue", "content": "run the tests"}, "run the tests"),
+    ],
+)
+def test_each_notification_has_a_one_line_message(
+    name: str, fields: dict[str, Any], text: str
+) -> None:
+    event = Event(name, 0.0, fields)
+    kind = kind_of(event)
+    assert kind is not None and message(kind, event) == text
 
 
 def _script(tmp_path: Path, body: str) -> list[str]:
