@@ -173,6 +173,7 @@ def run(
             person=Person(present=in_fd is not None, clock=clock),
         )
         session.person.enter_submits = not profile.uses_hooks
+        session.reopened = resume  # its earlier parts' spend is counted already
         holder.append(session)
         feeder = ScreenFeeder(
             screen,

@@ -61,7 +61,7 @@ class Agent(Protocol):
     def wait_turn_start(self, deadline: float | None = None) -> None: ...
     def hold(self, turn: TurnEnd, deadline: float | None = None) -> TurnEnd | None: ...
     def interrupt(self, deadline: float | None = None) -> bool | None: ...
-    def clear(self, deadline: float | None = None) -> InjectResult | None: ...
+    def clear(self, deadline: float | None = None, final: bool = True) -> InjectResult | None: ...
     def shutdown(self, deadline: float | None = None) -> bool: ...
     def snapshot(self) -> ScreenSnapshot: ...
     def pause(self, seconds: float) -> None: ...
@@ -94,6 +94,10 @@ class Steps(Protocol):
 
     def opening(self, iterations: int) -> StepText | None:
         """The current step to start; None when it is already under way (a resumed run)."""
+        ...
+
+    def pending(self) -> bool:
+        """Whether a step waits to begin (without beginning it)."""
         ...
 
     def gate(self) -> Verify | None:
@@ -204,6 +208,7 @@ class RunLoop:
         self._deadline = None if config.max_time is None else self._start + config.max_time
         self._notes: tuple[str, ...] = ()
         self._asking: Ask | None = None  # a question whose hook waits for a reply
+        self._step_due = False  # a step completed while answering a question: start the next
         self._once: tuple[str, ...] = ()  # notes for the next prompt only
         # The unchanging part of every prompt, for a supervisor that takes a system prompt.
         self._system = system_prompt(redact(config.task)) if config.split_prompt else None
@@ -287,6 +292,12 @@ class RunLoop:
                 self._wait_out_api_error(turn.detail)
                 continue  # an API error costs no iteration
             self._check_budgets()  # after a person's turn (escalation) the budget may be gone
+            if self._step_due and self._steps is not None:
+                self._step_due = False
+                following = self._steps.opening(self.iterations)
+                if following is not None:
+                    self._start_step(following)
+                continue
             decided = self._decide_held(turn)
             if decided is None:
                 continue  # the person started a turn: decide at its end
@@ -348,11 +359,15 @@ class RunLoop:
     def _release_question(self) -> None:
         """Answer a question still waiting (with a refusal) before the agent is typed to."""
         if self._asking is not None:
-            self._asking.deny("The run ended before your question was answered.")
+            reason = "The run ended before your question was answered."
+            if self._asking.deny(reason):  # False: it was answered (or left to the person)
+                self._log.emit("answer", by="ptysup", refused=reason)
             self._asking = None
 
     def _answer_question(self, ask: Ask) -> tuple[Outcome, str] | None:
-        to = "person" if self._cfg.questions == "person" else "supervisor"
+        # Supervision paused: the person has the agent, and its questions too.
+        paused = self._agent.person.paused
+        to = "person" if self._cfg.questions == "person" or paused else "supervisor"
         self._log.emit("question", questions=[q.to_json() for q in ask.questions], to=to)
         if to == "person":
             ask.leave_to_person()
@@ -379,7 +394,13 @@ class RunLoop:
         if d.action is Action.COMPLETE:
             failed = self._verify()
             if failed is None:
+                if self._steps is not None and self._steps.advance(self.iterations):
+                    # The step is done: the next one is typed once this turn ends.
+                    ask.deny("This step is done. Stop here; the next step follows.")
+                    self._step_due = True
+                    return None
                 ask.deny(f"The supervisor ended the run as complete: {d.content}")
+                self._interrupt(self._clock() + HARD_STOP_S)  # the agent works on after a denial
                 self._end_agent()
                 return Outcome.COMPLETE, d.content
             self._check_budgets()
@@ -404,34 +425,38 @@ class RunLoop:
             "escalation", iteration=self.iterations, reason=reason, at=at, waiting=waiting
         )
         if not waiting:
+            self._interrupt(self._clock() + HARD_STOP_S)  # e.g. still working after a question
             self._end_agent()
             raise _Stop(Outcome.ESCALATED, reason)
 
     def _open(self) -> TurnEnd | None:
         """Type what starts the run: the task or the first step. A resumed run types the
         person's answer (--say), else asks the supervisor at once (the turn returned)."""
-        step = self._steps.opening(self.iterations) if self._steps else None
-        if not self._cfg.resumed:
-            if step is None:
-                self._inject(self._cfg.task, kind="task")
-            else:
-                self._start_step(step)
-            return None
-        said = (
-            f"\nA person answered, typed into the agent: {self._cfg.say}" if self._cfg.say else ""
-        )
-        self._once = (RESUMED_NOTE + said,)
-        if self._cfg.say:
+        if self._cfg.resumed and self._cfg.say:
+            self._once = (
+                f"{RESUMED_NOTE}\nA person answered, typed into the agent: {self._cfg.say}",
+            )
+            if self._steps is not None and self._steps.pending():
+                self._step_due = True  # typed once the turn the answer starts has ended
+            elif self._steps is not None:
+                self._steps.opening(self.iterations)  # a step under way: count from here
             self._inject(self._cfg.say, kind="say")
-        elif step is not None:
+            return None
+        step = self._steps.opening(self.iterations) if self._steps else None
+        if step is not None:
             self._start_step(step)
+        elif not self._cfg.resumed:
+            self._inject(self._cfg.task, kind="task")
         else:
+            self._once = (RESUMED_NOTE,)
             return TurnEnd(TurnEndKind.RESUMED, RESUMED_NOTE)
+        if self._cfg.resumed:
+            self._once = (RESUMED_NOTE,)
         return None
 
     def _start_step(self, step: StepText) -> None:
         if step.clear:
-            cleared = self._agent.clear(self._deadline)
+            cleared = self._agent.clear(self._deadline, final=False)
             if cleared is None:
                 self._log.emit("warning", message="the agent has no clear command: not cleared")
             else:

@@ -204,7 +204,7 @@ class Notifier:
         self._channels.append(channel)
 
     def write(self, event: Event) -> None:
-        if event.event == "run_start":
+        if event.event in ("run_start", "run_resume"):
             self._run = {k: event.fields.get(k) for k in ("run_id", "task")}
         if event.event == "run_end":
             self._ended = True

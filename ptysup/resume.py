@@ -103,6 +103,9 @@ def prepare(
     config = dataclasses.replace(
         stored, **{n: getattr(given, n) for n in explicit if n in fields and n not in _FIXED}
     )
+    # The escape key belongs to the terminal at hand (run.json leaves it out): the resume's
+    # own, from its command line, environment or config file.
+    config = dataclasses.replace(config, escape_key=given.escape_key)
     _check_budgets(run_dir.run_id, config, done)
     done = _fresh_step_budget(config, done)
     # A conversation that never got a message has nothing to reopen: a new one starts.

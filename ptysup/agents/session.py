@@ -42,6 +42,7 @@ from ptysup.terminal.screen import ScreenSnapshot
 
 MAX_MESSAGE = 64 * 1024  # characters of one instruction; more is cut (and logged)
 RECHECK_S = 1.0  # while waiting on the person, look at the input box at least this often
+SUBMIT_GRACE_S = 1.0  # the person's Enter → Claude Code's UserPromptSubmit hook
 
 
 @dataclass(frozen=True)
@@ -116,6 +117,11 @@ class AgentSession:
         self.activity = Activity()
         self.exited: AgentExit | None = None
         self.cost_usd = 0.0  # the agent's own spend (Claude Code's status line data)
+        # A reopened conversation (--resume) may start from the spend Claude Code saved at
+        # its last graceful exit: what it shows before its first prompt is not this part's.
+        self.reopened = False
+        self._cost_base: float | None = None
+        self._prompted = False  # a prompt reached the agent (UserPromptSubmit)
         self.cost_cap: float | None = None  # wait_turn_end raises CostUp at this spend
 
     # -- posted from other threads -------------------------------------------------
@@ -242,13 +248,20 @@ class AgentSession:
             elif isinstance(event, ScreenUpdate):
                 ready_since = ready_since or event.ts if event.state is ScreenState.READY else None
 
-    def clear(self, deadline: float | None = None) -> InjectResult | None:
+    def clear(self, deadline: float | None = None, final: bool = True) -> InjectResult | None:
         """Clear the agent's conversation (Claude Code: /clear, confirmed by its new session);
-        None when the agent has no such command (generic agents never get /clear)."""
+        None when the agent has no such command (generic agents never get /clear).
+
+        `final`: the run is ending (a stop key changes nothing more). A clear in the middle
+        of a run (a plan's step) first waits for the person's text in the input box, and
+        is not typed when their message went first."""
         text = self.profile.clear_command
         if text is None:
             return None
-        self._ending = True
+        if final:
+            self._ending = True
+        elif not self._wait_person_input(deadline):
+            return InjectResult(text, False, 0)
         return InjectResult(text, self.command(text, deadline), 1)
 
     def interrupt(self, deadline: float | None = None) -> bool | None:
@@ -336,7 +349,9 @@ class AgentSession:
         cost = payload.get("cost")
         total = cost.get("total_cost_usd") if isinstance(cost, dict) else None
         if isinstance(total, (int, float)) and not isinstance(total, bool) and total >= 0:
-            self.cost_usd = max(self.cost_usd, float(total))
+            if self._cost_base is None:
+                self._cost_base = float(total) if self.reopened and not self._prompted else 0.0
+            self.cost_usd = max(self.cost_usd, float(total) - self._cost_base)
 
     def _api_error_detail(self, event: HookEvent) -> str:
         """The hook's error kind plus the message on screen, which may show a reset time.
@@ -403,7 +418,15 @@ class AgentSession:
             if self.person.prompts != prompts:
                 self._log.emit("person_input", state="submitted")
                 return False
+        if waiting:
+            # An Enter empties the box a moment before Claude Code's UserPromptSubmit hook
+            # arrives: only a box still empty after that moment was cleared by the person.
+            grace = self._cap(self._clock() + SUBMIT_GRACE_S, deadline)
+            while self.person.prompts == prompts and self._next(grace) is not None:
+                pass
         if self.person.prompts != prompts:
+            if waiting:
+                self._log.emit("person_input", state="submitted")
             return False
         if waiting:
             self._log.emit("person_input", state="cleared")
@@ -456,6 +479,8 @@ class AgentSession:
         deadline = self._clock() + self.timings.landed
         while not self.profile.input_has_text(self.snapshot()) and self._clock() < deadline:
             event = self._next(deadline)
+            if isinstance(event, HookEvent) and event.name == STATUS_LINE:
+                continue  # Claude Code's status line data: no sign of a turn
             if event is not None and not isinstance(event, ScreenUpdate):
                 self._pushback.append(event)
                 return
@@ -515,6 +540,8 @@ class AgentSession:
         if event.name == STATUS_LINE:
             self._record_cost(p)
             return  # several per turn: not worth an event each
+        if event.name == "UserPromptSubmit":
+            self._prompted = True
         if event.name in ("UserPromptSubmit", "Stop", "StopFailure"):
             self.in_turn = event.name == "UserPromptSubmit"
         self._log.emit(

@@ -69,6 +69,10 @@ class PlanDriver:
             return None
         return self._begin(iterations)
 
+    def pending(self) -> bool:
+        """Whether a step waits to begin: `opening` would start it."""
+        return self._index is not None and not self._started
+
     def gate(self) -> Verify | None:
         """The current step's verify commands."""
         step = self.current

@@ -108,7 +108,7 @@ Iteration {iteration}/{max_iter} · elapsed {elapsed}{turn_end}
 {agent_output}
 </agent_output>
 
-Decide now. Start your answer with [COMPLETE], [ABORT] or [CONTINUE].
+Decide now. Start your answer with [COMPLETE], [ABORT], [CONTINUE] or [ESCALATE].
 """
 PLACEHOLDERS = (
     "marker",

@@ -228,6 +228,8 @@ class StatusSink:
             self._state = "agent working"  # also a turn the person started
         else:
             return
+        if self._paused and name not in _PERSON_STATES:
+            self._state = self._paused_state()  # paused until the person resumes, whatever runs
         self._line.update(self.text())
         self._poke()
 
@@ -244,14 +246,17 @@ class StatusSink:
         self._line.update(self.text())
         self._poke()
 
-    def _person_state(self, name: str, f: dict[str, object]) -> str:
+    def _paused_state(self) -> str:
         key = self._escape_key or "the escape key"
+        return f"PAUSED: the agent is yours, no decisions · {key} p resumes"
+
+    def _person_state(self, name: str, f: dict[str, object]) -> str:
         if name == "person_command":
             self._paused = f.get("command") == "pause"
             if f.get("command") == "stop":
                 return "stopping: ending the agent"
         if self._paused:
-            return f"PAUSED: the agent is yours, no decisions · {key} p resumes"
+            return self._paused_state()
         if name == "person_input":
             if f.get("state") == "typing":
                 return "waiting: your text is in the input box (Enter sends it)"

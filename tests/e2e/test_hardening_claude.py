@@ -119,8 +119,10 @@ def test_shell_syntax_arrives_verbatim_and_nothing_runs(
     # The documented change: a leading space, so Claude Code never runs it as a command.
     assert texts[1] == " " + instruction
     assert [e["text"] for e in run.named("inject")][:2] == [task, " " + instruction]
-    # The supervisor got the task verbatim too (its prompt is stdin, never a shell).
-    assert task in r.model.requests_of(RequestKind.SUPERVISOR)[0].human_text
+    # The supervisor got the task verbatim too: in its system prompt, from a file (never
+    # argv, never a shell).
+    system = r.model.requests_of(RequestKind.SUPERVISOR)[0].body["system"]
+    assert any(task in str(block.get("text", "")) for block in system)
     assert run.named("run_start")[0]["task"] == task
     assert list(markers.iterdir()) == []  # nothing ran it (see the control below)
 

@@ -276,11 +276,15 @@ def test_a_question_still_waiting_when_the_time_budget_ends_is_refused_first(
     run = r.run("build the cache", "--max-time", "8s")
     assert run.code == 3, run.stdout + run.stderr
     assert run.events[-1]["outcome"] == "time" and run.events[-1]["elapsed_s"] < 60
-    assert not run.named("answer")
-    # The hook got a refusal, so Claude Code went on instead of waiting on it, and the
-    # /clear that ends a budget took effect.
+    # The hook got a refusal, so Claude Code never waits on it; the turn is then
+    # interrupted (a hard stop), so whether the refusal still reaches the model is a race.
+    (refusal,) = run.named("answer")
+    assert (refusal["by"], refusal["refused"]) == (
+        "ptysup",
+        "The run ended before your question was answered.",
+    )
     results = [t for req in r.model.requests_of(RequestKind.AGENT) for t in tool_results(req)]
-    assert any("before your question was answered" in t for t in results), results
+    assert all("Which storage" not in t for t in results)  # never answered
     clear = run.named("inject")[-1]
     assert (clear["text"], clear["confirmed"]) == ("/clear", True)
 

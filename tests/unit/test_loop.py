@@ -78,7 +78,7 @@ class FakeAgent:
         self.working = False
         return True
 
-    def clear(self, deadline: float | None = None) -> InjectResult | None:
+    def clear(self, deadline: float | None = None, final: bool = True) -> InjectResult | None:
         self.typed.append("/clear")
         return InjectResult("/clear", self.command_takes, 1)
 
@@ -345,3 +345,23 @@ def test_supervisor_logs_a_warning_for_an_answer_without_a_marker() -> None:
     assert warnings == [
         {"iteration": 3, "message": ("supervisor answer has no marker; treating it as [CONTINUE]")}
     ]
+
+
+def test_a_question_while_supervision_is_paused_is_left_to_the_person() -> None:
+    from tests.unit.test_questions import SINGLE, asking
+
+    agent = FakeAgent()
+    agent.person.paused = True  # the person took over with the escape key
+    ask, reply = asking(SINGLE)
+    agent.turn_ends = [ask]
+    agent.exit_after_turns = 1
+    result, _, sup, rec = _run(["[CONTINUE] x"], agent=agent)
+    assert not sup.prompts and reply.sent == [""]  # the picker is the person's
+    assert [e.fields["to"] for e in rec.events if e.event == "question"] == ["person"]
+    assert result.outcome is Outcome.AGENT_EXITED
+
+
+def test_the_split_prompt_offers_every_marker() -> None:
+    from ptysup.supervisor.prompt import SPLIT_TEMPLATE
+
+    assert "[ESCALATE]" in SPLIT_TEMPLATE.splitlines()[-1]

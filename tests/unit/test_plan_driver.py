@@ -124,3 +124,36 @@ def test_a_run_killed_after_its_last_step_completes_on_the_supervisors_word() ->
     result = loop.run()
     assert (result.outcome, result.iterations, agent.typed) == (Outcome.COMPLETE, 4, [])
     assert "- step 2/2 b: done" in sup.prompts[0]
+
+
+def test_a_complete_given_to_a_question_ends_only_the_step() -> None:
+    # The agent asks during step a; the supervisor's [COMPLETE] (its gate passing) ends
+    # step a, refuses the question, and step b is typed once that turn has ended.
+    from tests.unit.test_questions import SINGLE, asking
+
+    loop, agent, _, rec = _loop(
+        ["[COMPLETE] a is done", "[COMPLETE] b"], {"check-a", "check-b"}, LoopConfig("g")
+    )
+    ask, reply = asking(SINGLE)
+    agent.turn_ends = [ask]
+    result = loop.run()
+    assert result.outcome is Outcome.COMPLETE
+    assert reply.output()["permissionDecision"] == "deny"
+    assert agent.typed == [
+        "the goal\n\nStep 1/2 (a): do a",
+        "/clear",
+        "the goal\n\nStep 2/2 (b): do b",
+    ]
+    ends = [e.fields["id"] for e in rec.events if e.event == "step_end"]
+    assert ends == ["a", "b"]
+
+
+def test_a_say_on_resume_types_the_answer_then_the_pending_step() -> None:
+    cfg = LoopConfig("g", max_iter=9, resumed=True, say="use the blue one", spent=Spent(1))
+    loop, agent, _, rec = _loop(["[COMPLETE] b"], {"check-b"}, cfg, done=("a",))
+    result = loop.run()
+    assert result.outcome is Outcome.COMPLETE
+    # The answer first; step b (with its /clear) at the end of the turn it started.
+    assert agent.typed == ["use the blue one", "/clear", "the goal\n\nStep 2/2 (b): do b"]
+    starts = [e.fields["id"] for e in rec.events if e.event == "step_start"]
+    assert starts == ["b"]

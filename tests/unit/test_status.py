@@ -150,3 +150,18 @@ def test_an_alert_is_written_whole_between_the_agents_sequences_and_the_sink_say
     log.emit("question", to="person")
     assert "waiting for you: the agent asks a question" in sink.text()
     assert len(pokes) == 3
+
+
+def test_paused_stays_on_the_status_line_whatever_the_agent_does() -> None:
+    line = StatusLine(lambda b: None, 10, 80, clock=lambda: 0.0)
+    sink = StatusSink(line, lambda: None, 5, clock=lambda: 0.0, escape_key="Ctrl-]")
+    log = EventLog([sink])
+    log.emit("person_command", command="pause")
+    assert "PAUSED" in sink.text()
+    # The person's own prompt, the agent's turn end, a question: still paused.
+    log.emit("hook", name="UserPromptSubmit")
+    log.emit("turn_end", kind="stop")
+    log.emit("question", to="person")
+    assert "PAUSED: the agent is yours" in sink.text()
+    log.emit("person_command", command="resume")
+    assert "PAUSED" not in sink.text()
