@@ -235,8 +235,9 @@ class AgentSession:
         key = self.profile.interrupt_key
         if not key or self.exited is not None:
             return None
-        working = self.profile.screen_state(self.snapshot()) is ScreenState.WORKING
-        if not (working or self.in_turn):
+        state = self.profile.screen_state(self.snapshot())
+        # A dialog is dismissed (and logged) by _wait_settled before anything is typed.
+        if state is ScreenState.DIALOG or not (state is ScreenState.WORKING or self.in_turn):
             return None
         self._ending = True
         self._typist.key(key)
