@@ -270,8 +270,9 @@ class AgentSession:
         key = self.profile.interrupt_key
         if not key or self.exited is not None:
             return None
-        working = self.profile.screen_state(self.snapshot()) is ScreenState.WORKING
-        if not (working or self.in_turn):
+        state = self.profile.screen_state(self.snapshot())
+        # A dialog is dismissed (and logged) by _wait_settled before anything is typed.
+        if state is ScreenState.DIALOG or not (state is ScreenState.WORKING or self.in_turn):
             return None
         self._ending = True
         self._typist.key(key)
@@ -397,7 +398,11 @@ class AgentSession:
         """Whether the agent waits for input now (no hooks: quiet for the idle time)."""
         if not self.profile.uses_hooks:
             return self._clock() >= self.last_output + self.timings.idle
-        return self.profile.screen_state(self.snapshot()) is ScreenState.READY
+        if self.profile.screen_state(self.snapshot()) is not ScreenState.READY:
+            return False
+        # UserPromptSubmit comes before the screen shows the turn: a prompt just sent is a
+        # turn in progress, unless the screen has stayed ready since (an Esc sends no Stop).
+        return not self.in_turn or self._clock() >= self.last_output + self.timings.screen_grace
 
     def _wait_person_input(self, deadline: float | None) -> bool:
         """The person's text in the input box is never typed over: wait until they clear

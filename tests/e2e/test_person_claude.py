@@ -162,6 +162,33 @@ def test_pause_hands_the_agent_to_the_person_and_resume_decides_at_once(
     assert s.rig.human_texts() == ["the task", "my own message"]
 
 
+def test_resume_while_the_agent_works_decides_at_the_end_of_that_turn(
+    screen: Callable[..., Screen],
+) -> None:
+    agent = [
+        {"match": "a slow one", "delay": 6, "reply": "Done with the slow one."},
+        {"reply": "Done with the task."},
+    ]
+    s = screen({"agent": agent, "supervisor": [{"reply": "[COMPLETE] fine"}]}, "the task")
+    s.rig.model.wait_for(lambda req: req.kind is RequestKind.AGENT, timeout=60)
+    s.tmux.send_keys("C-]", "p")
+    s.wait_event("person_command", command="pause")
+    wait_for(lambda: "PAUSED" in s.status(), 10, "PAUSED in the status line")
+    s.wait_event("turn_end")
+    s.tmux.send_keys("-l", "a slow one")
+    wait_for(lambda: "❯ a slow one" in s.text(), 10, "the person's text in the box")
+    s.tmux.send_keys("Enter")
+    s.wait_event("person_prompt")
+    s.tmux.send_keys("C-]", "r")  # while the person's turn is still running
+    s.wait_event("person_command", command="resume")
+    assert not s.rig.model.requests_of(RequestKind.SUPERVISOR)
+    result = s.finish()
+    assert result.startswith("exit=0"), s.events()
+    sup = s.rig.model.requests_of(RequestKind.SUPERVISOR)
+    assert len(sup) == 1 and "Done with the slow one." in sup[0].human_text
+    assert [t["kind"] for t in s.events("turn_end")] == ["stop", "stop"]
+
+
 def test_the_persons_typed_text_survives_a_turn_end(screen: Callable[..., Screen]) -> None:
     agent = [
         {"match": "keep this text", "reply": "Done with your text."},

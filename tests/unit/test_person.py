@@ -7,7 +7,15 @@ import threading
 
 import pytest
 
-from ptysup.agents.events import PersonCommand, PersonStopped, TimeUp, TurnEnd, TurnEndKind
+from ptysup.agents.claude import ClaudeProfile
+from ptysup.agents.events import (
+    HookEvent,
+    PersonCommand,
+    PersonStopped,
+    TimeUp,
+    TurnEnd,
+    TurnEndKind,
+)
 from ptysup.agents.generic import GenericProfile
 from ptysup.agents.person import Person, PersonKeys
 from ptysup.agents.session import AgentSession, InjectResult
@@ -314,3 +322,37 @@ def test_a_supervisor_failing_at_the_end_of_the_time_budget_is_not_retried() -> 
         supervisor.decide("prompt", 1, timeout=2.0)
     assert runner.runs == 1
     assert "supervisor_error" not in rec.names()  # no retry scheduled past the budget
+
+
+def test_resume_right_after_the_persons_prompt_waits_for_that_turn() -> None:
+    # The UserPromptSubmit hook arrives before Claude Code repaints: the screen still reads
+    # ready, yet a turn is in progress and must not be decided on.
+    ready = ScreenSnapshot(("─" * 20, "❯ "), "✳ Claude Code", (1, 2))
+    clock = Clock()
+    session = AgentSession(
+        ClaudeProfile(),
+        Typist(lambda b: None, pause=lambda s: None),
+        lambda: ready,
+        EventLog(),
+        clock=clock,
+        person=Person(present=True, clock=clock),
+    )
+    turn = TurnEnd(TurnEndKind.STOP)
+
+    def resume_soon() -> None:
+        def resume() -> None:
+            session.person.paused = False
+            session.post(PersonCommand(KeyCommand.RESUME, clock.t))
+
+        session.person.paused = True
+        threading.Timer(0.1, resume).start()
+
+    resume_soon()
+    session.post(HookEvent("UserPromptSubmit", {"prompt": "mine"}, 0.0))
+    session.last_output = clock.t  # the person's typing was just echoed
+    assert session.hold(turn) is None
+    assert session.in_turn
+    # An Esc ends a turn without a Stop hook: a screen ready and quiet long enough is idle.
+    clock.t = session.timings.screen_grace + 1
+    resume_soon()
+    assert session.hold(turn) is turn
