@@ -100,6 +100,8 @@ def prepare(
     stored = config_from_json(
         record.config, cwd=Path(record.cwd), runs_dir=given.runs_dir, plan=plan
     )
+    if stored.log_file is not None:  # the same file, wherever resume is started from
+        stored = dataclasses.replace(stored, log_file=Path(record.log_file))
     fields = {f.name for f in dataclasses.fields(RunConfig)}
     config = dataclasses.replace(
         stored, **{n: getattr(given, n) for n in explicit if n in fields and n not in _FIXED}

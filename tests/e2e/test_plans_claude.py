@@ -297,7 +297,10 @@ def test_a_spent_budget_is_raised_on_the_resume_command_line(rig: Callable[..., 
             ],
         }
     )
-    first = _run(r, "do the thing", "--max-iter", "1", "--agent-cmd", AGENT)
+    # The events go elsewhere (--log-file): resume finds them through the run's run.json.
+    first = _run(
+        r, "do the thing", "--max-iter", "1", "--agent-cmd", AGENT, "--log-file", str(r.log)
+    )
     assert first.code == 3
     refused = _run(r, "resume")
     assert refused.code == 2
@@ -305,7 +308,8 @@ def test_a_spent_budget_is_raised_on_the_resume_command_line(rig: Callable[..., 
     assert "--max-iter" in refused.stderr and refused.stderr.count("\n") == 1
     resumed = _run(r, "resume", "last", "--max-iter", "3", "--say", "use the second approach")
     assert resumed.code == 0, resumed.stdout + resumed.stderr
-    events = read_events(_the_run(r) / "events.jsonl")
+    events = read_events(r.log)
+    assert not (_the_run(r) / "events.jsonl").exists()
     resume = next(e for e in events if e["event"] == "run_resume")
     assert (resume["max_iter"], resume["said"]) == (3, "use the second approach")
     # The person's answer was typed first, then the supervisor decided, told of the interruption.
