@@ -145,8 +145,8 @@ class LoopConfig:
 
 
 RESUMED_NOTE = (
-    "This run was interrupted (ptysup stopped) and has just been resumed: the agent's "
-    "conversation was restored. Decide what comes next."
+    "This run was interrupted (ptysup stopped) and has just been resumed: the agent was "
+    "started again (Claude Code reopens its earlier conversation). Decide what comes next."
 )
 
 

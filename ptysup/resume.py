@@ -96,9 +96,12 @@ def prepare(
     done = progress(read_events(Path(record.log_file)))
     if done.outcome == "complete":
         raise Refused(f"run {run_dir.run_id} is already complete")
+    plan = _plan(run_dir, record.plan)
     stored = config_from_json(
-        record.config, cwd=Path(record.cwd), runs_dir=given.runs_dir, plan=_plan(run_dir)
+        record.config, cwd=Path(record.cwd), runs_dir=given.runs_dir, plan=plan
     )
+    if stored.log_file is not None:  # the same file, wherever resume is started from
+        stored = dataclasses.replace(stored, log_file=Path(record.log_file))
     fields = {f.name for f in dataclasses.fields(RunConfig)}
     config = dataclasses.replace(
         stored, **{n: getattr(given, n) for n in explicit if n in fields and n not in _FIXED}
@@ -116,13 +119,14 @@ def prepare(
     return config, Part(run_dir.run_id, session, resumed=done, say=say, reopen=reopen)
 
 
-def _plan(run_dir: RunDir) -> Plan | None:
-    """The run's own copy of its plan, if it has one."""
+def _plan(run_dir: RunDir, path: str | None) -> Plan | None:
+    """The run's own copy of its plan (named by its original path), if it has one."""
     if not run_dir.plan_file.is_file():
         return None
     from ptysup.plan import options
 
-    return dataclasses.replace(options.load(run_dir.plan_file), path=str(run_dir.plan_file))
+    loaded = options.load(run_dir.plan_file)
+    return dataclasses.replace(loaded, path=path) if path else loaded
 
 
 def _check_budgets(run_id: str, config: RunConfig, done: Progress) -> None:

@@ -279,9 +279,14 @@ def find_run(run: str, runs_dir: Path = RUNS_DIR) -> Path:
 
 
 def _run_id_in(path: Path) -> str | None:
-    for event in read_events(path)[:1]:
-        if event.get("event") == "run_start":
-            return str(event.get("run_id") or "") or None
+    """The run id in an event log's first line (run_start), read without the rest."""
+    try:
+        with path.open(encoding="utf-8", errors="replace") as f:
+            first = json.loads(f.readline())
+    except (OSError, ValueError):
+        return None
+    if isinstance(first, dict) and first.get("event") == "run_start":
+        return str(first.get("run_id") or "") or None
     return None
 
 

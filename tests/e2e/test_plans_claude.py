@@ -181,6 +181,14 @@ def _the_run(r: Rig) -> Path:
     return run_dir
 
 
+def _transcribed(r: Rig, text: str) -> bool:
+    """Whether Claude Code's transcript of this run's conversation holds `text`."""
+    (run_json,) = (r.project / ".ptysup" / "runs").glob("*/run.json")
+    session = json.loads(run_json.read_text())["session_id"]
+    files = Path(r.env["CLAUDE_CONFIG_DIR"]).glob(f"projects/*/{session}.jsonl")
+    return any(text in f.read_text(errors="replace") for f in files)
+
+
 RESUMED = "has just been resumed"
 KILLED_IN_STEP_2: dict[str, Any] = {
     "agent": [
@@ -209,6 +217,10 @@ def test_kill_9_in_step_2_then_resume_keeps_the_conversation_and_the_budget(
     proc = _popen(r, "--plan", plan)
     try:
         r.model.wait_for(lambda q: "Step 2/2" in q.human_text, timeout=120)
+        # Claude Code writes a prompt to its transcript some 100 ms after sending it; a
+        # prompt not yet written is not in the resumed conversation (the supervisor, told
+        # of the interruption and shown the step, types it again).
+        wait_for(lambda: _transcribed(r, "Step 2/2"), 30, "step 2's prompt in the transcript")
     finally:
         proc.kill()  # SIGKILL: no run_end, no step_end, nothing tidied
         proc.wait(timeout=30)
@@ -244,7 +256,10 @@ def test_kill_9_in_step_2_then_resume_keeps_the_conversation_and_the_budget(
     assert [e["session_id"] for e in after if e["event"] == "agent_start"] == [session]
     finish = r.model.wait_for(lambda q: "finish step 2" in q.human_text, timeout=1)
     held = json.dumps(finish.body["messages"])
-    assert "Step 1/2 (first)" in held and "Wrote a.txt." in held and "Step 2/2 (second)" in held
+    missing = [
+        t for t in ("Step 1/2 (first)", "Wrote a.txt.", "Step 2/2 (second)") if t not in held
+    ]
+    assert not missing, (finish.kind, missing, held[-3000:])
     # The supervisor was asked first and told the run was interrupted; no step text retyped.
     assert next(t["kind"] for t in after if t["event"] == "turn_end") == "resumed"
     assert [i["kind"] for i in after if i["event"] == "inject"] == ["instruction"]
@@ -289,7 +304,10 @@ def test_a_spent_budget_is_raised_on_the_resume_command_line(rig: Callable[..., 
             ],
         }
     )
-    first = _run(r, "do the thing", "--max-iter", "1", "--agent-cmd", AGENT)
+    # The events go elsewhere (--log-file): resume finds them through the run's run.json.
+    first = _run(
+        r, "do the thing", "--max-iter", "1", "--agent-cmd", AGENT, "--log-file", str(r.log)
+    )
     assert first.code == 3
     refused = _run(r, "resume")
     assert refused.code == 2
@@ -297,7 +315,8 @@ def test_a_spent_budget_is_raised_on_the_resume_command_line(rig: Callable[..., 
     assert "--max-iter" in refused.stderr and refused.stderr.count("\n") == 1
     resumed = _run(r, "resume", "last", "--max-iter", "3", "--say", "use the second approach")
     assert resumed.code == 0, resumed.stdout + resumed.stderr
-    events = read_events(_the_run(r) / "events.jsonl")
+    events = read_events(r.log)
+    assert not (_the_run(r) / "events.jsonl").exists()
     resume = next(e for e in events if e["event"] == "run_resume")
     assert (resume["max_iter"], resume["said"]) == (3, "use the second approach")
     # The person's answer was typed first, then the supervisor decided, told of the interruption.

@@ -277,3 +277,33 @@ def test_missing_commands_are_one_line_before_the_agent_starts(
     events = read_events(log)
     assert [e["event"] for e in events] == ["run_start", "run_end"]  # no agent_start
     assert events[-1]["exit_code"] == code
+
+
+def test_a_plan_and_its_resume_with_an_agent_without_hooks(rig) -> None:  # type: ignore[no-untyped-def]
+    rig.answers("[COMPLETE] a done", "[CONTINUE] more on b", "[COMPLETE] b done")
+    (rig.path / "plan.yaml").write_text(
+        "steps:\n  - id: a\n    do: first part\n    verify: 'true'\n"
+        "  - id: b\n    do: second part\n"
+    )
+    first = rig.run("--plan", "plan.yaml", "--max-iter", "2")
+    assert first.code == 3, first.stderr
+    typed = ["Step 1/2 (a): first part", "Step 2/2 (b): second part", "/clear"]
+    assert rig.agent_messages() == typed  # the budget ran out at b's first decision
+    base = ["--agent-cmd", AGENT, "--supervisor-cmd", SUPERVISOR, "--idle", "0.5"]
+    resumed = subprocess.run(
+        ptysup_argv("resume", "--max-iter", "4", *base),
+        cwd=rig.path,
+        env=rig.environ,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    events = read_events(rig.path / "events.jsonl")
+    assert [e["event"] for e in events].count("run_end") == 2  # one per part, the last wins
+    assert (events[-1]["outcome"], events[-1]["iterations"]) == ("complete", 3)
+    # A generic agent is started again; the supervisor decides at once, nothing retyped.
+    assert rig.agent_messages() == typed
+    assert "has just been resumed" in rig.prompts()[-1] and "Iteration 3/4" in rig.prompts()[-1]
+    assert "Current step (b): second part" in rig.prompts()[-1]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from ptysup.agents.claude import ClaudeProfile, settings_json
 from ptysup.config import RunConfig
 from ptysup.resume import Refused, prepare
 from ptysup.rundir import RunDir, RunRecord, config_to_json
@@ -77,3 +78,18 @@ def test_runs_describes_a_killed_run_from_its_files(tmp_path: Path) -> None:
         2,
         "the task",
     )
+
+
+def test_claude_gets_ptysups_session_id_then_resumes_it_with_its_settings_again() -> None:
+    hooks = ["--settings", settings_json("hook-cmd")]
+    assert ClaudeProfile("s1").argv(["claude"], "hook-cmd") == [
+        "claude",
+        *hooks,
+        "--session-id",
+        "s1",
+    ]
+    assert ClaudeProfile("s1", resume=True).argv(["claude", "-p"], "hook-cmd") == [
+        "claude", "-p", *hooks, "--resume", "s1"
+    ]  # fmt: skip
+    # A command line that picks its own conversation keeps it.
+    assert ClaudeProfile("s1").argv(["claude", "--continue"], None) == ["claude", "--continue"]
