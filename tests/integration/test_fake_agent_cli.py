@@ -287,8 +287,8 @@ def test_a_plan_and_its_resume_with_an_agent_without_hooks(rig) -> None:  # type
     )
     first = rig.run("--plan", "plan.yaml", "--max-iter", "2")
     assert first.code == 3, first.stderr
-    typed = ["Step 1/2 (a): first part", "Step 2/2 (b): second part", "/clear"]
-    assert rig.agent_messages() == typed  # the budget ran out at b's first decision
+    typed = ["Step 1/2 (a): first part", "Step 2/2 (b): second part"]
+    assert rig.agent_messages() == typed  # the budget ran out at b's first decision (no /clear)
     base = ["--agent-cmd", AGENT, "--supervisor-cmd", SUPERVISOR, "--idle", "0.5"]
     resumed = subprocess.run(
         ptysup_argv("resume", "--max-iter", "4", *base),
