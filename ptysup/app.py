@@ -40,6 +40,8 @@ from ptysup.verify import Verifier
 from ptysup.waits import WaitPolicy
 
 STOP_GRACE_S = 5.0  # after a stop signal, the most the run may take to wind down
+BLOCKED_SETTLE_S = 2.0  # without a person, a first-run dialog shown this long ends the start
+SCREEN_TAIL = 25  # lines of the agent's screen printed when a run fails without a terminal
 
 
 @dataclass
@@ -145,7 +147,12 @@ def run(
             Typist(agent.write),
             screen.snapshot,
             log,
-            Timings(idle=config.idle, turn=config.turn_timeout),
+            Timings(
+                ready=config.start_timeout,
+                blocked=None if interactive else BLOCKED_SETTLE_S,
+                idle=config.idle,
+                turn=config.turn_timeout,
+            ),
             clock,
             kill=agent.terminate,
         )
@@ -168,8 +175,20 @@ def run(
             stack.callback(_finish_recording, recording, log)
         loop = _loop(config, session, runner, log, clock, env)
         parts = _Parts(agent, session, screen, feeder, runner, log, recording, status)
-        return _drive(loop, parts, out_fd, in_fd)
+        result = _drive(loop, parts, out_fd, in_fd)
+        if not interactive and result.exit_code != 0:
+            _log_screen_tail(screen, feeder, log)
+        return result
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _log_screen_tail(screen: ScreenModel, feeder: ScreenFeeder, log: EventLog) -> None:
+    """Show the agent's last screen in a CI log, so a failure is readable without the
+    recording (redacted like every event)."""
+    feeder.drained(1.0)
+    lines = screen.snapshot().text().splitlines()[-SCREEN_TAIL:]
+    if any(line.strip() for line in lines):
+        log.emit("agent_screen", lines=lines)
 
 
 def _finish_recording(recording: Recording, log: EventLog) -> None:
@@ -251,6 +270,7 @@ def _drive(loop: RunLoop, parts: _Parts, out_fd: int | None, in_fd: int | None) 
         results.append(RunResult(Outcome.SIGNAL, loop.iterations, f"signal {signum}", signum))
 
     def on_eof() -> None:
+        parts.feeder.drained(1.0)  # whoever handles the exit sees the agent's last screen
         session.post(AgentExit(agent.wait(1.0), session.now()))
 
     def on_resize(rows: int, cols: int) -> None:

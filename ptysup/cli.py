@@ -17,6 +17,7 @@ from ptysup import __version__, configfile
 from ptysup.config import (
     DEFAULT_IDLE,
     DEFAULT_MAX_WAITS,
+    DEFAULT_START_TIMEOUT,
     DEFAULT_SUPERVISOR_BACKOFF,
     DEFAULT_SUPERVISOR_RETRIES,
     DEFAULT_SUPERVISOR_TIMEOUT,
@@ -131,6 +132,14 @@ def run_command(
         float,
         _opt("Seconds with no output and no turn end before the supervisor is asked.", min=1),
     ] = DEFAULT_TURN_TIMEOUT,
+    start_timeout: Annotated[
+        float,
+        _opt(
+            "Seconds the agent may take to reach its input box (exit 4); without a terminal "
+            "a first-run dialog ends the start at once.",
+            min=1,
+        ),
+    ] = DEFAULT_START_TIMEOUT,
     config: Annotated[
         Path | None,
         _opt(
@@ -187,6 +196,7 @@ def run_command(
         prompt_template=template,
         idle=idle,
         turn_timeout=turn_timeout,
+        start_timeout=start_timeout,
         cwd=Path.cwd(),
         debug=debug,
     )

@@ -15,6 +15,7 @@ DEFAULT_SUPERVISOR_BACKOFF = 2.0
 DEFAULT_VERIFY_TIMEOUT = 600.0
 DEFAULT_MAX_WAITS = 5
 DEFAULT_WAIT_BASE = 60.0
+DEFAULT_START_TIMEOUT = 60.0
 
 
 class ConfigError(Exception):
@@ -52,6 +53,7 @@ class RunConfig:
     cwd: Path = Path(".")
     runs_dir: Path = Path(".ptysup/runs")
     debug: bool = False
+    start_timeout: float = DEFAULT_START_TIMEOUT  # agent start → ready for input
 
 
 def backoff_schedule(first: float, retries: int) -> tuple[float, ...]:

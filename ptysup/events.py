@@ -151,6 +151,13 @@ def format_line(event: Event) -> str:
         detail = " ".join(
             str(f[k]) for k in ("name", "tool_name", "source", "reason", "error") if f.get(k)
         )
+    elif name == "agent_screen":
+        # The agent's last screen, one printed line per row, kept as it was drawn.
+        rows = [clean(str(line)).rstrip() for line in f.get("lines", ())]
+        return "\n".join(
+            [f"{clock} ptysup {name:<16} last {len(rows)} lines:"]
+            + [f"  | {row}".rstrip() for row in rows]
+        )
     elif name == "run_end":
         detail = (
             f"outcome={f.get('outcome')} exit_code={f.get('exit_code')}"

@@ -27,6 +27,7 @@ from ptysup.agents.events import (
     TurnEnd,
     TurnEndKind,
 )
+from ptysup.agents.firstrun import AgentBlocked
 from ptysup.agents.profile import AgentProfile
 from ptysup.events import EventLog
 from ptysup.terminal.inject import Typist, as_message
@@ -39,7 +40,9 @@ MAX_MESSAGE = 64 * 1024  # characters of one instruction; more is cut (and logge
 class Timings:
     """How long to wait for what (seconds)."""
 
-    ready: float = 90.0  # agent start → ready for input
+    ready: float = 60.0  # agent start → ready for input (--start-timeout)
+    blocked: float | None = None  # a first-run screen on screen this long ends the start;
+    # None: a person is there to answer it
     landed: float = 2.0  # paste → the text shows in the agent's input box
     confirm: float = 3.0  # Enter → the agent shows a turn started (then Enter once more)
     idle: float = 3.0  # quiet time that ends a turn for agents without hooks
@@ -112,16 +115,42 @@ class AgentSession:
         return self._snapshot()
 
     def wait_ready(self) -> None:
-        """Return once the agent waits for input (Claude: its screen; others: quiet)."""
+        """Return once the agent waits for input (Claude: its screen; others: quiet).
+
+        Raises AgentBlocked when a first-run screen or dialog waits for a person who is not
+        there (`timings.blocked` set), TimeoutError after `timings.ready` seconds. With a
+        person, the time a dialog stays open does not count: they are answering it.
+        """
         deadline = self._clock() + self.timings.ready
-        while self.state is not ScreenState.READY:
-            quiet_at = self.last_output + self.timings.idle
-            if not self.profile.uses_hooks and self._clock() >= quiet_at:
-                return
-            wake = deadline if self.profile.uses_hooks else min(deadline, quiet_at)
-            event = self._next(wake)
-            if event is None and self._clock() >= deadline:
-                raise TimeoutError(f"agent not ready after {self.timings.ready:.0f}s")
+        blocked_since: float | None = None
+        try:
+            while self.state is not ScreenState.READY:
+                now = self._clock()
+                quiet_at = self.last_output + self.timings.idle
+                if not self.profile.uses_hooks and now >= quiet_at:
+                    return
+                wake = deadline if self.profile.uses_hooks else min(deadline, quiet_at)
+                blocker = self.profile.blocker(self.snapshot())
+                settle = self.timings.blocked
+                if blocker is None:
+                    blocked_since = None
+                elif settle is None:
+                    deadline = max(deadline, now + self.timings.ready)  # a person answers it
+                else:
+                    # A short settle: a dialog drawn on the way to the input box is not one.
+                    blocked_since = now if blocked_since is None else blocked_since
+                    if now >= blocked_since + settle:
+                        raise AgentBlocked(blocker)
+                    wake = min(wake, blocked_since + settle)
+                event = self._next(wake)
+                if event is None and self._clock() >= deadline:
+                    raise TimeoutError(f"agent not ready after {self.timings.ready:.0f}s")
+        except AgentExited:
+            # An agent that quits at a first-run screen (onboarding offline): say which.
+            blocker = self.profile.blocker(self.snapshot())
+            if blocker is None:
+                raise
+            raise AgentBlocked(blocker) from None
 
     def submit(self, text: str) -> InjectResult:
         """Type `text` as one message and confirm the agent started a turn on it."""

@@ -13,13 +13,21 @@ from dataclasses import dataclass
 
 from ptysup.procutil import dies_with, kill_group
 from ptysup.terminal.inject import clean
+from ptysup.waits import is_fatal_error
 
 MAX_OUTPUT = 1 << 20  # bytes of supervisor stdout kept; the rest is counted and dropped
 _UTF8_MAX = 4  # bytes in one UTF-8 character: the cut at MAX_OUTPUT may split the last
 
 
 class SupervisorError(Exception):
-    """One supervisor attempt failed (timeout, exit status, spawn error, API error)."""
+    """One supervisor attempt failed (timeout, exit status, spawn error, API error).
+
+    `fatal`: an authentication or configuration error that every retry would repeat.
+    """
+
+    def __init__(self, message: str, *, fatal: bool = False) -> None:
+        super().__init__(message)
+        self.fatal = fatal
 
 
 @dataclass(frozen=True)
@@ -118,15 +126,19 @@ class SupervisorRunner:
                 ) from None
             raise
         cost: float | None = None
+        status: int | None = None
         if self.json_output:
-            text, cost, is_error = _from_json(text)
+            text, cost, is_error, status = _from_json(text)
             if is_error:
-                raise SupervisorError(f"supervisor reported an error: {_first_line(text)}")
+                raise SupervisorError(
+                    f"supervisor reported an error: {_first_line(text)}",
+                    fatal=is_fatal_error(text, status),
+                )
         if text.lstrip().startswith("API Error"):
-            raise SupervisorError(_first_line(text))
+            raise SupervisorError(_first_line(text), fatal=is_fatal_error(text))
         if code != 0:
             detail = _first_line(text) or _first_line(err.decode(errors="replace"))
-            raise SupervisorError(f"exit status {code}: {detail}")
+            raise SupervisorError(f"exit status {code}: {detail}", fatal=is_fatal_error(detail))
         if not clean(text).strip():  # nothing but blanks, controls and escape sequences
             raise SupervisorError("empty answer")
         return Answer(text, duration, cost, truncated, out_bytes)
@@ -141,18 +153,21 @@ def _wants_json(argv: Sequence[str]) -> bool:
     )
 
 
-def _from_json(text: str) -> tuple[str, float | None, bool]:
+def _from_json(text: str) -> tuple[str, float | None, bool, int | None]:
+    """(result, cost, is_error, api_error_status) of Claude Code's JSON output."""
     try:
         obj = json.loads(text)
     except ValueError:
-        return text, None, False
+        return text, None, False, None
     if not isinstance(obj, dict):
-        return text, None, False
+        return text, None, False, None
     cost = obj.get("total_cost_usd")
+    status = obj.get("api_error_status")
     return (
         str(obj.get("result") or ""),
         float(cost) if isinstance(cost, (int, float)) else None,
         bool(obj.get("is_error")),
+        status if isinstance(status, int) else None,
     )
 
 
