@@ -55,7 +55,14 @@ def _opt(help: str, **kw: Any) -> Any:
 )
 def run_command(
     ctx: typer.Context,
-    task: Annotated[str, typer.Argument(help="What the agent should do.", show_default=False)],
+    task: Annotated[
+        str | None,
+        typer.Argument(help="What the agent should do (or --task-file).", show_default=False),
+    ] = None,
+    task_file: Annotated[
+        str | None,
+        _opt("Read the task from FILE ('-': standard input) instead of TASK.", show_default=False),
+    ] = None,
     max_iter: Annotated[int, _opt("The most supervisor decisions in one run.", min=1)] = 50,
     max_time: Annotated[
         str | None, _opt("A second hard budget, e.g. 90m or 1h30m (exit 3).", show_default=False)
@@ -155,11 +162,9 @@ def run_command(
     # Imported here, not at the top: `ptysup --help` never gets this far.
     from ptysup.redact import Redactor
     from ptysup.supervisor.prompt import validate_template
+    from ptysup.tasktext import resolve_task
 
-    try:
-        task.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ConfigError("the task is not valid UTF-8 text") from None
+    task = resolve_task(task, task_file, sys.stdin)
     file_only: dict[str, Any] = ctx.meta.get("file_only") or {}
     template = file_only.get("prompt_template")
     if template is not None:

@@ -12,7 +12,7 @@ import traceback
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from ptysup import __version__, app, report
+from ptysup import __version__, app, outputs, report
 from ptysup.config import RunConfig
 from ptysup.events import EventLog
 from ptysup.exitcodes import ExitCode, Outcome
@@ -28,11 +28,19 @@ _PREFLIGHT_OUTCOMES = {
 }
 
 
-def record_path(config: RunConfig, log_path: Path) -> Path | None:
-    """Where the agent's terminal is recorded: --record, else next to the event log."""
+def record_path(config: RunConfig, log_path: Path, run_id: str) -> Path | None:
+    """Where the agent's terminal is recorded: --record, else next to the event log.
+
+    Next to a --log-file, which may be reused by run after run, the name carries the run
+    id, so no run's recording overwrites another's.
+    """
     if not config.recording:
         return None
-    return config.record or log_path.with_suffix(".cast")
+    if config.record is not None:
+        return config.record
+    if config.log_file is not None:
+        return log_path.with_name(f"{log_path.stem}.{run_id}.cast")
+    return log_path.with_suffix(".cast")
 
 
 def supervise(
@@ -42,6 +50,15 @@ def supervise(
     streams = app.Streams()
     run_id = app.new_run_id()
     log_path = app.log_path(config, run_id)
+    recording = record_path(config, log_path, run_id)
+    named = [
+        ("--log-file", log_path),
+        ("--record", recording),
+        ("--summary-json", config.summary_json),
+    ]
+    unwritable = outputs.first_problem(named) or outputs.same_file(named)
+    if unwritable is not None:
+        return fail(unwritable, ExitCode.USAGE)
     try:
         log = app.open_log(config, log_path, streams)
     except OSError as exc:
@@ -52,7 +69,6 @@ def supervise(
     log.add(summary)
     if report.in_github_actions(env):
         log.add(report.GithubSink(streams.stdout))
-    recording = record_path(config, log_path)
     start = time.monotonic()
     log.emit(
         "run_start",
@@ -122,4 +138,5 @@ def _finish(
             report.write_json(config.summary_json, data)
         report.append_step_summary(data, env)
     except OSError as exc:
-        print(f"ptysup: cannot write the summary: {exc.strerror or exc}", file=sys.stderr)
+        where = exc.filename or config.summary_json
+        print(f"ptysup: cannot write the summary: {exc.strerror or exc}: {where}", file=sys.stderr)
