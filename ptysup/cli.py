@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 import os
 import shutil
 import sys
@@ -14,6 +15,7 @@ import click
 import typer
 
 from ptysup import __version__, configfile
+from ptysup.clihelp import EPILOG, GroupedCommand
 from ptysup.config import (
     DEFAULT_IDLE,
     DEFAULT_MAX_WAITS,
@@ -36,9 +38,25 @@ _LOG_FORMATS = ("text", "json")
 # Options read only from a config file, not from the command line.
 _FILE_ONLY = ("prompt_template",)
 _LIST_OPTIONS = ("verify", "redact")  # repeatable: one item per line in PTYSUP_VERIFY etc.
+_NOT_FROM_ENV = ("version", "help")
 
 # No rich markup: it would swallow "[tool.ptysup]" in the help text.
-app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
+app = typer.Typer(
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
+
+# Subcommands: NAME → "module:function", a `function(args) -> int` imported only when used.
+# A task that is literally one of these words runs as `ptysup -- WORD`.
+SUBCOMMANDS: dict[str, str] = {
+    "replay": "ptysup.replay:main",
+    "doctor": "ptysup.doctor:main",
+    "completion": "ptysup.completion:main",
+    "help": "ptysup.cli:help_main",
+    "version": "ptysup.cli:version_main",
+}
 
 
 def _opt(help: str, **kw: Any) -> Any:
@@ -46,12 +64,11 @@ def _opt(help: str, **kw: Any) -> Any:
 
 
 @app.command(
+    cls=GroupedCommand,
     help="Run an AI coding agent on TASK in a PTY and supervise it with a fresh `claude -p` "
     "at every turn end. Every option can also be set as PTYSUP_<NAME> or in .ptysup.yaml / "
-    "[tool.ptysup] in pyproject.toml. `ptysup replay RUN` shows a past run's decisions.",
-    epilog="Exit codes: 0 complete, 1 abort, 2 usage error, 3 budget (iterations, time, cost), "
-    "4 agent exited or could not start, 5 supervisor failed, 6 API error or usage limit "
-    "(with --no-wait or --max-waits used up), 128+N killed by signal N.",
+    "[tool.ptysup] in pyproject.toml (looked up from here to the repository root).",
+    epilog=EPILOG,
 )
 def run_command(
     ctx: typer.Context,
@@ -61,7 +78,11 @@ def run_command(
     ] = None,
     task_file: Annotated[
         str | None,
-        _opt("Read the task from FILE ('-': standard input) instead of TASK.", show_default=False),
+        _opt(
+            "Read the task from FILE ('-': standard input) instead of TASK.",
+            show_default=False,
+            metavar="FILE",
+        ),
     ] = None,
     max_iter: Annotated[int, _opt("The most supervisor decisions in one run.", min=1)] = 50,
     max_time: Annotated[
@@ -130,7 +151,7 @@ def run_command(
         ),
     ] = None,
     status: Annotated[
-        bool, _opt("In a terminal, show iteration, time and last decision in the title.")
+        bool, _opt("In a terminal, show iteration, time and last decision on the bottom row.")
     ] = True,
     idle: Annotated[
         float, _opt("Quiet seconds that end a turn for agents without hooks.", min=0.1)
@@ -155,8 +176,13 @@ def run_command(
         ),
     ] = None,
     debug: Annotated[bool, _opt("Show tracebacks.")] = False,
-    version: Annotated[bool, _opt("Print the version and exit.", is_eager=True)] = False,
+    version: Annotated[
+        bool, typer.Option("--version", "-V", help="Print the version and exit.", is_eager=True)
+    ] = False,
 ) -> None:
+    for name, value in ctx.params.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(f"--{name.replace('_', '-')}: must be a finite number, not {value}")
     if log_format not in _LOG_FORMATS:
         raise typer.BadParameter("must be text or json", param_hint="--log-format")
     # Imported here, not at the top: `ptysup --help` never gets this far.
@@ -210,7 +236,11 @@ def run_command(
 @functools.cache
 def _command() -> click.Command:
     """The click command typer builds from `app` (built once: it reads every annotation)."""
-    return typer.main.get_command(app)
+    command = typer.main.get_command(app)
+    for param in command.params:
+        if param.name in _NOT_FROM_ENV and isinstance(param, click.Option):
+            param.allow_from_autoenv = False  # a stray PTYSUP_VERSION is no request for it
+    return command
 
 
 def _fail(message: str, code: int) -> int:
@@ -237,6 +267,9 @@ def _config_path(args: Sequence[str], env: Mapping[str, str], cwd: Path) -> Path
 def _defaults(args: Sequence[str], env: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, Any]]:
     """(click default_map, file-only values) from the config file and list-valued env vars."""
     command = _command()
+    head = args[: args.index("--")] if "--" in args else args
+    if "-h" in head or "--help" in head:  # help never depends on a (broken) config file
+        return {}, {}
     known = [p.name for p in command.params if p.name] + list(_FILE_ONLY)
     path = _config_path(args, env, Path.cwd())
     values = configfile.load(path, known) if path is not None else {}
@@ -248,15 +281,16 @@ def _defaults(args: Sequence[str], env: Mapping[str, str]) -> tuple[dict[str, An
             values[name] = [line for line in raw.splitlines() if line.strip()]
         elif isinstance(values.get(name), str):
             values[name] = [values[name]]
+        elif name in values and not isinstance(values[name], list):
+            raise ConfigError(f"{path}: {name}: expected a string or a list of strings")
     return values, file_only
 
 
 def parse_args(args: Sequence[str], env: Mapping[str, str]) -> RunConfig | int:
     """Options → RunConfig, or the exit code after printing help/version/an error."""
     head = args[: args.index("--")] if "--" in args else args
-    if "--version" in head:
-        print(f"ptysup {__version__}")
-        return 0
+    if "--version" in head or "-V" in head:
+        return version_main([])
     command = _command()
     # click reads PTYSUP_* from the process environment: make it the one we were given.
     saved = dict(os.environ)
@@ -278,6 +312,8 @@ def parse_args(args: Sequence[str], env: Mapping[str, str]) -> RunConfig | int:
             config = ctx.obj
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
+    except click.BadParameter as exc:
+        return _fail(exc.format_message() + _source(exc, args, env), ExitCode.USAGE)
     except click.UsageError as exc:
         return _fail(exc.format_message(), ExitCode.USAGE)
     except ConfigError as exc:
@@ -286,7 +322,51 @@ def parse_args(args: Sequence[str], env: Mapping[str, str]) -> RunConfig | int:
         os.environ.clear()
         os.environ.update(saved)
     assert isinstance(config, RunConfig)
+    if "--" not in args and config.task.strip() in SUBCOMMANDS:
+        word = config.task.strip()
+        return _fail(
+            f"{word!r} is a subcommand: put it first (ptysup {word} ...); "
+            f"for a task that is just this word, run: ptysup -- {word}",
+            ExitCode.USAGE,
+        )
     return config
+
+
+def _source(exc: click.BadParameter, args: Sequence[str], env: Mapping[str, str]) -> str:
+    """Where a bad value came from when it was not the command line: ' (from PTYSUP_X)'."""
+    name = exc.param.name if exc.param is not None else None
+    if exc.ctx is None or name is None:
+        return ""
+    source = exc.ctx.get_parameter_source(name)
+    if source is click.core.ParameterSource.ENVIRONMENT:
+        return f" (from {ENV_PREFIX}_{name.upper()})"
+    if source is click.core.ParameterSource.DEFAULT_MAP:
+        return f" (from {_config_path(args, env, Path.cwd())})"
+    return ""
+
+
+def help_main(args: Sequence[str]) -> int:
+    """`ptysup help [SUBCOMMAND]`: the run's help, or a subcommand's."""
+    if args and args[0] in SUBCOMMANDS and args[0] != "help":
+        return main([args[0], "--help"])
+    shown = parse_args(["--help"], {})
+    return shown if isinstance(shown, int) else 0
+
+
+def version_main(args: Sequence[str]) -> int:
+    """`ptysup version` / `-V`: the version."""
+    print(f"ptysup {__version__}")
+    return 0
+
+
+def _near_subcommand(word: str) -> str | None:
+    """The subcommand a one-word first argument was probably meant to be (`ptysup doctr`)."""
+    if not word or word.startswith("-") or any(c.isspace() for c in word):
+        return None
+    import difflib
+
+    close = difflib.get_close_matches(word.lower(), SUBCOMMANDS, n=1, cutoff=0.8)
+    return close[0] if close else None
 
 
 def preflight(config: RunConfig, env: Mapping[str, str]) -> tuple[str, int] | None:
@@ -308,10 +388,23 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
     """The whole program; returns the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     environ = dict(os.environ if env is None else env)
-    if args[:1] == ["replay"]:
-        from ptysup import replay
+    if "_PTYSUP_COMPLETE" in environ:  # the shell asks for completions
+        from ptysup.completion import complete
 
-        return replay.main(args[1:])
+        return complete(environ) or 0
+    if args and args[0] in SUBCOMMANDS:
+        import importlib
+
+        module, function = SUBCOMMANDS[args[0]].split(":")
+        code: int = getattr(importlib.import_module(module), function)(args[1:])
+        return code
+    meant = _near_subcommand(args[0]) if len(args) == 1 else None
+    if meant is not None:
+        return _fail(
+            f"unknown subcommand {args[0]!r}; did you mean `ptysup {meant}`? "
+            f"(for a task that is just this word, run: ptysup -- {args[0]})",
+            ExitCode.USAGE,
+        )
     parsed = parse_args(args, environ)
     if isinstance(parsed, int):
         return parsed

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import shlex
 from dataclasses import dataclass
@@ -88,6 +89,8 @@ def parse_duration(value: str, option: str) -> float:
             ) from None
         h, mi, s = (float(g) if g else 0.0 for g in m.groups())
         seconds = h * 3600 + mi * 60 + s
+    if not math.isfinite(seconds):  # "inf" would mean no budget at all
+        raise ConfigError(f"{option}: must be a finite duration, not {value!r}")
     if seconds <= 0:
         raise ConfigError(f"{option} must be more than zero")
     return seconds

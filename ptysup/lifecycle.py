@@ -65,6 +65,8 @@ def supervise(
         return fail(
             f"cannot write the event log: {exc.strerror or exc}: {log_path}", ExitCode.USAGE
         )
+    if config.log_file is None:
+        outputs.ignore_in_git(config.cwd / config.runs_dir.parts[0])
     summary = report.RunSummary()
     log.add(summary)
     if report.in_github_actions(env):

@@ -59,3 +59,16 @@ def same_file(paths: Iterable[tuple[str, Path | None]]) -> str | None:
             return f"{seen[key]} and {option} are the same file: {path}"
         seen[key] = option
     return None
+
+
+GITIGNORE = "# ptysup's run logs and raw terminal recordings: never commit them\n*\n"
+
+
+def ignore_in_git(folder: Path) -> None:
+    """Give ptysup's own folder (.ptysup/) a .gitignore, so `git add -A` by an agent never
+    commits logs and recordings; an existing file is left as the person wrote it."""
+    path = folder / ".gitignore"
+    if path.exists() or not folder.is_dir():
+        return
+    with contextlib.suppress(OSError):  # best effort: the run does not depend on it
+        path.write_text(GITIGNORE, encoding="utf-8")

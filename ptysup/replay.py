@@ -113,8 +113,9 @@ def render(events: list[dict[str, Any]], screens: dict[int, str], out: TextIO) -
         out.write("\n(the run has no run_end: it is still going, or was killed)\n")
 
 
-def main(args: Sequence[str], out: TextIO = sys.stdout) -> int:
+def main(args: Sequence[str], out: TextIO | None = None) -> int:
     """Entry point of `ptysup replay RUN`."""
+    out = out or sys.stdout
     usage = (
         "usage: ptysup replay RUN [RUN-ID]   (RUN: a run id, 'last', a run directory or an "
         "events file; RUN-ID picks one run of a file several runs appended to, else the newest)"

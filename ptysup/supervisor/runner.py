@@ -15,6 +15,19 @@ from ptysup.procutil import dies_with, kill_group
 from ptysup.terminal.inject import clean
 from ptysup.waits import is_fatal_error
 
+# What a `claude` supervisor may do unless its command says otherwise: read and search the
+# project (a judge, not a second agent). `claude -p` denies any tool it was not given
+# without asking; running the project's checks is --verify's job.
+READ_ONLY_TOOLS = ("Read", "Grep", "Glob")
+_TOOL_OPTIONS = (
+    "--tools",
+    "--allowedTools",
+    "--allowed-tools",
+    "--disallowedTools",
+    "--disallowed-tools",
+    "--dangerously-skip-permissions",
+    "--permission-mode",
+)
 MAX_OUTPUT = 1 << 20  # bytes of supervisor stdout kept; the rest is counted and dropped
 _UTF8_MAX = 4  # bytes in one UTF-8 character: the cut at MAX_OUTPUT may split the last
 
@@ -57,6 +70,8 @@ class SupervisorRunner:
         self.json_output = _wants_json(self.argv)
         if self.json_output:
             self.argv += ["--output-format", "json"]
+        if _is_claude(self.argv) and not any(a.startswith(_TOOL_OPTIONS) for a in self.argv):
+            self.argv += ["--tools", ",".join(READ_ONLY_TOOLS)]
         self._timeout = timeout
         self._cwd = cwd
         self._env = dict(env) if env is not None else None
@@ -144,13 +159,13 @@ class SupervisorRunner:
         return Answer(text, duration, cost, truncated, out_bytes)
 
 
+def _is_claude(argv: Sequence[str]) -> bool:
+    return bool(argv) and os.path.basename(argv[0]) == "claude"
+
+
 def _wants_json(argv: Sequence[str]) -> bool:
     """Claude Code reports cost and errors in JSON; ask for it unless a format is given."""
-    return (
-        bool(argv)
-        and os.path.basename(argv[0]) == "claude"
-        and not any(a.startswith("--output-format") for a in argv)
-    )
+    return _is_claude(argv) and not any(a.startswith("--output-format") for a in argv)
 
 
 def _from_json(text: str) -> tuple[str, float | None, bool, int | None]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -119,3 +120,20 @@ def test_bad_values_are_usage_errors(capsys: pytest.CaptureFixture[str]) -> None
     assert parse_args(["t", "--agent-cmd", "claude 'unclosed"], {}) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 3 and all(line.startswith("ptysup: ") for line in lines)
+
+
+def test_the_config_file_is_found_up_to_the_repository_root(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".ptysup.yaml").write_text("max-iter: 7\n")
+    sub = tmp_path / "src" / "pkg"
+    sub.mkdir(parents=True)
+    os.chdir(sub)
+    assert _parse(["t"]).max_iter == 7
+
+
+def test_outside_a_repository_only_the_working_directory_counts(tmp_path: Path) -> None:
+    (tmp_path / ".ptysup.yaml").write_text("max-iter: 7\n")
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    os.chdir(sub)
+    assert _parse(["t"]).max_iter == 50

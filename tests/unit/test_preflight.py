@@ -95,3 +95,20 @@ def test_the_task_comes_from_stdin_with_a_dash(tmp_path: Path) -> None:
     assert proc.returncode == 4, proc.stderr
     start = log.read_text().splitlines()[0]
     assert '"task": "fix the build\\nthen the docs\\n"' in start
+
+
+def test_the_runs_folder_is_ignored_by_git(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    proc = subprocess.run(
+        ptysup_argv("t", *FAST), capture_output=True, text=True, cwd=tmp_path, timeout=60
+    )
+    assert proc.returncode == 4, proc.stderr
+    assert list((tmp_path / ".ptysup" / "runs").glob("*/events.jsonl"))
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=True,
+    )
+    assert status.stdout == ""  # `git add -A` would commit none of it

@@ -103,7 +103,7 @@ def test_a_claude_supervisor_is_read_as_json(tmp_path: Path) -> None:
     claude = tmp_path / "claude"
     claude.write_text(
         f"#!{sys.executable}\nimport json, sys\n"
-        "assert sys.argv[1:] == ['-p', '--output-format', 'json'], sys.argv\n"
+        "assert sys.argv[1:] == ['-p', '--output-format', 'json', '--tools', 'Read,Grep,Glob']\n"
         "sys.stdin.read()\n"
         "print(json.dumps({'result': '[COMPLETE] ok', 'total_cost_usd': 0.25, "
         "'is_error': False}))\n"

@@ -1,0 +1,67 @@
+"""`ptysup --help`: options in groups, then examples and exit codes (plain text, no rich)."""
+
+from __future__ import annotations
+
+import click
+import typer.core
+
+# Options not listed here (added later) still show, under "Other options".
+GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Task", ("task", "task_file")),
+    ("Budgets", ("max_iter", "max_time", "max_cost")),
+    ("Agent", ("agent_cmd", "start_timeout", "turn_timeout", "idle")),
+    ("API errors", ("wait", "max_waits", "wait_base")),
+    (
+        "Supervisor and verification",
+        (
+            "supervisor_cmd",
+            "supervisor_timeout",
+            "supervisor_retries",
+            "supervisor_backoff",
+            "verify",
+            "verify_timeout",
+        ),
+    ),
+    ("Output", ("log_file", "log_format", "record", "recording", "summary_json", "redact")),
+    ("Terminal", ("status",)),
+    ("General", ("config", "debug", "version", "help")),
+)
+
+EPILOG = """\b
+Examples:
+  ptysup "implement feature X" --max-iter 50
+  ptysup --task-file TASK.md --verify "python -m pytest -q" --max-time 90m
+  ptysup doctor                 check this machine and folder before a first (CI) run
+  ptysup replay last            a past run's decisions with the screens behind them
+  ptysup -- replay              a task that is literally a subcommand's name
+\b
+Subcommands: replay, doctor, completion, help, version.
+\b
+Exit codes: 0 complete, 1 abort, 2 usage error, 3 budget (iterations, time, cost),
+4 agent exited or could not start, 5 supervisor failed, 6 API error or usage limit
+(with --no-wait or --max-waits used up), 70 internal error, 128+N killed by signal N.
+"""
+
+
+class GroupedCommand(typer.core.TyperCommand):
+    """The run command, its options shown in groups."""
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """Arguments and options under a heading per group."""
+        help_option = self.get_help_option(ctx)
+        records = {
+            "help" if p is help_option else p.name: rec
+            for p in self.get_params(ctx)
+            if p.name and (rec := p.get_help_record(ctx)) is not None
+        }
+        shown: set[str] = set()
+        for title, names in GROUPS:
+            rows = [records[n] for n in names if n in records]
+            shown.update(names)
+            if rows:
+                with formatter.section(title):
+                    formatter.write_dl(rows)
+        rest = [rec for name, rec in records.items() if name not in shown]
+        if rest:
+            with formatter.section("Other options"):
+                formatter.write_dl(rest)
