@@ -311,11 +311,17 @@ class AgentSession:
         appears, an Enter that follows a paste within 0.1 s is dropped. Waiting until the
         pasted text shows in the box makes the Enter count."""
         deadline = self._clock() + self.timings.landed
-        while not self.profile.input_has_text(self.snapshot()) and self._clock() < deadline:
-            event = self._next(deadline)
-            if event is not None and not isinstance(event, ScreenUpdate):
-                self._pushback.append(event)
-                return
+        # Other events (the SessionStart hook comes ~0.25 s after the box is drawn) are
+        # kept for later but do not end the wait: ending it let Enter follow the paste at
+        # once, and Claude Code dropped it (the "typed text not confirmed" flake).
+        kept: list[AgentEvent] = []
+        try:
+            while not self.profile.input_has_text(self.snapshot()) and self._clock() < deadline:
+                event = self._next(deadline)
+                if event is not None and not isinstance(event, ScreenUpdate):
+                    kept.append(event)
+        finally:
+            self._pushback.extend(kept)
 
     def _confirm_turn_started(self) -> bool:
         deadline = self._clock() + self.timings.confirm
