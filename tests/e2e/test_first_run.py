@@ -100,7 +100,8 @@ def test_no_api_key_and_no_login_ends_at_once_and_is_not_waited_out(
     assert took < 30
     assert "authentication_failed" in str(events[-1]["reason"])
     assert not [e for e in events if e["event"] == "wait"]
-    assert any("Not logged in" in line for line in lines if line.startswith("  | "))
+    assert [e for e in events if e["event"] == "agent_screen"]  # the screen is in the log
+    assert any(line.startswith("  | ") for line in lines)
 
 
 def test_start_timeout_bounds_a_start_that_never_gets_ready(
