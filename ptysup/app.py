@@ -24,6 +24,7 @@ from ptysup.agents.session import AgentSession, Timings
 from ptysup.config import RunConfig, backoff_schedule
 from ptysup.events import ConsoleSink, EventLog, JsonlSink
 from ptysup.exitcodes import Outcome
+from ptysup.heartbeat import Heartbeat
 from ptysup.loop import LoopConfig, RunLoop, RunResult
 from ptysup.redact import Redactor
 from ptysup.supervisor.decide import Supervisor
@@ -81,12 +82,16 @@ def log_path(config: RunConfig, run_id: str) -> Path:
     return config.log_file or (config.cwd / config.runs_dir / run_id / "events.jsonl")
 
 
-def open_log(config: RunConfig, path: Path, streams: Streams) -> EventLog:
-    """The event log with its sinks; raises OSError if the log file cannot be written."""
+def open_log(
+    config: RunConfig, path: Path, streams: Streams, skip: frozenset[str] = frozenset()
+) -> EventLog:
+    """The event log with its sinks; raises OSError if the log file cannot be written.
+
+    `skip`: events the console leaves to another sink (GitHub's workflow commands)."""
     log = EventLog(redact=Redactor.with_extra(config.redact))
     log.add(JsonlSink(path))
     if not streams.interactive:
-        log.add(ConsoleSink(streams.stdout, config.log_format))
+        log.add(ConsoleSink(streams.stdout, config.log_format, skip))
     return log
 
 
@@ -173,6 +178,11 @@ def run(
             recording = Recording(record, rows, cols, clock, env={"TERM": env.get("TERM", "")})
             log.add(recording)  # markers and typed text
             stack.callback(_finish_recording, recording, log)
+        if not interactive:
+            heartbeat = Heartbeat(log, tools=lambda: len(session.activity.tools))
+            log.add(heartbeat)
+            heartbeat.start()
+            stack.callback(heartbeat.stop)
         loop = _loop(config, session, runner, log, clock, env)
         parts = _Parts(agent, session, screen, feeder, runner, log, recording, status)
         result = _drive(loop, parts, out_fd, in_fd)

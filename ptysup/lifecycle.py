@@ -60,7 +60,10 @@ def supervise(
     if unwritable is not None:
         return fail(unwritable, ExitCode.USAGE)
     try:
-        log = app.open_log(config, log_path, streams)
+        github = report.in_github_actions(env) and config.log_format == "text"
+        log = app.open_log(
+            config, log_path, streams, report.GITHUB_PRINTS if github else frozenset()
+        )
     except OSError as exc:
         return fail(
             f"cannot write the event log: {exc.strerror or exc}: {log_path}", ExitCode.USAGE

@@ -362,11 +362,13 @@ class AgentSession:
 
     def _record_hook(self, event: HookEvent) -> None:
         p = event.payload
+        target = _summary(p["tool_input"]) if p.get("tool_input") else None
         self._log.emit(
             "hook",
             name=event.name,
             session_id=p.get("session_id"),
             **{k: p[k] for k in _HOOK_FIELDS if k in p},
+            **({"target": target} if target else {}),
         )
         if event.name in ("PostToolUse", "PostToolUseFailure"):
             status = "failed" if event.name == "PostToolUseFailure" else "ok"

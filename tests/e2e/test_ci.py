@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -99,3 +100,91 @@ def test_the_readme_recipe_runs_ptysup_by_hand_against_the_fake_model(tmp_path: 
     text = out.read_text()
     assert "outcome=complete" in text, text[-3000:]
     assert "text.split()" in (tmp_path / "try" / "textstats.py").read_text()
+
+
+GOLDEN_SCENARIO = {
+    "agent": [
+        {
+            "match": "write hello",
+            "steps": [
+                {"tool": "Write", "input": {"file_path": "{workdir}/hello.txt", "content": "hi\n"}},
+                {"text": "Wrote hello.txt."},
+            ],
+        },
+        {"reply": "Checked it."},
+    ],
+    "supervisor": [
+        {"times": 1, "reply": "[CONTINUE] check the file once more"},
+        {"reply": "[COMPLETE] hello.txt is there"},
+    ],
+}
+# Hooks whose place among the other lines depends on timing (not on the run) are left out.
+_TIMING_HOOKS = ("SessionStart", "UserPromptSubmit", "SessionEnd", "Notification")
+
+
+def _masked(stdout: str, r: Rig) -> list[str]:
+    lines = []
+    for line in stdout.splitlines():
+        if any(f"ptysup hook             {h}" in line for h in _TIMING_HOOKS):
+            continue
+        line = line.replace(str(r.project), "<project>").replace(str(r.log), "<log>")
+        line = re.sub(r"^\d\d:\d\d:\d\d ", "HH:MM:SS ", line)
+        line = re.sub(r"\d{8}-\d{6}-[0-9a-f]{6}", "<run-id>", line)
+        line = re.sub(r"\d+\.\d+s\b", "<s>", line)
+        line = re.sub(r"pid \d+", "pid <pid>", line)
+        lines.append(line)
+    return lines
+
+
+def test_the_ci_log_of_a_whole_run_reads_as_expected(rig: Callable[..., Rig]) -> None:
+    r = rig(GOLDEN_SCENARIO)
+    run = r.run("write hello.txt", "--max-iter", "5", "--max-time", "10m")
+    assert run.code == 0, run.stdout
+    assert _masked(run.stdout, r) == GOLDEN, "\n".join(_masked(run.stdout, r))
+
+
+GOLDEN = [
+    "HH:MM:SS ptysup run_start        task: write hello.txt | agent: claude --permission-mode "
+    "acceptEdits | supervisor: claude -p | budget: 5 iterations, 10m00s | run <run-id>, log <log>",
+    "HH:MM:SS ptysup agent_start      claude --permission-mode acceptEdits "
+    "(pid <pid>, 120x40, no terminal)",
+    "HH:MM:SS ptysup agent_ready      after <s>",
+    "HH:MM:SS ptysup inject           task: write hello.txt",
+    "HH:MM:SS ptysup hook             PostToolUse Write <project>/hello.txt",
+    "HH:MM:SS ptysup hook             Stop",
+    "HH:MM:SS ptysup turn_end         kind=stop detail=Wrote hello.txt.",
+    "HH:MM:SS ptysup decision         #1/5 continue (<s>): check the file once more",
+    "HH:MM:SS ptysup inject           instruction: check the file once more",
+    "HH:MM:SS ptysup hook             Stop",
+    "HH:MM:SS ptysup turn_end         kind=stop detail=Checked it.",
+    "HH:MM:SS ptysup decision         #2/5 complete (<s>): hello.txt is there",
+    "HH:MM:SS ptysup run_end          outcome=complete exit_code=0 iterations=2 elapsed=<s> "
+    "reason=hello.txt is there",
+]
+
+
+def test_under_github_actions_each_decision_shows_once_and_turns_are_groups(
+    rig: Callable[..., Rig],
+) -> None:
+    r = rig(GOLDEN_SCENARIO)
+    r.env.update(GITHUB_ACTIONS="true", GITHUB_STEP_SUMMARY=str(r.project.parent / "step.md"))
+    run = r.run("write hello.txt", "--max-iter", "5")
+    assert run.code == 0, run.stdout
+    lines = _masked(run.stdout, r)
+    decisions = [line for line in lines if "check the file once more" in line and "#1/5" in line]
+    assert (
+        decisions == []
+        and lines.count("::notice title=ptysup decision 1/5: continue::check the file once more")
+        == 1
+    )
+    groups = [line for line in lines if line.startswith("::group::")]
+    assert groups == [
+        "::group::ptysup turn 1 (task): write hello.txt",
+        "::group::ptysup turn 2 (instruction): check the file once more",
+    ]
+    assert lines.count("::endgroup::") == 2
+    # a decision is printed after its turn's group is closed, so it stays in view
+    first = lines.index(groups[0])
+    assert lines.index("::endgroup::", first) < lines.index(
+        "::notice title=ptysup decision 1/5: continue::check the file once more"
+    )
