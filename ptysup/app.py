@@ -25,6 +25,7 @@ from ptysup.agents.session import AgentSession, Timings
 from ptysup.config import RunConfig, backoff_schedule
 from ptysup.events import ConsoleSink, EventLog, JsonlSink
 from ptysup.exitcodes import Outcome
+from ptysup.heartbeat import Heartbeat
 from ptysup.loop import LoopConfig, RunLoop, RunResult, Spent
 from ptysup.notify import Notifier, TerminalChannel
 from ptysup.plan.driver import PlanDriver
@@ -48,6 +49,8 @@ from ptysup.verify import Verifier
 from ptysup.waits import WaitPolicy
 
 STOP_GRACE_S = 5.0  # after a stop signal, the most the run may take to wind down
+BLOCKED_SETTLE_S = 2.0  # without a person, a first-run dialog shown this long ends the start
+SCREEN_TAIL = 25  # lines of the agent's screen printed when a run fails without a terminal
 
 
 @dataclass
@@ -87,12 +90,16 @@ def log_path(config: RunConfig, run_id: str) -> Path:
     return config.log_file or (config.cwd / config.runs_dir / run_id / "events.jsonl")
 
 
-def open_log(config: RunConfig, path: Path, streams: Streams) -> EventLog:
-    """The event log with its sinks; raises OSError if the log file cannot be written."""
+def open_log(
+    config: RunConfig, path: Path, streams: Streams, skip: frozenset[str] = frozenset()
+) -> EventLog:
+    """The event log with its sinks; raises OSError if the log file cannot be written.
+
+    `skip`: events the console leaves to another sink (GitHub's workflow commands)."""
     log = EventLog(redact=Redactor.with_extra(config.redact))
     log.add(JsonlSink(path))
     if not streams.interactive:
-        log.add(ConsoleSink(streams.stdout, config.log_format))
+        log.add(ConsoleSink(streams.stdout, config.log_format, skip))
     return log
 
 
@@ -167,7 +174,12 @@ def run(
             Typist(agent.write, bracketed=lambda: modes.on(BRACKETED_PASTE)),
             screen.snapshot,
             log,
-            Timings(idle=config.idle, turn=config.turn_timeout),
+            Timings(
+                ready=config.start_timeout,
+                blocked=None if interactive else BLOCKED_SETTLE_S,
+                idle=config.idle,
+                turn=config.turn_timeout,
+            ),
             clock,
             kill=agent.terminate,
             person=Person(present=in_fd is not None, clock=clock),
@@ -202,6 +214,11 @@ def run(
             )
             log.add(recording)  # markers and typed text
             stack.callback(_finish_recording, recording, log)
+        if not interactive:
+            heartbeat = Heartbeat(log, tools=lambda: len(session.activity.tools))
+            log.add(heartbeat)
+            heartbeat.start()
+            stack.callback(heartbeat.stop)
         steps = _plan(config, log, env, part)
         loop = _loop(
             config, session, runner, log, clock, env, part, steps, person=in_fd is not None
@@ -213,6 +230,8 @@ def run(
         result = _drive(loop, parts, out_fd, in_fd, escape)
         if steps is not None and result.outcome is not Outcome.COMPLETE:
             steps.end(result.outcome.value, result.iterations)
+        if not interactive and result.exit_code != 0:
+            _log_screen_tail(screen, feeder, log)
         return result
     raise AssertionError("unreachable")  # pragma: no cover
 
@@ -222,6 +241,15 @@ def _note_rejected(screen: ScreenModel, log: EventLog) -> None:
     note = screen.rejected_note()
     if note is not None:
         log.emit("warning", message=note)
+
+
+def _log_screen_tail(screen: ScreenModel, feeder: ScreenFeeder, log: EventLog) -> None:
+    """Show the agent's last screen in a CI log, so a failure is readable without the
+    recording (redacted like every event)."""
+    feeder.drained(1.0)
+    lines = screen.snapshot().text().splitlines()[-SCREEN_TAIL:]
+    if any(line.strip() for line in lines):
+        log.emit("agent_screen", lines=lines)
 
 
 def _finish_recording(recording: Recording, log: EventLog) -> None:
@@ -346,6 +374,7 @@ def _drive(
         results.append(RunResult(Outcome.SIGNAL, loop.iterations, f"signal {signum}", signum))
 
     def on_eof() -> None:
+        parts.feeder.drained(1.0)  # whoever handles the exit sees the agent's last screen
         session.post(AgentExit(agent.wait(1.0), session.now()))
 
     def on_resize(rows: int, cols: int) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 import os
 import shutil
 import sys
@@ -14,10 +15,12 @@ import click
 import typer
 
 from ptysup import __version__, configfile
+from ptysup.clihelp import EPILOG, GroupedCommand
 from ptysup.config import (
     DEFAULT_IDLE,
     DEFAULT_MAX_WAITS,
     DEFAULT_NOTIFY_ON,
+    DEFAULT_START_TIMEOUT,
     DEFAULT_SUPERVISOR_BACKOFF,
     DEFAULT_SUPERVISOR_RETRIES,
     DEFAULT_SUPERVISOR_TIMEOUT,
@@ -40,9 +43,29 @@ _LOG_FORMATS = ("text", "json")
 _FILE_ONLY = ("prompt_template",)
 # Repeatable: one item per line in PTYSUP_VERIFY etc.
 _LIST_OPTIONS = ("verify", "redact", "notify", "notify_url", "notify_on")
+_NOT_FROM_ENV = ("version", "help")
 
 # No rich markup: it would swallow "[tool.ptysup]" in the help text.
-app = typer.Typer(add_completion=False, pretty_exceptions_enable=False, rich_markup_mode=None)
+app = typer.Typer(
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
+
+# Subcommands: NAME → "module:function", a `function(args) -> int` imported only when used.
+# A task that is literally one of these words runs as `ptysup -- WORD`.
+SUBCOMMANDS: dict[str, str] = {
+    "replay": "ptysup.replay:main",
+    "doctor": "ptysup.doctor:main",
+    "completion": "ptysup.completion:main",
+    "help": "ptysup.cli:help_main",
+    "version": "ptysup.cli:version_main",
+    "check": "ptysup.plan.check:main",
+    "resume": "ptysup.resume:main",
+    "runs": "ptysup.runs:main",
+}
+_TAKE_ENV = frozenset({"resume"})  # called with the environment main() was given
 
 
 def _opt(help: str, **kw: Any) -> Any:
@@ -50,30 +73,34 @@ def _opt(help: str, **kw: Any) -> Any:
 
 
 @app.command(
+    cls=GroupedCommand,
     help="Run an AI coding agent on TASK in a PTY and supervise it with a fresh `claude -p` "
     "at every turn end. Every option can also be set as PTYSUP_<NAME> or in .ptysup.yaml / "
-    "[tool.ptysup] in pyproject.toml. `ptysup replay RUN` shows a past run's decisions; "
-    "`ptysup check PLAN` validates a plan; `ptysup resume [RUN]` continues an interrupted "
-    "run; `ptysup runs` lists this directory's runs.",
-    epilog="Exit codes: 0 complete, 1 abort, 2 usage error, 3 budget (iterations, time, cost, "
-    "a plan step's max_iter), "
-    "4 agent exited or could not start, 5 supervisor failed, 6 API error or usage limit "
-    "(with --no-wait or --max-waits used up), 7 escalated to a person (no terminal), "
-    "8 stopped by the person (escape key), "
-    "128+N killed by signal N. In a terminal, Ctrl-] then s stops the run, p pauses and "
-    "resumes supervision (you take over), Ctrl-] again sends Ctrl-] to the agent.",
+    "[tool.ptysup] in pyproject.toml (looked up from here to the repository root).",
+    epilog=EPILOG,
 )
 def run_command(
     ctx: typer.Context,
     task: Annotated[
-        str,
-        typer.Argument(help="What the agent should do (optional with --plan).", show_default=False),
-    ] = "",
+        str | None,
+        typer.Argument(
+            help="What the agent should do (or --task-file; optional with --plan).",
+            show_default=False,
+        ),
+    ] = None,
     plan: Annotated[
         Path | None,
         _opt(
             "A YAML plan of steps, each with its own check (see `ptysup check`).",
             show_default=False,
+        ),
+    ] = None,
+    task_file: Annotated[
+        str | None,
+        _opt(
+            "Read the task from FILE ('-': standard input) instead of TASK.",
+            show_default=False,
+            metavar="FILE",
         ),
     ] = None,
     max_iter: Annotated[int, _opt("The most supervisor decisions in one run.", min=1)] = 50,
@@ -82,7 +109,7 @@ def run_command(
     ] = None,
     max_cost: Annotated[
         float | None,
-        _opt("Stop once the supervisor's summed cost reaches USD (exit 3).", min=0),
+        _opt("Stop once the run's cost, agent and supervisor, reaches USD (exit 3).", min=0),
     ] = None,
     agent_cmd: Annotated[
         str, _opt("The agent's command line (split like a shell, never run through one).")
@@ -154,7 +181,7 @@ def run_command(
         ),
     ] = None,
     status: Annotated[
-        bool, _opt("In a terminal, show iteration, time and last decision in the title.")
+        bool, _opt("In a terminal, show iteration, time and last decision on the bottom row.")
     ] = True,
     escape_key: Annotated[
         str,
@@ -195,6 +222,14 @@ def run_command(
             show_default=False,
         ),
     ] = None,
+    start_timeout: Annotated[
+        float,
+        _opt(
+            "Seconds the agent may take to reach its input box (exit 4); without a terminal "
+            "a first-run dialog ends the start at once.",
+            min=1,
+        ),
+    ] = DEFAULT_START_TIMEOUT,
     config: Annotated[
         Path | None,
         _opt(
@@ -203,8 +238,13 @@ def run_command(
         ),
     ] = None,
     debug: Annotated[bool, _opt("Show tracebacks.")] = False,
-    version: Annotated[bool, _opt("Print the version and exit.", is_eager=True)] = False,
+    version: Annotated[
+        bool, typer.Option("--version", "-V", help="Print the version and exit.", is_eager=True)
+    ] = False,
 ) -> None:
+    for name, value in ctx.params.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(f"--{name.replace('_', '-')}: must be a finite number, not {value}")
     if log_format not in _LOG_FORMATS:
         raise typer.BadParameter("must be text or json", param_hint="--log-format")
     if questions not in QUESTIONS:
@@ -212,14 +252,17 @@ def run_command(
     # Imported here, not at the top: `ptysup --help` never gets this far.
     from ptysup.redact import Redactor
     from ptysup.supervisor.prompt import validate_template
+    from ptysup.tasktext import resolve_task
 
-    try:
-        task.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ConfigError("the task is not valid UTF-8 text") from None
     loaded = ctx.meta.get("plan")
-    if not task and loaded is None and ctx.meta.get("need_task", True):
-        raise ConfigError("missing TASK (or --plan FILE); see ptysup --help")
+    if (
+        task is None
+        and task_file is None
+        and (loaded is not None or not ctx.meta.get("need_task", True))
+    ):
+        task = ""  # a plan's goal and steps stand for the task; a resume keeps its own
+    else:
+        task = resolve_task(task, task_file, sys.stdin)
     ctx.meta["explicit"] = frozenset(
         name
         for name in ctx.params
@@ -272,6 +315,7 @@ def run_command(
         prompt_template=template,
         idle=idle,
         turn_timeout=turn_timeout,
+        start_timeout=start_timeout,
         cwd=Path.cwd(),
         debug=debug,
         questions=questions,
@@ -307,7 +351,11 @@ def _check_notify_urls(urls: Sequence[str]) -> None:
 @functools.cache
 def _command() -> click.Command:
     """The click command typer builds from `app` (built once: it reads every annotation)."""
-    return typer.main.get_command(app)
+    command = typer.main.get_command(app)
+    for param in command.params:
+        if param.name in _NOT_FROM_ENV and isinstance(param, click.Option):
+            param.allow_from_autoenv = False  # a stray PTYSUP_VERSION is no request for it
+    return command
 
 
 def _fail(message: str, code: int) -> int:
@@ -339,6 +387,9 @@ def _config_path(args: Sequence[str], env: Mapping[str, str], cwd: Path) -> Path
 def _defaults(args: Sequence[str], env: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, Any]]:
     """(click default_map, file-only values) from the config file and list-valued env vars."""
     command = _command()
+    head = args[: args.index("--")] if "--" in args else args
+    if "-h" in head or "--help" in head:  # help never depends on a (broken) config file
+        return {}, {}
     known = [p.name for p in command.params if p.name] + list(_FILE_ONLY)
     path = _config_path(args, env, Path.cwd())
     values = configfile.load(path, known) if path is not None else {}
@@ -359,6 +410,8 @@ def _defaults(args: Sequence[str], env: Mapping[str, str]) -> tuple[dict[str, An
             values[name] = [line for line in raw.splitlines() if line.strip()]
         elif isinstance(values.get(name), str):
             values[name] = [values[name]]
+        elif name in values and not isinstance(values[name], list):
+            raise ConfigError(f"{path}: {name}: expected a string or a list of strings")
     return values, file_only
 
 
@@ -379,9 +432,8 @@ def parse_options(
     """(RunConfig, the options given on the command line), or the exit code after
     printing help/version/an error."""
     head = args[: args.index("--")] if "--" in args else args
-    if "--version" in head:
-        print(f"ptysup {__version__}")
-        return 0
+    if "--version" in head or "-V" in head:
+        return version_main([])
     command = _command()
     # click reads PTYSUP_* from the process environment: make it the one we were given.
     saved = dict(os.environ)
@@ -406,6 +458,8 @@ def parse_options(
             explicit = ctx.meta["explicit"]
     except click.exceptions.Exit as exc:
         return int(exc.exit_code)
+    except click.BadParameter as exc:
+        return _fail(exc.format_message() + _source(exc, args, env), ExitCode.USAGE)
     except click.UsageError as exc:
         return _fail(exc.format_message(), ExitCode.USAGE)
     except ConfigError as exc:
@@ -414,7 +468,51 @@ def parse_options(
         os.environ.clear()
         os.environ.update(saved)
     assert isinstance(config, RunConfig)
+    if "--" not in args and config.task.strip() in SUBCOMMANDS:
+        word = config.task.strip()
+        return _fail(
+            f"{word!r} is a subcommand: put it first (ptysup {word} ...); "
+            f"for a task that is just this word, run: ptysup -- {word}",
+            ExitCode.USAGE,
+        )
     return config, explicit
+
+
+def _source(exc: click.BadParameter, args: Sequence[str], env: Mapping[str, str]) -> str:
+    """Where a bad value came from when it was not the command line: ' (from PTYSUP_X)'."""
+    name = exc.param.name if exc.param is not None else None
+    if exc.ctx is None or name is None:
+        return ""
+    source = exc.ctx.get_parameter_source(name)
+    if source is click.core.ParameterSource.ENVIRONMENT:
+        return f" (from {ENV_PREFIX}_{name.upper()})"
+    if source is click.core.ParameterSource.DEFAULT_MAP:
+        return f" (from {_config_path(args, env, Path.cwd())})"
+    return ""
+
+
+def help_main(args: Sequence[str]) -> int:
+    """`ptysup help [SUBCOMMAND]`: the run's help, or a subcommand's."""
+    if args and args[0] in SUBCOMMANDS and args[0] != "help":
+        return main([args[0], "--help"])
+    shown = parse_args(["--help"], {})
+    return shown if isinstance(shown, int) else 0
+
+
+def version_main(args: Sequence[str]) -> int:
+    """`ptysup version` / `-V`: the version."""
+    print(f"ptysup {__version__}")
+    return 0
+
+
+def _near_subcommand(word: str) -> str | None:
+    """The subcommand a one-word first argument was probably meant to be (`ptysup doctr`)."""
+    if not word or word.startswith("-") or any(c.isspace() for c in word):
+        return None
+    import difflib
+
+    close = difflib.get_close_matches(word.lower(), SUBCOMMANDS, n=1, cutoff=0.8)
+    return close[0] if close else None
 
 
 def preflight(config: RunConfig, env: Mapping[str, str]) -> tuple[str, int] | None:
@@ -440,22 +538,24 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
     """The whole program; returns the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     environ = dict(os.environ if env is None else env)
-    if args[:1] == ["replay"]:
-        from ptysup import replay
+    if "_PTYSUP_COMPLETE" in environ:  # the shell asks for completions
+        from ptysup.completion import complete
 
-        return replay.main(args[1:])
-    if args[:1] == ["check"]:
-        from ptysup.plan import check
+        return complete(environ) or 0
+    if args and args[0] in SUBCOMMANDS:
+        import importlib
 
-        return check.main(args[1:])
-    if args[:1] == ["resume"]:
-        from ptysup.resume import main as resume
-
-        return resume(args[1:], environ)
-    if args[:1] == ["runs"]:
-        from ptysup.runs import main as runs
-
-        return runs(args[1:])
+        module, function = SUBCOMMANDS[args[0]].split(":")
+        run_sub = getattr(importlib.import_module(module), function)
+        code: int = run_sub(args[1:], environ) if args[0] in _TAKE_ENV else run_sub(args[1:])
+        return code
+    meant = _near_subcommand(args[0]) if len(args) == 1 else None
+    if meant is not None:
+        return _fail(
+            f"unknown subcommand {args[0]!r}; did you mean `ptysup {meant}`? "
+            f"(for a task that is just this word, run: ptysup -- {args[0]})",
+            ExitCode.USAGE,
+        )
     parsed = parse_args(args, environ)
     if isinstance(parsed, int):
         return parsed

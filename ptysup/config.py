@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 import shlex
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ DEFAULT_WAIT_BASE = 60.0
 QUESTIONS = ("supervisor", "person")  # who answers the agent's questions
 DEFAULT_NOTIFY_ON = ("escalation", "person", "run_end")
 DEFAULT_SUPERVISOR_TOOLS = "Read,Grep,Glob"  # read-only: look at the work, never change it
+DEFAULT_START_TIMEOUT = 60.0
 
 
 class ConfigError(Exception):
@@ -68,6 +70,7 @@ class RunConfig:
     notify_url: tuple[str, ...] = ()
     notify_on: tuple[str, ...] = DEFAULT_NOTIFY_ON
     plan: Plan | None = None  # --plan, loaded
+    start_timeout: float = DEFAULT_START_TIMEOUT  # agent start → ready for input
 
 
 def backoff_schedule(first: float, retries: int) -> tuple[float, ...]:
@@ -102,6 +105,8 @@ def parse_duration(value: str, option: str) -> float:
             ) from None
         h, mi, s = (float(g) if g else 0.0 for g in m.groups())
         seconds = h * 3600 + mi * 60 + s
+    if not math.isfinite(seconds):  # "inf" would mean no budget at all
+        raise ConfigError(f"{option}: must be a finite duration, not {value!r}")
     if seconds <= 0:
         raise ConfigError(f"{option} must be more than zero")
     return seconds

@@ -1,6 +1,8 @@
 """Option defaults from `.ptysup.yaml` or `[tool.ptysup]` in pyproject.toml.
 
-Keys are option names (`max-iter` or `max_iter`); values as on the command line. The
+Looked up in the working directory, then in each parent up to the repository root (the
+folder holding .git), so a run started in a subfolder finds the project's file. Keys are
+option names (`max-iter` or `max_iter`); values as on the command line. The
 command line and PTYSUP_* variables both win over the file.
 """
 
@@ -23,14 +25,24 @@ else:  # pragma: no cover - Python 3.10
 
 def find(cwd: Path) -> Path | None:
     """The config file that applies in `cwd`: .ptysup.yaml, else a pyproject.toml with
-    a [tool.ptysup] table."""
-    yaml_path = cwd / YAML_NAME
-    if yaml_path.exists():
-        return yaml_path
-    pyproject = cwd / "pyproject.toml"
-    if pyproject.exists() and "[tool.ptysup" in _read(pyproject):
-        return pyproject
+    a [tool.ptysup] table; in `cwd`, else in each parent up to the repository root."""
+    for folder in _up_to_repo_root(cwd):
+        yaml_path = folder / YAML_NAME
+        if yaml_path.exists():
+            return yaml_path
+        pyproject = folder / "pyproject.toml"
+        if pyproject.exists() and "[tool.ptysup" in _read(pyproject):
+            return pyproject
     return None
+
+
+def _up_to_repo_root(cwd: Path) -> list[Path]:
+    """`cwd` and its parents up to the one holding .git; only `cwd` outside a repository."""
+    chain = [cwd, *cwd.parents]
+    for i, folder in enumerate(chain):
+        if (folder / ".git").exists():
+            return chain[: i + 1]
+    return [cwd]
 
 
 def load(path: Path, known: Iterable[str]) -> dict[str, Any]:

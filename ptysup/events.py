@@ -111,11 +111,14 @@ class JsonlSink:
 class ConsoleSink:
     """Prints events for a person or a CI log: readable lines, or JSON lines."""
 
-    def __init__(self, stream: IO[str], fmt: str = "text") -> None:
+    def __init__(self, stream: IO[str], fmt: str = "text", skip: Iterable[str] = ()) -> None:
         self._stream = stream
         self._fmt = fmt
+        self._skip = frozenset(skip)  # events another sink prints (GitHub's ::notice::)
 
     def write(self, event: Event) -> None:
+        if event.event in self._skip:
+            return
         if self._fmt == "json":
             line = json.dumps(event.to_json(), ensure_ascii=False)
         else:
@@ -135,21 +138,72 @@ def _short(text: Any, limit: int = 160) -> str:
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
+def _duration(seconds: Any) -> str:
+    total = int(float(seconds or 0))
+    hours, rest = divmod(total, 3600)
+    return f"{hours}h{rest // 60:02d}m" if hours else f"{rest // 60}m{rest % 60:02d}s"
+
+
+def _command(argv: Any) -> str:
+    return " ".join(str(a) for a in argv) if isinstance(argv, list) else str(argv or "")
+
+
+def _run_start(f: dict[str, Any]) -> str:
+    """The first line of a CI log: the task, the agent, the supervisor and the budgets."""
+    budgets = [f"{f.get('max_iter')} iterations"]
+    if f.get("max_time_s"):
+        budgets.append(_duration(f["max_time_s"]))
+    if f.get("max_cost_usd") is not None:
+        budgets.append(f"${f['max_cost_usd']}")
+    line = (
+        f"task: {_short(f.get('task', ''), 120)} | agent: {_command(f.get('agent_cmd'))}"
+        f" | supervisor: {_command(f.get('supervisor_cmd'))} | budget: {', '.join(budgets)}"
+    )
+    if f.get("verify"):
+        line += " | verify: " + "; ".join(_command(v) for v in f["verify"])
+    return line + f" | run {f.get('run_id')}, log {f.get('log_file')}"
+
+
 def format_line(event: Event) -> str:
     """One readable line for an event, as printed when stdout is not a terminal."""
     f = event.fields
     clock = time.strftime("%H:%M:%S", time.localtime(event.ts))
     name = event.event
-    if name == "decision":
+    if name == "run_start":
+        detail = _run_start(f)
+    elif name == "decision":
         detail = (
             f"#{f.get('iteration')}/{f.get('max_iter')} {f.get('action')}"
             f" ({f.get('duration_s', 0):.1f}s): {_short(f.get('content', ''))}"
         )
     elif name == "inject":
-        detail = _short(f.get("text", ""))
+        detail = f"{f.get('kind')}: {_short(f.get('text', ''))}"
+        if f.get("confirmed") is False:
+            detail += " (no turn started)"
+    elif name == "agent_start":
+        size = f.get("size") or ["?", "?"]
+        detail = (
+            f"{_command(f.get('argv'))} (pid {f.get('pid')}, {size[1]}x{size[0]}, "
+            f"{'a terminal' if f.get('interactive') else 'no terminal'})"
+        )
+    elif name == "agent_ready":
+        detail = f"after {f.get('elapsed_s', 0):.1f}s"
     elif name == "hook":
         detail = " ".join(
-            str(f[k]) for k in ("name", "tool_name", "source", "reason", "error") if f.get(k)
+            _short(f[k], 120)
+            for k in ("name", "tool_name", "target", "source", "reason", "error")
+            if f.get(k)
+        )
+    elif name == "still_working":
+        detail = (
+            f"{_duration(f.get('elapsed_s', 0))} into the turn, {f.get('tools', 0)} tool call(s)"
+        )
+    elif name == "agent_screen":
+        # The agent's last screen, one printed line per row, kept as it was drawn.
+        rows = [clean(str(line)).rstrip() for line in f.get("lines", ())]
+        return "\n".join(
+            [f"{clock} ptysup {name:<16} last {len(rows)} lines:"]
+            + [f"  | {row}".rstrip() for row in rows]
         )
     elif name in ("question", "answer"):
         detail = _question_detail(f)

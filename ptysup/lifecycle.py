@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from ptysup import __version__, app, notify, report
+from ptysup import __version__, app, notify, outputs, report
 from ptysup.config import RunConfig
 from ptysup.events import Event, EventLog
 from ptysup.exitcodes import ExitCode, Outcome
@@ -30,11 +30,19 @@ _PREFLIGHT_OUTCOMES = {
 }
 
 
-def record_path(config: RunConfig, log_path: Path) -> Path | None:
-    """Where the agent's terminal is recorded: --record, else next to the event log."""
+def record_path(config: RunConfig, log_path: Path, run_id: str) -> Path | None:
+    """Where the agent's terminal is recorded: --record, else next to the event log.
+
+    Next to a --log-file, which may be reused by run after run, the name carries the run
+    id, so no run's recording overwrites another's.
+    """
     if not config.recording:
         return None
-    return config.record or log_path.with_suffix(".cast")
+    if config.record is not None:
+        return config.record
+    if config.log_file is not None:
+        return log_path.with_name(f"{log_path.stem}.{run_id}.cast")
+    return log_path.with_suffix(".cast")
 
 
 def supervise(
@@ -47,6 +55,16 @@ def supervise(
 ) -> int:
     """Run one supervised session (or resume one: `part`) and return the exit code."""
     part = part or Part(app.new_run_id(), str(uuid.uuid4()))
+    # Every output path is checked before anything is created, the run directory included.
+    log_path, recording = _outputs(config, part)
+    named = [
+        ("--log-file", log_path),
+        ("--record", recording),
+        ("--summary-json", config.summary_json),
+    ]
+    unwritable = outputs.first_problem(named) or outputs.same_file(named)
+    if unwritable is not None:
+        return fail(unwritable, ExitCode.USAGE)
     run_dir = RunDir(config.cwd / config.runs_dir / part.run_id)
     try:
         with run_dir.lock():
@@ -57,6 +75,16 @@ def supervise(
         return fail(
             f"cannot write the run directory: {exc.strerror or exc}: {run_dir.path}", ExitCode.USAGE
         )
+
+
+def _outputs(config: RunConfig, part: Part) -> tuple[Path, Path | None]:
+    """The run's event log and recording (each resumed part records to its own file)."""
+    log_path = app.log_path(config, part.run_id)
+    recording = record_path(config, log_path, part.run_id)
+    if recording is not None and part.resumed is not None:
+        # Each part records its own terminal: the earlier recordings stay as they were.
+        recording = recording.with_name(f"{recording.stem}.part{part.resumed.parts + 1}.cast")
+    return log_path, recording
 
 
 def _supervise(
@@ -71,12 +99,18 @@ def _supervise(
     run_id = part.run_id
     log_path = app.log_path(config, run_id)
     earlier = read_events(log_path) if part.resumed is not None else []
+    _, recording = _outputs(config, part)
     try:
-        log = app.open_log(config, log_path, streams)
+        github = report.in_github_actions(env) and config.log_format == "text"
+        log = app.open_log(
+            config, log_path, streams, report.GITHUB_PRINTS if github else frozenset()
+        )
     except OSError as exc:
         return fail(
             f"cannot write the event log: {exc.strerror or exc}: {log_path}", ExitCode.USAGE
         )
+    # Every run has its run directory (run.json, the lock), whatever --log-file says.
+    outputs.ignore_in_git(config.cwd / config.runs_dir.parts[0])
     summary = report.RunSummary()
     for old in earlier:  # the summary covers every part of the run
         fields = {k: v for k, v in old.items() if k not in ("ts", "event")}
@@ -93,10 +127,6 @@ def _supervise(
     log.add(notifier)
     if report.in_github_actions(env):
         log.add(report.GithubSink(streams.stdout))
-    recording = record_path(config, log_path)
-    if recording is not None and part.resumed is not None:
-        # Each part records its own terminal: the earlier recordings stay as they were.
-        recording = recording.with_name(f"{recording.stem}.part{part.resumed.parts + 1}.cast")
     start = time.monotonic()
     if part.resumed is not None:
         start -= part.resumed.elapsed_s  # run_end's elapsed_s counts every part
@@ -198,4 +228,5 @@ def _finish(
             report.write_json(config.summary_json, data)
         report.append_step_summary(data, env)
     except OSError as exc:
-        print(f"ptysup: cannot write the summary: {exc.strerror or exc}", file=sys.stderr)
+        where = exc.filename or config.summary_json
+        print(f"ptysup: cannot write the summary: {exc.strerror or exc}: {where}", file=sys.stderr)

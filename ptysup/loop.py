@@ -38,7 +38,7 @@ from ptysup.supervisor.prompt import (
 )
 from ptysup.terminal.screen import ScreenSnapshot
 from ptysup.verify import VerifyResult
-from ptysup.waits import WaitPolicy
+from ptysup.waits import WaitPolicy, is_fatal_error
 
 CONTINUE_AFTER_WAIT = "continue"
 SCREEN_LINES = 60  # lines of the agent's screen shown to the supervisor
@@ -269,7 +269,9 @@ class RunLoop:
         try:
             self._agent.wait_ready()
         except TimeoutError as exc:
-            return Outcome.AGENT_EXITED, f"agent never became ready: {exc}"
+            reason = f"agent never became ready: {exc}"
+            self._log.emit("error", message=reason)
+            return Outcome.AGENT_EXITED, reason
         self._log.emit("agent_ready", elapsed_s=self._elapsed())
         pending = self._open()
         self._supervisor.prepare(self._system)  # boots while the agent works
@@ -571,6 +573,11 @@ class RunLoop:
         The failed prompt stays in Claude Code's conversation, so only a short 'continue'
         is typed, never the prompt again.
         """
+        if is_fatal_error(detail):
+            raise ApiErrorNotWaited(
+                f"the agent hit an error that waiting cannot fix (authentication or "
+                f"configuration): {detail}"
+            )
         delay = self._waits.next_wait(detail, self._now())
         if delay is None:
             raise ApiErrorNotWaited(f"the agent hit an API error and ptysup may not wait: {detail}")

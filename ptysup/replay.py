@@ -14,6 +14,23 @@ from ptysup.terminal.screen import ScreenModel
 COMPLETE_WAIT_S = 60.0  # for a writer still completing a recording after its run ended
 
 
+def one_run(events: list[dict[str, Any]], run_id: str | None = None) -> list[dict[str, Any]]:
+    """The events of one run in a log that several runs appended to (a reused --log-file):
+    the run whose id starts with `run_id`, else the newest."""
+    runs: list[list[dict[str, Any]]] = []
+    for event in events:
+        if event.get("event") == "run_start" or not runs:
+            runs.append([])
+        runs[-1].append(event)
+    if run_id is None:
+        return runs[-1] if runs else []
+    chosen = [r for r in runs if str(r[0].get("run_id", "")).startswith(run_id)]
+    if len(chosen) != 1:
+        ids = ", ".join(str(r[0].get("run_id")) for r in runs)
+        raise RunNotFound(f"{len(chosen)} runs in the log match {run_id!r} (it holds {ids})")
+    return chosen[0]
+
+
 def screens_at_decisions(cast: Path) -> Iterator[tuple[int, str]]:
     """(iteration, screen text) at each decision marker of a recording."""
     wait_complete(cast, COMPLETE_WAIT_S)  # if it is still incomplete, show what is there
@@ -59,17 +76,22 @@ def render(events: list[dict[str, Any]], screens: dict[int, str], out: TextIO) -
         out.write("\n(the run has no run_end: it is still going, or was killed)\n")
 
 
-def main(args: Sequence[str], out: TextIO = sys.stdout) -> int:
+def main(args: Sequence[str], out: TextIO | None = None) -> int:
     """Entry point of `ptysup replay RUN`."""
-    if len(args) != 1 or args[0] in ("-h", "--help"):
-        print(
-            "usage: ptysup replay RUN   (a run id, 'last', a run directory or events file)",
-            file=sys.stderr if args[:1] not in (["-h"], ["--help"]) else out,
-        )
-        return 0 if args[:1] in (["-h"], ["--help"]) else 2
+    out = out or sys.stdout
+    usage = (
+        "usage: ptysup replay RUN [RUN-ID]   (RUN: a run id, 'last', a run directory or an "
+        "events file; RUN-ID picks one run of a file several runs appended to, else the newest)"
+    )
+    if "-h" in args or "--help" in args:
+        print(usage, file=out)
+        return 0
+    if len(args) not in (1, 2):
+        print(usage, file=sys.stderr)
+        return 2
     try:
         log = find_run(args[0])
-        events = read_events(log)
+        events = one_run(read_events(log), args[1] if len(args) == 2 else None)
         # A resumed run has one recording per part; decision numbers go on across them.
         parts = [e for e in events if e["event"] in ("run_start", "run_resume")] or [{}]
         casts = [Path(p.get("record") or log.with_suffix(".cast")) for p in parts]

@@ -143,14 +143,34 @@ def _escape(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
+# Events GithubSink prints in full as workflow commands; the text console leaves them out,
+# so each shows once in the job's log, not twice and cut short.
+GITHUB_PRINTS = frozenset({"decision", "warning", "supervisor_error", "error"})
+_ENDS_GROUP = frozenset({"decision", "run_end", "error", "agent_screen", "verify"})
+
+
 class GithubSink:
-    """Decisions and warnings as GitHub Actions workflow commands (::notice:: etc.)."""
+    """Decisions and warnings as GitHub Actions workflow commands (::notice:: etc.), and
+    each turn of the agent as a collapsible ::group::."""
 
     def __init__(self, stream: IO[str]) -> None:
         self._stream = stream
+        self._group_open = False
+        self._turns = 0
 
     def write(self, event: Event) -> None:
         f = event.fields
+        lines: list[str] = []
+        if self._group_open and event.event in _ENDS_GROUP:
+            lines.append("::endgroup::")
+            self._group_open = False
+        if event.event == "inject" and f.get("kind") != "command":
+            if self._group_open:
+                lines.append("::endgroup::")
+            self._turns += 1
+            text = " ".join(str(f.get("text", "")).split())[:100]
+            lines.append(f"::group::ptysup turn {self._turns} ({f.get('kind')}): {_escape(text)}")
+            self._group_open = True
         line = None
         if event.event == "decision":
             title = f"ptysup decision {f.get('iteration')}/{f.get('max_iter')}: {f.get('action')}"
@@ -170,8 +190,10 @@ class GithubSink:
                 f"{f.get('iterations')} iteration(s): {_escape(str(f.get('reason', '')))}"
             )
         if line is not None:
+            lines.append(line)
+        if lines:
             try:
-                self._stream.write(line + "\n")
+                self._stream.write("".join(f"{x}\n" for x in lines))
                 self._stream.flush()
             except (BrokenPipeError, ValueError):
                 pass

@@ -82,3 +82,22 @@ _API = re.compile(
     r"API Error|rate.?limit|overloaded|usage limit|limit reached|\b(?:429|529)\b",
     re.IGNORECASE,
 )
+
+
+# Authentication and configuration errors: the same call fails the same way every time.
+# Observed with Claude Code 2.1.197: `claude -p --output-format json` reports HTTP 401 as
+# api_error_status 401, "Failed to authenticate. API Error: 401 …", an unknown model as
+# 404 "There's an issue with the selected model (…)"; the TUI's StopFailure hook says
+# `authentication_failed` when no key or login is there.
+FATAL_STATUSES = frozenset({401, 403, 404})
+_FATAL = re.compile(
+    r"authentication_failed|authentication_error|Failed to authenticate|invalid x-api-key"
+    r"|Invalid API key|Not logged in|Please run /login|permission_error|not_found_error"
+    r"|issue with the selected model",
+    re.IGNORECASE,
+)
+
+
+def is_fatal_error(text: str, status: int | None = None) -> bool:
+    """Whether an error is about authentication or configuration: never waited out."""
+    return (status is not None and status in FATAL_STATUSES) or bool(_FATAL.search(text))

@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 die() { echo "setup: $*" >&2; exit 2; }
+say() { echo "setup: $*" >&2; }
 
 PYTHON=${PYTHON:-python3}
 command -v "$PYTHON" >/dev/null || die "needs Python 3.10+ ($PYTHON not found)"
@@ -13,16 +14,21 @@ command -v "$PYTHON" >/dev/null || die "needs Python 3.10+ ($PYTHON not found)"
 command -v npm >/dev/null || die "needs Node.js and npm to install Claude Code"
 
 if [ ! -x .venv/bin/python ]; then
+  say "creating the virtualenv in .venv"
   "$PYTHON" -m venv .venv
 fi
 # Reinstall only when the declared dependencies change.
 stamp=.venv/.ptysup-deps
 want=$(sha256sum pyproject.toml | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  say "installing ptysup and its test tools into .venv (a minute on a fresh machine)"
   .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
   echo "$want" > "$stamp"
 fi
 
+if ! .venv/bin/python -m ptysup.testing.claude_env path >/dev/null 2>&1; then
+  say "installing the pinned Claude Code into .tools/claude-code (npm)"
+fi
 .venv/bin/python -m ptysup.testing.claude_env install >/dev/null
 
 # The terminal end-to-end tests run ptysup inside tmux, with htop, less and vim as agents.
@@ -32,8 +38,10 @@ for tool in tmux htop less vim; do
 done
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    say "installing ${missing[*]} (apt-get)"
     apt-get update -qq >/dev/null && apt-get install -y -qq "${missing[@]}" >/dev/null
   else
     die "needs ${missing[*]} for the terminal tests (apt-get install ${missing[*]})"
   fi
 fi
+say "ready"

@@ -8,6 +8,7 @@ import re
 from collections.abc import Sequence
 
 from ptysup.agents.events import ScreenState
+from ptysup.agents.firstrun import Blocker, claude_blocker
 from ptysup.agents.questions import ASK_TOOL
 from ptysup.terminal.screen import ScreenSnapshot
 
@@ -121,6 +122,10 @@ class ClaudeProfile:
             if found:
                 return found.strip(" ●⎿")
         return None
+
+    def blocker(self, snap: ScreenSnapshot) -> Blocker | None:
+        """A first-run screen (trust, API key, onboarding, login) or another dialog."""
+        return claude_blocker(snap.lines)
 
 
 def _input_text(lines: Sequence[str]) -> str | None:

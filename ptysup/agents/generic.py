@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ptysup.agents.events import ScreenState
+from ptysup.agents.firstrun import Blocker
 from ptysup.terminal.screen import ScreenSnapshot
 
 
@@ -35,4 +36,8 @@ class GenericProfile:
 
     def api_error(self, snap: ScreenSnapshot) -> str | None:
         """Nothing is known about this agent's error messages."""
+        return None
+
+    def blocker(self, snap: ScreenSnapshot) -> Blocker | None:
+        """Nothing is known about this agent's dialogs."""
         return None

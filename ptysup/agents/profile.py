@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from ptysup.agents.events import ScreenState
+from ptysup.agents.firstrun import Blocker
 from ptysup.terminal.screen import ScreenSnapshot
 
 
@@ -35,6 +36,10 @@ class AgentProfile(Protocol):
 
     def api_error(self, snap: ScreenSnapshot) -> str | None:
         """The API error or usage-limit message on screen, if any."""
+        ...
+
+    def blocker(self, snap: ScreenSnapshot) -> Blocker | None:
+        """A first-run screen or dialog on screen that only a person can answer, if any."""
         ...
 
 

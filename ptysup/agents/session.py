@@ -30,6 +30,7 @@ from ptysup.agents.events import (
     TurnEnd,
     TurnEndKind,
 )
+from ptysup.agents.firstrun import AgentBlocked
 from ptysup.agents.hooks import STATUS_LINE
 from ptysup.agents.person import Person
 from ptysup.agents.profile import AgentProfile
@@ -49,7 +50,9 @@ SUBMIT_GRACE_S = 1.0  # the person's Enter → Claude Code's UserPromptSubmit ho
 class Timings:
     """How long to wait for what (seconds)."""
 
-    ready: float = 90.0  # agent start → ready for input
+    ready: float = 60.0  # agent start → ready for input (--start-timeout)
+    blocked: float | None = None  # a first-run screen on screen this long ends the start;
+    # None: a person is there to answer it
     landed: float = 2.0  # paste → the text shows in the agent's input box
     confirm: float = 3.0  # Enter → the agent shows a turn started (then Enter once more)
     idle: float = 3.0  # quiet time that ends a turn for agents without hooks
@@ -145,16 +148,42 @@ class AgentSession:
         return self._snapshot()
 
     def wait_ready(self) -> None:
-        """Return once the agent waits for input (Claude: its screen; others: quiet)."""
+        """Return once the agent waits for input (Claude: its screen; others: quiet).
+
+        Raises AgentBlocked when a first-run screen or dialog waits for a person who is not
+        there (`timings.blocked` set), TimeoutError after `timings.ready` seconds. With a
+        person, the time a dialog stays open does not count: they are answering it.
+        """
         deadline = self._clock() + self.timings.ready
-        while self.state is not ScreenState.READY:
-            quiet_at = self.last_output + self.timings.idle
-            if not self.profile.uses_hooks and self._clock() >= quiet_at:
-                return
-            wake = deadline if self.profile.uses_hooks else min(deadline, quiet_at)
-            event = self._next(wake)
-            if event is None and self._clock() >= deadline:
-                raise TimeoutError(f"agent not ready after {self.timings.ready:.0f}s")
+        blocked_since: float | None = None
+        try:
+            while self.state is not ScreenState.READY:
+                now = self._clock()
+                quiet_at = self.last_output + self.timings.idle
+                if not self.profile.uses_hooks and now >= quiet_at:
+                    return
+                wake = deadline if self.profile.uses_hooks else min(deadline, quiet_at)
+                blocker = self.profile.blocker(self.snapshot())
+                settle = self.timings.blocked
+                if blocker is None:
+                    blocked_since = None
+                elif settle is None:
+                    deadline = max(deadline, now + self.timings.ready)  # a person answers it
+                else:
+                    # A short settle: a dialog drawn on the way to the input box is not one.
+                    blocked_since = now if blocked_since is None else blocked_since
+                    if now >= blocked_since + settle:
+                        raise AgentBlocked(blocker)
+                    wake = min(wake, blocked_since + settle)
+                event = self._next(wake)
+                if event is None and self._clock() >= deadline:
+                    raise TimeoutError(f"agent not ready after {self.timings.ready:.0f}s")
+        except AgentExited:
+            # An agent that quits at a first-run screen (onboarding offline): say which.
+            blocker = self.profile.blocker(self.snapshot())
+            if blocker is None:
+                raise
+            raise AgentBlocked(blocker) from None
 
     def submit(self, text: str, deadline: float | None = None) -> InjectResult:
         """Type `text` as one message and confirm the agent started a turn on it.
@@ -482,13 +511,17 @@ class AgentSession:
         appears, an Enter that follows a paste within 0.1 s is dropped. Waiting until the
         pasted text shows in the box makes the Enter count."""
         deadline = self._clock() + self.timings.landed
-        while not self.profile.input_has_text(self.snapshot()) and self._clock() < deadline:
-            event = self._next(deadline)
-            if isinstance(event, HookEvent) and event.name == STATUS_LINE:
-                continue  # Claude Code's status line data: no sign of a turn
-            if event is not None and not isinstance(event, ScreenUpdate):
-                self._pushback.append(event)
-                return
+        # Other events (the SessionStart hook comes ~0.25 s after the box is drawn) are
+        # kept for later but do not end the wait: ending it let Enter follow the paste at
+        # once, and Claude Code dropped it (the "typed text not confirmed" flake).
+        kept: list[AgentEvent] = []
+        try:
+            while not self.profile.input_has_text(self.snapshot()) and self._clock() < deadline:
+                event = self._next(deadline)
+                if event is not None and not isinstance(event, ScreenUpdate):
+                    kept.append(event)
+        finally:
+            self._pushback.extend(kept)
 
     def _confirm_turn_started(self) -> bool:
         deadline = self._clock() + self.timings.confirm
@@ -549,11 +582,13 @@ class AgentSession:
             self._prompted = True
         if event.name in ("UserPromptSubmit", "Stop", "StopFailure"):
             self.in_turn = event.name == "UserPromptSubmit"
+        target = _summary(p["tool_input"]) if p.get("tool_input") else None
         self._log.emit(
             "hook",
             name=event.name,
             session_id=p.get("session_id"),
             **{k: p[k] for k in _HOOK_FIELDS if k in p},
+            **({"target": target} if target else {}),
         )
         if event.name == "PostToolUse" and p.get("tool_name") == ASK_TOOL:
             self._answered_by_person(p)

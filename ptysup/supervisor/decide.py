@@ -116,8 +116,10 @@ class Supervisor:
                         iteration=iteration,
                         attempt=attempt,
                         error=str(exc),
-                        retry_in_s=delay,
+                        retry_in_s=None if exc.fatal else delay,
                     )
+                    if exc.fatal:  # authentication or configuration: retries fail alike
+                        raise SupervisorFailed(f"the supervisor cannot work: {exc}") from exc
                     # Waiting on the cancel event, not sleeping: a signal ends it at once.
                     if delay is None or self._runner.cancelled.wait(self._capped(delay, deadline)):
                         break

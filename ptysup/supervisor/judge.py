@@ -20,6 +20,16 @@ from ptysup.config import DEFAULT_SUPERVISOR_TOOLS
 DEFAULT_TOOLS = DEFAULT_SUPERVISOR_TOOLS
 
 _SYSTEM_FLAGS = ("--system-prompt", "--system-prompt-file", "--append-system-prompt")
+# Any of these in the user's command says what the judge may do: ptysup adds no tools then.
+_PERMISSION_FLAGS = (
+    "--tools",
+    "--allowedTools",
+    "--allowed-tools",
+    "--disallowedTools",
+    "--disallowed-tools",
+    "--permission-mode",
+    "--dangerously-skip-permissions",
+)
 
 
 @dataclass(frozen=True)
@@ -45,11 +55,11 @@ def lean_argv(argv: Sequence[str], options: JudgeOptions) -> list[str]:
     out = list(argv)
     if not is_claude(out):
         return out
-    if not _has(out, "--tools"):
+    if not _has(out, *_PERMISSION_FLAGS):
         out += ["--tools", options.tools]
-    if options.tools and not _has(out, "--allowedTools", "--allowed-tools"):
-        # In -p mode a tool that asks permission is denied: the tools given are allowed.
-        out += ["--allowedTools", options.tools]
+        if options.tools:
+            # In -p mode a tool that asks permission is denied: the tools given are allowed.
+            out += ["--allowedTools", options.tools]
     if options.model and not _has(out, "--model"):
         out += ["--model", options.model]
     if not _has(out, "--no-session-persistence"):

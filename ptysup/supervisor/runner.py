@@ -25,6 +25,7 @@ from typing import Any
 from ptysup.procutil import dies_with, kill_group
 from ptysup.supervisor.judge import with_system_prompt
 from ptysup.terminal.inject import clean
+from ptysup.waits import is_fatal_error
 
 MAX_OUTPUT = 1 << 20  # bytes of supervisor stdout kept; the rest is counted and dropped
 # A spare older than this is replaced rather than used: its session state (the date in
@@ -34,7 +35,14 @@ _UTF8_MAX = 4  # bytes in one UTF-8 character: the cut at MAX_OUTPUT may split t
 
 
 class SupervisorError(Exception):
-    """One supervisor attempt failed (timeout, exit status, spawn error, API error)."""
+    """One supervisor attempt failed (timeout, exit status, spawn error, API error).
+
+    `fatal`: an authentication or configuration error that every retry would repeat.
+    """
+
+    def __init__(self, message: str, *, fatal: bool = False) -> None:
+        super().__init__(message)
+        self.fatal = fatal
 
 
 @dataclass(frozen=True)
@@ -247,27 +255,31 @@ class SupervisorRunner:
             raise
         cost: float | None = None
         tokens: dict[str, int] = {}
+        status: int | None = None
         if self.json_output:
-            text, cost, is_error, tokens = _from_json(text)
+            text, cost, is_error, status, tokens = _from_json(text)
             if is_error:
-                raise SupervisorError(f"supervisor reported an error: {_first_line(text)}")
+                raise SupervisorError(
+                    f"supervisor reported an error: {_first_line(text)}",
+                    fatal=is_fatal_error(text, status),
+                )
         if text.lstrip().startswith("API Error"):
-            raise SupervisorError(_first_line(text))
+            raise SupervisorError(_first_line(text), fatal=is_fatal_error(text))
         if code != 0:
             detail = _first_line(text) or _first_line(err.decode(errors="replace"))
-            raise SupervisorError(f"exit status {code}: {detail}")
+            raise SupervisorError(f"exit status {code}: {detail}", fatal=is_fatal_error(detail))
         if not clean(text).strip():  # nothing but blanks, controls and escape sequences
             raise SupervisorError("empty answer")
         return Answer(text, duration, cost, truncated, out_bytes, tokens=tokens)
 
 
+def _is_claude(argv: Sequence[str]) -> bool:
+    return bool(argv) and os.path.basename(argv[0]) == "claude"
+
+
 def _wants_json(argv: Sequence[str]) -> bool:
     """Claude Code reports cost and errors in JSON; ask for it unless a format is given."""
-    return (
-        bool(argv)
-        and os.path.basename(argv[0]) == "claude"
-        and not any(a.startswith("--output-format") for a in argv)
-    )
+    return _is_claude(argv) and not any(a.startswith("--output-format") for a in argv)
 
 
 # Claude Code's `usage` keys, as the decision event names them.
@@ -279,18 +291,21 @@ _TOKENS = {
 }
 
 
-def _from_json(text: str) -> tuple[str, float | None, bool, dict[str, int]]:
+def _from_json(text: str) -> tuple[str, float | None, bool, int | None, dict[str, int]]:
+    """(result, cost, is_error, api_error_status, tokens) of Claude Code's JSON output."""
     try:
         obj = json.loads(text)
     except ValueError:
-        return text, None, False, {}
+        return text, None, False, None, {}
     if not isinstance(obj, dict):
-        return text, None, False, {}
+        return text, None, False, None, {}
     cost = obj.get("total_cost_usd")
+    status = obj.get("api_error_status")
     return (
         str(obj.get("result") or ""),
         float(cost) if isinstance(cost, (int, float)) else None,
         bool(obj.get("is_error")),
+        status if isinstance(status, int) else None,
         _tokens(obj.get("usage")),
     )
 

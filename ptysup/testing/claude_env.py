@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -170,8 +171,13 @@ def claude_env(
 def main(argv: Sequence[str] | None = None) -> int:
     """`install` installs the pinned Claude Code; `path` prints the binary in use."""
     parser = argparse.ArgumentParser(prog="python -m ptysup.testing.claude_env")
-    parser.add_argument("command", choices=["install", "path"])
+    parser.add_argument("command", choices=["install", "path", "env"])
+    parser.add_argument("--url", help="env: the fake model's base URL")
+    parser.add_argument("--project", type=Path, action="append", help="env: a folder to trust")
+    parser.add_argument("--config-dir", type=Path, help="env: default a new temp dir")
     args = parser.parse_args(argv)
+    if args.command == "env":
+        return _print_env(args.url, args.project or [], args.config_dir)
     if args.command == "install":
         try:
             print(install_claude())
@@ -189,6 +195,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 1
     print(found)
+    return 0
+
+
+def _print_env(url: str | None, projects: Sequence[Path], config_dir: Path | None) -> int:
+    """`env`: write a private config dir and print the `export` lines for a shell."""
+    if not url:
+        print("ptysup: env needs --url (the fake model's base URL)", file=sys.stderr)
+        return 2
+    config_dir = config_dir or Path(tempfile.mkdtemp(prefix="ptysup-claude-"))
+    write_config(config_dir, projects)
+    env = make_env(url, config_dir, find_claude(), base={"PATH": os.environ.get("PATH", "")})
+    stray = sorted(k for k in os.environ if k.startswith(_STRIPPED_PREFIXES) and k not in env)
+    if stray:  # a real account or endpoint of the outer shell must not leak in
+        print(f"unset {' '.join(stray)}")
+    for name in sorted(env):
+        print(f"export {name}={shlex.quote(env[name])}")
     return 0
 
 

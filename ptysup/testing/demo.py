@@ -26,14 +26,31 @@ def _say(message: str) -> None:
     print(f"demo: {message}", file=sys.stderr, flush=True)
 
 
+PREFIX = "ptysup-demo-"
+
+
+def clean(tmp: Path | None = None) -> int:
+    """Remove the sample projects earlier demos left for you to look at (in the temp dir)."""
+    import shutil
+
+    tmp = tmp or Path(tempfile.gettempdir())
+    removed = [p for p in tmp.glob(f"{PREFIX}*") if p.is_dir()]
+    for path in removed:
+        shutil.rmtree(path, ignore_errors=True)
+    _say(f"removed {len(removed)} demo folder(s) from {tmp}")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the demo; the exit code is ptysup's."""
+    """Run the demo; the exit code is ptysup's. `--clean` removes earlier demos' folders."""
     extra = list(sys.argv[1:] if argv is None else argv)
+    if extra == ["--clean"]:
+        return clean()
     claude = find_claude()
     if claude is None:
         _say("Claude Code is not installed: run scripts/demo.sh (it installs it)")
         return 2
-    project = Path(tempfile.mkdtemp(prefix="ptysup-demo-"))
+    project = Path(tempfile.mkdtemp(prefix=PREFIX))
     scenario = Scenario.load(SCENARIO)
     scenario.seed(project)
     ptysup = Path(sys.executable).with_name("ptysup")
@@ -52,6 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         + ("pass" if tests.returncode == 0 else "FAIL")
     )
     _say(f"event log: {next(project.glob('.ptysup/runs/*/events.jsonl'), 'none')}")
+    _say(f"kept for you to look at: {project} (scripts/demo.sh --clean removes it)")
     return code
 
 

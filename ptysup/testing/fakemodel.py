@@ -336,12 +336,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--port-file", type=Path, help="write the bound port here")
     parser.add_argument("--log", type=Path, help="append every request here as JSONL")
+    parser.add_argument("--seed", action="store_true", help="write the scenario's files first")
     args = parser.parse_args(argv)
     try:
         scenario = Scenario.load(args.scenario)
     except (OSError, ValueError) as exc:
         print(f"ptysup: cannot load scenario {args.scenario}: {exc}", file=sys.stderr)
         return 2
+    if args.seed:
+        scenario.seed(args.workdir)
     # Blocked before the server threads start, so they inherit the mask and only
     # sigwait below sees the signals.
     stop_signals = {signal.SIGTERM, signal.SIGINT}

@@ -173,7 +173,7 @@ def test_unwritable_log_file_is_a_usage_error(tmp_path: Path) -> None:
         timeout=30,
     )
     assert proc.returncode == 2
-    assert proc.stderr.startswith("ptysup: cannot write the event log")
+    assert proc.stderr.startswith("ptysup: cannot write --log-file /proc/nope/events.jsonl: ")
     assert len(proc.stderr.strip().splitlines()) == 1
 
 

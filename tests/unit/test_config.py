@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -159,3 +160,20 @@ def test_question_and_notification_options_from_flags_env_and_file(
     assert "ptysup: Invalid value for --questions: must be supervisor or person" in err
     assert "ptysup: --notify-on: unknown event 'everything'" in err
     assert "ptysup: --notify is empty" in err
+
+
+def test_the_config_file_is_found_up_to_the_repository_root(tmp_path: Path) -> None:
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".ptysup.yaml").write_text("max-iter: 7\n")
+    sub = tmp_path / "src" / "pkg"
+    sub.mkdir(parents=True)
+    os.chdir(sub)
+    assert _parse(["t"]).max_iter == 7
+
+
+def test_outside_a_repository_only_the_working_directory_counts(tmp_path: Path) -> None:
+    (tmp_path / ".ptysup.yaml").write_text("max-iter: 7\n")
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    os.chdir(sub)
+    assert _parse(["t"]).max_iter == 50

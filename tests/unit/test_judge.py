@@ -46,14 +46,22 @@ def test_the_model_and_more_tools_are_added_when_asked() -> None:
         ["--tools=Bash"],
         ["--allowedTools", "Bash(git *)"],
         ["--allowed-tools", "Edit"],
-        ["--model", "opus"],
-        ["--no-session-persistence"],
+        ["--disallowedTools", "Bash"],
+        ["--permission-mode", "bypassPermissions"],
+        ["--dangerously-skip-permissions"],
     ],
 )
+def test_a_command_that_says_what_the_judge_may_do_gets_no_tools_added(user: list[str]) -> None:
+    argv = lean_argv(["claude", "-p", *user], JudgeOptions(model="haiku"))
+    assert argv[: 2 + len(user)] == ["claude", "-p", *user]
+    rest = argv[2 + len(user) :]
+    assert rest == ["--model", "haiku", "--no-session-persistence"]
+
+
+@pytest.mark.parametrize("user", [["--model", "opus"], ["--no-session-persistence"]])
 def test_what_the_user_put_in_the_command_wins(user: list[str]) -> None:
     argv = lean_argv(["claude", "-p", *user], JudgeOptions(model="haiku"))
-    flags = {user[0].split("=")[0]} | ({"--allowedTools", "--allowed-tools"} & {user[0]})
-    assert sum(a.split("=")[0] in flags for a in argv) == 1
+    assert sum(a == user[0] for a in argv) == 1
     assert argv[: 2 + len(user)] == ["claude", "-p", *user]
 
 

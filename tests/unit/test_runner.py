@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from ptysup.events import EventLog
-from ptysup.supervisor.decide import Supervisor, SupervisorFailed
+from ptysup.supervisor.decide import ApiErrorNotWaited, Supervisor, SupervisorFailed
 from ptysup.supervisor.parse import Action
 from ptysup.supervisor.runner import MAX_OUTPUT, SupervisorError, SupervisorRunner
 from tests.helpers import EventList, alive, wait_for
@@ -325,3 +325,32 @@ def test_a_claude_supervisor_reports_its_tokens(tmp_path: Path) -> None:
     claude.chmod(claude.stat().st_mode | stat.S_IXUSR)
     answer = SupervisorRunner([str(claude), "-p"], timeout=30).run("p")
     assert dict(answer.tokens) == {"input": 120, "cached": 3000, "cache_write": 50, "output": 12}
+
+
+@pytest.mark.parametrize(
+    ("answer", "fatal"),
+    [
+        # as `claude -p --output-format json` 2.1.197 prints them (see waits.is_fatal_error)
+        ({"is_error": True, "api_error_status": 401, "result": "Failed to authenticate."}, True),
+        ({"is_error": True, "api_error_status": 404, "result": "issue with the model"}, True),
+        ({"is_error": True, "api_error_status": 529, "result": "API Error: 529 Overloaded"}, False),
+    ],
+)
+def test_authentication_and_model_errors_end_the_decision_at_once(
+    tmp_path: Path, answer: dict[str, Any], fatal: bool
+) -> None:
+    claude = tmp_path / "claude"
+    claude.write_text(
+        f"#!{sys.executable}\nimport json, sys\nsys.stdin.read()\n"
+        f"print(json.dumps({answer!r}))\nsys.exit(1)\n"
+    )
+    claude.chmod(claude.stat().st_mode | stat.S_IXUSR)
+    sink = EventList()
+    runner = SupervisorRunner([str(claude), "-p"], timeout=30)
+    with pytest.raises((SupervisorFailed, ApiErrorNotWaited)) as info:
+        Supervisor(runner, EventLog([sink]), backoff=(0.01,)).decide("p", iteration=1)
+    errors = [e.fields for e in sink.events if e.event == "supervisor_error"]
+    assert len(errors) == (1 if fatal else 2)
+    assert ("cannot work" in str(info.value)) is fatal
+    if fatal:
+        assert errors[0]["retry_in_s"] is None

@@ -1,0 +1,203 @@
+"""`ptysup doctor [OPTIONS]`: will a run start here, without a person? Says what to fix.
+
+Checks the options and config file, the agent, supervisor and verify commands, Claude
+Code's own config for this folder (onboarding, folder trust, API-key approval or login:
+the screens that block a first run in CI, see agents/firstrun.py) and the output paths.
+It only reads: nothing is answered, approved or written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from ptysup import configfile, outputs
+from ptysup.agents import firstrun
+from ptysup.agents.profile import is_claude
+from ptysup.config import RunConfig
+
+VERSION_TIMEOUT_S = 30.0
+_PROBE_LOG = Path("doctor-probe") / "events.jsonl"  # tried under the runs dir, never kept
+
+
+@dataclass(frozen=True)
+class Check:
+    """One finding: what was checked, whether it is fine, and if not, the fix."""
+
+    name: str
+    ok: bool
+    detail: str
+    fix: str = ""
+
+
+def main(
+    args: Sequence[str], env: Mapping[str, str] | None = None, out: IO[str] | None = None
+) -> int:
+    """0 when a run should start here without a person, 1 when something needs fixing."""
+    from ptysup.cli import parse_args
+
+    out = out or sys.stdout
+    environ = dict(os.environ if env is None else env)
+    if "-h" in args or "--help" in args:
+        print(
+            "usage: ptysup doctor [RUN OPTIONS]   (checks this machine and folder for a "
+            "run with those options; exit 0 ready, 1 something to fix, 2 bad options)",
+            file=out,
+        )
+        return 0
+    parsed = parse_args([*args, "--", "doctor"], environ)  # the options of a run, checked
+    if isinstance(parsed, int):
+        return parsed
+    cwd = Path.cwd()
+    print(f"ptysup doctor: {cwd}", file=out)
+    checks = list(run_checks(parsed, environ, cwd))
+    for check in checks:
+        print(f"  {'ok ' if check.ok else 'FIX'}  {check.name}: {check.detail}", file=out)
+        if not check.ok and check.fix:
+            print(f"        fix: {check.fix}", file=out)
+    problems = sum(not c.ok for c in checks)
+    print("ready" if not problems else f"{problems} thing(s) to fix", file=out)
+    return 0 if not problems else 1
+
+
+def run_checks(config: RunConfig, env: Mapping[str, str], cwd: Path) -> Iterator[Check]:
+    """Every check, in the order a run meets them."""
+    found = configfile.find(cwd)
+    yield Check("config file", True, str(found) if found else "none (defaults, env, options)")
+    path = env.get("PATH", os.defpath)
+    yield from _commands(config, path)
+    if is_claude(config.agent_cmd):
+        yield from claude_checks(env, cwd)
+    runs = cwd / config.runs_dir
+    for option, target, shown in (
+        ("--log-file", config.log_file or runs / _PROBE_LOG, config.log_file or runs),
+        ("--record", config.record, config.record),
+        ("--summary-json", config.summary_json, config.summary_json),
+    ):
+        if target is not None:
+            reason = outputs.problem(target)
+            detail = f"{shown}: {reason}" if reason else str(shown)
+            yield Check(f"{option} writable", reason is None, detail, "choose a writable path")
+
+
+def _commands(config: RunConfig, path: str) -> Iterator[Check]:
+    named = [("agent command", config.agent_cmd), ("supervisor command", config.supervisor_cmd)]
+    named += [("verify command", v) for v in config.verify]
+    for name, argv in named:
+        where = shutil.which(argv[0], path=path)
+        if where is None:
+            yield Check(
+                name, False, f"{argv[0]} not found on PATH", f"install {argv[0]} or fix the option"
+            )
+            continue
+        detail = where
+        if is_claude(argv):
+            detail += f" ({_version(where)})"
+        yield Check(name, True, detail)
+
+
+def _version(binary: str) -> str:
+    try:
+        done = subprocess.run(
+            [binary, "--version"],
+            capture_output=True,
+            text=True,
+            timeout=VERSION_TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"--version failed: {exc}"
+    return done.stdout.strip().splitlines()[0] if done.stdout.strip() else f"exit {done.returncode}"
+
+
+def claude_json_path(env: Mapping[str, str]) -> Path:
+    """Where Claude Code keeps onboarding, trust and key approvals: $CLAUDE_CONFIG_DIR or ~."""
+    base = env.get("CLAUDE_CONFIG_DIR")
+    return (
+        Path(base) / ".claude.json"
+        if base
+        else Path(env.get("HOME", "~")).expanduser() / ".claude.json"
+    )
+
+
+def claude_checks(env: Mapping[str, str], cwd: Path) -> Iterator[Check]:
+    """The screens that would block Claude Code's first start here (agents/firstrun.py)."""
+    path = claude_json_path(env)
+    data: dict[str, Any] = {}
+    try:
+        loaded = json.loads(path.read_text(encoding="utf-8"))
+        data = loaded if isinstance(loaded, dict) else {}
+    except FileNotFoundError:
+        pass
+    except (OSError, ValueError) as exc:
+        yield Check(
+            "Claude Code config", False, f"cannot read {path}: {exc}", firstrun.ONBOARDING.fix
+        )
+        return
+    yield Check(
+        "onboarding",
+        bool(data.get("hasCompletedOnboarding")),
+        f"done ({path})"
+        if data.get("hasCompletedOnboarding")
+        else f"not done ({path}): Claude Code would show its {firstrun.ONBOARDING.name}",
+        firstrun.ONBOARDING.fix,
+    )
+    trusted = _trusted_folder(data, cwd)
+    yield Check(
+        "folder trust",
+        trusted is not None,
+        f"{trusted} is trusted"
+        if trusted
+        else f"{cwd} is not trusted: Claude Code would show its {firstrun.TRUST.name}",
+        firstrun.TRUST.fix,
+    )
+    yield _credentials(data, env)
+
+
+def _trusted_folder(data: Mapping[str, Any], cwd: Path) -> Path | None:
+    """The folder (this one or a parent: observed, trust covers subfolders) trusted, or None."""
+    projects = data.get("projects")
+    if not isinstance(projects, dict):
+        return None
+    for folder in (cwd.resolve(), *cwd.resolve().parents):
+        entry = projects.get(str(folder))
+        if isinstance(entry, dict) and entry.get("hasTrustDialogAccepted"):
+            return folder
+    return None
+
+
+def _credentials(data: Mapping[str, Any], env: Mapping[str, str]) -> Check:
+    key = env.get("ANTHROPIC_API_KEY")
+    if key:
+        responses = data.get("customApiKeyResponses")
+        responses = responses if isinstance(responses, dict) else {}
+        tail = key[-20:]  # what Claude Code 2.1.197 records
+        if tail in (responses.get("approved") or []):
+            return Check("API key", True, "ANTHROPIC_API_KEY is set and approved")
+        why = "was rejected" if tail in (responses.get("rejected") or []) else "is not approved yet"
+        return Check(
+            "API key",
+            False,
+            f"ANTHROPIC_API_KEY {why}: Claude Code would show its {firstrun.API_KEY.name}",
+            firstrun.API_KEY.fix,
+        )
+    if env.get("ANTHROPIC_AUTH_TOKEN"):
+        return Check("credentials", True, "ANTHROPIC_AUTH_TOKEN is set")
+    base = env.get("CLAUDE_CONFIG_DIR")
+    home = Path(env.get("HOME", "~")).expanduser()
+    credentials = (Path(base) if base else home / ".claude") / ".credentials.json"
+    if data.get("oauthAccount") or credentials.exists():
+        return Check("credentials", True, "logged in")
+    return Check(
+        "credentials",
+        False,
+        "no ANTHROPIC_API_KEY and no login: every prompt would fail (authentication_failed)",
+        firstrun.LOGIN.fix,
+    )

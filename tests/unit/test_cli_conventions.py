@@ -1,0 +1,131 @@
+"""CLI conventions: -h, -V, subcommands that never start a run, grouped help, completion,
+errors that say where a bad value came from, non-finite numbers refused."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ptysup import __version__
+from ptysup.cli import SUBCOMMANDS, main, parse_args
+from ptysup.config import RunConfig
+from tests.helpers import ptysup_argv
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+
+
+def _no_run_started() -> None:
+    assert not Path(".ptysup").exists()
+
+
+@pytest.mark.parametrize("flag", ["-h", "--help"])
+def test_help_is_grouped_with_examples(flag: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([flag], {}) == 0
+    out = capsys.readouterr().out
+    headings = [line for line in out.splitlines() if line and not line.startswith(" ")]
+    for group in ("Task:", "Budgets:", "Agent:", "Output:", "General:"):
+        assert group in headings
+    assert "ptysup -- replay" in out and "Exit codes:" in out
+    assert "--no-version" not in out and "PTYSUP_VERSION" not in out
+    _no_run_started()
+
+
+@pytest.mark.parametrize("args", [["-V"], ["--version"], ["version"], ["t", "-V"]])
+def test_version(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(args, {}) == 0
+    assert capsys.readouterr().out == f"ptysup {__version__}\n"
+    _no_run_started()
+
+
+def test_help_subcommand_shows_help_and_a_subcommands_help(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["help"], {}) == 0
+    assert "Usage: ptysup [OPTIONS] [TASK]" in capsys.readouterr().out
+    assert main(["help", "replay"], {}) == 0
+    assert "usage: ptysup replay" in capsys.readouterr().out
+    _no_run_started()
+
+
+def test_replay_help_anywhere_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["replay", "last", "--help"], {}) == 0
+    assert "usage: ptysup replay" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("args", [["--debug", "replay"], ["--max-iter", "3", "doctor"]])
+def test_a_subcommand_word_as_the_task_is_refused(
+    args: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(args, {}) == 2
+    err = capsys.readouterr().err
+    assert "is a subcommand" in err and "ptysup -- " in err
+    _no_run_started()
+
+
+def test_a_task_named_like_a_subcommand_runs_after_double_dash() -> None:
+    config = parse_args(["--max-iter", "3", "--", "replay"], {})
+    assert isinstance(config, RunConfig) and config.task == "replay"
+
+
+def test_a_near_miss_of_a_subcommand_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["doctr"], {}) == 2
+    assert "did you mean `ptysup doctor`" in capsys.readouterr().err
+    _no_run_started()
+
+
+def test_every_subcommand_resolves_to_a_function() -> None:
+    import importlib
+
+    for target in SUBCOMMANDS.values():
+        module, function = target.split(":")
+        assert callable(getattr(importlib.import_module(module), function))
+
+
+def test_a_stray_version_variable_is_not_a_request() -> None:
+    config = parse_args(["t"], {"PTYSUP_VERSION": "1"})
+    assert isinstance(config, RunConfig)
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "file", "words"),
+    [
+        (["t"], {"PTYSUP_MAX_ITER": "lots"}, None, "(from PTYSUP_MAX_ITER)"),
+        (["t"], {}, "max-iter: lots\n", ".ptysup.yaml)"),
+        (["t"], {}, "verify: 123\n", ".ptysup.yaml: verify: expected a string or a list"),
+        (["t", "--max-cost", "nan"], {}, None, "--max-cost: must be a finite number"),
+        (["t", "--max-time", "inf"], {}, None, "--max-time"),
+        (["t"], {"PTYSUP_IDLE": "inf"}, None, "--idle: must be a finite number"),
+    ],
+)
+def test_bad_values_say_where_they_came_from(
+    args: list[str],
+    env: dict[str, str],
+    file: str | None,
+    words: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    if file is not None:
+        Path(".ptysup.yaml").write_text(file)
+    assert parse_args(args, env) == 2
+    assert words in capsys.readouterr().err
+
+
+def test_completion_script_and_answers(tmp_path: Path) -> None:
+    script = subprocess.run(
+        ptysup_argv("completion", "bash"), capture_output=True, text=True, timeout=30
+    )
+    assert script.returncode == 0 and "_PTYSUP_COMPLETE=bash_complete" in script.stdout
+    env = {
+        **os.environ,
+        "_PTYSUP_COMPLETE": "bash_complete",
+        "COMP_WORDS": "ptysup --max-i",
+        "COMP_CWORD": "1",
+    }
+    answer = subprocess.run(ptysup_argv(), env=env, capture_output=True, text=True, timeout=30)
+    assert "--max-iter" in answer.stdout and "--max-time" not in answer.stdout

@@ -1,0 +1,114 @@
+"""Checks before anything starts: the task, --task-file, every output path. Each is one
+line on stderr, exit 2, and nothing created."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ptysup.cli import main
+from ptysup.outputs import problem
+from tests.helpers import ptysup_argv
+
+# Commands that exist, so only the check under test can fail.
+FAST = ["--agent-cmd", "true", "--supervisor-cmd", "true"]
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+
+
+def _refused(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    code = main([*args, *FAST], {"PATH": "/usr/bin:/bin"})
+    err = capsys.readouterr().err
+    assert code == 2, err
+    lines = err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ptysup: ")
+    assert not Path(".ptysup").exists(), "nothing may be created before the checks pass"
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (
+            ["--log-file", "/etc/passwd/x.jsonl"],
+            "cannot write --log-file /etc/passwd/x.jsonl: Not a directory",
+        ),
+        (
+            ["--record", "/proc/nope/x.cast"],
+            "cannot write --record /proc/nope/x.cast: No such file",
+        ),
+        (["--summary-json", "."], "cannot write --summary-json .: Is a directory"),
+        (["--log-file", "a.jsonl", "--summary-json", "a.jsonl"], "are the same file: a.jsonl"),
+    ],
+)
+def test_output_paths_are_checked_before_the_run(
+    args: list[str], words: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert words in _refused(["t", *args], capsys)
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        ([" \n\t"], "the task is empty"),
+        ([], "missing TASK (or --task-file FILE, or --plan FILE)"),
+        (["t", "--task-file", "task.md"], "TASK or --task-file, not both"),
+        (["--task-file", "missing.md"], "--task-file missing.md: No such file or directory"),
+        (["x" * 70000], "the task is 70000 characters; the limit is 65536"),
+    ],
+)
+def test_bad_tasks_are_usage_errors(
+    args: list[str], words: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert words in _refused(args, capsys)
+
+
+def test_missing_directories_are_fine_and_left_as_they_were(tmp_path: Path) -> None:
+    target = tmp_path / "new" / "deeper" / "x.cast"
+    assert problem(target) is None
+    assert not (tmp_path / "new").exists()  # tried, then removed
+
+
+def test_an_existing_file_is_checked_without_truncating_it(tmp_path: Path) -> None:
+    kept = tmp_path / "log.jsonl"
+    kept.write_text("earlier run\n")
+    assert problem(kept) is None
+    assert kept.read_text() == "earlier run\n"
+
+
+def test_the_task_comes_from_stdin_with_a_dash(tmp_path: Path) -> None:
+    # A fake agent that exits at once: the run ends 4, after run_start shows the task.
+    log = tmp_path / "events.jsonl"
+    proc = subprocess.run(
+        ptysup_argv("--task-file", "-", "--log-file", str(log), *FAST),
+        input="fix the build\nthen the docs\n",
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert proc.returncode == 4, proc.stderr
+    start = log.read_text().splitlines()[0]
+    assert '"task": "fix the build\\nthen the docs\\n"' in start
+
+
+def test_the_runs_folder_is_ignored_by_git(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    proc = subprocess.run(
+        ptysup_argv("t", *FAST), capture_output=True, text=True, cwd=tmp_path, timeout=60
+    )
+    assert proc.returncode == 4, proc.stderr
+    assert list((tmp_path / ".ptysup" / "runs").glob("*/events.jsonl"))
+    status = subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=True,
+    )
+    assert status.stdout == ""  # `git add -A` would commit none of it
