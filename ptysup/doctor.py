@@ -3,7 +3,8 @@
 Checks the options and config file, the agent, supervisor and verify commands, Claude
 Code's own config for this folder (onboarding, folder trust, API-key approval or login:
 the screens that block a first run in CI, see agents/firstrun.py) and the output paths.
-It only reads: nothing is answered, approved or written.
+It only reads (and with --probe makes one supervisor call): nothing is answered, approved
+or written.
 """
 
 from __future__ import annotations
