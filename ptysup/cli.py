@@ -242,9 +242,10 @@ def run_command(
         bool, typer.Option("--version", "-V", help="Print the version and exit.", is_eager=True)
     ] = False,
 ) -> None:
-    for name, value in ctx.params.items():
-        if isinstance(value, float) and not math.isfinite(value):
-            raise ConfigError(f"--{name.replace('_', '-')}: must be a finite number, not {value}")
+    for param in ctx.command.params:
+        value = ctx.params.get(param.name or "")
+        if isinstance(value, float) and not math.isfinite(value):  # inf would mean no limit
+            raise click.BadParameter(f"must be a finite number, not {value}", ctx, param)
     if log_format not in _LOG_FORMATS:
         raise typer.BadParameter("must be text or json", param_hint="--log-format")
     if questions not in QUESTIONS:

@@ -3,7 +3,8 @@
 Checks the options and config file, the agent, supervisor and verify commands, Claude
 Code's own config for this folder (onboarding, folder trust, API-key approval or login:
 the screens that block a first run in CI, see agents/firstrun.py) and the output paths.
-It only reads: nothing is answered, approved or written.
+It only reads (and with --probe makes one supervisor call): nothing is answered, approved
+or written.
 """
 
 from __future__ import annotations
@@ -47,17 +48,22 @@ def main(
     environ = dict(os.environ if env is None else env)
     if "-h" in args or "--help" in args:
         print(
-            "usage: ptysup doctor [RUN OPTIONS]   (checks this machine and folder for a "
-            "run with those options; exit 0 ready, 1 something to fix, 2 bad options)",
+            "usage: ptysup doctor [--probe] [RUN OPTIONS]   (checks this machine and folder "
+            "for a run with those options; --probe also asks the supervisor once, which costs "
+            "one call; exit 0 ready, 1 something to fix, 2 bad options)",
             file=out,
         )
         return 0
+    probe = "--probe" in args
+    args = [a for a in args if a != "--probe"]
     parsed = parse_args([*args, "--", "doctor"], environ)  # the options of a run, checked
     if isinstance(parsed, int):
         return parsed
     cwd = Path.cwd()
     print(f"ptysup doctor: {cwd}", file=out)
     checks = list(run_checks(parsed, environ, cwd))
+    if probe:
+        checks.append(probe_supervisor(parsed, environ, cwd))
     for check in checks:
         print(f"  {'ok ' if check.ok else 'FIX'}  {check.name}: {check.detail}", file=out)
         if not check.ok and check.fix:
@@ -201,3 +207,27 @@ def _credentials(data: Mapping[str, Any], env: Mapping[str, str]) -> Check:
         "no ANTHROPIC_API_KEY and no login: every prompt would fail (authentication_failed)",
         firstrun.LOGIN.fix,
     )
+
+
+PROBE_TIMEOUT_S = 120.0
+
+
+def probe_supervisor(config: RunConfig, env: Mapping[str, str], cwd: Path) -> Check:
+    """Ask the supervisor once, as a run would: a key, login or model that cannot work
+    shows here, not after the agent's first turn."""
+    from ptysup.supervisor.prompt import SUPERVISOR_MARKER
+    from ptysup.supervisor.runner import SupervisorError, SupervisorRunner
+
+    runner = SupervisorRunner(
+        config.supervisor_cmd,
+        timeout=min(config.supervisor_timeout, PROBE_TIMEOUT_S),
+        cwd=str(cwd),
+        env=env,
+    )
+    prompt = f"{SUPERVISOR_MARKER}\nThis is a check by `ptysup doctor`. Answer: [COMPLETE] ok"
+    try:
+        answer = runner.run(prompt)
+    except SupervisorError as exc:
+        fix = "check ANTHROPIC_API_KEY / login and the model" if exc.fatal else "see the error"
+        return Check("supervisor answers", False, str(exc), fix)
+    return Check("supervisor answers", True, f"in {answer.duration_s:.1f}s")

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from ptysup.testing.claude_env import CLAUDE_CODE_VERSION, claude_json
+from ptysup.testing.fakemodel import RequestKind
 from tests.e2e.conftest import AGENT, Rig
 from tests.helpers import ptysup_argv
 
@@ -92,3 +93,20 @@ def test_doctor_refuses_bad_options_like_a_run(rig: Callable[..., Rig]) -> None:
     r = rig(SIMPLE)
     done = _doctor(r, "--max-iter", "0")
     assert done.returncode == 2 and done.stderr.startswith("ptysup: ")
+
+
+@pytest.mark.parametrize(
+    ("supervisor", "ok"), [({"reply": "[COMPLETE] ok"}, True), ({"error": 401}, False)]
+)
+def test_probe_asks_the_supervisor_once(
+    rig: Callable[..., Rig], supervisor: dict[str, object], ok: bool
+) -> None:
+    r = rig({"agent": [{"reply": "ok"}], "supervisor": [supervisor]})
+    done = _doctor(r, "--probe")
+    assert done.returncode == (0 if ok else 1), done.stdout + done.stderr
+    line = _line(done.stdout, "supervisor answers")
+    assert line.startswith("  ok " if ok else "  FIX ")
+    if not ok:
+        assert "Failed to authenticate" in line
+    assert len(r.model.requests_of(RequestKind.SUPERVISOR)) >= 1
+    assert not r.model.requests_of(RequestKind.AGENT)

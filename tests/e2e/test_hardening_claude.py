@@ -57,7 +57,8 @@ def test_sigkill_mid_turn_leaves_no_agent_and_a_whole_log(rig: Callable[..., Rig
     assert "inject" in names and "run_end" not in names
     assert any(e["event"] == "hook" and e["name"] == "UserPromptSubmit" for e in events)
     # The recording's writer (gone with the leftovers) completed the file after ptysup died.
-    cast = r.log.with_suffix(".cast")
+    cast = Path(events[0]["record"])  # next to the --log-file, named after the run
+    assert cast.name == f"events.{events[0]['run_id']}.cast"
     assert cast.read_text(encoding="utf-8").endswith("\n")
     header, recorded = read_cast(cast)
     assert header["version"] == 2

@@ -127,8 +127,9 @@ def test_recording_and_replay_show_the_screen_of_each_decision(rig: Callable[...
     r = rig(DEMO)
     run = r.run("implement feature X")
     assert run.code == 0
-    cast = r.log.with_suffix(".cast")
-    assert run.events[0]["record"] == str(cast)
+    start = run.events[0]
+    cast = r.log.with_name(f"events.{start['run_id']}.cast")  # --log-file: named after the run
+    assert start["record"] == str(cast)
     header = json.loads(cast.read_text().splitlines()[0])
     assert (header["version"], header["width"], header["height"]) == (2, 120, 40)
     out = io.StringIO()

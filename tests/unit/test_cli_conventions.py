@@ -98,9 +98,9 @@ def test_a_stray_version_variable_is_not_a_request() -> None:
         (["t"], {"PTYSUP_MAX_ITER": "lots"}, None, "(from PTYSUP_MAX_ITER)"),
         (["t"], {}, "max-iter: lots\n", ".ptysup.yaml)"),
         (["t"], {}, "verify: 123\n", ".ptysup.yaml: verify: expected a string or a list"),
-        (["t", "--max-cost", "nan"], {}, None, "--max-cost: must be a finite number"),
+        (["t", "--max-cost", "nan"], {}, None, "'--max-cost': must be a finite number, not nan"),
         (["t", "--max-time", "inf"], {}, None, "--max-time"),
-        (["t"], {"PTYSUP_IDLE": "inf"}, None, "--idle: must be a finite number"),
+        (["t"], {"PTYSUP_IDLE": "inf"}, None, "finite number, not inf (from PTYSUP_IDLE)"),
     ],
 )
 def test_bad_values_say_where_they_came_from(
