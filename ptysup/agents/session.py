@@ -266,11 +266,7 @@ class AgentSession:
                 continue
             if isinstance(event, HookEvent):
                 if event.name == "Stop":
-                    t = self.timings
-                    held = settle_output(
-                        self._next, lambda: self.last_output, self._clock, t.settle, t.settle_max
-                    )
-                    self._pushback.extend(held)
+                    self._settle()
                     return TurnEnd(TurnEndKind.STOP, self.activity.last_message)
                 if event.name == "StopFailure":
                     return TurnEnd(TurnEndKind.API_ERROR, self._api_error_detail(event))
@@ -311,8 +307,20 @@ class AgentSession:
         while (event := self._next(deadline)) is not None:
             if isinstance(event, ScreenUpdate) and event.state is ScreenState.READY:
                 self.in_turn = False
+                # Claude Code puts the interrupted prompt back into its input box a moment
+                # after the first frame that reads ready: typed text must see it (else a
+                # /clear was appended to it and submitted as a prompt).
+                self._settle()
                 return True
         return False
+
+    def _settle(self) -> None:
+        """Wait for the agent's output to settle on its final frame (see settle.py)."""
+        t = self.timings
+        held = settle_output(
+            self._next, lambda: self.last_output, self._clock, t.settle, t.settle_max
+        )
+        self._pushback.extend(held)
 
     def hold(self, turn: TurnEnd, deadline: float | None = None) -> TurnEnd | None:
         """Before a decision, wait while the person has the agent: supervision paused, or
