@@ -402,7 +402,7 @@ class RunLoop:
                     self._step_due = True
                     return None
                 ask.deny(f"The supervisor ended the run as complete: {d.content}")
-                self._interrupt(self._clock() + HARD_STOP_S)  # the agent works on after a denial
+                self._let_turn_end()
                 self._end_agent()
                 return Outcome.COMPLETE, d.content
             self._check_budgets()
@@ -419,6 +419,18 @@ class RunLoop:
         if not delivered:
             self._log.emit("warning", message="the question's hook was gone; no answer given")
 
+    def _let_turn_end(self) -> None:
+        """After a question was refused the agent goes on with its turn (the model reads the
+        refusal): let the turn end on its own for a moment, then interrupt it if it has not,
+        so the agent is not asked to exit while it works."""
+        wait_until = self._clock() + HARD_STOP_S
+        if self._deadline is not None:
+            wait_until = min(wait_until, self._deadline)
+        try:
+            self._agent.wait_turn_end(wait_until)
+        except TimeUp:
+            self._interrupt(self._clock() + HARD_STOP_S)
+
     def _escalate(self, reason: str, at: str) -> None:
         """Hand the run to a person: no /clear (the agent keeps its context), no more
         decisions until the person's turn ends; without a terminal, end the run (exit 7)."""
@@ -427,7 +439,8 @@ class RunLoop:
             "escalation", iteration=self.iterations, reason=reason, at=at, waiting=waiting
         )
         if not waiting:
-            self._interrupt(self._clock() + HARD_STOP_S)  # e.g. still working after a question
+            if at == "question":
+                self._let_turn_end()
             self._end_agent()
             raise _Stop(Outcome.ESCALATED, reason)
 

@@ -134,7 +134,7 @@ def test_in_a_terminal_ptysup_exits_without_waiting_and_the_recording_completes(
     finally:
         tmux.kill()
     assert done.read_text().startswith("exit=4")  # the agent exited on its own
-    cast = log.with_suffix(".cast")
+    cast = Path(read_events(log)[0]["record"])  # next to --log-file, named by the run id
     assert wait_complete(cast, 60)
     expected = b"".join(b"%06d " % i + LINE + b"\r\n" for i in range(200_000))  # PTY: onlcr
     assert expected in output_bytes(cast)

@@ -371,7 +371,13 @@ def test_sigterm_while_the_supervisor_weighs_a_question_ends_everything(
         if proc.poll() is None:
             proc.kill()
     events = read_events(r.log)
-    assert [e["event"] for e in events if e["event"] in ("question", "answer")] == ["question"]
+    # The question was refused (never answered) before the run ended.
+    asked = [e for e in events if e["event"] in ("question", "answer")]
+    assert [e["event"] for e in asked] == ["question", "answer"]
+    assert (asked[1]["by"], asked[1]["refused"]) == (
+        "ptysup",
+        "The run ended before your question was answered.",
+    )
     assert (events[-1]["event"], events[-1]["outcome"]) == ("run_end", "signal")
     # Neither Claude Code (waiting on the hook) nor its hook client outlives the run.
     wait_for(lambda: not r.leftovers(), 10, "the agent's processes to be gone")
