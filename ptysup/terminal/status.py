@@ -20,6 +20,12 @@ MIN_ROWS = 6  # below this the agent needs every row; no status line
 REDRAW_S = 2.0  # while output flows, redraw this often anyway (a clear may have erased it)
 GAP_S = 0.1  # while output flows, draw at most this often; a pause in the output draws
 
+# A new status text redraws the row only, never the region: tmux shows a resize at once but
+# tells the PTY (SIGWINCH) up to 250 ms later, and a region for the old, smaller size left a
+# grown window's cursor below it, where every line the agent printed overwrote the last.
+# For the same reason the row is addressed as the terminal's last, whatever size it has.
+STATUS_ROW = 999
+
 # After a resize the terminal has no scroll region, and a shrink may have left the cursor
 # on the new last row (tmux drops rows so): a line feed there scrolls everything up one
 # row, the cursor with it, then back up; anywhere else it is down one and up one. The
@@ -81,6 +87,8 @@ class StatusLine:
         self._pending = False
         self._drawn_at = float("-inf")
         self._resized = False
+        self._region_due = False  # the region may be gone: the next draw sets it again
+        self._region_at = float("-inf")
         self._alerts: queue.SimpleQueue[bytes] = queue.SimpleQueue()  # any thread puts
 
     @staticmethod
@@ -95,13 +103,14 @@ class StatusLine:
     def start(self) -> None:
         """Make room: scroll the screen if the cursor sits on the last row, set the region."""
         self._write(b"\r\n\x1b[A" + self._region() + self._status())
-        self._drawn_at = self._clock()
+        self._drawn_at = self._region_at = self._clock()
 
     def resize(self, rows: int, cols: int) -> None:
         """Follow a window-size change; the next draw also frees the status row."""
         self._rows, self._cols = rows, cols
         self._pending = True
         self._resized = True
+        self._region_due = True
 
     def update(self, text: str) -> None:
         """New status text; drawn at the next safe moment."""
@@ -117,13 +126,13 @@ class StatusLine:
         """Called after each agent chunk reached the terminal (relay thread).
 
         Under an output flood this runs for every few KB, so it does little: look for an
-        erase only while no draw is pending, and draw at most every GAP_S; the relay's
-        next pause in the output (`flush`) draws what is left.
+        erase only while the region is not due anyway, and draw at most every GAP_S; the
+        relay's next pause in the output (`flush`) draws what is left.
         """
         self._last = data
         now = self._clock()
-        if not self._pending and (_ERASES.search(data) or now - self._drawn_at > REDRAW_S):
-            self._pending = True
+        if not self._region_due and (_ERASES.search(data) or now - self._region_at > REDRAW_S):
+            self._pending = self._region_due = True
         if self._pending and now - self._drawn_at >= GAP_S:
             self.flush()
 
@@ -134,9 +143,12 @@ class StatusLine:
             # stays pending instead of being lost.
             self._pending = False
             repair = FREE_LAST_ROW if self._resized else b""
-            self._resized = False
-            self._write(repair + self._region() + self._status() + self._take_alerts())
+            region = self._region() if self._region_due else b""
+            self._resized = self._region_due = False
+            self._write(repair + region + self._status() + self._take_alerts())
             self._drawn_at = self._clock()
+            if region:
+                self._region_at = self._drawn_at
 
     def stop(self) -> None:
         """Give the whole terminal back: reset the region, clear the status row."""
@@ -157,7 +169,7 @@ class StatusLine:
         if len(text) > self._cols - 1:
             text = text[: self._cols - 2] + "…"
         return (
-            b"\x1b7\x1b[%d;1H\x1b[0m\x1b[2K\x1b[7m" % self._rows + text.encode() + b"\x1b[0m\x1b8"
+            b"\x1b7\x1b[%d;1H\x1b[0m\x1b[2K\x1b[7m" % STATUS_ROW + text.encode() + b"\x1b[0m\x1b8"
         )
 
 

@@ -165,3 +165,25 @@ def test_paused_stays_on_the_status_line_whatever_the_agent_does() -> None:
     assert "PAUSED: the agent is yours" in sink.text()
     log.emit("person_command", command="resume")
     assert "PAUSED" not in sink.text()
+
+
+def test_a_status_change_before_ptysup_hears_of_a_grown_window_keeps_the_output_scrolling() -> None:
+    # tmux grows the window at once and tells the PTY (SIGWINCH) up to 250 ms later; a
+    # person's Enter in between changes the status. Its draw must not set a region for the
+    # old size: the cursor would sit below it, and the agent's lines would not scroll above
+    # the status row.
+    term = Terminal(10, 40)
+    line = StatusLine(term.write, 10, 40, clock=lambda: 0.0)
+    line.start()
+    term.screen.resize(14, 40)  # the terminal grew and dropped the region, as tmux does
+    term.write(b"\x1b[13;1Hbash$ seq 1 20")
+    line.update("ptysup · your message: agent working")
+    line.flush()
+    chunk = b"\r\n" + b"".join(b"%d\r\n" % i for i in range(1, 21)) + b"bash$ "
+    term.write(chunk)
+    line.after_output(chunk)
+    line.resize(14, 40)  # SIGWINCH at last
+    line.flush()
+    assert term.screen.display[13].startswith("ptysup · your message: agent working")
+    assert term.screen.display[12].rstrip() == "bash$"
+    assert [row.rstrip() for row in term.screen.display[8:12]] == ["17", "18", "19", "20"]
