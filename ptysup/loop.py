@@ -474,15 +474,19 @@ class RunLoop:
             cleared = self._agent.clear(self._deadline, final=False)
             if cleared is None:
                 self._log.emit("warning", message="the agent has no clear command: not cleared")
-            else:
-                self._log.emit(
-                    "inject",
-                    kind="command",
-                    text=cleared.text,
-                    confirmed=cleared.confirmed,
-                    attempts=cleared.attempts,
-                )
+            self._log_clear(cleared)
         self._inject(step.text, kind="step")
+
+    def _log_clear(self, cleared: InjectResult | None) -> None:
+        """The inject event of a /clear (nothing when the agent has no clear)."""
+        if cleared is not None:
+            self._log.emit(
+                "inject",
+                kind="command",
+                text=cleared.text,
+                confirmed=cleared.confirmed,
+                attempts=cleared.attempts,
+            )
 
     def _decide(self, turn: TurnEnd, question: str = "") -> Decided | None:
         """The supervisor's decision on `turn` (or on the agent's `question`); None when the
@@ -654,15 +658,7 @@ class RunLoop:
         clear), then end the agent; every step within `deadline`."""
         self._release_question()
         self._interrupt(deadline)
-        cleared = self._agent.clear(deadline)
-        if cleared is not None:
-            self._log.emit(
-                "inject",
-                kind="command",
-                text=cleared.text,
-                confirmed=cleared.confirmed,
-                attempts=cleared.attempts,
-            )
+        self._log_clear(self._agent.clear(deadline))
         self._end_agent(deadline)
 
     def _interrupt(self, deadline: float | None) -> None:

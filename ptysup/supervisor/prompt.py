@@ -70,13 +70,8 @@ def format_elapsed(seconds: float) -> str:
     return f"{m}m{sec:02d}s" if m else f"{sec}s"
 
 
-DEFAULT_TEMPLATE = """\
-{marker}
-{instructions}
-
-## Task
-{task}
-
+# What changes from one decision to the next: it comes last, after the unchanging part.
+_CHANGING = """\
 ## Progress
 Iteration {iteration}/{max_iter} · elapsed {elapsed}{turn_end}
 {notes}
@@ -88,7 +83,7 @@ Iteration {iteration}/{max_iter} · elapsed {elapsed}{turn_end}
 Decide now. Start your answer with [COMPLETE], [ABORT], [CONTINUE] or [ESCALATE].
 """
 # With a lean Claude Code judge the unchanging part (instructions, task) is its system
-# prompt, and this prompt holds only what changes from one decision to the next.
+# prompt, and the prompt holds only what changes.
 SYSTEM_TEMPLATE = """\
 {marker}
 {instructions}
@@ -96,20 +91,10 @@ SYSTEM_TEMPLATE = """\
 ## Task
 {task}
 """
-SPLIT_TEMPLATE = """\
-{marker}
-Your instructions and the task are in your system prompt.
-
-## Progress
-Iteration {iteration}/{max_iter} · elapsed {elapsed}{turn_end}
-{notes}
-## What the agent did
-<agent_output>
-{agent_output}
-</agent_output>
-
-Decide now. Start your answer with [COMPLETE], [ABORT], [CONTINUE] or [ESCALATE].
-"""
+DEFAULT_TEMPLATE = SYSTEM_TEMPLATE + "\n" + _CHANGING
+SPLIT_TEMPLATE = (
+    "{marker}\nYour instructions and the task are in your system prompt.\n\n" + _CHANGING
+)
 PLACEHOLDERS = (
     "marker",
     "instructions",
