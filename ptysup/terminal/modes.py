@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Iterator
 
 # Private modes (DECSET/DECRST `CSI ? n h/l`) whose "on" must not outlive the agent, with
 # the value a fresh terminal has: True means on.
@@ -35,6 +36,17 @@ _DEFAULTS = {
 _ALTERNATE = (1049, 1047, 47)  # left first: the rest applies to the main screen
 _MODE = re.compile(rb"\x1b\[\?([0-9;]+)([hl])|\x1b([=>])|\x1b\[([<>])([0-9;]*)u")
 _TAIL = 24  # bytes kept from a chunk's end: a sequence split across chunks is seen whole
+_PREFIXES = (b"\x1b[?", b"\x1b=", b"\x1b>", b"\x1b[<", b"\x1b[>")  # what _MODE starts with
+
+
+def _find_all(data: bytes, prefix: bytes) -> Iterator[int]:
+    """Every position of `prefix` in `data`."""
+    i = data.find(prefix)
+    while i >= 0:
+        yield i
+        i = data.find(prefix, i + 1)
+
+
 BRACKETED_PASTE = 2004
 
 
@@ -49,14 +61,24 @@ class ModeTracker:
         self._lock = threading.Lock()  # fed by the relay thread, read by the run loop's
 
     def feed(self, data: bytes) -> None:
-        """Note the mode changes in a chunk of the agent's output (any size, in order)."""
+        """Note the mode changes in a chunk of the agent's output (any size, in order).
+
+        This runs in the relay's thread for every byte the agent prints, so it looks only
+        for the few prefixes a mode change starts with (fast substring searches; plain
+        text stops at one memchr for ESC) and matches there. Scanning ANSI-heavy output
+        with the regex itself cost the relay a third of its throughput (scripts/bench.py).
+        """
         chunk = self._tail + data if self._tail else data
         last = 0
-        if b"\x1b[" in chunk or b"\x1b=" in chunk or b"\x1b>" in chunk:
-            with self._lock:
-                for m in _MODE.finditer(chunk):
-                    last = m.end()
-                    self._apply(m)
+        if b"\x1b" in chunk:
+            starts = sorted(i for prefix in _PREFIXES for i in _find_all(chunk, prefix))
+            if starts:
+                with self._lock:
+                    for i in starts:
+                        m = _MODE.match(chunk, i)
+                        if m is not None:
+                            last = max(last, m.end())
+                            self._apply(m)
         esc = chunk.rfind(b"\x1b", max(last, len(chunk) - _TAIL))
         self._tail = chunk[esc:] if esc >= 0 else b""
 

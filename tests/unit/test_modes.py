@@ -59,3 +59,13 @@ def test_plain_text_for_an_agent_without_bracketed_paste() -> None:
 def test_one_line_joins_lines_and_drops_blank_ones() -> None:
     assert one_line("a\n\n b \nc") == "a b c"
     assert one_line("single") == "single"
+
+
+def test_changes_among_many_other_sequences_apply_in_order() -> None:
+    colours = b"".join(b"\x1b[3%dmx\x1b[0m" % (i % 8) for i in range(500))
+    tracker = ModeTracker()
+    tracker.feed(colours + b"\x1b[?2004h" + colours + b"\x1b>\x1b[?1049h\x1b=" + colours)
+    tracker.feed(colours + b"\x1b[?2004l\x1b[?25l" + colours + b"\x1b[?2004h")
+    assert tracker.on(2004) and tracker.on(1049)
+    assert tracker.reset().startswith(b"\x1b[?1049l")  # the alternate screen left first
+    assert b"\x1b[?25h" in tracker.reset() and b"\x1b>" in tracker.reset()  # cursor, keypad
