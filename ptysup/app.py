@@ -20,7 +20,7 @@ from ptysup.agents.events import AgentExit, ScreenUpdate, StopRequest
 from ptysup.agents.generic import GenericProfile
 from ptysup.agents.hooks import HookChannel
 from ptysup.agents.person import Person, PersonKeys
-from ptysup.agents.profile import AgentProfile, is_claude
+from ptysup.agents.profile import AgentProfile
 from ptysup.agents.session import AgentSession, Timings
 from ptysup.config import RunConfig, backoff_schedule
 from ptysup.events import ConsoleSink, EventLog, JsonlSink
@@ -29,6 +29,7 @@ from ptysup.heartbeat import Heartbeat
 from ptysup.loop import LoopConfig, RunLoop, RunResult, Spent
 from ptysup.notify import Notifier, TerminalChannel
 from ptysup.plan.driver import PlanDriver
+from ptysup.procutil import is_claude
 from ptysup.redact import Redactor
 from ptysup.rundir import Part
 from ptysup.supervisor.decide import Supervisor

@@ -21,8 +21,8 @@ from typing import IO, Any
 
 from ptysup import configfile, outputs
 from ptysup.agents import firstrun
-from ptysup.agents.profile import is_claude
 from ptysup.config import RunConfig
+from ptysup.procutil import is_claude
 
 VERSION_TIMEOUT_S = 30.0
 _PROBE_LOG = Path("doctor-probe") / "events.jsonl"  # tried under the runs dir, never kept

@@ -7,7 +7,12 @@ import ctypes
 import os
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+
+
+def is_claude(argv: Sequence[str]) -> bool:
+    """Whether a command is Claude Code (its executable is named claude), agent or judge."""
+    return bool(argv) and os.path.basename(argv[0]) == "claude"
 
 
 def kill_group(pid: int) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import Protocol
 
@@ -41,8 +40,3 @@ class AgentProfile(Protocol):
     def blocker(self, snap: ScreenSnapshot) -> Blocker | None:
         """A first-run screen or dialog on screen that only a person can answer, if any."""
         ...
-
-
-def is_claude(argv: Sequence[str]) -> bool:
-    """Whether the agent command is Claude Code (its executable is named claude)."""
-    return bool(argv) and os.path.basename(argv[0]) == "claude"

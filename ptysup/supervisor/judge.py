@@ -9,15 +9,11 @@ where the prompt cache can serve them from one decision to the next.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ptysup.config import DEFAULT_SUPERVISOR_TOOLS
-
-# Read-only: the judge may look at the work, never change it or run commands. `--verify`
-# runs the real checks; `--supervisor-tools` gives the judge more (e.g. Bash).
-DEFAULT_TOOLS = DEFAULT_SUPERVISOR_TOOLS
+from ptysup.procutil import is_claude
 
 _SYSTEM_FLAGS = ("--system-prompt", "--system-prompt-file", "--append-system-prompt")
 # Any of these in the user's command says what the judge may do: ptysup adds no tools then.
@@ -36,13 +32,8 @@ _PERMISSION_FLAGS = (
 class JudgeOptions:
     """What the run asks of a Claude Code supervisor."""
 
-    tools: str = DEFAULT_TOOLS
+    tools: str = DEFAULT_SUPERVISOR_TOOLS  # read-only; --verify runs the real checks
     model: str | None = None  # None: Claude Code's default model
-
-
-def is_claude(argv: Sequence[str]) -> bool:
-    """Whether the supervisor command is Claude Code (its executable is named claude)."""
-    return bool(argv) and os.path.basename(argv[0]) == "claude"
 
 
 def _has(argv: Sequence[str], *flags: str) -> bool:

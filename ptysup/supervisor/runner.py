@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ptysup.procutil import dies_with, kill_group
+from ptysup.procutil import dies_with, is_claude, kill_group
 from ptysup.supervisor.judge import with_system_prompt
 from ptysup.terminal.inject import clean
 from ptysup.waits import is_fatal_error
@@ -273,13 +273,9 @@ class SupervisorRunner:
         return Answer(text, duration, cost, truncated, out_bytes, tokens=tokens)
 
 
-def _is_claude(argv: Sequence[str]) -> bool:
-    return bool(argv) and os.path.basename(argv[0]) == "claude"
-
-
 def _wants_json(argv: Sequence[str]) -> bool:
     """Claude Code reports cost and errors in JSON; ask for it unless a format is given."""
-    return _is_claude(argv) and not any(a.startswith("--output-format") for a in argv)
+    return is_claude(argv) and not any(a.startswith("--output-format") for a in argv)
 
 
 # Claude Code's `usage` keys, as the decision event names them.

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from ptysup.config import DEFAULT_SUPERVISOR_TOOLS
 from ptysup.supervisor.judge import (
-    DEFAULT_TOOLS,
     JudgeOptions,
     lean_argv,
     takes_system_prompt,
@@ -23,7 +23,7 @@ def test_a_claude_judge_gets_read_only_tools_and_no_saved_session() -> None:
         "Read,Grep,Glob",
         "--no-session-persistence",
     ]
-    assert DEFAULT_TOOLS == "Read,Grep,Glob"
+    assert DEFAULT_SUPERVISOR_TOOLS == "Read,Grep,Glob"
 
 
 def test_the_model_and_more_tools_are_added_when_asked() -> None:
