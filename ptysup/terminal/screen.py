@@ -401,11 +401,11 @@ class _Screen(pyte.Screen):
         lines = lines or self.lines
         excess = self.lines - lines
         if excess > 0:
-            bottom = _blank_rows_below(self.buffer, self.cursor.y, self.lines, excess)
+            bottom = _blank_rows_below(self.buffer, self.cursor.y, self.lines, self.columns, excess)
             for y in range(self.lines - bottom, self.lines):
                 self.buffer.pop(y, None)
             if self._main is not None:
-                _drop_rows(self._main, self.cursor.y, self.lines, lines)
+                _drop_rows(self._main, self.cursor.y, self.lines, self.columns, lines)
             self.lines -= bottom
             if bottom == excess:  # pyte's resize sees no change of rows now
                 self.dirty.update(range(lines))
@@ -463,21 +463,27 @@ class _Screen(pyte.Screen):
 _ALT_MODES = frozenset((47, 1047, 1049))  # private modes that switch to the alternate screen
 
 
-def _blank(line: Any) -> bool:
-    return line is None or not any(c.data.strip() for c in line.values())
+def _blank(line: Any, columns: int) -> bool:
+    """No text on the row within the screen's width (pyte keeps cells a narrower screen or
+    an insert pushed past the edge; they are not on screen)."""
+    return line is None or not any(c.data.strip() for x, c in line.items() if x < columns)
 
 
-def _blank_rows_below(buffer: Any, cursor_y: int, lines: int, most: int) -> int:
+def _blank_rows_below(buffer: Any, cursor_y: int, lines: int, columns: int, most: int) -> int:
     """How many rows at the bottom, below the cursor, are blank (at most MOST)."""
     count = 0
-    while count < most and lines - 1 - count > cursor_y and _blank(buffer.get(lines - 1 - count)):
+    while (
+        count < most
+        and lines - 1 - count > cursor_y
+        and _blank(buffer.get(lines - 1 - count), columns)
+    ):
         count += 1
     return count
 
 
-def _drop_rows(buffer: Any, cursor_y: int, lines: int, keep: int) -> None:
+def _drop_rows(buffer: Any, cursor_y: int, lines: int, columns: int, keep: int) -> None:
     """Shrink the saved main screen from LINES rows to KEEP as `resize` does."""
-    bottom = _blank_rows_below(buffer, cursor_y, lines, lines - keep)
+    bottom = _blank_rows_below(buffer, cursor_y, lines, columns, lines - keep)
     rows = [buffer.pop(y, None) for y in range(lines - bottom)]
     buffer.clear()
     for y, row in enumerate(rows[len(rows) - keep :]):

@@ -117,3 +117,15 @@ def test_rejected_sequences_are_counted_for_one_warning() -> None:
     model.feed(b"a\x1b[1;2Ab\x1b[1;2Ac")
     note = model.rejected_note()
     assert note is not None and "2 escape sequence" in note and "TypeError" in note
+
+
+def test_a_cell_left_past_the_edge_does_not_keep_a_row_from_being_dropped() -> None:
+    # Found by hypothesis: an insert on a 2-column screen leaves a cell at x=2, off screen;
+    # it must not count as text when a shrink decides which rows to drop.
+    model = ScreenModel(1, 1)
+    model.feed(b"\x1b[?7l")
+    model.resize(2, 2)
+    model.feed(b"a\n\x1b[4h00\x1b8")
+    model.resize(2, 1)
+    model.resize(1, 1)
+    assert model.snapshot().lines == ("a",)
