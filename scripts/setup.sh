@@ -26,6 +26,10 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 
+# Bytecode, as a pip install writes it: each ptysup start then skips compiling its
+# modules, also where PYTHONDONTWRITEBYTECODE is set.
+.venv/bin/python -m compileall -q ptysup >/dev/null
+
 if ! .venv/bin/python -m ptysup.testing.claude_env path >/dev/null 2>&1; then
   say "installing the pinned Claude Code into .tools/claude-code (npm)"
 fi

@@ -36,15 +36,45 @@ _DEFAULTS = {
 _ALTERNATE = (1049, 1047, 47)  # left first: the rest applies to the main screen
 _MODE = re.compile(rb"\x1b\[\?([0-9;]+)([hl])|\x1b([=>])|\x1b\[([<>])([0-9;]*)u")
 _TAIL = 24  # bytes kept from a chunk's end: a sequence split across chunks is seen whole
-_PREFIXES = (b"\x1b[?", b"\x1b=", b"\x1b>", b"\x1b[<", b"\x1b[>")  # what _MODE starts with
+# What _MODE starts with, found by their last byte: `?`, `<`, `>` and `=` are rare in
+# terminal output (a memchr each), while ESC and `ESC [` are everywhere in ANSI-heavy
+# output, where a search for the whole prefixes costs five passes at a few hundred MB/s.
+_PROBES = (
+    (b"?", (b"\x1b[?",)),
+    (b"<", (b"\x1b[<",)),
+    (b">", (b"\x1b[>", b"\x1b>")),
+    (b"=", (b"\x1b=",)),
+)
+_MANY = 64  # more of one probe byte than this in a chunk: search for the prefixes instead
 
 
-def _find_all(data: bytes, prefix: bytes) -> Iterator[int]:
-    """Every position of `prefix` in `data`."""
-    i = data.find(prefix)
+def _find_all(data: bytes, prefix: bytes, start: int = 0) -> Iterator[int]:
+    """Every position of `prefix` in `data`, from `start`."""
+    i = data.find(prefix, start)
     while i >= 0:
         yield i
         i = data.find(prefix, i + 1)
+
+
+def _starts(data: bytes) -> list[int]:
+    """Where a mode sequence may start in `data` (each prefix of _MODE), in order."""
+    starts: list[int] = []
+    for byte, prefixes in _PROBES:
+        i = data.find(byte)
+        seen = 0
+        while i >= 0:
+            seen += 1
+            if seen > _MANY:  # text full of this byte (a row of `=`): the slower way is faster
+                for prefix in prefixes:
+                    starts.extend(_find_all(data, prefix, max(0, i - len(prefix) + 1)))
+                break
+            for prefix in prefixes:
+                at = i - len(prefix) + 1
+                if at >= 0 and data.startswith(prefix, at):
+                    starts.append(at)
+            i = data.find(byte, i + 1)
+    starts.sort()
+    return starts
 
 
 BRACKETED_PASTE = 2004
@@ -64,14 +94,16 @@ class ModeTracker:
         """Note the mode changes in a chunk of the agent's output (any size, in order).
 
         This runs in the relay's thread for every byte the agent prints, so it looks only
-        for the few prefixes a mode change starts with (fast substring searches; plain
-        text stops at one memchr for ESC) and matches there. Scanning ANSI-heavy output
-        with the regex itself cost the relay a third of its throughput (scripts/bench.py).
+        where a mode change can start (see _starts; plain text stops at one memchr for
+        ESC) and matches there. Scanning ANSI-heavy output with the regex itself cost the
+        relay a third of its throughput, a search for each prefix a fifth (scripts/bench.py);
+        a scanning thread of its own was slower still (it holds the GIL the relay needs
+        after every read).
         """
         chunk = self._tail + data if self._tail else data
         last = 0
         if b"\x1b" in chunk:
-            starts = sorted(i for prefix in _PREFIXES for i in _find_all(chunk, prefix))
+            starts = _starts(chunk)
             if starts:
                 with self._lock:
                     for i in starts:

@@ -145,5 +145,9 @@ class AgentProcess:
 
     def close(self) -> None:
         """Close the master side; the agent, if alive, loses its terminal."""
+        if self.poll() is not None:
+            # Reaped already (terminate() runs first): ptyprocess's pause for the kernel
+            # to note a SIGHUP'd child's death would only delay ptysup's exit by 0.1 s.
+            self._proc.delayafterclose = 0
         with contextlib.suppress(OSError):
             self._proc.close(force=True)

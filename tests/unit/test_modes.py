@@ -69,3 +69,16 @@ def test_changes_among_many_other_sequences_apply_in_order() -> None:
     assert tracker.on(2004) and tracker.on(1049)
     assert tracker.reset().startswith(b"\x1b[?1049l")  # the alternate screen left first
     assert b"\x1b[?25h" in tracker.reset() and b"\x1b>" in tracker.reset()  # cursor, keypad
+
+
+@pytest.mark.parametrize("filler", [b"=", b">", b"<", b"?", b"a=b>c<d?"])
+def test_changes_amid_text_full_of_the_probe_bytes_are_seen(filler: bytes) -> None:
+    # The tracker finds prefixes by their rare last byte; text made of those bytes takes
+    # the other way, and must find the same changes.
+    text = filler * (200 // len(filler))
+    tracker = ModeTracker()
+    tracker.feed(text + b"\x1b=" + text + b"\x1b[?1049h" + text + b"\x1b[>1u" + text)
+    reset = tracker.reset()
+    assert reset.startswith(b"\x1b[?1049l") and b"\x1b>" in reset and b"\x1b[<1u" in reset
+    tracker.feed(text + b"\x1b>" + text + b"\x1b[?1049l" + text + b"\x1b[<1u" + text)
+    assert tracker.reset() == ALWAYS
