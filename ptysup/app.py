@@ -22,6 +22,8 @@ from ptysup.agents.hooks import HookChannel
 from ptysup.agents.person import Person, PersonKeys
 from ptysup.agents.profile import AgentProfile
 from ptysup.agents.session import AgentSession, Timings
+from ptysup.attach.server import AttachError, AttachServer, Tap, socket_dir
+from ptysup.attach.snapshot import render
 from ptysup.config import RunConfig, backoff_schedule
 from ptysup.events import ConsoleSink, EventLog, JsonlSink
 from ptysup.exitcodes import Outcome
@@ -224,17 +226,56 @@ def run(
         loop = _loop(
             config, session, runner, log, clock, env, part, steps, person=in_fd is not None
         )
+        attach = _attach(config, part, log, screen, feeder, session, agent)
+        if attach is not None:
+            stack.callback(attach.close)
         parts = _Parts(
-            agent, session, screen, feeder, runner, log, recording, status, modes, notifier
+            agent, session, screen, feeder, runner, log, recording, status, modes, notifier, attach
         )
         escape = EscapeKeys(config.escape_key) if config.escape_key and in_fd is not None else None
         result = _drive(loop, parts, out_fd, in_fd, escape)
+        if attach is not None:
+            attach.end(result.outcome.value, result.exit_code, result.reason)
         if steps is not None and result.outcome is not Outcome.COMPLETE:
             steps.end(result.outcome.value, result.iterations)
         if not interactive and result.exit_code != 0:
             _log_screen_tail(screen, feeder, log)
         return result
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _attach(
+    config: RunConfig,
+    part: Part | None,
+    log: EventLog,
+    screen: ScreenModel,
+    feeder: ScreenFeeder,
+    session: AgentSession,
+    agent: AgentProcess,
+) -> AttachServer | None:
+    """The socket `ptysup attach` connects to, or None (a warning says why)."""
+    if part is None:
+        return None
+
+    def keys(data: bytes) -> None:  # a read-write viewer types like the person
+        session.person.keys(data)
+        agent.write(data)
+
+    tap = Tap(
+        feed=feeder.put,
+        settle=feeder.drained,
+        paint=lambda: screen.painted(render),
+        size=screen.size,
+        keys=keys,
+    )
+    run_dir = config.cwd / config.runs_dir / part.run_id
+    try:
+        server = AttachServer(part.run_id, run_dir, tap, socket_dir())
+        server.start()
+    except (AttachError, OSError) as exc:
+        log.emit("warning", message=f"ptysup attach is not available for this run: {exc}")
+        return None
+    return server
 
 
 def _note_rejected(screen: ScreenModel, log: EventLog) -> None:
@@ -344,6 +385,7 @@ class _Parts:
     status: StatusLine | None
     modes: ModeTracker
     notifier: Notifier | None = None
+    attach: AttachServer | None = None
 
 
 def _drive(
@@ -391,7 +433,10 @@ def _drive(
 
     def on_output(data: bytes) -> None:
         parts.modes.feed(data)  # every byte, before the feeder may skip some
-        parts.feeder.put(data)
+        if parts.attach is not None:
+            parts.attach.output(data)  # the screen model and any viewers, in one step
+        else:
+            parts.feeder.put(data)
         if parts.recording is not None:
             parts.recording.output(data)
 

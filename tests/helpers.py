@@ -155,6 +155,12 @@ class Tmux:
             [*self._base, "capture-pane", "-p"], capture_output=True, text=True
         ).stdout
 
+    def display(self, fmt: str) -> str:
+        """A tmux format (e.g. `#{alternate_on}`) evaluated for the pane."""
+        return subprocess.run(
+            [*self._base, "display-message", "-p", fmt], capture_output=True, text=True
+        ).stdout.strip()
+
     def send_keys(self, *keys: str) -> None:
         subprocess.run([*self._base, "send-keys", *keys], check=True)
 

@@ -25,12 +25,14 @@ import time
 import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import pyte
 from pyte import charsets
 from pyte import modes as mo
 from pyte.screens import Char, wcwidth
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -679,6 +681,17 @@ class ScreenModel:
             f"the screen model could not apply {count} escape sequence(s) "
             f"(last: {type(last).__name__}: {last}); the supervisor's view may differ"
         )
+
+    def painted(self, paint: Callable[[Any, bool], T]) -> T:
+        """`paint(screen, alternate)` on the pyte screen under the model's lock: a
+        consistent view of every cell (`ptysup attach` re-emits it)."""
+        with self._lock:
+            return paint(self._screen, self._screen.alternate)
+
+    def size(self) -> tuple[int, int]:
+        """(rows, cols) of the modelled screen."""
+        with self._lock:
+            return self._screen.lines, self._screen.columns
 
     def snapshot(self) -> ScreenSnapshot:
         """A consistent copy of what is on screen now."""

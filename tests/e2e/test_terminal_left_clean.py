@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -31,9 +30,7 @@ class Pane(Tmux):
     """A tmux pane whose terminal state can be read."""
 
     def flags(self) -> str:
-        return subprocess.run(
-            [*self._base, "display-message", "-p", FLAGS], capture_output=True, text=True
-        ).stdout.strip()
+        return self.display(FLAGS)
 
 
 def ptysup_pids(log: Path) -> list[int]:

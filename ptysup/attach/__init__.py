@@ -1,0 +1,7 @@
+"""`ptysup attach`: watching a run's terminal live from another terminal.
+
+wire.py      the framed messages on the socket
+snapshot.py  the screen model re-emitted as bytes that draw it
+server.py    the run's side: a Unix socket in a private directory, the output fanned out
+client.py    `ptysup attach RUN`: the viewer's side
+"""

@@ -1,0 +1,138 @@
+"""The run's side of `ptysup attach`: a private socket, one screen then every byte, a slow
+viewer dropped instead of slowing the run."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ptysup.attach import server as attach_server
+from ptysup.attach import wire
+from ptysup.attach.server import AttachError, AttachServer, Tap, socket_dir
+from tests.helpers import wait_for
+
+
+class Model:
+    """A stand-in screen model: what was fed, painted as text."""
+
+    def __init__(self) -> None:
+        self.fed = bytearray()
+        self.keys: list[bytes] = []
+
+    def tap(self) -> Tap:
+        return Tap(
+            feed=self.fed.extend,
+            settle=lambda timeout: True,
+            paint=lambda: b"SCREEN:" + bytes(self.fed),
+            size=lambda: (24, 80),
+            keys=self.keys.append,
+        )
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[AttachServer, Model]]:
+    model = Model()
+    sockets = tmp_path / "sockets"
+    sockets.mkdir(mode=0o700)
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    server = AttachServer("run-1", run_dir, model.tap(), sockets)
+    server.start()
+    yield server, model
+    server.close()
+
+
+def connect(server: AttachServer, rw: bool = False) -> tuple[socket.socket, wire.Reader]:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.connect(str(server.path))
+    sock.sendall(wire.json_frame(wire.CONNECT, {"rw": rw}))
+    sock.settimeout(10)
+    return sock, wire.Reader()
+
+
+def receive(sock: socket.socket, reader: wire.Reader, count: int) -> list[tuple[bytes, bytes]]:
+    got: list[tuple[bytes, bytes]] = []
+    while len(got) < count:
+        data = sock.recv(65536)
+        assert data, f"closed after {got}"
+        got += reader.feed(data)
+    return got
+
+
+def test_a_viewer_gets_the_screen_then_every_later_byte_once(
+    served: tuple[AttachServer, Model],
+) -> None:
+    server, model = served
+    server.output(b"before ")
+    sock, reader = connect(server)
+    (hello, screen) = receive(sock, reader, 2)
+    assert hello[0] == wire.HELLO and json.loads(hello[1])["rows"] == 24
+    assert screen == (wire.OUTPUT, b"SCREEN:before ")
+    server.output(b"after")
+    server.end("complete", 0, "done")
+    rest = receive(sock, reader, 2)
+    assert rest[0] == (wire.OUTPUT, b"after")
+    assert rest[1][0] == wire.END and json.loads(rest[1][1])["exit_code"] == 0
+    assert bytes(model.fed) == b"before after"  # the model got every byte too
+
+
+def test_the_socket_is_private_and_recorded_then_removed(tmp_path: Path) -> None:
+    sockets = tmp_path / "s"
+    sockets.mkdir(mode=0o700)
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    server = AttachServer("r", run_dir, Model().tap(), sockets)
+    server.start()
+    assert (run_dir / "attach").read_text().strip() == str(server.path)
+    assert server.path.stat().st_mode & 0o777 == 0o600
+    server.close()
+    assert not server.path.exists() and not (run_dir / "attach").exists()
+
+
+def test_only_read_write_viewers_reach_the_agent(served: tuple[AttachServer, Model]) -> None:
+    server, model = served
+    reader_only, r1 = connect(server)
+    writer, r2 = connect(server, rw=True)
+    receive(reader_only, r1, 2)
+    receive(writer, r2, 2)
+    reader_only.sendall(wire.frame(wire.INPUT, b"ignored"))
+    reader_only.close()  # the server reads up to the end of it: the input came first
+    wait_for(lambda: server.viewers == 1, 10, "the read-only viewer to be gone")
+    writer.sendall(wire.frame(wire.INPUT, b"typed"))
+    wait_for(lambda: bool(model.keys), 10, "the read-write viewer's keys")
+    assert model.keys == [b"typed"]
+
+
+def test_a_viewer_that_stops_reading_is_dropped_not_waited_for(
+    served: tuple[AttachServer, Model], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server, _ = served
+    monkeypatch.setattr(attach_server, "MAX_BEHIND", 256 * 1024)
+    sock, reader = connect(server)
+    receive(sock, reader, 2)
+    chunk = b"y" * 65536
+    for _ in range(200):  # 12.5 MB: far more than the socket and MAX_BEHIND hold
+        server.output(chunk)  # returns at once whether or not the viewer reads
+    kinds = []
+    while True:
+        data = sock.recv(1 << 20)
+        if not data:
+            break
+        kinds += [kind for kind, _ in reader.feed(data)]
+    assert kinds[-1] == wire.DROPPED
+    assert kinds.count(wire.OUTPUT) < 200
+
+
+def test_a_socket_directory_others_may_enter_is_refused(tmp_path: Path) -> None:
+    shared = tmp_path / "ptysup"
+    shared.mkdir(mode=0o755)
+    os.chmod(shared, 0o755)
+    with pytest.raises(AttachError, match="may be entered by other users"):
+        socket_dir({"XDG_RUNTIME_DIR": str(tmp_path)})
+    os.chmod(shared, 0o700)
+    assert socket_dir({"XDG_RUNTIME_DIR": str(tmp_path)}) == shared
