@@ -64,8 +64,9 @@ SUBCOMMANDS: dict[str, str] = {
     "check": "ptysup.plan.check:main",
     "resume": "ptysup.resume:main",
     "runs": "ptysup.runs:main",
+    "batch": "ptysup.batch.command:main",
 }
-_TAKE_ENV = frozenset({"resume"})  # called with the environment main() was given
+_TAKE_ENV = frozenset({"resume", "batch"})  # called with the environment main() was given
 
 
 def _opt(help: str, **kw: Any) -> Any:
