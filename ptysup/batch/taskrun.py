@@ -54,9 +54,16 @@ def _option(param: click.Option, value: Any) -> list[str]:
         return [
             x
             for item in (value if isinstance(value, list) else [value])
-            for x in (param.opts[0], str(item))
+            for x in (param.opts[0], _text(item))
         ]
-    return [param.opts[0], str(value)]
+    return [param.opts[0], _text(value)]
+
+
+def _text(value: Any) -> str:
+    """A YAML value as typed on a command line (YAML's `true` is not Python's `True`)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 def config_for(task: Task, extra: Sequence[str], env: Mapping[str, str]) -> RunConfig | int:
