@@ -17,7 +17,14 @@ from types import FrameType
 from typing import TextIO
 
 from ptysup.batch import concurrency, summary, taskrun
-from ptysup.batch.scheduler import Isolation, Scheduler, TaskResult, snapshot, stop_signals
+from ptysup.batch.scheduler import (
+    Isolation,
+    Scheduler,
+    TaskResult,
+    snapshot,
+    spawner,
+    stop_signals,
+)
 from ptysup.batch.schema import Batch, BatchError, Task
 from ptysup.batch.worktrees import GitError, Worktrees, repo_root
 from ptysup.exitcodes import ExitCode
@@ -197,6 +204,7 @@ def run(prepared: Prepared, env: Mapping[str, str], out: TextIO) -> int:
         argv=argv,
         home=prepared.home,
         isolation=prepared.isolation,
+        spawn=spawner(env),
         on_commit=on_commit,
     )
     shown = display.for_stream(out)

@@ -15,7 +15,7 @@ import queue
 import signal
 import subprocess
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -67,22 +67,30 @@ class TaskResult:
 
 
 Spawn = Callable[[Sequence[str], Path, Path], "subprocess.Popen[bytes]"]
+# The batch writes one step summary for all its tasks: a run's own would repeat each task.
+_NOT_FOR_CHILDREN = ("GITHUB_STEP_SUMMARY",)
 Finish = Callable[[Task, TaskResult, Worktree], None]  # e.g. open a pull request
 
 
-def spawn_child(argv: Sequence[str], cwd: Path, output: Path) -> subprocess.Popen[bytes]:
-    """Start one task's ptysup: its own session (the batch forwards signals itself), no
-    terminal on stdin, stdout and stderr to `output`."""
-    output.parent.mkdir(parents=True, exist_ok=True)
-    with output.open("ab") as out:
-        return subprocess.Popen(
-            list(argv),
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+def spawner(env: Mapping[str, str]) -> Spawn:
+    """Starts one task's ptysup: its own session (the batch forwards signals itself), no
+    terminal on stdin, stdout and stderr to `output`, the batch's environment."""
+    child_env = {k: v for k, v in env.items() if k not in _NOT_FOR_CHILDREN}
+
+    def spawn(argv: Sequence[str], cwd: Path, output: Path) -> subprocess.Popen[bytes]:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        with output.open("ab") as out:
+            return subprocess.Popen(
+                list(argv),
+                cwd=cwd,
+                env=child_env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+
+    return spawn
 
 
 class Scheduler:
@@ -97,7 +105,7 @@ class Scheduler:
         argv: Callable[[Task, TaskResult], list[str]],
         home: Path,
         isolation: Isolation | None,
-        spawn: Spawn = spawn_child,
+        spawn: Spawn,
         on_commit: Finish | None = None,
     ) -> None:
         self.tasks = list(tasks)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -14,13 +15,15 @@ import pytest
 
 from ptysup.batch import prune
 from tests.e2e.conftest import AGENT, Rig
-from tests.helpers import read_events, wait_for
+from tests.helpers import Tmux, ptysup_argv, read_events, terminal_script, wait_for
 
 pytestmark = pytest.mark.e2e
 
 
-def _writes_its_file(task_id: str, delay: float = 1.0) -> dict[str, Any]:
-    """The agent of task `task_id` writes <id>.txt in its worktree through the Write tool."""
+def _writes_its_file(
+    task_id: str, delay: float = 1.0, folder: str = "{workdir}/.ptysup/worktrees/{id}"
+) -> dict[str, Any]:
+    """The agent of task `task_id` writes <id>.txt (in its worktree) through the Write tool."""
     return {
         "name": task_id,
         "match": f"task {task_id}",
@@ -28,7 +31,7 @@ def _writes_its_file(task_id: str, delay: float = 1.0) -> dict[str, Any]:
             {
                 "tool": "Write",
                 "input": {
-                    "file_path": f"{{workdir}}/.ptysup/worktrees/{task_id}/{task_id}.txt",
+                    "file_path": f"{folder.replace('{id}', task_id)}/{task_id}.txt",
                     "content": f"work of {task_id}\n",
                 },
                 "delay": delay,  # runs overlap for a while, so the limit is what holds them
@@ -144,8 +147,16 @@ def test_a_task_that_does_not_complete_fails_the_batch_and_keeps_its_work_uncomm
         }
     )
     base = _repo(r.project)
+    step_summary = r.project.parent / "step-summary.md"
+    r.env.update(GITHUB_ACTIONS="true", GITHUB_STEP_SUMMARY=str(step_summary))
     done = _batch(r, str(_tasks_file(r.project, ids)), "--summary-json", "s.json")
     assert done.returncode == 1, done.stdout + done.stderr
+    # GitHub's step summary: one table for the batch, not one section per run.
+    markdown = step_summary.read_text()
+    assert markdown.startswith("### ptysup batch: 1/2 complete ❌\n"), markdown
+    assert "| good | complete | 0 | ptysup/good | 1 file changed, 1 insertion(+) |" in markdown
+    assert "| bad | abort | 1 | ptysup/bad | 1 file(s) not committed |" in markdown
+    assert "### ptysup: " not in markdown
     by_id = {t["id"]: t for t in json.loads((r.project / "s.json").read_text())["tasks"]}
     assert (by_id["good"]["outcome"], by_id["good"]["exit_code"]) == ("complete", 0)
     assert (by_id["bad"]["outcome"], by_id["bad"]["exit_code"]) == ("abort", 1)
@@ -195,3 +206,115 @@ def test_sigterm_stops_every_run_and_still_prints_the_summary(rig: Callable[...,
         end = read_events(log)[-1]
         assert (end["event"], end["outcome"], end["exit_code"]) == ("run_end", "signal", 143)
     assert "later" in out and "not_started" in out  # the summary, with the task never begun
+
+
+def test_batch_run_index_runs_one_task_here_with_its_exit_code(rig: Callable[..., Rig]) -> None:
+    ids = ["first", "second"]
+    r = rig(
+        {
+            "agent": [_writes_its_file(i, delay=0, folder="{workdir}") for i in ids],
+            "supervisor": [
+                {"match": "task first", "reply": "[ABORT] not this one"},
+                {"reply": "[COMPLETE] written"},
+            ],
+        }
+    )
+    tasks = str(_tasks_file(r.project, ids))
+    done = r.ptysup("batch", "run", tasks, "--index", "1")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (r.project / "second.txt").read_text() == "work of second\n"  # here, no worktree
+    (run_dir,) = (r.project / ".ptysup" / "runs").iterdir()
+    events = read_events(run_dir / "events.jsonl")
+    assert events[0]["task"] == "write the file of task second" and events[0]["max_iter"] == 3
+    assert "second" in done.stdout  # a normal headless run's log lines
+    aborted = r.ptysup("batch", "run", tasks, "--id", "first")
+    assert aborted.returncode == 1, aborted.stdout + aborted.stderr
+
+
+def test_in_a_terminal_a_live_table_then_ctrl_c_stops_every_run_and_shows_the_summary(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    ids = ["north", "south"]
+    r = rig(
+        {
+            "agent": [_writes_its_file(i, delay=120) for i in ids],
+            "supervisor": [{"reply": "[COMPLETE] written"}],
+        }
+    )
+    _repo(r.project)
+    tasks = str(_tasks_file(r.project, ids))
+    done = tmp_path / "done"
+    tmux = Tmux("ptysup-batch")
+    argv = ptysup_argv("batch", tasks, "--jobs", "2")
+    tmux.start(terminal_script(tmp_path / "run.sh", r.project, r.env, argv, done))
+    runs = r.project / ".ptysup" / "runs"
+    try:
+
+        def both_working() -> bool:
+            logs = list(runs.glob("*/events.jsonl"))
+            return len(logs) == 2 and all('"inject"' in p.read_text() for p in logs)
+
+        wait_for(both_working, 120, "both runs to get their task")
+
+        def shown_started() -> bool:  # whatever state names describe() gives, not these
+            rows = [line for line in tmux.capture().splitlines() if "ptysup/" in line]
+            return len(rows) == 2 and not any(w in r for r in rows for w in ("queued", "starting"))
+
+        wait_for(shown_started, 30, "the live table to show both runs started")
+        live = tmux.capture()
+        tmux.send_keys("C-c")
+        wait_for(done.exists, 120, "the batch to end")
+        after = tmux.capture()
+    finally:
+        tmux.kill()
+    assert "ptysup batch" in live and all(i in live for i in ids), live
+    assert "ptysup/north" in live and "ptysup/south" in live  # the branch column
+    assert done.read_text().startswith("exit=130"), after
+    for log in runs.glob("*/events.jsonl"):
+        end = read_events(log)[-1]
+        assert (end["event"], end["outcome"], end["exit_code"]) == ("run_end", "signal", 130)
+    summary_rows = [line for line in after.splitlines() if line.startswith(("north ", "south "))]
+    assert len(summary_rows) == 2 and all(" signal " in row for row in summary_rows), after
+
+
+def test_on_complete_pr_pushes_the_branch_and_opens_a_pull_request_with_gh(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    r = rig(
+        {
+            "agent": [_writes_its_file("feature", delay=0)],
+            "supervisor": [{"reply": "[COMPLETE] written"}],
+        }
+    )
+    base = _repo(r.project)
+    origin = tmp_path / "origin.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(origin)], check=True)
+    _git(r.project, "remote", "add", "origin", str(origin))
+    current = _git(r.project, "rev-parse", "--abbrev-ref", "HEAD").strip()
+    # A stand-in for the GitHub CLI: records its arguments, prints a pull request's URL.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    calls = tmp_path / "gh-calls.json"
+    gh = bin_dir / "gh"
+    gh.write_text(
+        f"#!{sys.executable}\n"
+        "import json, sys\n"
+        f"open({str(calls)!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n"
+        "print('https://github.example/o/r/pull/7')\n"
+    )
+    gh.chmod(0o755)
+    r.env["PATH"] = f"{bin_dir}:{r.env['PATH']}"
+    tasks = str(_tasks_file(r.project, ["feature"]))
+    done = r.ptysup("batch", tasks, "--on-complete", "pr", "--summary-json", "s.json", timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (task,) = json.loads((r.project / "s.json").read_text())["tasks"]
+    assert task["pr_url"] == "https://github.example/o/r/pull/7"
+    assert "pull request https://github.example/o/r/pull/7" in done.stdout
+    pushed = _git(origin, "rev-parse", "ptysup/feature").strip()
+    assert pushed == task["commit"] and _git(origin, "rev-parse", f"{pushed}~1").strip() == base
+    # (Claude Code itself runs `gh pr view` for its status: only ptysup creates.)
+    calls_made = [json.loads(line) for line in calls.read_text().splitlines()]
+    (args,) = [a for a in calls_made if a[:2] == ["pr", "create"]]
+    assert args[args.index("--head") + 1] == "ptysup/feature"
+    assert args[args.index("--base") + 1] == current
+    assert task["run_id"] in args[args.index("--body") + 1]
