@@ -165,10 +165,15 @@ class Scheduler:
             try:
                 self._run(task, result)
             except (GitError, OSError) as exc:
-                result.error = " ".join(str(exc).split())
-                if result.outcome is None:
-                    result.outcome = NOT_STARTED
-                result.state = result.outcome
+                self._failed(result, " ".join(str(exc).split()))
+            except Exception as exc:  # a bug here must not lose the task from the summary
+                self._failed(result, f"internal error: {type(exc).__name__}: {exc}")
+
+    def _failed(self, result: TaskResult, why: str) -> None:
+        result.error = why
+        if result.outcome is None:
+            result.outcome = NOT_STARTED if result.exit_code is None else f"exit {result.exit_code}"
+        result.state = result.outcome
 
     def _skip(self, result: TaskResult, why: str) -> None:
         result.outcome = result.state = NOT_STARTED
