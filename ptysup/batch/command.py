@@ -17,11 +17,11 @@ from types import FrameType
 from typing import TextIO
 
 from ptysup.batch import concurrency, summary, taskrun
+from ptysup.batch.livestate import LiveState
 from ptysup.batch.scheduler import (
     Isolation,
     Scheduler,
     TaskResult,
-    snapshot,
     spawner,
     stop_signals,
 )
@@ -208,13 +208,14 @@ def run(prepared: Prepared, env: Mapping[str, str], out: TextIO) -> int:
         on_commit=on_commit,
     )
     shown = display.for_stream(out)
+    live = LiveState()
     with _stop_signals() as pending:
         scheduler.start()
         while not scheduler.done.wait(0.5):
             while pending:
                 scheduler.stop(pending.pop(0))
-            shown.update(snapshot(results))
-        shown.update(snapshot(results))
+            shown.update(live.rows(results))
+        shown.update(live.rows(results))
     shown.close()
     code = summary.exit_code(results, scheduler.stopped_by)
     base = prepared.isolation.base if prepared.isolation is not None else None

@@ -16,7 +16,7 @@ import signal
 import subprocess
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -230,18 +230,6 @@ class Scheduler:
         result.diff_stat = iso.trees.diff_stat(iso.base, tree.branch)
         if self._on_commit is not None:
             self._on_commit(task, result, tree)
-
-
-def snapshot(results: Sequence[TaskResult]) -> list[TaskResult]:
-    """The results with each running task's live state read from its run directory."""
-    rows = []
-    for r in results:
-        if r.outcome is None and r.state != QUEUED and (r.run_dir / "run.json").is_file():
-            row = describe(RunDir(r.run_dir))
-            rows.append(replace(r, state=str(row.get("state")), extra=row))
-        else:
-            rows.append(replace(r))
-    return rows
 
 
 def stop_signals() -> tuple[signal.Signals, ...]:

@@ -61,3 +61,32 @@ def test_a_stop_reaches_the_running_children_and_the_rest_never_start(tmp_path: 
     assert (first.exit_code, second.exit_code) == (-signal.SIGTERM, -signal.SIGTERM)
     assert (third.outcome, third.exit_code) == (NOT_STARTED, None)
     assert third.error == "not started: the batch got signal 15"
+
+
+def test_live_state_rereads_a_run_only_when_its_files_change(tmp_path: Path) -> None:
+    import json
+
+    from ptysup.batch.livestate import LiveState
+    from ptysup.config import RunConfig
+    from ptysup.rundir import RunDir, RunRecord, config_to_json
+
+    run = RunDir(tmp_path / "runs" / "r1")
+    log = run.default_events
+    run.write_record(
+        RunRecord("r1", config_to_json(RunConfig(task="t")), "s", str(log), None, "/", 0.0)
+    )
+
+    def decision(n: int) -> None:
+        with log.open("a") as f:
+            f.write(json.dumps({"ts": 1.0, "event": "decision", "iteration": n}) + "\n")
+
+    decision(1)
+    live = LiveState()
+    result = TaskResult("a", "r1", run.path, state="running")
+    first = live.rows([result])[0]
+    assert first.extra["iterations"] == 1 and result.extra == {}  # the result is not changed
+    assert live.rows([result])[0].extra is first.extra  # nothing changed: not read again
+    decision(2)
+    assert live.rows([result])[0].extra["iterations"] == 2
+    queued = TaskResult("b", "r2", tmp_path / "runs" / "r2")
+    assert live.rows([queued])[0].state == "queued"
