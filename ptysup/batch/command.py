@@ -64,6 +64,8 @@ def main(args: Sequence[str], env: Mapping[str, str]) -> int:
         prepared = prepare(options, env, Path.cwd())
     except (UsageError, BatchError, GitError) as exc:
         return _fail(str(exc))
+    except KeyboardInterrupt:  # Ctrl-C while checking: nothing was started
+        return ExitCode.for_signal(signal.SIGINT)
     return run(prepared, env, sys.stdout)
 
 
@@ -189,7 +191,7 @@ def run(prepared: Prepared, env: Mapping[str, str], out: TextIO) -> int:
     outputs.ignore_in_git(runs_dir.parent)
     results = _results(prepared.batch.tasks, runs_dir, app.new_run_id)
     tasks_file = prepared.options.tasks_file
-    extra = prepared.options.extra
+    extra = (*_config_file(prepared.options.extra, env, prepared.home), *prepared.options.extra)
 
     def argv(task: Task, result: TaskResult) -> list[str]:
         return taskrun.child_argv(tasks_file, task, result.run_id, runs_dir, extra)
@@ -229,6 +231,18 @@ def run(prepared: Prepared, env: Mapping[str, str], out: TextIO) -> int:
     except OSError as exc:
         print(f"ptysup: cannot write the summary: {exc.strerror or exc}", file=sys.stderr)
     return code
+
+
+def _config_file(extra: Sequence[str], env: Mapping[str, str], home: Path) -> list[str]:
+    """`--config FILE` for the children: the config file that applies where the batch was
+    started (a task starts in its worktree, which lacks an uncommitted .ptysup.yaml)."""
+    from ptysup import configfile
+
+    given = any(a == "--config" or a.startswith("--config=") for a in extra)
+    if given or env.get("PTYSUP_CONFIG"):
+        return []
+    found = configfile.find(home)
+    return ["--config", str(found.resolve())] if found is not None else []
 
 
 def _results(tasks: Sequence[Task], runs_dir: Path, new_id: Callable[[], str]) -> list[TaskResult]:

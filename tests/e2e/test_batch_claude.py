@@ -96,6 +96,8 @@ def test_three_tasks_two_at_a_time_each_committed_on_its_own_branch(
     )
     base = _repo(r.project)
     tasks = _tasks_file(r.project, ids)
+    # Not committed, so not in the worktrees: the runs still get the batch's config file.
+    (r.project / ".ptysup.yaml").write_text("max-cost: 5\n")
     done = _batch(r, str(tasks), "--jobs", "2", "--summary-json", "summary.json")
     assert done.returncode == 0, done.stdout + done.stderr
     summary = json.loads((r.project / "summary.json").read_text())
@@ -116,10 +118,16 @@ def test_three_tasks_two_at_a_time_each_committed_on_its_own_branch(
         assert task["run_id"] in done.stdout and f"ptysup/{task_id}" in done.stdout
         run_dir = r.project / ".ptysup" / "runs" / task["run_id"]
         assert Path(task["run_dir"]) == run_dir and (run_dir / "output.log").is_file()
+        start = read_events(run_dir / "events.jsonl")[0]
+        assert start["cwd"] == str(r.project / ".ptysup" / "worktrees" / task_id)
+        assert (start["max_iter"], start["max_cost_usd"]) == (3, 5)
     # Never merged: the invoking checkout is untouched, still on its base.
     assert _git(r.project, "rev-parse", "HEAD").strip() == base
     assert not (r.project / "alpha.txt").exists()
-    assert _git(r.project, "status", "--porcelain", "--untracked-files=no") == ""
+    assert (
+        _git(r.project, "status", "--porcelain")
+        == "?? .ptysup.yaml\n?? TASKS.yaml\n?? summary.json\n"
+    )
     runs = [r.project / ".ptysup" / "runs" / t["run_id"] for t in summary["tasks"]]
     assert _most_at_once(runs) == 2
     # The worktrees are unlocked once their runs end, and prune removes them (branches stay).
