@@ -52,7 +52,8 @@ class UsageError(Exception):
 
 def main(args: Sequence[str], env: Mapping[str, str]) -> int:
     """Entry point of `ptysup batch`."""
-    if not args or args[0] in ("-h", "--help"):
+    head = args[: args.index("--")] if "--" in args else args
+    if not args or "-h" in head or "--help" in head:
         print(USAGE)
         return 0 if args else int(ExitCode.USAGE)
     if args[0] == "plan":

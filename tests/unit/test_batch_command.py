@@ -130,8 +130,9 @@ def test_without_a_terminal_each_state_change_is_one_line() -> None:
     assert text[1].endswith("batch  alpha  working  (run run-alpha, iter 2, $0.5000)")
 
 
-def test_batch_is_a_subcommand_with_help() -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "ptysup", "batch", "--help"], capture_output=True, text=True
-    )
-    assert proc.returncode == 0 and "ptysup batch plan TASKS.yaml" in proc.stdout
+@pytest.mark.parametrize(
+    "args", [["batch", "--help"], ["help", "batch"], ["batch", "TASKS.yaml", "--jobs", "2", "-h"]]
+)
+def test_batch_is_a_subcommand_with_help(args: list[str]) -> None:
+    proc = subprocess.run([sys.executable, "-m", "ptysup", *args], capture_output=True, text=True)
+    assert proc.returncode == 0 and "ptysup batch plan TASKS.yaml" in proc.stdout, proc.stderr
