@@ -84,7 +84,12 @@ class Worktrees:
 
     def pin_base(self) -> str:
         """The commit every task's branch starts from, taken once."""
-        return git(["rev-parse", "--verify", "HEAD^{commit}"], self.home).strip()
+        try:
+            return git(["rev-parse", "--verify", "HEAD^{commit}"], self.home).strip()
+        except GitError:
+            raise GitError(
+                "the repository has no commit yet: a batch's branches start from HEAD"
+            ) from None
 
     def branch_exists(self, name: str) -> bool:
         """Whether a local branch of that name exists."""

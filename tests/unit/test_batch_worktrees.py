@@ -106,3 +106,9 @@ def test_prune_with_nothing_to_do_says_so(repo: Path) -> None:
     out = io.StringIO()
     assert prune.prune(repo, out) == 0
     assert out.getvalue() == "no worktrees in .ptysup/worktrees/\n"
+
+
+def test_a_repository_without_a_commit_is_one_clear_line(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    with pytest.raises(GitError, match=r"^the repository has no commit yet"):
+        Worktrees(tmp_path).pin_base()
