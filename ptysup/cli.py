@@ -65,8 +65,9 @@ SUBCOMMANDS: dict[str, str] = {
     "resume": "ptysup.resume:main",
     "runs": "ptysup.runs:main",
     "attach": "ptysup.attach.client:main",
+    "batch": "ptysup.batch.command:main",
 }
-_TAKE_ENV = frozenset({"resume"})  # called with the environment main() was given
+_TAKE_ENV = frozenset({"resume", "batch"})  # called with the environment main() was given
 
 
 def _opt(help: str, **kw: Any) -> Any:

@@ -39,9 +39,10 @@ Examples:
   ptysup doctor                 check this machine and folder before a first (CI) run
   ptysup replay last            a past run's decisions with the screens behind them
   ptysup resume last            continue an interrupted run (ptysup runs lists them)
+  ptysup batch TASKS.yaml       many tasks in parallel, each on its own branch
   ptysup -- replay              a task that is literally a subcommand's name
 \b
-Subcommands: replay, resume, runs, attach, check, doctor, completion, help, version.
+Subcommands: replay, resume, runs, attach, batch, check, doctor, completion, help, version.
 \b
 In a terminal: Ctrl-] then s stops the run, p pauses and resumes supervision (you take
 over), Ctrl-] again sends Ctrl-] to the agent (--escape-key).

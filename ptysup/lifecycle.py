@@ -110,7 +110,8 @@ def _supervise(
             f"cannot write the event log: {exc.strerror or exc}: {log_path}", ExitCode.USAGE
         )
     # Every run has its run directory (run.json, the lock), whatever --log-file says.
-    outputs.ignore_in_git(config.cwd / config.runs_dir.parts[0])
+    # (.ptysup/ for the default runs_dir; a batch's child gets an absolute one)
+    outputs.ignore_in_git((config.cwd / config.runs_dir).parent)
     summary = report.RunSummary()
     for old in earlier:  # the summary covers every part of the run
         fields = {k: v for k, v in old.items() if k not in ("ts", "event")}

@@ -97,8 +97,10 @@ def prepare(
     if done.outcome == "complete":
         raise Refused(f"run {run_dir.run_id} is already complete")
     plan = _plan(run_dir, record.plan)
+    # The run directory stays where it is: a batch's task runs in its worktree (record.cwd)
+    # while its run directory is in the folder the batch was started from.
     stored = config_from_json(
-        record.config, cwd=Path(record.cwd), runs_dir=given.runs_dir, plan=plan
+        record.config, cwd=Path(record.cwd), runs_dir=run_dir.path.parent.resolve(), plan=plan
     )
     if stored.log_file is not None:  # the same file, wherever resume is started from
         stored = dataclasses.replace(stored, log_file=Path(record.log_file))

@@ -11,7 +11,10 @@ from typing import Any, TextIO
 from ptysup.rundir import RUNS_DIR, RunDir, RunNotFound, progress, read_events, run_dirs
 from ptysup.supervisor.prompt import format_elapsed
 
-USAGE = "usage: ptysup runs [--json] [-n N]   (the newest N runs of this directory, default 20)"
+USAGE = (
+    "usage: ptysup runs [--json] [-n N]   (the newest N runs of this directory, default 20)\n"
+    "       ptysup runs prune [--dry-run]  (remove finished batch worktrees, keep branches)"
+)
 DEFAULT_COUNT = 20
 # A run's state from its last run_end; none at all means the process died (kill -9, a reboot).
 _STATES = {"signal": "interrupted", None: "killed"}
@@ -75,6 +78,10 @@ def render(rows: list[dict[str, Any]], out: TextIO) -> None:
 
 def main(args: Sequence[str], out: TextIO = sys.stdout, runs_dir: Path = RUNS_DIR) -> int:
     """Entry point of `ptysup runs`."""
+    if args[:1] == ["prune"]:
+        from ptysup.batch import prune
+
+        return prune.main(args[1:], out)
     as_json = False
     count = DEFAULT_COUNT
     it = iter(args)

@@ -37,9 +37,25 @@ class Rig:
             timeout=timeout,
         )
 
+    def ptysup(self, *args: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
+        """ptysup with exactly these arguments (a subcommand, a plan...), in the project."""
+        return subprocess.run(
+            ptysup_argv(*args),
+            cwd=self.project,
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+
     def popen(self, task: str, *args: str) -> subprocess.Popen[str]:
+        return self.start(task, "--agent-cmd", AGENT, "--log-file", str(self.log), *args)
+
+    def start(self, *args: str) -> subprocess.Popen[str]:
+        """ptysup with exactly these arguments, started in the project, output piped."""
         return subprocess.Popen(
-            ptysup_argv(task, "--agent-cmd", AGENT, "--log-file", str(self.log), *args),
+            ptysup_argv(*args),
             cwd=self.project,
             env=self.env,
             stdin=subprocess.DEVNULL,

@@ -59,15 +59,7 @@ TWO_STEPS: dict[str, Any] = {
 
 
 def _run(r: Rig, *args: str, timeout: float = 180) -> Run:
-    proc = subprocess.run(
-        ptysup_argv(*args),
-        cwd=r.project,
-        env=r.env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    proc = r.ptysup(*args, timeout=timeout)
     return Run(proc.returncode, proc.stdout, proc.stderr, r.log)
 
 
@@ -165,15 +157,7 @@ def test_check_accepts_a_good_plan_and_points_at_the_bad_line(rig: Callable[...,
 
 
 def _popen(r: Rig, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        ptysup_argv(*args, "--agent-cmd", AGENT),
-        cwd=r.project,
-        env=r.env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    return r.start(*args, "--agent-cmd", AGENT)
 
 
 def _the_run(r: Rig) -> Path:

@@ -93,3 +93,18 @@ def test_claude_gets_ptysups_session_id_then_resumes_it_with_its_settings_again(
     ]  # fmt: skip
     # A command line that picks its own conversation keeps it.
     assert ClaudeProfile("s1").argv(["claude", "--continue"], None) == ["claude", "--continue"]
+
+
+def test_a_batch_task_resumes_in_its_worktree_with_its_run_directory_where_it_was(
+    tmp_path: Path,
+) -> None:
+    from ptysup import app
+
+    run = _stored(tmp_path, START, TYPED)
+    worktree = tmp_path / ".ptysup" / "worktrees" / "cache"
+    record = run.read_record()
+    assert record is not None
+    run.write_record(RunRecord(**{**record.__dict__, "cwd": str(worktree)}))
+    config, part = prepare("last", _given(tmp_path), frozenset(), None)
+    assert config.cwd == worktree  # the agent goes on where it worked
+    assert app.log_path(config, part.run_id) == run.default_events.resolve()  # same log

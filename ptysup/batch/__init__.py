@@ -1,0 +1,14 @@
+"""`ptysup batch`: many tasks at once, each its own headless run on its own git worktree.
+
+schema.py       TASKS.yaml: the tasks, their options, checked strictly
+concurrency.py  how many runs at once by default (CPUs, memory)
+taskrun.py      one task as a run: its command line, and `ptysup batch run`
+worktrees.py    git: the pinned base, a worktree and branch per task, commits, diff stats
+scheduler.py    runs the tasks N at a time, stops them all on a signal
+livestate.py    each running task's state from its run directory (describe(), cached)
+display.py      what a person or a CI log sees while the batch runs
+summary.py      the end: table, --summary-json, GitHub's step summary
+pullrequest.py  --on-complete pr: push the branch, open a pull request with gh
+prune.py        `ptysup runs prune`: remove worktrees nothing needs any more
+command.py      `ptysup batch ...`: options → the pieces above → an exit code
+"""

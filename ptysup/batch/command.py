@@ -1,0 +1,304 @@
+"""`ptysup batch TASKS.yaml`, `ptysup batch plan` and `ptysup batch run`: options checked,
+every task's options resolved before anything starts, then the scheduler, the display and
+the summary wired together. Exit: 0 every task completed, 1 some task did not, 2 bad
+input (nothing started), 128+N stopped by signal N."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import signal
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import TextIO
+
+from ptysup.batch import concurrency, summary, taskrun
+from ptysup.batch.livestate import LiveState
+from ptysup.batch.scheduler import (
+    Isolation,
+    Scheduler,
+    TaskResult,
+    spawner,
+    stop_signals,
+)
+from ptysup.batch.schema import Batch, BatchError, Task
+from ptysup.batch.worktrees import GitError, Worktrees, repo_root
+from ptysup.exitcodes import ExitCode
+from ptysup.rundir import RUNS_DIR
+
+USAGE = """\
+usage: ptysup batch TASKS.yaml [--jobs N] [--isolate worktree|none]
+                    [--on-complete commit|pr] [--summary-json FILE] [run options]
+       ptysup batch plan TASKS.yaml [--format json|github-matrix]
+       ptysup batch run TASKS.yaml (--index N | --id ID) [run options]
+Runs every task of TASKS.yaml as its own headless run, N at a time, each on its own
+branch ptysup/<id> in a worktree under .ptysup/worktrees/ (never merged).
+Exit: 0 every task completed, 1 some did not, 2 bad input, 128+N stopped by signal N."""
+
+ISOLATE = ("worktree", "none")
+ON_COMPLETE = ("commit", "pr")
+FORMATS = ("json", "github-matrix")
+# Each task's run keeps these in its own run directory; one path for every task would clash.
+_SHARED_PATHS = ("--log-file", "--record")
+
+
+class UsageError(Exception):
+    """Bad input to the batch; the message is one line (exit 2)."""
+
+
+def main(args: Sequence[str], env: Mapping[str, str]) -> int:
+    """Entry point of `ptysup batch`."""
+    head = args[: args.index("--")] if "--" in args else args
+    if not args or "-h" in head or "--help" in head:
+        print(USAGE)
+        return 0 if args else int(ExitCode.USAGE)
+    if args[0] == "plan":
+        return plan_main(args[1:], sys.stdout)
+    if args[0] == "run":
+        return taskrun.main(args[1:], env)
+    try:
+        options = parse(args)
+        prepared = prepare(options, env, Path.cwd())
+    except (UsageError, BatchError, GitError) as exc:
+        return _fail(str(exc))
+    except KeyboardInterrupt:  # Ctrl-C while checking: nothing was started
+        return ExitCode.for_signal(signal.SIGINT)
+    return run(prepared, env, sys.stdout)
+
+
+def _fail(message: str) -> int:
+    print(f"ptysup: {' '.join(message.split())}", file=sys.stderr)
+    return int(ExitCode.USAGE)
+
+
+@dataclass(frozen=True)
+class Options:
+    """The batch's own options; `extra` are run options for every task."""
+
+    tasks_file: Path
+    jobs: int | None = None
+    isolate: str | None = None  # None: worktree inside a git repository, else none
+    on_complete: str = "commit"
+    summary_json: Path | None = None
+    extra: tuple[str, ...] = ()
+
+
+def parse(args: Sequence[str]) -> Options:
+    """The command line of `ptysup batch TASKS.yaml ...`."""
+    if args[0].startswith("-"):
+        raise UsageError(f"batch: TASKS.yaml comes first; {USAGE.splitlines()[0]}")
+    values: dict[str, str] = {}
+    extra: list[str] = []
+    it = iter(args[1:])
+    for arg in it:
+        name, eq, inline = arg.partition("=")
+        if name in ("--jobs", "--isolate", "--on-complete", "--summary-json"):
+            value = inline if eq else next(it, None)
+            if value is None:
+                raise UsageError(f"{name} needs a value")
+            values[name] = value
+        elif name in _SHARED_PATHS:
+            raise UsageError(
+                f"{name} cannot be given to a batch: each run logs to its own run directory"
+            )
+        else:
+            extra.append(arg)
+    jobs = values.get("--jobs")
+    if jobs is not None and (not jobs.isdigit() or int(jobs) < 1):
+        raise UsageError(f"--jobs must be a whole number of at least 1, not {jobs!r}")
+    for name, allowed in (("--isolate", ISOLATE), ("--on-complete", ON_COMPLETE)):
+        if name in values and values[name] not in allowed:
+            raise UsageError(f"{name} must be {' or '.join(allowed)}, not {values[name]!r}")
+    summary_json = values.get("--summary-json")
+    return Options(
+        tasks_file=Path(args[0]),
+        jobs=int(jobs) if jobs is not None else None,
+        isolate=values.get("--isolate"),
+        on_complete=values.get("--on-complete", "commit"),
+        summary_json=Path(summary_json) if summary_json else None,
+        extra=tuple(extra),
+    )
+
+
+def check_tasks(batch: Batch, extra: Sequence[str], env: Mapping[str, str]) -> None:
+    """Resolve every task's run options as its run will (environment, config file, the
+    plan's file): UsageError naming the task for the first that a run would refuse."""
+    for task in batch.tasks:
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            config = taskrun.config_for(task, extra, env)
+        if isinstance(config, int):
+            problem = err.getvalue().strip().removeprefix("ptysup:").strip()
+            raise UsageError(f"{batch.path}: task {task.id!r}: {problem or f'exit {config}'}")
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """Everything checked: the batch is ready to start."""
+
+    options: Options
+    batch: Batch
+    jobs: int
+    home: Path
+    isolation: Isolation | None
+    pr_base: str | None = None  # --on-complete pr: the branch pull requests go into
+
+
+def prepare(options: Options, env: Mapping[str, str], home: Path) -> Prepared:
+    """Load and check everything; nothing is created before this returns."""
+    from ptysup import outputs
+    from ptysup.batch import pullrequest
+
+    batch = taskrun.load(options.tasks_file)
+    check_tasks(batch, options.extra, env)
+    jobs = concurrency.jobs(options.jobs or batch.jobs, len(batch.tasks))
+    if options.summary_json is not None:
+        problem = outputs.problem(options.summary_json)
+        if problem is not None:
+            raise UsageError(f"cannot write --summary-json {options.summary_json}: {problem}")
+    root = repo_root(home)
+    isolate = options.isolate or ("worktree" if root is not None else "none")
+    isolation = None
+    if isolate == "worktree":
+        if root is None:
+            raise UsageError("--isolate worktree needs a git repository (or --isolate none)")
+        trees = Worktrees(home)
+        base = trees.pin_base()
+        for task in batch.tasks:
+            conflict = trees.conflict(task.id)
+            if conflict is not None:
+                raise UsageError(f"task {task.id!r}: {conflict}")
+        subdir = home.resolve().relative_to(root.resolve())
+        isolation = Isolation(trees, base, subdir)
+    pr_base = None
+    if options.on_complete == "pr":
+        if isolation is None:
+            raise UsageError("--on-complete pr needs --isolate worktree (a branch per task)")
+        pr_base = pullrequest.preflight(home, env)
+    return Prepared(options, batch, jobs, home, isolation, pr_base)
+
+
+def run(prepared: Prepared, env: Mapping[str, str], out: TextIO) -> int:
+    """Run the batch: display while it runs, the summary at the end; the exit code."""
+    from ptysup import app, outputs
+    from ptysup.batch import display, pullrequest
+
+    runs_dir = prepared.home / RUNS_DIR
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    outputs.ignore_in_git(runs_dir.parent)
+    results = _results(prepared.batch.tasks, runs_dir, app.new_run_id)
+    tasks_file = prepared.options.tasks_file
+    extra = (*_config_file(prepared.options.extra, env, prepared.home), *prepared.options.extra)
+
+    def argv(task: Task, result: TaskResult) -> list[str]:
+        return taskrun.child_argv(tasks_file, task, result.run_id, runs_dir, extra)
+
+    on_commit = None
+    if prepared.pr_base is not None:
+        on_commit = pullrequest.opener(prepared.pr_base, prepared.home, env)
+    scheduler = Scheduler(
+        prepared.batch.tasks,
+        results,
+        jobs=prepared.jobs,
+        argv=argv,
+        home=prepared.home,
+        isolation=prepared.isolation,
+        spawn=spawner(env),
+        on_commit=on_commit,
+    )
+    shown = display.for_stream(out)
+    live = LiveState()
+    with _stop_signals() as pending:
+        scheduler.start()
+        while not scheduler.done.wait(0.5):
+            while pending:
+                scheduler.stop(pending.pop(0))
+            shown.update(live.rows(results))
+        shown.update(live.rows(results))
+    shown.close()
+    code = summary.exit_code(results, scheduler.stopped_by)
+    base = prepared.isolation.base if prepared.isolation is not None else None
+    out.write(summary.table(results))
+    out.flush()
+    try:
+        if prepared.options.summary_json is not None:
+            data = summary.to_json(results, code=code, base=base, jobs=prepared.jobs)
+            summary.write_json(prepared.options.summary_json, data)
+        summary.append_step_summary(summary.markdown(results, code, base), env)
+    except OSError as exc:
+        print(f"ptysup: cannot write the summary: {exc.strerror or exc}", file=sys.stderr)
+    return code
+
+
+def _config_file(extra: Sequence[str], env: Mapping[str, str], home: Path) -> list[str]:
+    """`--config FILE` for the children: the config file that applies where the batch was
+    started (a task starts in its worktree, which lacks an uncommitted .ptysup.yaml)."""
+    from ptysup import configfile
+
+    given = any(a == "--config" or a.startswith("--config=") for a in extra)
+    if given or env.get("PTYSUP_CONFIG"):
+        return []
+    found = configfile.find(home)
+    return ["--config", str(found.resolve())] if found is not None else []
+
+
+def _results(tasks: Sequence[Task], runs_dir: Path, new_id: Callable[[], str]) -> list[TaskResult]:
+    ids: set[str] = set()
+    results = []
+    for task in tasks:
+        run_id = str(new_id())
+        while run_id in ids or (runs_dir / run_id).exists():  # ids made in one second
+            run_id = str(new_id())
+        ids.add(run_id)
+        results.append(TaskResult(id=task.id, run_id=run_id, run_dir=runs_dir / run_id))
+    return results
+
+
+@contextlib.contextmanager
+def _stop_signals() -> Iterator[list[int]]:
+    """While the batch runs, a stop signal is only queued (the handler does nothing more);
+    the main loop passes it on to every run."""
+    pending: list[int] = []
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        pending.append(signum)
+
+    saved = {s: signal.signal(s, handler) for s in stop_signals()}
+    try:
+        yield pending
+    finally:
+        for s, previous in saved.items():
+            signal.signal(s, previous)
+
+
+def plan_main(args: Sequence[str], out: TextIO) -> int:
+    """`ptysup batch plan TASKS.yaml [--format json|github-matrix]`."""
+    if not args or args[0] in ("-h", "--help"):
+        print(USAGE.splitlines()[2].strip(), file=out)
+        return 0 if args else int(ExitCode.USAGE)
+    fmt = "json"
+    rest = list(args[1:])
+    while rest:
+        arg = rest.pop(0)
+        if arg == "--format" and rest:
+            fmt = rest.pop(0)
+        elif arg.startswith("--format="):
+            fmt = arg.split("=", 1)[1]
+        else:
+            return _fail(f"batch plan: unknown argument {arg!r}")
+    if fmt not in FORMATS:
+        return _fail(f"--format must be {' or '.join(FORMATS)}, not {fmt!r}")
+    try:
+        batch = taskrun.load(Path(args[0]))
+    except BatchError as exc:
+        return _fail(str(exc))
+    if fmt == "github-matrix":  # ids only: task text never reaches a workflow expression
+        out.write(json.dumps({"include": [{"id": t.id} for t in batch.tasks]}) + "\n")
+    else:
+        data = {"jobs": batch.jobs, "tasks": [t.to_json() for t in batch.tasks]}
+        out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    return 0

@@ -1,0 +1,237 @@
+"""Runs a batch's tasks, at most `jobs` at once, each as its own headless ptysup process.
+
+Each worker thread takes the next task: makes its worktree (if isolated) and locks it,
+starts the child in it (its own session, stdin not a terminal, output to the run
+directory's output.log), waits, unlocks, and commits the work of a task that completed.
+A stop (a signal) sends the signal on to every running child, which ends its run with
+run_end as a signalled run does; tasks not started by then are reported as such.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import signal
+import subprocess
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ptysup.batch.schema import Task
+from ptysup.batch.worktrees import GitError, Worktree, Worktrees, uncommitted
+from ptysup.rundir import RunDir
+from ptysup.runs import describe
+
+OUTPUT_LOG = "output.log"  # the child's own stdout and stderr, in its run directory
+NOT_STARTED = "not_started"
+# Before a run has its own state (describe() reads it from the run directory).
+QUEUED, STARTING = "queued", "starting"
+
+
+@dataclass(frozen=True)
+class Isolation:
+    """Worktrees for every task, from one base commit; `subdir` is where in the repository
+    the batch was started, so each task starts in the same folder of its worktree."""
+
+    trees: Worktrees
+    base: str
+    subdir: Path = Path(".")
+
+
+@dataclass
+class TaskResult:
+    """What became of one task (updated by its worker as it goes)."""
+
+    id: str
+    run_id: str
+    run_dir: Path
+    state: str = QUEUED
+    outcome: str | None = None
+    exit_code: int | None = None
+    branch: str | None = None
+    worktree: Path | None = None
+    commit: str | None = None
+    diff_stat: str = ""
+    error: str | None = None
+    pr_url: str | None = None
+    uncommitted: int = 0  # files a task that did not complete left changed in its worktree
+    extra: dict[str, Any] = field(default_factory=dict)  # from describe(): cost, iterations…
+
+    @property
+    def completed(self) -> bool:
+        """The run completed (the supervisor's verified [COMPLETE])."""
+        return self.outcome == "complete" and self.exit_code == 0
+
+
+Spawn = Callable[[Sequence[str], Path, Path], "subprocess.Popen[bytes]"]
+# The batch writes one step summary for all its tasks: a run's own would repeat each task.
+_NOT_FOR_CHILDREN = ("GITHUB_STEP_SUMMARY",)
+Finish = Callable[[Task, TaskResult, Worktree], None]  # e.g. open a pull request
+
+
+def spawner(env: Mapping[str, str]) -> Spawn:
+    """Starts one task's ptysup: its own session (the batch forwards signals itself), no
+    terminal on stdin, stdout and stderr to `output`, the batch's environment."""
+    child_env = {k: v for k, v in env.items() if k not in _NOT_FOR_CHILDREN}
+
+    def spawn(argv: Sequence[str], cwd: Path, output: Path) -> subprocess.Popen[bytes]:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        with output.open("ab") as out:
+            return subprocess.Popen(
+                list(argv),
+                cwd=cwd,
+                env=child_env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+
+    return spawn
+
+
+class Scheduler:
+    """The tasks of one batch, run `jobs` at a time."""
+
+    def __init__(
+        self,
+        tasks: Sequence[Task],
+        results: Sequence[TaskResult],
+        *,
+        jobs: int,
+        argv: Callable[[Task, TaskResult], list[str]],
+        home: Path,
+        isolation: Isolation | None,
+        spawn: Spawn,
+        on_commit: Finish | None = None,
+    ) -> None:
+        self.tasks = list(tasks)
+        self.results = list(results)
+        self._jobs = jobs
+        self._argv = argv
+        self._home = home
+        self._isolation = isolation
+        self._spawn = spawn
+        self._on_commit = on_commit
+        self._todo: queue.Queue[int] = queue.Queue()
+        self._lock = threading.Lock()
+        self._children: dict[int, subprocess.Popen[bytes]] = {}
+        self._stopping: int | None = None
+        self._threads: list[threading.Thread] = []
+        self.done = threading.Event()
+
+    def start(self) -> None:
+        """Start the workers; `done` is set when every task has ended or was skipped."""
+        for i in range(len(self.tasks)):
+            self._todo.put(i)
+        for _ in range(self._jobs):
+            t = threading.Thread(target=self._work, name="ptysup-batch-worker", daemon=True)
+            t.start()
+            self._threads.append(t)
+        threading.Thread(target=self._join, name="ptysup-batch-join", daemon=True).start()
+
+    def _join(self) -> None:
+        for t in self._threads:
+            t.join()
+        self.done.set()
+
+    @property
+    def stopped_by(self) -> int | None:
+        """The signal that stopped the batch, if one did."""
+        return self._stopping
+
+    def stop(self, signum: int) -> None:
+        """Start no more tasks and pass `signum` on to every running child."""
+        with self._lock:
+            self._stopping = signum
+            children = list(self._children.values())
+        for child in children:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(child.pid, signum)
+
+    def _work(self) -> None:
+        while True:
+            try:
+                i = self._todo.get_nowait()
+            except queue.Empty:
+                return
+            task, result = self.tasks[i], self.results[i]
+            if self._stopping is not None:
+                self._skip(result, f"not started: the batch got signal {self._stopping}")
+                continue
+            try:
+                self._run(task, result)
+            except (GitError, OSError) as exc:
+                self._failed(result, " ".join(str(exc).split()))
+            except Exception as exc:  # a bug here must not lose the task from the summary
+                self._failed(result, f"internal error: {type(exc).__name__}: {exc}")
+
+    def _failed(self, result: TaskResult, why: str) -> None:
+        result.error = why
+        if result.outcome is None:
+            result.outcome = NOT_STARTED if result.exit_code is None else f"exit {result.exit_code}"
+        result.state = result.outcome
+
+    def _skip(self, result: TaskResult, why: str) -> None:
+        result.outcome = result.state = NOT_STARTED
+        result.error = why
+
+    def _run(self, task: Task, result: TaskResult) -> None:
+        result.state = STARTING
+        cwd, tree = self._home, None
+        iso = self._isolation
+        if iso is not None:
+            tree = iso.trees.create(task.id, iso.base)
+            result.branch, result.worktree = tree.branch, tree.path
+            cwd = tree.path / iso.subdir
+            iso.trees.lock(tree, f"ptysup batch pid {os.getpid()} run {result.run_id}")
+        try:
+            code = self._child(task, result, cwd)
+        finally:
+            if iso is not None and tree is not None:
+                iso.trees.unlock(tree)
+        if code is None:
+            return
+        result.exit_code = code
+        if iso is not None and tree is not None:
+            if result.completed:
+                self._commit(task, result, iso, tree)
+            else:  # its work stays where it is, for a person to look at
+                result.uncommitted = len(uncommitted(tree.path))
+
+    def _child(self, task: Task, result: TaskResult, cwd: Path) -> int | None:
+        with self._lock:
+            if self._stopping is not None:
+                self._skip(result, f"not started: the batch got signal {self._stopping}")
+                return None
+            child = self._spawn(self._argv(task, result), cwd, result.run_dir / OUTPUT_LOG)
+            self._children[id(result)] = child
+        try:
+            code = child.wait()
+        finally:
+            with self._lock:
+                self._children.pop(id(result), None)
+        row = describe(RunDir(result.run_dir))
+        result.outcome = row.get("outcome") or f"exit {code}"
+        result.state = str(row.get("state") or result.outcome)
+        result.extra = row
+        return code
+
+    def _commit(self, task: Task, result: TaskResult, iso: Isolation, tree: Worktree) -> None:
+        what = task.task if task.task is not None else f"plan {task.plan}"
+        message = (
+            f"ptysup batch: {task.id}\n\n{what.strip()}\n\n"
+            f"Task: {task.id}\nRun: {result.run_id}\nOutcome: {result.outcome}\n"
+        )
+        result.commit = iso.trees.commit(tree, message)
+        result.diff_stat = iso.trees.diff_stat(iso.base, tree.branch)
+        if self._on_commit is not None:
+            self._on_commit(task, result, tree)
+
+
+def stop_signals() -> tuple[signal.Signals, ...]:
+    """The signals that stop a batch (and are passed on to its runs)."""
+    return (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)

@@ -1,0 +1,161 @@
+"""TASKS.yaml: the tasks of a batch and the run options each one gets, checked strictly.
+
+    jobs: 2                        # optional; also --jobs N
+    max-iter: 30                   # any run option here is a default for every task
+    tasks:
+      - id: cache                  # unique; becomes the branch ptysup/cache
+        task: Add a cache layer    # or  plan: plans/cache.yaml
+        verify: pytest -q          # any run option, for this task only
+
+Every problem is one line naming the file (and the task), raised as BatchError.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ptysup.configfile import option_name
+
+# Ids become branch names (ptysup/<id>) and folder names: a charset safe for both, with
+# no dots (git refuses `..`, a trailing `.` and `.lock`) and no leading `-`.
+ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+_TOP_KEYS = ("jobs", "tasks")
+_TASK_KEYS = ("id", "task", "plan")
+# Each task's run keeps its own files in its run directory; one path for all would clash.
+_NOT_IN_BATCH = ("task_file", "log_file", "record", "summary_json", "config", "version", "help")
+
+
+class BatchError(Exception):
+    """A TASKS.yaml that cannot be used; the message is one line."""
+
+
+@dataclass(frozen=True)
+class Task:
+    """One task: its id, its text or plan, and its resolved run options."""
+
+    id: str
+    task: str | None = None
+    plan: Path | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)  # parameter name → YAML value
+
+    def to_json(self) -> dict[str, Any]:
+        """The task as `batch plan --format json` prints it."""
+        return {
+            "id": self.id,
+            "task": self.task,
+            "plan": str(self.plan) if self.plan is not None else None,
+            "options": dict(self.options),
+        }
+
+
+@dataclass(frozen=True)
+class Batch:
+    """A loaded TASKS.yaml."""
+
+    path: Path
+    tasks: tuple[Task, ...]
+    jobs: int | None = None
+
+    def find(self, *, index: int | None = None, task_id: str | None = None) -> Task:
+        """The task at 0-based `index` or with `task_id`; BatchError if there is none."""
+        if index is not None:
+            if not 0 <= index < len(self.tasks):
+                raise BatchError(
+                    f"{self.path}: no task at index {index} (there are {len(self.tasks)}: "
+                    f"0 to {len(self.tasks) - 1})"
+                )
+            return self.tasks[index]
+        for task in self.tasks:
+            if task.id == task_id:
+                return task
+        raise BatchError(f"{self.path}: no task with id {task_id!r}")
+
+
+def load(path: Path, allowed: Mapping[str, Any]) -> Batch:
+    """Read and check TASKS.yaml; `allowed` maps each run option's parameter name to a
+    check of its value (raising ValueError), as plans use."""
+    import yaml
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BatchError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        problem = " ".join(str(getattr(exc, "problem", None) or exc).split())
+        raise BatchError(f"{where}: not valid YAML: {problem}") from None
+    if not isinstance(data, Mapping):
+        raise BatchError(f"{path}: expected a mapping with `tasks` (and optional `jobs`)")
+    options = {k: v for k, v in data.items() if option_name(k) not in _TOP_KEYS}
+    defaults = _options(path, "", options, allowed)
+    jobs = data.get("jobs")
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise BatchError(f"{path}: jobs: must be a whole number of at least 1, not {jobs!r}")
+    raw = data.get("tasks")
+    if not isinstance(raw, list) or not raw:
+        raise BatchError(f"{path}: `tasks` must be a non-empty list of tasks")
+    tasks = tuple(_task(path, i, item, defaults, allowed) for i, item in enumerate(raw))
+    seen: dict[str, str] = {}
+    for task in tasks:  # case-insensitive: on macOS `Cache` and `cache` are one folder
+        if task.id.lower() in seen:
+            raise BatchError(f"{path}: duplicate task id {task.id!r}")
+        seen[task.id.lower()] = task.id
+    return Batch(path=path, tasks=tasks, jobs=jobs)
+
+
+def _task(
+    path: Path, index: int, item: Any, defaults: Mapping[str, Any], allowed: Mapping[str, Any]
+) -> Task:
+    where = f"{path}: task {index}"
+    if not isinstance(item, Mapping):
+        raise BatchError(f"{where}: expected a mapping with `id` and `task` or `plan`")
+    task_id = item.get("id")
+    if not isinstance(task_id, str) or not ID_PATTERN.match(task_id):
+        raise BatchError(
+            f"{where}: id {task_id!r} must be 1-64 letters, digits, - or _ (not starting "
+            "with - or _): it becomes a branch and a folder name"
+        )
+    where = f"{path}: task {task_id!r}"
+    text, plan = item.get("task"), item.get("plan")
+    if text is not None and plan is not None:
+        raise BatchError(f"{where}: has both `task` and `plan`; give one")
+    if text is None and plan is None:
+        raise BatchError(f"{where}: needs `task` or `plan`")
+    if text is not None and (not isinstance(text, str) or not text.strip()):
+        raise BatchError(f"{where}: task must be non-empty text")
+    if plan is not None and (not isinstance(plan, str) or not plan.strip()):
+        raise BatchError(f"{where}: plan must be a file name")
+    rest = {k: v for k, v in item.items() if option_name(k) not in _TASK_KEYS}
+    options = {**defaults, **_options(path, f"task {task_id!r}: ", rest, allowed)}
+    # A plan is found next to TASKS.yaml, wherever the batch is started from.
+    plan_path = (path.parent / plan) if isinstance(plan, str) else None
+    return Task(id=task_id, task=text, plan=plan_path, options=options)
+
+
+def _options(
+    path: Path, where: str, values: Mapping[Any, Any], allowed: Mapping[str, Any]
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in values.items():
+        name = option_name(key)
+        if name in _NOT_IN_BATCH:
+            raise BatchError(
+                f"{path}: {where}{key!r} cannot be set in a batch (each task's run keeps "
+                "its files in its own run directory)"
+            )
+        check = allowed.get(name)
+        if check is None:
+            raise BatchError(f"{path}: {where}unknown key {key!r}")
+        try:
+            check(value)
+        except ValueError as exc:
+            raise BatchError(f"{path}: {where}{key}: {exc}") from None
+        out[name] = value
+    return out

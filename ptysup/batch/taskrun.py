@@ -1,0 +1,155 @@
+"""One task as a run: the options it gets, and `ptysup batch run TASKS.yaml --index N|--id ID`,
+which the batch's children and each pod of a Kubernetes Indexed Job both use."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import uuid
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ptysup.batch.schema import Batch, BatchError, Task
+from ptysup.config import RunConfig
+from ptysup.exitcodes import ExitCode
+
+USAGE = (
+    "usage: ptysup batch run TASKS.yaml (--index N | --id ID) [run options]   "
+    "(N is 0-based, as $JOB_COMPLETION_INDEX)"
+)
+
+
+def load(path: Path) -> Batch:
+    """TASKS.yaml checked against the run's own options (as a plan's are)."""
+    from ptysup.batch import schema
+    from ptysup.plan.options import checks
+
+    return schema.load(path, checks())
+
+
+def task_args(task: Task, extra: Sequence[str] = ()) -> list[str]:
+    """The run's command line for `task` (no program name): its options from the file,
+    then `extra` (the batch's own command line, which wins), then the task text."""
+    from ptysup.cli import option_params
+
+    params = {p.name: p for p in option_params() if isinstance(p, click.Option) and p.name}
+    args: list[str] = []
+    if task.plan is not None:
+        args += ["--plan", str(task.plan)]
+    for name, value in task.options.items():
+        args += _option(params[name], value)
+    args += list(extra)
+    if task.task is not None:
+        args += ["--", task.task]  # a task starting with '-' is still the task
+    return args
+
+
+def _option(param: click.Option, value: Any) -> list[str]:
+    if param.is_flag and param.secondary_opts:  # --wait / --no-wait
+        return [param.opts[0] if value else param.secondary_opts[0]]
+    if param.multiple:
+        return [
+            x
+            for item in (value if isinstance(value, list) else [value])
+            for x in (param.opts[0], _text(item))
+        ]
+    return [param.opts[0], _text(value)]
+
+
+def _text(value: Any) -> str:
+    """A YAML value as typed on a command line (YAML's `true` is not Python's `True`)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def config_for(task: Task, extra: Sequence[str], env: Mapping[str, str]) -> RunConfig | int:
+    """The task's RunConfig, as a run with its command line would resolve it (environment
+    and config file included), or the exit code after printing the problem."""
+    from ptysup.cli import parse_options
+
+    parsed = parse_options(task_args(task, extra), env)
+    return parsed if isinstance(parsed, int) else parsed[0]
+
+
+def main(args: Sequence[str], env: Mapping[str, str]) -> int:
+    """Entry point of `ptysup batch run`: one task, in this process, as a headless run."""
+    from ptysup import cli, lifecycle
+    from ptysup.rundir import Part
+
+    if not args or args[0] in ("-h", "--help"):
+        print(USAGE)
+        return 0 if args else int(ExitCode.USAGE)
+    try:
+        picked, rest = _pick(list(args[1:]))
+        batch = load(Path(args[0]))
+        task = batch.find(**picked)
+        runs_dir, rest = _take(rest, "--runs-dir")
+        run_id, rest = _take(rest, "--run-id")
+    except (BatchError, ValueError) as exc:
+        return cli._fail(str(exc), ExitCode.USAGE)
+    config = config_for(task, rest, env)
+    if isinstance(config, int):
+        return config
+    if runs_dir is not None:  # a batch's child: its run directory stays with the batch
+        config = dataclasses.replace(config, runs_dir=Path(runs_dir).resolve())
+    from ptysup import app
+
+    part = Part(run_id or app.new_run_id(), str(uuid.uuid4()))
+    return lifecycle.supervise(config, env, fail=cli._fail, preflight=cli.preflight, part=part)
+
+
+def _pick(args: list[str]) -> tuple[dict[str, Any], list[str]]:
+    index, rest = _take(args, "--index")
+    task_id, rest = _take(rest, "--id")
+    if (index is None) == (task_id is None):
+        raise ValueError(f"batch run needs one of --index N or --id ID; {USAGE}")
+    if index is not None:
+        if not index.isdigit():
+            raise ValueError(f"--index must be a whole number from 0, not {index!r}")
+        return {"index": int(index)}, rest
+    return {"task_id": task_id}, rest
+
+
+def _take(args: list[str], name: str) -> tuple[str | None, list[str]]:
+    """The value of `name` (`--name V` or `--name=V`) and the other arguments."""
+    value = None
+    rest: list[str] = []
+    it = iter(args)
+    for arg in it:
+        if arg == "--":
+            rest += [arg, *it]
+            break
+        if arg == name:
+            value = next(it, None)
+            if value is None:
+                raise ValueError(f"{name} needs a value")
+        elif arg.startswith(f"{name}="):
+            value = arg.split("=", 1)[1]
+        else:
+            rest.append(arg)
+    return value, rest
+
+
+def child_argv(
+    tasks_file: Path, task: Task, run_id: str, runs_dir: Path, extra: Sequence[str]
+) -> list[str]:
+    """The command line of a batch's child process for `task`."""
+    return [
+        sys.executable,
+        "-m",
+        "ptysup",
+        "batch",
+        "run",
+        str(tasks_file.resolve()),
+        "--id",
+        task.id,
+        "--run-id",
+        run_id,
+        "--runs-dir",
+        str(runs_dir.resolve()),
+        *extra,
+    ]

@@ -1,0 +1,138 @@
+"""`ptysup batch` on the command line: plan output, bad input (exit 2, one line, nothing
+created), exit codes, and what is shown while it runs."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ptysup.batch import command, summary
+from ptysup.batch.display import Lines
+from ptysup.batch.scheduler import TaskResult
+from ptysup.cli import main
+
+TASKS = (
+    "max-iter: 4\ntasks:\n  - {id: cache, task: Add a cache}\n  - {id: docs, task: Write docs}\n"
+)
+
+
+@pytest.fixture
+def tasks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    path = tmp_path / "TASKS.yaml"
+    path.write_text(TASKS)
+    return path
+
+
+def test_plan_as_a_github_matrix_holds_only_ids(tasks: Path) -> None:
+    out = io.StringIO()
+    assert command.plan_main([str(tasks), "--format", "github-matrix"], out) == 0
+    assert out.getvalue() == '{"include": [{"id": "cache"}, {"id": "docs"}]}\n'
+    assert "Add a cache" not in out.getvalue()
+
+
+def test_plan_as_json_holds_the_resolved_tasks(tasks: Path) -> None:
+    out = io.StringIO()
+    assert command.plan_main([str(tasks), "--format=json"], out) == 0
+    data = json.loads(out.getvalue())
+    assert data["tasks"][1] == {
+        "id": "docs",
+        "task": "Write docs",
+        "plan": None,
+        "options": {"max_iter": 4},
+    }
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["batch", "TASKS.yaml", "--jobs", "0"], "--jobs must be a whole number"),
+        (["batch", "TASKS.yaml", "--isolate", "vm"], "--isolate must be worktree or none"),
+        (["batch", "TASKS.yaml", "--on-complete", "merge"], "--on-complete must be commit or pr"),
+        (["batch", "TASKS.yaml", "--log-file", "x"], "--log-file cannot be given to a batch"),
+        (["batch", "TASKS.yaml", "--isolate", "worktree"], "needs a git repository"),
+        (["batch", "TASKS.yaml", "--max-iter", "lots"], "task 'cache': Invalid value"),
+        (["batch", "missing.yaml"], "cannot read missing.yaml"),
+        (["batch", "--jobs", "2"], "TASKS.yaml comes first"),
+        (["batch", "plan", "TASKS.yaml", "--format", "yaml"], "--format must be json"),
+        (["batch", "run", "TASKS.yaml"], "needs one of --index N or --id ID"),
+        (["batch", "run", "TASKS.yaml", "--index", "2"], "no task at index 2"),
+        (["batch", "run", "TASKS.yaml", "--index", "-1"], "--index must be a whole number"),
+        (["batch", "run", "TASKS.yaml", "--id", "nope"], "no task with id 'nope'"),
+    ],
+)
+def test_bad_input_is_exit_2_with_one_line_and_nothing_started(
+    tasks: Path, capsys: pytest.CaptureFixture[str], args: list[str], words: str
+) -> None:
+    assert main(args, {"PATH": "/usr/bin:/bin"}) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ptysup: ") and err.count("\n") == 1 and words in err, err
+    assert not (tasks.parent / ".ptysup").exists()
+
+
+def test_pull_requests_need_gh_before_anything_starts(
+    tasks: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=tasks.parent, check=True)
+    subprocess.run(
+        [
+            "git",
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@e",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "b",
+        ],
+        cwd=tasks.parent,
+        check=True,
+    )
+    assert main(["batch", "TASKS.yaml", "--on-complete", "pr"], {"PATH": "/nonexistent"}) == 2
+    assert "needs the GitHub CLI `gh`" in capsys.readouterr().err
+    assert not (tasks.parent / ".ptysup" / "worktrees").exists()
+
+
+def _result(task_id: str, outcome: str | None, code: int | None) -> TaskResult:
+    return TaskResult(task_id, f"run-{task_id}", Path("r"), outcome=outcome, exit_code=code)
+
+
+def test_the_batch_exit_code() -> None:
+    done = [_result("a", "complete", 0), _result("b", "complete", 0)]
+    assert summary.exit_code(done, None) == 0
+    assert summary.exit_code([*done, _result("c", "abort", 1)], None) == 1
+    assert summary.exit_code([*done, _result("c", "not_started", None)], None) == 1
+    assert summary.exit_code(done, 15) == 143  # stopped, even when all had completed
+    failed_commit = _result("d", "complete", 0)
+    failed_commit.error = "git commit: failed"
+    assert summary.exit_code([failed_commit], None) == 1
+
+
+def test_without_a_terminal_each_state_change_is_one_line() -> None:
+    out = io.StringIO()
+    lines = Lines(out, clock=lambda: 0.0)
+    a = _result("alpha", None, None)
+    lines.update([a])
+    lines.update([a])  # no change, no line
+    a.state = "working"
+    a.extra = {"iterations": 2, "cost_usd": 0.5}
+    lines.update([a])
+    text = out.getvalue().splitlines()
+    assert len(text) == 2
+    assert text[0].endswith("batch  alpha  queued  (run run-alpha)")
+    assert text[1].endswith("batch  alpha  working  (run run-alpha, iter 2, $0.5000)")
+
+
+@pytest.mark.parametrize(
+    "args", [["batch", "--help"], ["help", "batch"], ["batch", "TASKS.yaml", "--jobs", "2", "-h"]]
+)
+def test_batch_is_a_subcommand_with_help(args: list[str]) -> None:
+    proc = subprocess.run([sys.executable, "-m", "ptysup", *args], capture_output=True, text=True)
+    assert proc.returncode == 0 and "ptysup batch plan TASKS.yaml" in proc.stdout, proc.stderr

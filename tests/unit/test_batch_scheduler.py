@@ -1,0 +1,92 @@
+"""The scheduler with stand-in children (real processes): never more than N at once, and a
+stop passed on to the running ones while the rest never start."""
+
+from __future__ import annotations
+
+import signal
+import sys
+from pathlib import Path
+
+from ptysup.batch.scheduler import NOT_STARTED, Scheduler, TaskResult, spawner
+from ptysup.batch.schema import Task
+from tests.helpers import wait_for
+
+# Marks itself started, then waits (without a timer) until the test releases it.
+CHILD = """
+import pathlib, sys, time
+here = pathlib.Path(sys.argv[1])
+(here / "started" / sys.argv[2]).touch()
+while not (here / "release").exists():
+    time.sleep(0.02)
+"""
+
+
+def _scheduler(tmp_path: Path, n_tasks: int, jobs: int) -> Scheduler:
+    (tmp_path / "started").mkdir()
+    tasks = [Task(id=f"t{i}", task="x") for i in range(n_tasks)]
+    results = [TaskResult(t.id, f"run-{t.id}", tmp_path / "runs" / t.id) for t in tasks]
+    return Scheduler(
+        tasks,
+        results,
+        jobs=jobs,
+        argv=lambda task, _: [sys.executable, "-c", CHILD, str(tmp_path), task.id],
+        home=tmp_path,
+        isolation=None,
+        spawn=spawner({}),
+    )
+
+
+def test_never_more_than_jobs_children_at_once(tmp_path: Path) -> None:
+    scheduler = _scheduler(tmp_path, n_tasks=5, jobs=2)
+    scheduler.start()
+    started = tmp_path / "started"
+    wait_for(lambda: len(list(started.iterdir())) == 2, 60, "two children to start")
+    assert not scheduler.done.wait(0.5)
+    assert len(list(started.iterdir())) == 2  # the other three wait for a free slot
+    (tmp_path / "release").touch()
+    assert scheduler.done.wait(60)
+    assert len(list(started.iterdir())) == 5
+    assert [r.exit_code for r in scheduler.results] == [0] * 5
+    assert all((r.run_dir / "output.log").is_file() for r in scheduler.results)
+
+
+def test_a_stop_reaches_the_running_children_and_the_rest_never_start(tmp_path: Path) -> None:
+    scheduler = _scheduler(tmp_path, n_tasks=3, jobs=2)
+    scheduler.start()
+    wait_for(lambda: len(list((tmp_path / "started").iterdir())) == 2, 60, "two children")
+    scheduler.stop(signal.SIGTERM)
+    assert scheduler.done.wait(60)
+    assert scheduler.stopped_by == signal.SIGTERM
+    first, second, third = scheduler.results
+    assert (first.exit_code, second.exit_code) == (-signal.SIGTERM, -signal.SIGTERM)
+    assert (third.outcome, third.exit_code) == (NOT_STARTED, None)
+    assert third.error == "not started: the batch got signal 15"
+
+
+def test_live_state_rereads_a_run_only_when_its_files_change(tmp_path: Path) -> None:
+    import json
+
+    from ptysup.batch.livestate import LiveState
+    from ptysup.config import RunConfig
+    from ptysup.rundir import RunDir, RunRecord, config_to_json
+
+    run = RunDir(tmp_path / "runs" / "r1")
+    log = run.default_events
+    run.write_record(
+        RunRecord("r1", config_to_json(RunConfig(task="t")), "s", str(log), None, "/", 0.0)
+    )
+
+    def decision(n: int) -> None:
+        with log.open("a") as f:
+            f.write(json.dumps({"ts": 1.0, "event": "decision", "iteration": n}) + "\n")
+
+    decision(1)
+    live = LiveState()
+    result = TaskResult("a", "r1", run.path, state="running")
+    first = live.rows([result])[0]
+    assert first.extra["iterations"] == 1 and result.extra == {}  # the result is not changed
+    assert live.rows([result])[0].extra is first.extra  # nothing changed: not read again
+    decision(2)
+    assert live.rows([result])[0].extra["iterations"] == 2
+    queued = TaskResult("b", "r2", tmp_path / "runs" / "r2")
+    assert live.rows([queued])[0].state == "queued"
