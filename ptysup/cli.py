@@ -64,6 +64,7 @@ SUBCOMMANDS: dict[str, str] = {
     "check": "ptysup.plan.check:main",
     "resume": "ptysup.resume:main",
     "runs": "ptysup.runs:main",
+    "serve": "ptysup.serve.cli:main",
 }
 _TAKE_ENV = frozenset({"resume"})  # called with the environment main() was given
 

@@ -41,7 +41,7 @@ Examples:
   ptysup resume last            continue an interrupted run (ptysup runs lists them)
   ptysup -- replay              a task that is literally a subcommand's name
 \b
-Subcommands: replay, resume, runs, check, doctor, completion, help, version.
+Subcommands: replay, resume, runs, serve, check, doctor, completion, help, version.
 \b
 In a terminal: Ctrl-] then s stops the run, p pauses and resumes supervision (you take
 over), Ctrl-] again sends Ctrl-] to the agent (--escape-key).
