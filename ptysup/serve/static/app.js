@@ -105,8 +105,9 @@
         { autoPlay: true, fit: "width", terminalFontSize: "small" },
       );
     } else if (run.has_recording) {
-      const end = run.cast_duration_s || 0;
-      // The final screen at once (the poster); play replays the run from its start.
+      // The final screen at once (the poster; it shows events before its time, so a second
+      // past the last one); play replays the run from its start.
+      const end = (run.cast_duration_s || 0) + 1;
       instance = AsciinemaPlayer.create(base + "/cast", box, {
         poster: "npt:" + end,
         fit: "width",
