@@ -24,6 +24,9 @@ class RunsIndex:
 
     def __init__(self, runs_dir: Path) -> None:
         self.runs_dir = runs_dir
+        # The page asks for a run's details every few seconds: a long recording is read
+        # again only when it changed. Keyed by (path, size, mtime).
+        self._durations: dict[tuple[Path, int, int], float | None] = {}
 
     def rows(self) -> list[dict[str, Any]]:
         """Every run, newest first, as describe() rows plus whether it can be watched."""
@@ -41,8 +44,18 @@ class RunsIndex:
         row = self._row(run_dir)
         cast = recording_path(run_dir)
         row["decisions"] = decisions(Path(row["events"]))
-        row["cast_duration_s"] = cast_duration(cast) if cast is not None else None
+        row["cast_duration_s"] = self._duration(cast) if cast is not None else None
         return row
+
+    def _duration(self, cast: Path) -> float | None:
+        try:
+            st = cast.stat()
+        except OSError:
+            return None
+        key = (cast, st.st_size, st.st_mtime_ns)
+        if key not in self._durations:
+            self._durations = {key: cast_duration(cast)}  # only the newest look is kept
+        return self._durations[key]
 
     def _row(self, run_dir: RunDir) -> dict[str, Any]:
         row = describe(run_dir)

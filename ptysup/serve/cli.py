@@ -6,6 +6,7 @@ The first line on stdout is the page's URL with its token, for people and for sc
 
 from __future__ import annotations
 
+import ipaddress
 import signal
 import sys
 import threading
@@ -101,9 +102,24 @@ def main(args: Sequence[str], out: TextIO = sys.stdout) -> int:
         return int(ExitCode.USAGE)
     out.write(f"http://{url_host(options.host)}:{server.port}/?token={token}\n")
     out.write(f"serving the runs in {index.runs_dir}/ read-only; Ctrl-C stops\n")
+    if not is_loopback(options.host):
+        out.write(
+            f"warning: {options.host} may be reachable from other machines; the token is "
+            "the only guard and plain HTTP does not hide it on the way\n"
+        )
     out.flush()
     serve_until_signalled(server)
     return 0
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` names this machine only (127.0.0.0/8, ::1, localhost)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def serve_until_signalled(server: Server) -> None:
