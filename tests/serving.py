@@ -100,9 +100,11 @@ def make_run(
     decisions: Sequence[tuple[str, str]] = (),
     outcome: str | None = "complete",
     screen: str = "",
+    recorded: bool = True,
 ) -> RunDir:
     """A finished (or, with outcome None, cut-off) run in `project`'s runs directory, with
-    its decisions (action, content) and a recording whose terminal shows `screen`."""
+    its decisions (action, content) and (unless not `recorded`) a recording whose terminal
+    shows `screen`."""
     run_dir = RunDir(project / RUNS_DIR / run_id)
     run_dir.path.mkdir(parents=True)
     cast = run_dir.default_events.with_suffix(".cast")
@@ -112,7 +114,7 @@ def make_run(
             config={},
             session_id=None,
             log_file=str(run_dir.default_events),
-            record=str(cast),
+            record=str(cast) if recorded else None,
             cwd=str(project),
             started=time.time(),
         )
@@ -147,6 +149,8 @@ def make_run(
             }
         )
     run_dir.default_events.write_text("".join(json.dumps(e) + "\n" for e in events))
+    if not recorded:
+        return run_dir
     lines = [{"version": 2, "width": 80, "height": 24}, [0.1, "o", "\x1b[2J\x1b[H"]]
     lines += [[0.2 + i / 10, "o", row + "\r\n"] for i, row in enumerate(screen.splitlines())]
     cast.write_text("".join(json.dumps(line) + "\n" for line in lines))

@@ -59,13 +59,16 @@ class RunsIndex:
 
     def _row(self, run_dir: RunDir) -> dict[str, Any]:
         row = describe(run_dir)
+        cast = recording_path(run_dir)
         row["live"] = row["pid"] is not None
-        row["has_recording"] = recording_path(run_dir) is not None
+        row["recorded"] = cast is not None  # the run records its terminal (or will)
+        row["has_recording"] = cast is not None and cast.is_file()
         return row
 
 
 def recording_path(run_dir: RunDir) -> Path | None:
-    """The run's asciicast recording, if it has one: where run.json says, else events.cast."""
+    """Where the run records its terminal (asciicast v2; the file may not exist yet): where
+    run.json says, else events.cast; None for a run with --no-recording."""
     try:
         record = run_dir.read_record()
     except RunNotFound:
@@ -76,7 +79,7 @@ def recording_path(run_dir: RunDir) -> Path | None:
         path = Path(record.record)
     else:
         return None  # run with --no-recording
-    return path if path.is_file() else None
+    return path
 
 
 def decisions(events_file: Path) -> list[dict[str, Any]]:

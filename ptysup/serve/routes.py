@@ -101,23 +101,17 @@ class Router:
             return not_found(f"cannot read the recording: {exc.strerror or exc}")
         return Response(200, "application/x-asciicast; charset=utf-8", body)
 
-    def _live(self, run_dir: RunDir) -> Stream:
-        expected = run_dir.default_events.with_suffix(".cast")
+    def _live(self, run_dir: RunDir) -> Response | Stream:
+        path = recording_path(run_dir)
+        if path is None:
+            return not_found("this run has no recording")
 
         def alive() -> bool:
-            path = recording_path(run_dir)
-            return run_dir.holder() is not None or (path is not None and being_written(path))
+            assert path is not None
+            return run_dir.holder() is not None or being_written(path)
 
-        def chunks() -> Iterator[bytes]:
-            # The recording may not exist yet when a run has just started.
-            path = recording_path(run_dir)
-            while path is None and run_dir.holder() is not None:
-                if self._wait(stream.POLL_S):
-                    return
-                path = recording_path(run_dir)
-            yield from stream.live(path or expected, alive, self._wait, self._clock)
-
-        return Stream(chunks())
+        # A run that has just started may not have its recording yet: live() waits for it.
+        return Stream(stream.live(path, alive, self._wait, self._clock))
 
 
 def being_written(cast: Path) -> bool:

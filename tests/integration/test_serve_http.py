@@ -209,6 +209,40 @@ def test_a_live_run_streams_its_recording_until_it_ends(tmp_path: Path) -> None:
         assert "last words" in body.decode() and body.endswith(b"event: done\ndata: {}\n\n")
 
 
+def test_a_run_without_a_recording_has_no_terminal_to_show(tmp_path: Path) -> None:
+    run_dir = make_run(tmp_path, RUN, task="quiet", outcome=None, recorded=False)
+    with served(tmp_path) as server, run_dir.lock():
+        (row,) = json.loads(server.get("/api/runs")[2])
+        assert (row["live"], row["recorded"], row["has_recording"]) == (True, False, False)
+        for route in ("cast", "live"):
+            status, _, body = server.get(f"/api/runs/{RUN}/{route}")
+            assert (status, body) == (404, b"this run has no recording\n")
+
+
+def test_head_answers_like_get_without_a_body(server: Served) -> None:
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+    conn.request("HEAD", "/api/runs", headers={"Cookie": server.cookie})
+    response = conn.getresponse()
+    assert response.status == 200 and int(response.getheader("Content-Length", "0")) > 0
+    assert response.read() == b""
+    conn.close()
+
+
+def test_sigterm_stops_it_with_exit_0_and_a_taken_port_is_exit_2(tmp_path: Path) -> None:
+    with served(tmp_path) as server:
+        taken = subprocess.run(
+            ptysup_argv("serve", str(tmp_path), "--port", str(server.port)),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        assert taken.returncode == 2 and taken.stdout == ""
+        assert taken.stderr.startswith(f"ptysup: serve: cannot listen on 127.0.0.1:{server.port}")
+        server.proc.terminate()
+        assert server.proc.wait(timeout=30) == 0
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -98,7 +98,7 @@
     const noRecording = document.getElementById("no-recording");
     noRecording.hidden = true;
     let instance;
-    if (live) {
+    if (live && run.recorded) {
       instance = AsciinemaPlayer.create(
         { driver: "eventsource", url: base + "/live", bufferTime: 0 },
         box,
