@@ -53,9 +53,12 @@ class RunsIndex:
         except OSError:
             return None
         key = (cast, st.st_size, st.st_mtime_ns)
-        if key not in self._durations:
-            self._durations = {key: cast_duration(cast)}  # only the newest look is kept
-        return self._durations[key]
+        known = self._durations  # one look: another request's thread may replace it
+        if key in known:
+            return known[key]
+        duration = cast_duration(cast)
+        self._durations = {key: duration}  # only the newest is kept
+        return duration
 
     def _row(self, run_dir: RunDir) -> dict[str, Any]:
         row = describe(run_dir)

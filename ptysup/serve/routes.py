@@ -102,16 +102,16 @@ class Router:
         return Response(200, "application/x-asciicast; charset=utf-8", body)
 
     def _live(self, run_dir: RunDir) -> Response | Stream:
-        path = recording_path(run_dir)
-        if path is None:
+        found = recording_path(run_dir)
+        if found is None:
             return not_found("this run has no recording")
+        cast: Path = found
 
         def alive() -> bool:
-            assert path is not None
-            return run_dir.holder() is not None or being_written(path)
+            return run_dir.holder() is not None or being_written(cast)
 
         # A run that has just started may not have its recording yet: live() waits for it.
-        return Stream(stream.live(path, alive, self._wait, self._clock))
+        return Stream(stream.live(cast, alive, self._wait, self._clock))
 
 
 def being_written(cast: Path) -> bool:
