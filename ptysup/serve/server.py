@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ptysup.serve.routes import TEXT, Response, Router, Stream
-from ptysup.serve.security import HEADERS, Guard
+from ptysup.serve.security import HEADERS, Guard, Verdict
 
 
 class Server(ThreadingHTTPServer):
@@ -61,9 +61,14 @@ class Handler(BaseHTTPRequestHandler):
         self._answer(head=True)
 
     def _refuse_method(self) -> None:
+        self.close_connection = True  # a body it may have is never read
+        verdict = self._verdict(urlsplit(self.path).query)
+        if verdict.status:
+            self._refuse(verdict, head=False)
+            return
         self._send(Response(405, TEXT, b"read-only: only GET\n"), head=False, allow="GET, HEAD")
 
-    do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = _refuse_method
+    do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_CONNECT = _refuse_method
 
     def version_string(self) -> str:
         """The Server header: no Python version for a visitor to look up."""
@@ -74,11 +79,9 @@ class Handler(BaseHTTPRequestHandler):
 
     def _answer(self, head: bool) -> None:
         url = urlsplit(self.path)
-        verdict = self.server.guard.check(
-            self.headers.get("Host"), url.query, self.headers.get("Cookie")
-        )
+        verdict = self._verdict(url.query)
         if verdict.status:
-            self._send(Response(verdict.status, TEXT, f"{verdict.reason}\n".encode()), head)
+            self._refuse(verdict, head)
             return
         cookie = self.server.guard.set_cookie() if verdict.from_query else None
         if verdict.from_query and url.path == "/":
@@ -90,6 +93,12 @@ class Handler(BaseHTTPRequestHandler):
             self._stream(answer, head, cookie)
         else:
             self._send(answer, head, cookie=cookie)
+
+    def _verdict(self, query: str) -> Verdict:
+        return self.server.guard.check(self.headers.get("Host"), query, self.headers.get("Cookie"))
+
+    def _refuse(self, verdict: Verdict, head: bool) -> None:
+        self._send(Response(verdict.status, TEXT, f"{verdict.reason}\n".encode()), head)
 
     def _headers(self, status: int, content_type: str, cookie: str | None) -> None:
         self.send_response(status)

@@ -169,11 +169,15 @@ def test_paths_out_of_the_served_files_are_refused(server: Served, tmp_path: Pat
 
 
 def test_it_is_read_only(server: Served) -> None:
-    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
-    conn.request("POST", "/api/runs", body=b"{}", headers={"Cookie": server.cookie})
-    response = conn.getresponse()
-    assert response.status == 405 and response.getheader("Allow") == "GET, HEAD"
-    conn.close()
+    for method in ("POST", "PUT", "DELETE", "PATCH", "OPTIONS"):
+        for cookie, status in ((server.cookie, 405), ("", 403)):
+            conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+            conn.request(method, "/api/runs", body=b"{}", headers={"Cookie": cookie})
+            response = conn.getresponse()
+            assert response.status == status, (method, cookie)
+            if status == 405:
+                assert response.getheader("Allow") == "GET, HEAD"
+            conn.close()
 
 
 def test_a_live_run_streams_its_recording_until_it_ends(tmp_path: Path) -> None:
