@@ -9,6 +9,7 @@ import pytest
 from playwright.sync_api import expect
 
 from ptysup.rundir import RUNS_DIR, run_dirs
+from ptysup.runs import describe
 from tests.browser.conftest import Watched
 from tests.e2e.conftest import AGENT, Rig
 from tests.helpers import wait_for
@@ -56,16 +57,20 @@ def test_a_running_claude_code_is_watched_live_then_replayed(
             page.locator(f'#runs tbody tr[data-run-id="{run_dir.run_id}"]').click()
             player = page.locator("#player")
             expect(player).to_have_attribute("data-mode", "live", timeout=WAIT_MS)
-            # What Claude Code drew before the page opened (the stream's first message)...
+            live_state = page.locator("#detail-state").inner_text()
+            # Claude Code's screen while its turn waits at the gate...
             expect(player).to_contain_text("ALPHA-GATE", timeout=WAIT_MS)
             assert "OMEGA-END" not in player.inner_text()
             gate.touch()
-            # ...and what it draws afterwards, as it happens.
+            # ...and what it can only draw once the gate is open, in the same live player.
             expect(player).to_contain_text("OPENED-42", timeout=WAIT_MS)
             expect(player).to_contain_text("OMEGA-END", timeout=WAIT_MS)
             assert proc.wait(timeout=120) == 0
             # Finished: the details say so, and the page replays the recording.
-            expect(page.locator("#detail-state")).not_to_have_text("running", timeout=WAIT_MS)
+            row = describe(run_dir)  # over: whatever name its state has now, the page shows it
+            assert row["pid"] is None and row["outcome"] == "complete"
+            assert row["state"] != live_state
+            expect(page.locator("#detail-state")).to_have_text(row["state"], timeout=WAIT_MS)
             expect(page.locator("#decisions li .action")).to_have_text(["complete"])
             page.reload()
             page.locator(f'#runs tbody tr[data-run-id="{run_dir.run_id}"]').click()
