@@ -66,6 +66,7 @@ SUBCOMMANDS: dict[str, str] = {
     "runs": "ptysup.runs:main",
     "attach": "ptysup.attach.client:main",
     "batch": "ptysup.batch.command:main",
+    "serve": "ptysup.serve.cli:main",
 }
 _TAKE_ENV = frozenset({"resume", "batch"})  # called with the environment main() was given
 

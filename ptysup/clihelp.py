@@ -40,9 +40,12 @@ Examples:
   ptysup replay last            a past run's decisions with the screens behind them
   ptysup resume last            continue an interrupted run (ptysup runs lists them)
   ptysup batch TASKS.yaml       many tasks in parallel, each on its own branch
+  ptysup attach last            watch a running run's terminal from another terminal
+  ptysup serve                  the runs of this folder as a local web page
   ptysup -- replay              a task that is literally a subcommand's name
 \b
-Subcommands: replay, resume, runs, attach, batch, check, doctor, completion, help, version.
+Subcommands: replay, resume, runs, attach, batch, serve, check, doctor, completion, help,
+version.
 \b
 In a terminal: Ctrl-] then s stops the run, p pauses and resumes supervision (you take
 over), Ctrl-] again sends Ctrl-] to the agent (--escape-key).

@@ -35,9 +35,10 @@ if ! .venv/bin/python -m ptysup.testing.claude_env path >/dev/null 2>&1; then
 fi
 .venv/bin/python -m ptysup.testing.claude_env install >/dev/null
 
-# The terminal end-to-end tests run ptysup inside tmux, with htop, less and vim as agents.
+# The terminal end-to-end tests run ptysup inside tmux, with htop, less and vim as agents;
+# the browser tests load `ptysup serve`'s page in Debian's Chromium (playwright drives it).
 missing=()
-for tool in tmux htop less vim; do
+for tool in tmux htop less vim chromium; do
   command -v "$tool" >/dev/null || missing+=("$tool")
 done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets itself up, then runs lint, types and the whole test suite, end-to-end tests against
-# the real Claude Code included. Extra arguments go to pytest (e.g. -k demo, -m "not e2e").
+# the real Claude Code and browser tests in headless Chromium included (every marker: no
+# -m here). Extra arguments go to pytest (e.g. -k demo, -m "not e2e").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh || exit $?
@@ -9,7 +10,8 @@ bash scripts/setup.sh || exit $?
 .venv/bin/ruff format --check ptysup tests scripts || exit 1
 .venv/bin/mypy || exit 1
 
-# Every e2e test must run: a missing Claude Code fails the suite instead of skipping.
+# Every e2e and browser test must run: a missing Claude Code or Chromium fails the suite
+# instead of skipping.
 export PTYSUP_REQUIRE_E2E=1
 # The soak test's short form; PTYSUP_SOAK_DECISIONS=200 runs the full one.
 export PTYSUP_SOAK_DECISIONS=${PTYSUP_SOAK_DECISIONS:-60}

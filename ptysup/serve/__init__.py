@@ -1,0 +1,10 @@
+"""`ptysup serve`: a local, read-only web page of the runs in a directory.
+
+security  the token, its cookie, the Host check and the response headers
+api       the runs as JSON: the table's rows, one run's decisions, its recording
+stream    a run's recording tailed as server-sent events for the live player
+assets    the page's static files, the vendored player checked against its manifest
+routes    which request gets which answer
+server    the HTTP server (standard library) and the request handler
+cli       `ptysup serve [DIR] [--host H] [--port P]`
+"""

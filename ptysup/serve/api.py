@@ -1,0 +1,98 @@
+"""The runs as JSON for the page: the table's rows, one run's details, its recording.
+
+Each row is `ptysup.runs.describe()` (state, task, step, iterations, cost, elapsed): the
+page shows the state as the string it gets, whatever states exist. A run is looked up by
+its id among the directories actually listed, so no path from a request ever reaches the
+file system.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ptysup.rundir import RunDir, RunNotFound, read_events, run_dirs
+from ptysup.runs import describe
+from ptysup.serve.stream import cast_duration
+
+# The fields of a decision event the page shows (the supervisor's whole answer is content).
+DECISION_FIELDS = ("iteration", "max_iter", "action", "content", "cost_usd", "elapsed_s")
+
+
+class RunsIndex:
+    """The runs under one `.ptysup/runs/` directory."""
+
+    def __init__(self, runs_dir: Path) -> None:
+        self.runs_dir = runs_dir
+        # The page asks for a run's details every few seconds: a long recording is read
+        # again only when it changed. Keyed by (path, size, mtime).
+        self._durations: dict[tuple[Path, int, int], float | None] = {}
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Every run, newest first, as describe() rows plus whether it can be watched."""
+        return [self._row(r) for r in reversed(run_dirs(self.runs_dir))]
+
+    def find(self, run_id: str) -> RunDir | None:
+        """The run with exactly this id, or None."""
+        for run_dir in run_dirs(self.runs_dir):
+            if run_dir.run_id == run_id:
+                return run_dir
+        return None
+
+    def details(self, run_dir: RunDir) -> dict[str, Any]:
+        """One run: its row, its decisions and its recording's length."""
+        row = self._row(run_dir)
+        cast = recording_path(run_dir)
+        row["decisions"] = decisions(Path(row["events"]))
+        row["cast_duration_s"] = self._duration(cast) if cast is not None else None
+        return row
+
+    def _duration(self, cast: Path) -> float | None:
+        try:
+            st = cast.stat()
+        except OSError:
+            return None
+        key = (cast, st.st_size, st.st_mtime_ns)
+        known = self._durations  # one look: another request's thread may replace it
+        if key in known:
+            return known[key]
+        duration = cast_duration(cast)
+        self._durations = {key: duration}  # only the newest is kept
+        return duration
+
+    def _row(self, run_dir: RunDir) -> dict[str, Any]:
+        row = describe(run_dir)
+        cast = recording_path(run_dir)
+        row["live"] = row["pid"] is not None
+        row["recorded"] = cast is not None  # the run records its terminal (or will)
+        row["has_recording"] = cast is not None and cast.is_file()
+        return row
+
+
+def recording_path(run_dir: RunDir) -> Path | None:
+    """Where the run records its terminal (asciicast v2; the file may not exist yet): where
+    run.json says, else events.cast; None for a run with --no-recording."""
+    try:
+        record = run_dir.read_record()
+    except RunNotFound:
+        record = None
+    if record is None:  # no run.json: a run from before run directories, or a damaged one
+        path = run_dir.default_events.with_suffix(".cast")
+    elif record.record:
+        path = Path(record.record)
+    else:
+        return None  # run with --no-recording
+    return path
+
+
+def decisions(events_file: Path) -> list[dict[str, Any]]:
+    """The supervisor's decisions in a run's event log, oldest first."""
+    try:
+        events = read_events(events_file)
+    except RunNotFound:
+        return []
+    return [
+        {name: e.get(name) for name in DECISION_FIELDS}
+        for e in events
+        if e.get("event") == "decision"
+    ]

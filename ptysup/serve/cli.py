@@ -1,0 +1,141 @@
+"""`ptysup serve [DIR]`: the runs of DIR (default: here) as a local web page until Ctrl-C.
+
+The first line on stdout is the page's URL with its token, for people and for scripts
+(`ptysup serve --port 0 | head -1`).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import TextIO
+
+from ptysup.exitcodes import ExitCode
+from ptysup.rundir import RUNS_DIR
+from ptysup.serve import assets
+from ptysup.serve.api import RunsIndex
+from ptysup.serve.routes import Router
+from ptysup.serve.security import new_token, url_host
+from ptysup.serve.server import Server
+
+USAGE = (
+    "usage: ptysup serve [DIR] [--host HOST] [--port PORT]   "
+    "(DIR's runs as a web page; default here, 127.0.0.1, a free port)"
+)
+DEFAULT_HOST = "127.0.0.1"
+
+
+class UsageError(Exception):
+    """Bad arguments; the message is one line."""
+
+
+@dataclass(frozen=True)
+class Options:
+    """What `ptysup serve` was asked for."""
+
+    directory: Path = Path(".")
+    host: str = DEFAULT_HOST
+    port: int = 0
+
+
+def parse(args: Sequence[str]) -> Options | None:
+    """The options, or None for --help; UsageError on bad ones."""
+    directory: Path | None = None
+    host, port = DEFAULT_HOST, 0
+    it = iter(args)
+    for arg in it:
+        name, eq, inline = arg.partition("=")
+        if arg in ("-h", "--help"):
+            return None
+        if name in ("--host", "--port"):
+            value = inline if eq else next(it, "")
+            if not value:
+                raise UsageError(f"{name} needs a value")
+            if name == "--host":
+                host = value.strip("[]")
+            elif not value.isdigit() or int(value) > 65535:
+                raise UsageError(f"--port needs a number from 0 to 65535, not {value!r}")
+            else:
+                port = int(value)
+        elif arg.startswith("-") or directory is not None:
+            raise UsageError(f"serve: unknown argument {arg!r}; {USAGE}")
+        else:
+            directory = Path(arg)
+    directory = directory or Path(".")
+    if not directory.is_dir():
+        raise UsageError(f"serve: no such directory: {directory}")
+    return Options(directory, host, port)
+
+
+def main(args: Sequence[str], out: TextIO = sys.stdout) -> int:
+    """Entry point of `ptysup serve`."""
+    try:
+        options = parse(args)
+    except UsageError as exc:
+        print(f"ptysup: {exc}", file=sys.stderr)
+        return int(ExitCode.USAGE)
+    if options is None:
+        print(USAGE, file=out)
+        return 0
+    try:
+        files = assets.load()
+    except assets.AssetError as exc:
+        print(f"ptysup: serve: {exc}", file=sys.stderr)
+        return int(ExitCode.INTERNAL)
+    index = RunsIndex(options.directory / RUNS_DIR)
+    token = new_token()
+    try:
+        server = Server(
+            (options.host, options.port),
+            token,
+            lambda wait, clock: Router(index, files, wait, clock),
+        )
+    except OSError as exc:
+        where = f"{url_host(options.host)}:{options.port}"
+        print(f"ptysup: serve: cannot listen on {where}: {exc.strerror or exc}", file=sys.stderr)
+        return int(ExitCode.USAGE)
+    out.write(f"http://{url_host(options.host)}:{server.port}/?token={token}\n")
+    out.write(f"serving the runs in {index.runs_dir}/ read-only; Ctrl-C stops\n")
+    if not is_loopback(options.host):
+        out.write(
+            f"warning: {options.host} may be reachable from other machines; the token is "
+            "the only guard and plain HTTP does not hide it on the way\n"
+        )
+    out.flush()
+    serve_until_signalled(server)
+    return 0
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` names this machine only (127.0.0.0/8, ::1, localhost)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def serve_until_signalled(server: Server) -> None:
+    """Serve until SIGINT or SIGTERM, then end the streams and close the socket."""
+    done = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        done.set()
+
+    previous = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    thread = threading.Thread(target=server.serve_forever, name="ptysup-serve", daemon=True)
+    thread.start()
+    try:
+        while not done.wait(1.0):  # a wait with a timeout, so signals are handled promptly
+            pass
+    finally:
+        server.stop()
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
