@@ -8,13 +8,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from ptysup import runstate
 from ptysup.rundir import RUNS_DIR, RunDir, RunNotFound, progress, read_events, run_dirs
 from ptysup.supervisor.prompt import format_elapsed
 
 USAGE = "usage: ptysup runs [--json] [-n N]   (the newest N runs of this directory, default 20)"
 DEFAULT_COUNT = 20
-# A run's state from its last run_end; none at all means the process died (kill -9, a reboot).
-_STATES = {"signal": "interrupted", None: "killed"}
 
 
 def describe(run_dir: RunDir) -> dict[str, Any]:
@@ -27,9 +26,12 @@ def describe(run_dir: RunDir) -> dict[str, Any]:
         record, p, events_file = None, progress([]), run_dir.default_events
     pid = run_dir.holder()
     plan = record.plan if record is not None else None
+    saved = runstate.read_state(run_dir.path / runstate.STATE_FILE)
+    state = runstate.derive(saved, pid, p.outcome)
+    current = saved if saved is not None and saved["state"] == state else None
     return {
         "run_id": run_dir.run_id,
-        "state": "running" if pid is not None else _STATES.get(p.outcome, p.outcome),
+        "state": state,
         "pid": pid,
         "outcome": p.outcome,
         "step": p.step,
@@ -43,6 +45,9 @@ def describe(run_dir: RunDir) -> dict[str, Any]:
         "task": p.task or (f"plan {plan}" if plan else ""),
         "parts": p.parts,
         "events": str(events_file),
+        # From state.json while it is current: when the state began, and what it waits on.
+        "since": current.get("since") if current else None,
+        "detail": str(current.get("detail") or "") if current else "",
     }
 
 

@@ -233,7 +233,7 @@ def test_kill_9_in_step_2_then_resume_keeps_the_conversation_and_the_budget(
     wait_for(lambda: not r.leftovers(), 30, "the killed run's Claude Code to exit")
     (row,) = json.loads(_run(r, "runs", "--json").stdout)
     assert (row["state"], row["step"], row["step_index"], row["steps_of"]) == (
-        "killed",
+        "crashed",
         "second",
         2,
         2,
@@ -351,8 +351,8 @@ def test_a_live_run_is_refused_and_runs_lists_every_state(rig: Callable[..., Rig
         listing = _run(r, "runs", "--json")
         rows = json.loads(listing.stdout)
         assert [(row["state"], row["task"]) for row in rows] == [
-            ("running", "slow task"),
-            ("complete", "quick task"),
+            ("working", "slow task"),
+            ("done", "quick task"),
         ]
         assert rows[0]["pid"] == proc.pid and rows[1]["iterations"] == 1
     finally:
