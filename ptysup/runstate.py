@@ -183,15 +183,17 @@ class StateTracker:
                 return
             self._dialog = dialog
             if dialog:
-                self._ask("a dialog is open on the agent's screen")
+                self._ask("a dialog is open on the agent's screen", vague=True)
             else:
                 self._went_on()
             self._flush()
 
     # -- internals (called with the lock held) ---------------------------------------
-    def _ask(self, detail: str) -> None:
-        """The agent waits for an answer: needs input, unless ptysup has the turn."""
-        if self._data["state"] in (WORKING, NEEDS_INPUT):
+    def _ask(self, detail: str, vague: bool = False) -> None:
+        """The agent waits for an answer: needs input, unless ptysup has the turn. A
+        `vague` detail (the screen's) never replaces a hook's, which names the tool."""
+        state = self._data["state"]
+        if state == WORKING or (state == NEEDS_INPUT and not vague):
             self._set(NEEDS_INPUT, detail)
 
     def _went_on(self) -> None:

@@ -87,8 +87,9 @@ def test_a_permission_request_needs_input_until_the_agent_goes_on(tmp_path: Path
     t.hook("PreToolUse", {"tool_name": "Write"})  # not a change
     t.hook("PermissionRequest", {"tool_name": "Write", "tool_input": {"file_path": "/w/a.txt"}})
     assert (t.state, writes[-1]["detail"]) == ("needs_input", "permission for Write(/w/a.txt)")
-    t.screen(True)  # the dialog that request opened: still the same wait
+    t.screen(True)  # the dialog that request opened: still the same wait, named so
     t.screen(True)
+    assert writes[-1]["detail"] == "permission for Write(/w/a.txt)"
     n = len(writes)
     t.hook("PostToolUse", {"tool_name": "Write"})
     assert t.state == "working" and len(writes) == n + 1
@@ -101,8 +102,10 @@ def test_a_dialog_on_screen_needs_input_and_its_closing_clears_it(tmp_path: Path
     log.emit("inject", kind="task", text="do it")
     t.screen(True)
     assert t.state == "needs_input"
+    t.hook("PermissionRequest", {"tool_name": "Bash"})  # the hook came after the screen
+    assert writes[-1]["detail"] == "permission for Bash"
     t.screen(False)
-    assert [w["state"] for w in writes] == ["working", "needs_input", "working"]
+    assert [w["state"] for w in writes] == ["working", "needs_input", "needs_input", "working"]
 
 
 def test_while_ptysup_has_the_turn_an_idle_agent_does_not_need_input(tmp_path: Path) -> None:
