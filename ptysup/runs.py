@@ -12,8 +12,12 @@ from ptysup import runstate
 from ptysup.rundir import RUNS_DIR, RunDir, RunNotFound, progress, read_events, run_dirs
 from ptysup.supervisor.prompt import format_elapsed
 
-USAGE = "usage: ptysup runs [--json] [-n N]   (the newest N runs of this directory, default 20)"
+USAGE = (
+    "usage: ptysup runs [--json] [--watch] [-n N]   (the newest N runs of this directory, "
+    "default 20; --watch: live until Ctrl-C)"
+)
 DEFAULT_COUNT = 20
+WAITING = (runstate.NEEDS_INPUT, runstate.API_WAIT)  # states whose detail the table shows
 
 
 def describe(run_dir: RunDir) -> dict[str, Any]:
@@ -61,6 +65,8 @@ def render(rows: list[dict[str, Any]], out: TextIO) -> None:
         step = f"{r['step_index']}/{r['steps_of']} {r['step']}" if r["step"] else "-"
         its = f"{r['iterations']}/{r['max_iter']}" if r["max_iter"] else str(r["iterations"])
         task = " ".join(str(r["task"] or "").split())
+        if r.get("detail") and r["state"] in WAITING:  # what it waits on comes first
+            task = f"[{r['detail']}] {task}"
         table.append(
             (
                 r["run_id"],
@@ -80,7 +86,7 @@ def render(rows: list[dict[str, Any]], out: TextIO) -> None:
 
 def main(args: Sequence[str], out: TextIO = sys.stdout, runs_dir: Path = RUNS_DIR) -> int:
     """Entry point of `ptysup runs`."""
-    as_json = False
+    as_json = watch = False
     count = DEFAULT_COUNT
     it = iter(args)
     for arg in it:
@@ -89,6 +95,8 @@ def main(args: Sequence[str], out: TextIO = sys.stdout, runs_dir: Path = RUNS_DI
             return 0
         if arg == "--json":
             as_json = True
+        elif arg == "--watch":
+            watch = True
         elif arg in ("-n", "--count"):
             value = next(it, "")
             if not value.isdigit() or int(value) < 1:
@@ -98,6 +106,10 @@ def main(args: Sequence[str], out: TextIO = sys.stdout, runs_dir: Path = RUNS_DI
         else:
             print(f"ptysup: runs: unknown argument {arg!r}; {USAGE}", file=sys.stderr)
             return 2
+    if watch:
+        from ptysup import runswatch  # it imports this module
+
+        return runswatch.watch(runs_dir, count, out, as_json)
     rows = [describe(r) for r in reversed(run_dirs(runs_dir)[-count:])]
     if as_json:
         out.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")

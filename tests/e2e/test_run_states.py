@@ -6,12 +6,13 @@ from __future__ import annotations
 import json
 import subprocess
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.e2e.conftest import Rig
-from tests.helpers import ptysup_argv, wait_for
+from tests.helpers import Tmux, ptysup_argv, terminal_script, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -115,3 +116,45 @@ def test_a_permission_dialog_needs_input_until_the_agent_goes_on_then_done(
     assert (saved["state"], saved["outcome"], saved["exit_code"]) == ("done", "complete", 0)
     assert saved["iteration"] == 2 and saved["run_id"] == run_dir.name
     assert not (r.project / "hello.txt").exists()
+
+
+def test_runs_watch_in_a_terminal_follows_a_run_from_working_to_crashed(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    r = rig({"agent": [{"reply": "Done.", "delay": 120}], "supervisor": [{"reply": "[COMPLETE]"}]})
+    done = tmp_path / "done"
+    tmux = Tmux("ptysup-watch")
+    # Started before the run: the watch must pick up a run that appears, then follow it.
+    argv = ptysup_argv("runs", "--watch")
+    tmux.start(terminal_script(tmp_path / "watch.sh", r.project, r.env, argv, done))
+    proc = None
+    try:
+        wait_for(lambda: "no runs in" in tmux.capture(), 60, "the empty table")
+        proc = r.popen("a slow task")
+        r.model.wait_for(lambda q: "a slow task" in q.human_text, timeout=120)
+        (run_dir,) = (r.project / ".ptysup" / "runs").iterdir()
+
+        def row() -> str:
+            lines = [ln for ln in tmux.capture().splitlines() if ln.startswith(run_dir.name)]
+            return lines[0] if lines else ""
+
+        wait_for(lambda: " working " in row(), 60, "the run shown working")
+        assert "a slow task" in row()
+        proc.kill()  # SIGKILL: no run_end, state.json still says working; only the lock goes
+        proc.wait(timeout=30)
+        wait_for(lambda: " crashed " in row(), 30, "the run shown crashed")
+        screen = tmux.capture()
+        # Redrawn in place: one header, one row for the run, nothing scrolled up.
+        assert screen.count("ptysup runs --watch") == 1 and screen.count(run_dir.name) == 1
+        assert json.loads((run_dir / "state.json").read_text())["state"] == "working"
+        (listed,) = _rows(r)
+        assert (listed["state"], listed["pid"], listed["outcome"]) == ("crashed", None, None)
+        tmux.send_keys("C-c")
+        wait_for(done.exists, 30, "the watch to end on Ctrl-C")
+        assert done.read_text().startswith("exit=0\n")
+        wait_for(lambda: not r.leftovers(), 30, "the killed run's Claude Code to exit")
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        tmux.kill()

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 from pathlib import Path
 from typing import Any
 
-from ptysup import runstate
+from ptysup import runs, runstate, runswatch
 from ptysup.events import Event, EventLog
-from ptysup.rundir import RunDir
+from ptysup.rundir import RunDir, write_atomic
 from ptysup.runs import describe
 
 
@@ -237,3 +239,78 @@ def test_the_tracker_writes_a_file_the_reader_reads(tmp_path: Path) -> None:
     saved = runstate.read_state(tmp_path / "state.json")
     assert saved is not None and (saved["state"], saved["pid"]) == ("deciding", 7)
     assert [p.name for p in tmp_path.iterdir()] == ["state.json"]  # no temp file left
+
+
+# -- ptysup runs --watch ---------------------------------------------------------------
+class Steps:
+    """A sleep that runs one action per call (then Ctrl-C), so a watch sees each change."""
+
+    def __init__(self, *actions: Any) -> None:
+        self.actions = list(actions)
+        self.slept: list[float] = []
+
+    def __call__(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        if not self.actions:
+            raise KeyboardInterrupt
+        self.actions.pop(0)()
+
+
+def test_watch_without_a_terminal_prints_a_line_per_state_change(tmp_path: Path) -> None:
+    run = _run(tmp_path, state=_saved("working"))
+    described: list[str] = []
+
+    def counted(r: RunDir) -> dict[str, Any]:
+        described.append(r.run_id)
+        return describe(r)
+
+    def save(state: str, detail: str = "") -> Any:
+        return lambda: write_atomic(run.path / runstate.STATE_FILE, _saved(state, detail=detail))
+
+    out = io.StringIO()
+    with run.lock():
+        steps = Steps(
+            lambda: None,
+            lambda: None,  # nothing changed: nothing described again
+            save("needs_input", "permission for Bash(ls)"),
+            save("needs_input", "permission for Bash(ls)"),  # rewritten, same state: no line
+            save("working"),
+        )
+        code = runswatch.watch(tmp_path, 20, out, sleep=steps, describe=counted)
+    assert code == 0 and steps.slept and set(steps.slept) == {runswatch.POLL_S}
+    lines = [line.split(" ", 1)[1] for line in out.getvalue().splitlines()]
+    assert lines == [
+        f"{run.run_id} working",
+        f"{run.run_id} needs_input  permission for Bash(ls)",
+        f"{run.run_id} working",
+    ]
+    assert len(described) == 4  # the first look and each rewrite, never an idle poll
+
+
+def test_watch_sees_a_killed_run_crash_though_no_file_changed(tmp_path: Path) -> None:
+    run = _run(tmp_path, state=_saved("working"))
+    out = io.StringIO()
+    with contextlib.ExitStack() as held:
+        held.enter_context(run.lock())
+        steps = Steps(lambda: None, held.close)  # the lock freed, as by SIGKILL
+        runswatch.watch(tmp_path, 20, out, as_json=True, sleep=steps)
+    rows = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [(r["run_id"], r["state"]) for r in rows] == [
+        (run.run_id, "working"),
+        (run.run_id, "crashed"),
+    ]
+
+
+def test_runs_watch_is_dispatched_and_bad_arguments_still_fail(tmp_path: Path) -> None:
+    out = io.StringIO()
+    assert runs.main(["--bogus"], out, tmp_path) == 2
+    assert "--watch" in runs.USAGE
+
+
+def test_the_table_shows_what_a_waiting_run_waits_on(tmp_path: Path) -> None:
+    run = _run(tmp_path, state=_saved("needs_input", detail="permission for Write(a)"))
+    out = io.StringIO()
+    with run.lock():
+        runs.render([describe(run)], out)
+    row = out.getvalue().splitlines()[1]
+    assert " needs_input " in row and row.endswith("[permission for Write(a)] t")
