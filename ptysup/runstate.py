@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ptysup.agents.questions import ASK_TOOL
 from ptysup.events import Event
 from ptysup.rundir import write_atomic
 
@@ -37,6 +38,7 @@ LIVE = frozenset({WORKING, NEEDS_INPUT, DECIDING, API_WAIT})
 ENDED = frozenset({DONE, FAILED})
 STATES = (WORKING, NEEDS_INPUT, DECIDING, API_WAIT, DONE, FAILED, CRASHED)
 
+FOR_A_PERSON = "question for a person: "
 DETAIL_MAX = 200  # characters of `detail`: a line in a table, not a transcript
 # Hooks that mean the agent waits for a person's answer, and those that mean it went on.
 _ASKING_NOTIFICATIONS = frozenset({"permission_prompt", "idle_prompt"})
@@ -123,7 +125,7 @@ class StateTracker:
                 to_person = f.get("to") == "person"
                 self._set(
                     NEEDS_INPUT if to_person else DECIDING,
-                    ("question for a person: " if to_person else "the agent asks: ")
+                    (FOR_A_PERSON if to_person else "the agent asks: ")
                     + _questions(f.get("questions")),
                 )
             elif name == "answer":
@@ -163,13 +165,22 @@ class StateTracker:
     def hook(self, name: str, payload: Mapping[str, Any]) -> None:
         """A Claude Code hook, as it arrives (before the loop's thread sees it)."""
         with self._lock:
-            if name == "PermissionRequest":
+            if name == "PermissionRequest" and payload.get("tool_name") == ASK_TOOL:
+                # The question's picker: the loop left it to a person (else no dialog).
+                questions = payload.get("tool_input")
+                if isinstance(questions, Mapping):
+                    questions = questions.get("questions")
+                self._ask(f"{FOR_A_PERSON}{_questions(questions)}")
+            elif name == "PermissionRequest":
                 self._ask(f"permission for {_tool(payload)}")
             elif name == "Notification" and payload.get("notification_type") in (
                 _ASKING_NOTIFICATIONS
             ):
-                # idle_prompt while ptysup decides or waits is ptysup's pause, not a question.
-                self._ask(str(payload.get("message") or payload.get("notification_type")))
+                # A reminder (~6 s into a dialog, or after 60 s idle): it names nothing
+                # the hook before it did not. While ptysup decides or waits it is ptysup's
+                # own pause, not a question (see _ask).
+                message = str(payload.get("message") or payload.get("notification_type"))
+                self._ask(message, vague=True)
             elif name in _GOING_ON:
                 self._went_on()
             else:
@@ -191,7 +202,8 @@ class StateTracker:
     # -- internals (called with the lock held) ---------------------------------------
     def _ask(self, detail: str, vague: bool = False) -> None:
         """The agent waits for an answer: needs input, unless ptysup has the turn. A
-        `vague` detail (the screen's) never replaces a hook's, which names the tool."""
+        `vague` detail (the screen's, a reminder's) never replaces one that names the tool
+        or the question."""
         state = self._data["state"]
         if state == WORKING or (state == NEEDS_INPUT and not vague):
             self._set(NEEDS_INPUT, detail)

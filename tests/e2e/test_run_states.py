@@ -53,6 +53,7 @@ class Seen:
     def __init__(self, r: Rig) -> None:
         self.r = r
         self.states: list[str] = []
+        self.details: list[tuple[str, str]] = []  # for a failure's message
         self.rows: dict[str, dict[str, Any]] = {}
 
     def now(self) -> dict[str, Any] | None:
@@ -62,6 +63,8 @@ class Seen:
         (row,) = rows
         if not self.states or self.states[-1] != row["state"]:
             self.states.append(row["state"])
+        if not self.details or self.details[-1] != (row["state"], row["detail"]):
+            self.details.append((row["state"], row["detail"]))
         return row
 
     def until(self, state: str, detail: str = "", timeout: float = 120) -> dict[str, Any]:
@@ -74,7 +77,10 @@ class Seen:
                 found.append(row)
             return bool(found)
 
-        wait_for(shown, timeout, f"the run to show {state} {detail}")
+        try:
+            wait_for(shown, timeout, f"the run to show {state} {detail}")
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}; it showed {self.details}") from None
         return found[0]
 
 
@@ -158,3 +164,63 @@ def test_runs_watch_in_a_terminal_follows_a_run_from_working_to_crashed(
             proc.kill()
             proc.wait()
         tmux.kill()
+
+
+def test_a_question_left_to_a_person_needs_input_and_an_escalation_ends_failed(
+    rig: Callable[..., Rig],
+) -> None:
+    storage = {
+        "tool": "AskUserQuestion",
+        "input": {
+            "questions": [
+                {
+                    "question": "Which storage should the cache use?",
+                    "header": "Storage",
+                    "multiSelect": False,
+                    "options": [{"label": x, "description": x} for x in ("SQLite", "Redis")],
+                }
+            ]
+        },
+    }
+    r = rig(
+        {
+            "agent": [{"steps": [storage, {"text": "Going on."}]}],
+            "supervisor": [{"reply": "[ESCALATE] the picker needs a person"}],
+        }
+    )
+    proc = r.popen("build the cache", "--questions", "person", "--turn-timeout", "15")
+    try:
+        waiting = Seen(r).until("needs_input", "question for a person: ")
+        assert "Which storage should the cache use?" in waiting["detail"]
+        out, err = proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 7, out + err  # no terminal: the escalation ends the run
+    (row,) = _rows(r)
+    assert (row["state"], row["outcome"]) == ("failed", "escalated")
+
+
+def test_an_api_error_waited_out_shows_api_wait_then_done(rig: Callable[..., Rig]) -> None:
+    r = rig(
+        {
+            "agent": [{"times": 1, "error": 529}, {"reply": "Recovered and done."}],
+            "supervisor": [{"reply": "[COMPLETE] fine"}],
+        }
+    )
+    proc = r.popen("t", "--wait-base", "10")
+    try:
+        waiting = Seen(r).until("api_wait", "waiting 10s")
+        (run_dir,) = (r.project / ".ptysup" / "runs").iterdir()
+        saved = json.loads((run_dir / "state.json").read_text())
+        assert saved["until"] == pytest.approx(saved["since"] + 10, abs=5)
+        assert waiting["pid"] == proc.pid
+        out, err = proc.communicate(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, out + err
+    (row,) = _rows(r)
+    assert (row["state"], row["iterations"]) == ("done", 1)

@@ -119,6 +119,16 @@ def test_while_ptysup_has_the_turn_an_idle_agent_does_not_need_input(tmp_path: P
     log.emit("inject", kind="instruction", text="next")
     t.hook("Notification", {"notification_type": "permission_prompt", "message": "Allow Bash?"})
     assert (t.state, writes[-1]["detail"]) == ("needs_input", "Allow Bash?")
+    t.hook("PermissionRequest", {"tool_name": "Bash", "tool_input": {"command": "ls"}})
+    t.hook("Notification", {"notification_type": "permission_prompt", "message": "Allow?"})
+    assert writes[-1]["detail"] == "permission for Bash(ls)"  # a reminder names less
+
+
+def test_the_picker_of_a_question_left_to_a_person_names_the_question(tmp_path: Path) -> None:
+    t, writes, _, _ = _tracker(tmp_path)
+    ask = {"questions": [{"question": "Which storage?"}, {"question": "Which name?"}]}
+    t.hook("PermissionRequest", {"tool_name": "AskUserQuestion", "tool_input": ask})
+    assert writes[-1]["detail"] == "question for a person: Which storage? / Which name?"
 
 
 def test_questions_and_escalations_for_a_person_need_input(tmp_path: Path) -> None:
