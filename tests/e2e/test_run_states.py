@@ -3,9 +3,10 @@ while a run waits on a permission dialog, works, ends, or is killed."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,26 @@ def _rows(r: Rig) -> list[dict[str, Any]]:
     assert proc.returncode == 0, proc.stderr
     rows: list[dict[str, Any]] = json.loads(proc.stdout)
     return rows
+
+
+@contextlib.contextmanager
+def running(r: Rig, task: str, *args: str) -> Iterator[subprocess.Popen[str]]:
+    """A run in the background, killed if the test leaves before it ended."""
+    proc = r.popen(task, *args)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def ended(r: Rig, proc: subprocess.Popen[str], code: int) -> dict[str, Any]:
+    """Wait for the run's end, check its exit code, and list it: its one row."""
+    out, err = proc.communicate(timeout=180)
+    assert proc.returncode == code, out + err
+    (row,) = _rows(r)
+    return row
 
 
 class Seen:
@@ -98,21 +119,14 @@ def test_a_permission_dialog_needs_input_until_the_agent_goes_on_then_done(
     )
     # Default permission mode: the Write opens a dialog nobody answers until the turn
     # stalls; the supervisor's instruction then dismisses it and the agent goes on.
-    proc = r.popen("create hello.txt", "--agent-cmd", "claude", "--turn-timeout", "20")
     seen = Seen(r)
-    try:
+    with running(r, "create hello.txt", "--agent-cmd", "claude", "--turn-timeout", "20") as proc:
         # The screen may show the dialog a moment before the hook names it.
         waiting = seen.until("needs_input", "permission for Write(")
         assert "hello.txt" in waiting["detail"]
         assert waiting["pid"] == proc.pid and waiting["since"] is not None
         seen.until("working", "typed: instruction")
-        out, err = proc.communicate(timeout=180)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 0, out + err
-    (row,) = _rows(r)
+        row = ended(r, proc, 0)
     assert (row["state"], row["outcome"], row["pid"]) == ("done", "complete", None)
     assert seen.states[0] in ("working", "needs_input")
     i = seen.states.index("needs_input")
@@ -188,17 +202,10 @@ def test_a_question_left_to_a_person_needs_input_and_an_escalation_ends_failed(
             "supervisor": [{"reply": "[ESCALATE] the picker needs a person"}],
         }
     )
-    proc = r.popen("build the cache", "--questions", "person", "--turn-timeout", "15")
-    try:
+    with running(r, "build the cache", "--questions", "person", "--turn-timeout", "15") as proc:
         waiting = Seen(r).until("needs_input", "question for a person: ")
         assert "Which storage should the cache use?" in waiting["detail"]
-        out, err = proc.communicate(timeout=180)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 7, out + err  # no terminal: the escalation ends the run
-    (row,) = _rows(r)
+        row = ended(r, proc, 7)  # no terminal: the escalation ends the run
     assert (row["state"], row["outcome"]) == ("failed", "escalated")
 
 
@@ -209,18 +216,11 @@ def test_an_api_error_waited_out_shows_api_wait_then_done(rig: Callable[..., Rig
             "supervisor": [{"reply": "[COMPLETE] fine"}],
         }
     )
-    proc = r.popen("t", "--wait-base", "10")
-    try:
+    with running(r, "t", "--wait-base", "10") as proc:
         waiting = Seen(r).until("api_wait", "waiting 10s")
         (run_dir,) = (r.project / ".ptysup" / "runs").iterdir()
         saved = json.loads((run_dir / "state.json").read_text())
         assert saved["until"] == pytest.approx(saved["since"] + 10, abs=5)
         assert waiting["pid"] == proc.pid
-        out, err = proc.communicate(timeout=180)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == 0, out + err
-    (row,) = _rows(r)
+        row = ended(r, proc, 0)
     assert (row["state"], row["iterations"]) == ("done", 1)
