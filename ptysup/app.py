@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import IO
 
 from ptysup.agents.claude import ClaudeProfile
-from ptysup.agents.events import AgentExit, ScreenUpdate, StopRequest
+from ptysup.agents.events import AgentExit, HookEvent, ScreenState, ScreenUpdate, StopRequest
 from ptysup.agents.generic import GenericProfile
 from ptysup.agents.hooks import HookChannel
 from ptysup.agents.person import Person, PersonKeys
@@ -34,6 +34,7 @@ from ptysup.plan.driver import PlanDriver
 from ptysup.procutil import is_claude
 from ptysup.redact import Redactor
 from ptysup.rundir import Part
+from ptysup.runstate import StateTracker
 from ptysup.supervisor.decide import Supervisor
 from ptysup.supervisor.judge import JudgeOptions, lean_argv, takes_system_prompt
 from ptysup.supervisor.runner import SupervisorRunner
@@ -114,8 +115,11 @@ def run(
     record: Path | None = None,
     notifier: Notifier | None = None,
     part: Part | None = None,
+    state: StateTracker | None = None,
 ) -> RunResult:
-    """Start the agent, supervise it to an outcome, and leave nothing running behind."""
+    """Start the agent, supervise it to an outcome, and leave nothing running behind.
+
+    `state` hears the hooks and the screen's dialogs as they happen (state.json)."""
     claude = is_claude(config.agent_cmd)
     session_id = part.session_id if part is not None and claude else None
     resume = part is not None and part.reopen
@@ -146,7 +150,7 @@ def run(
         if profile.uses_hooks:
             channel = stack.enter_context(
                 HookChannel(
-                    on_event=lambda ev: holder[0].post(ev) if holder else None,
+                    on_event=functools.partial(_on_hook, holder, state),
                     on_foreign=lambda why: log.emit("warning", message=f"hook ignored: {why}"),
                     clock=clock,
                 )
@@ -193,7 +197,7 @@ def run(
         feeder = ScreenFeeder(
             screen,
             on_update=lambda: session.post(
-                ScreenUpdate(profile.screen_state(screen.snapshot()), clock())
+                ScreenUpdate(_screen_state(profile, screen, state), clock())
             ),
             on_error=lambda exc: log.emit(
                 "warning", message=f"screen model error: {type(exc).__name__}: {exc}"
@@ -276,6 +280,24 @@ def _attach(
         log.emit("warning", message=f"ptysup attach is not available for this run: {exc}")
         return None
     return server
+
+
+def _on_hook(holder: list[AgentSession], state: StateTracker | None, event: HookEvent) -> None:
+    """A hook arrived: the run's state hears it at once, the session in its turn."""
+    if state is not None:
+        state.hook(event.name, event.payload)
+    if holder:
+        holder[0].post(event)
+
+
+def _screen_state(
+    profile: AgentProfile, screen: ScreenModel, state: StateTracker | None
+) -> ScreenState:
+    """What the screen says; a dialog opening or closing also moves the run's state."""
+    reading = profile.screen_state(screen.snapshot())
+    if state is not None:
+        state.screen(reading is ScreenState.DIALOG)
+    return reading
 
 
 def _note_rejected(screen: ScreenModel, log: EventLog) -> None:

@@ -6,6 +6,7 @@ event written is run_end.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 import traceback
@@ -13,11 +14,12 @@ import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from ptysup import __version__, app, notify, outputs, report
+from ptysup import __version__, app, notify, outputs, report, runstate
 from ptysup.config import RunConfig
 from ptysup.events import Event, EventLog
 from ptysup.exitcodes import ExitCode, Outcome
 from ptysup.loop import RunResult
+from ptysup.redact import Redactor
 from ptysup.rundir import Part, RunDir, RunLocked, read_events
 
 Fail = Callable[[str, int], int]
@@ -138,6 +140,14 @@ def _supervise(
         return fail(
             f"cannot write the run directory: {exc.strerror or exc}: {run_dir.path}", ExitCode.USAGE
         )
+    # state.json follows the run from run_start to run_end (see ptysup.runstate).
+    tracker = runstate.StateTracker(
+        run_dir.path / runstate.STATE_FILE,
+        run_id,
+        os.getpid(),
+        redact=Redactor.with_extra(config.redact),
+    )
+    log.add(tracker)
     log.emit(
         "run_start" if part.resumed is None else "run_resume",
         run_id=run_id,
@@ -168,7 +178,9 @@ def _supervise(
             fail(message, code)
             result = RunResult(_PREFLIGHT_OUTCOMES[ExitCode(code)], 0, message)
         else:
-            result = app.run(config, log, streams, env, recording, notifier=notifier, part=part)
+            result = app.run(
+                config, log, streams, env, recording, notifier=notifier, part=part, state=tracker
+            )
     except Exception as exc:  # the one place a bug becomes an exit code
         detail = traceback.format_exc()
         log.emit("error", message=f"{type(exc).__name__}: {exc}", traceback=detail)

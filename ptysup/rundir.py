@@ -8,6 +8,7 @@ events.jsonl  the journal: every event flushed as it happens; progress (iteratio
               moment loses nothing but a cut last line
 events.cast   the agent's terminal
 lock          flock()ed for the run's whole life, holding its pid
+state.json    the run's state, kept current (ptysup.runstate)
 """
 
 from __future__ import annotations

@@ -8,16 +8,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from ptysup import runstate
 from ptysup.rundir import RUNS_DIR, RunDir, RunNotFound, progress, read_events, run_dirs
 from ptysup.supervisor.prompt import format_elapsed
 
 USAGE = (
-    "usage: ptysup runs [--json] [-n N]   (the newest N runs of this directory, default 20)\n"
+    "usage: ptysup runs [--json] [--watch] [-n N]   (the newest N runs of this directory, "
+    "default 20; --watch: live until Ctrl-C)\n"
     "       ptysup runs prune [--dry-run]  (remove finished batch worktrees, keep branches)"
 )
 DEFAULT_COUNT = 20
-# A run's state from its last run_end; none at all means the process died (kill -9, a reboot).
-_STATES = {"signal": "interrupted", None: "killed"}
+WAITING = (runstate.NEEDS_INPUT, runstate.API_WAIT)  # states whose detail the table shows
 
 
 def describe(run_dir: RunDir) -> dict[str, Any]:
@@ -30,9 +31,12 @@ def describe(run_dir: RunDir) -> dict[str, Any]:
         record, p, events_file = None, progress([]), run_dir.default_events
     pid = run_dir.holder()
     plan = record.plan if record is not None else None
+    saved = runstate.read_state(run_dir.path / runstate.STATE_FILE)
+    state = runstate.derive(saved, pid, p.outcome)
+    current = saved if saved is not None and saved["state"] == state else None
     return {
         "run_id": run_dir.run_id,
-        "state": "running" if pid is not None else _STATES.get(p.outcome, p.outcome),
+        "state": state,
         "pid": pid,
         "outcome": p.outcome,
         "step": p.step,
@@ -46,6 +50,9 @@ def describe(run_dir: RunDir) -> dict[str, Any]:
         "task": p.task or (f"plan {plan}" if plan else ""),
         "parts": p.parts,
         "events": str(events_file),
+        # From state.json while it is current: when the state began, and what it waits on.
+        "since": current.get("since") if current else None,
+        "detail": str(current.get("detail") or "") if current else "",
     }
 
 
@@ -59,6 +66,8 @@ def render(rows: list[dict[str, Any]], out: TextIO) -> None:
         step = f"{r['step_index']}/{r['steps_of']} {r['step']}" if r["step"] else "-"
         its = f"{r['iterations']}/{r['max_iter']}" if r["max_iter"] else str(r["iterations"])
         task = " ".join(str(r["task"] or "").split())
+        if r.get("detail") and r["state"] in WAITING:  # what it waits on comes first
+            task = f"[{r['detail']}] {task}"
         table.append(
             (
                 r["run_id"],
@@ -82,7 +91,7 @@ def main(args: Sequence[str], out: TextIO = sys.stdout, runs_dir: Path = RUNS_DI
         from ptysup.batch import prune
 
         return prune.main(args[1:], out)
-    as_json = False
+    as_json = watch = False
     count = DEFAULT_COUNT
     it = iter(args)
     for arg in it:
@@ -91,6 +100,8 @@ def main(args: Sequence[str], out: TextIO = sys.stdout, runs_dir: Path = RUNS_DI
             return 0
         if arg == "--json":
             as_json = True
+        elif arg == "--watch":
+            watch = True
         elif arg in ("-n", "--count"):
             value = next(it, "")
             if not value.isdigit() or int(value) < 1:
@@ -100,6 +111,10 @@ def main(args: Sequence[str], out: TextIO = sys.stdout, runs_dir: Path = RUNS_DI
         else:
             print(f"ptysup: runs: unknown argument {arg!r}; {USAGE}", file=sys.stderr)
             return 2
+    if watch:
+        from ptysup import runswatch  # it imports this module
+
+        return runswatch.watch(runs_dir, count, out, as_json)
     rows = [describe(r) for r in reversed(run_dirs(runs_dir)[-count:])]
     if as_json:
         out.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")

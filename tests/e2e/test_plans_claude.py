@@ -217,7 +217,7 @@ def test_kill_9_in_step_2_then_resume_keeps_the_conversation_and_the_budget(
     wait_for(lambda: not r.leftovers(), 30, "the killed run's Claude Code to exit")
     (row,) = json.loads(_run(r, "runs", "--json").stdout)
     assert (row["state"], row["step"], row["step_index"], row["steps_of"]) == (
-        "killed",
+        "crashed",
         "second",
         2,
         2,
@@ -335,8 +335,8 @@ def test_a_live_run_is_refused_and_runs_lists_every_state(rig: Callable[..., Rig
         listing = _run(r, "runs", "--json")
         rows = json.loads(listing.stdout)
         assert [(row["state"], row["task"]) for row in rows] == [
-            ("running", "slow task"),
-            ("complete", "quick task"),
+            ("working", "slow task"),
+            ("done", "quick task"),
         ]
         assert rows[0]["pid"] == proc.pid and rows[1]["iterations"] == 1
     finally:
@@ -345,8 +345,8 @@ def test_a_live_run_is_refused_and_runs_lists_every_state(rig: Callable[..., Rig
     text = _run(r, "runs")
     lines = text.stdout.splitlines()
     assert lines[0].split() == ["RUN", "STATE", "STEP", "ITER", "ELAPSED", "COST", "TASK"]
-    assert lines[1].split()[1:3] == ["interrupted", "-"] and lines[1].endswith("slow task")
-    assert lines[2].split()[1:4] == ["complete", "-", "1/50"] and lines[2].endswith("quick task")
+    assert lines[1].split()[1:3] == ["failed", "-"] and lines[1].endswith("slow task")
+    assert lines[2].split()[1:4] == ["done", "-", "1/50"] and lines[2].endswith("quick task")
 
 
 def test_in_a_terminal_a_resumed_run_shows_the_earlier_conversation(

@@ -69,11 +69,11 @@ def test_a_run_killed_before_anything_was_typed_starts_a_new_conversation(
         prepare("last", _given(tmp_path), frozenset(), "an answer")
 
 
-def test_runs_describes_a_killed_run_from_its_files(tmp_path: Path) -> None:
+def test_runs_describes_a_crashed_run_from_its_files(tmp_path: Path) -> None:
     run = _stored(tmp_path, START, TYPED, {"event": "decision", "iteration": 2, "max_iter": 5})
     row = describe(run)
     assert (row["state"], row["pid"], row["iterations"], row["task"]) == (
-        "killed",
+        "crashed",
         None,
         2,
         "the task",

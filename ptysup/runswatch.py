@@ -1,0 +1,171 @@
+"""`ptysup runs --watch`: the runs table kept current until Ctrl-C.
+
+In a terminal the table is redrawn in place (rich's Live, redrawn only when something
+changed); without one, each state change is one line (`--json`: one JSON object), so a
+log or a script can follow it. Changes are noticed cheaply: a stat of each run's
+state.json, and, for runs that were live, whether their lock is still held (a run killed
+with SIGKILL changes no file, only its lock).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TextIO
+
+from ptysup import runstate
+from ptysup.rundir import RUNS_DIR, RunDir, run_dirs
+from ptysup.runs import describe, render
+
+POLL_S = 0.3  # between looks at the files: a change shows within this, at little cost
+FINAL = frozenset({runstate.DONE, runstate.FAILED, runstate.CRASHED})
+Stamp = tuple[Any, ...]
+
+
+def _stat(path: Path) -> tuple[int, int, int] | None:
+    """What changes whenever the file does: state.json is replaced (a new inode) on each
+    write, so even two writes within one tick of the file system's clock differ."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_mtime_ns, st.st_size
+
+
+class Watcher:
+    """The newest `count` runs, re-described only when one of them changed."""
+
+    def __init__(
+        self,
+        runs_dir: Path,
+        count: int,
+        describe: Callable[[RunDir], dict[str, Any]],
+    ) -> None:
+        self._runs_dir = runs_dir
+        self._count = count
+        self._describe = describe
+        self._stamps: dict[str, Stamp] = {}
+        self.rows: dict[str, dict[str, Any]] = {}  # by run id, newest first
+        self.removed: set[str] = set()
+
+    def poll(self) -> list[dict[str, Any]]:
+        """The rows that changed since the last poll (all of them the first time); a run
+        gone from the directory (pruned) sets `removed`."""
+        runs = list(reversed(run_dirs(self._runs_dir)[-self._count :]))
+        changed = []
+        rows: dict[str, dict[str, Any]] = {}
+        for run in runs:
+            row = self.rows.get(run.run_id)
+            stamp = self._stamp(run, row)
+            if row is None or stamp != self._stamps.get(run.run_id):
+                fresh = self._describe(run)
+                # Stamped before describe(): whatever changes after it shows next time.
+                self._stamps[run.run_id] = stamp
+                if fresh != row:
+                    changed.append(fresh)
+                row = fresh
+            rows[run.run_id] = row
+        self.removed = set(self.rows) - set(rows)
+        self._stamps = {k: v for k, v in self._stamps.items() if k in rows}
+        self.rows = rows
+        return changed
+
+    def _stamp(self, run: RunDir, row: dict[str, Any] | None) -> Stamp:
+        state = _stat(run.path / runstate.STATE_FILE)
+        # Runs of older versions have no state.json: their event log moves instead.
+        events = _stat(run.default_events) if state is None else None
+        live = None if row is not None and row["state"] in FINAL else run.holder() is not None
+        return state, events, live
+
+
+def _table(rows: list[dict[str, Any]], runs_dir: Path) -> str:
+    buf = io.StringIO()
+    buf.write(f"ptysup runs --watch  {runs_dir}/  (Ctrl-C to stop)\n\n")
+    render(rows, buf)
+    return buf.getvalue().rstrip("\n")
+
+
+def _line(row: dict[str, Any]) -> str:
+    when = time.strftime("%H:%M:%S")
+    detail = f"  {row['detail']}" if row.get("detail") else ""
+    return f"{when} {row['run_id']} {row['state']}{detail}\n"
+
+
+def watch(
+    runs_dir: Path = RUNS_DIR,
+    count: int = 20,
+    out: TextIO | None = None,
+    as_json: bool = False,
+    sleep: Callable[[float], None] = time.sleep,
+    describe: Callable[[RunDir], dict[str, Any]] = describe,
+) -> int:
+    """Show the runs live until Ctrl-C (exit 0)."""
+    out = out or sys.stdout
+    watcher = Watcher(runs_dir, count, describe)
+    try:
+        if _isatty(out) and not as_json:
+            _live(watcher, runs_dir, out, sleep)
+        else:
+            _lines(watcher, out, as_json, sleep)
+    except KeyboardInterrupt:
+        return 0
+    except BrokenPipeError:  # `| head`: the reader is gone, nothing more to show
+        _quiet(out)
+    return 0
+
+
+def _lines(watcher: Watcher, out: TextIO, as_json: bool, sleep: Callable[[float], None]) -> None:
+    """A line per change of a run's state (or detail): the log of a terminal-less watch."""
+    shown: dict[str, tuple[str, str]] = {}
+    while True:
+        for row in reversed(watcher.poll()):  # oldest first, as a log reads
+            key = (str(row["state"]), str(row.get("detail") or ""))
+            if shown.get(row["run_id"]) == key:
+                continue  # the iteration or cost moved, not the state
+            shown[row["run_id"]] = key
+            out.write(json.dumps(row, ensure_ascii=False) + "\n" if as_json else _line(row))
+        out.flush()
+        sleep(POLL_S)
+
+
+def _live(watcher: Watcher, runs_dir: Path, out: TextIO, sleep: Callable[[float], None]) -> None:
+    """The table redrawn in place, and only when a run changed: no flicker, no busy screen."""
+    from rich.console import Console
+    from rich.live import Live
+    from rich.text import Text
+
+    def view() -> Text:
+        rows = list(watcher.rows.values())
+        return Text(_table(rows, runs_dir), no_wrap=True, overflow="ellipsis")
+
+    console = Console(file=out, highlight=False)
+    watcher.poll()
+    with Live(view(), console=console, auto_refresh=False, redirect_stdout=False) as live:
+        while True:
+            sleep(POLL_S)
+            if watcher.poll() or watcher.removed:
+                live.update(view(), refresh=True)
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (ValueError, AttributeError):
+        return False
+
+
+def _quiet(out: TextIO) -> None:
+    """After a broken pipe, point the stream at /dev/null so the interpreter's exit is
+    silent (it flushes stdout once more)."""
+    try:
+        fd = out.fileno()
+    except (OSError, ValueError, AttributeError):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
