@@ -307,6 +307,7 @@ def test_the_workflow_plans_a_matrix_of_ids_and_summarises_always() -> None:
     plan_script = next(s["run"] for s in jobs["plan"]["steps"] if s.get("id") == "plan")
     assert '"$PTYSUP" batch plan "$TASKS" --format github-matrix' in plan_script
     assert "ptysup batch plan TASKS.yaml --format github-matrix" in (ROOT / "README.md").read_text()
+    assert jobs["run"]["if"] == "needs.plan.outputs.count != '0'"  # no empty matrix
     strategy = jobs["run"]["strategy"]
     assert strategy["matrix"] == "${{ fromJSON(needs.plan.outputs.matrix) }}"
     assert strategy["max-parallel"] == "${{ inputs.max-parallel }}"
