@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ptysup.report import _cell
-from ptysup.rundir import RUNS_DIR, RunDir
+from ptysup.rundir import LOCK_FILE, RUNS_DIR, RunDir
 from ptysup.runs import describe
 from ptysup.testing.claude_env import write_config
 
@@ -61,7 +61,8 @@ def collect(
         return {"outcome": str(summary.get("outcome") or ""), "exit-code": "", "run-id": ""}
     row = describe(RunDir(run_dir))
     target = dest / run_dir.name
-    shutil.copytree(run_dir, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns("*.lock"))
+    # The lock file means nothing once the run has left this machine.
+    shutil.copytree(run_dir, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns(LOCK_FILE))
     if not summary:  # what the event log says stands in for the missing summary
         summary = {k: row.get(k) for k in ("run_id", "task", "outcome", "iterations", "cost_usd")}
     if batch_id:

@@ -145,6 +145,7 @@ def test_the_action_runs_a_task_and_sets_outputs_from_the_summary(
     assert not any(part.startswith(".") for part in copy.relative_to(runner.temp).parts)
     assert (copy / "events.jsonl").read_bytes() == (run_dir / "events.jsonl").read_bytes()
     assert json.loads((copy / "summary.json").read_text())["outcome"] == "complete"
+    assert (run_dir / "lock").exists() and not (copy / "lock").exists()
 
     start = read_events(run_dir / "events.jsonl")[0]
     assert start["task"] == task
