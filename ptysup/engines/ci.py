@@ -13,7 +13,9 @@ import argparse
 import json
 import os
 import shutil
+import subprocess
 import sys
+import tempfile
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -25,6 +27,7 @@ from ptysup.runs import describe
 from ptysup.testing.claude_env import write_config
 
 SUMMARY_FILE = "summary.json"  # the run's --summary-json, copied next to its events
+PATCH_FILE = "changes.patch"  # what the run changed in its git work tree, for `git apply`
 
 
 def claude_config(config_dir: Path, project: Path, env: Mapping[str, str]) -> None:
@@ -67,6 +70,9 @@ def collect(
         summary = {k: row.get(k) for k in ("run_id", "task", "outcome", "iterations", "cost_usd")}
     if batch_id:
         summary["batch_id"] = batch_id
+    patch = work_diff(workdir)
+    if patch:
+        (target / PATCH_FILE).write_bytes(patch)
     (target / SUMMARY_FILE).write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     exit_code = summary.get("exit_code")
     return {
@@ -85,6 +91,34 @@ def collect(
             ]
         ),
     }
+
+
+def work_diff(workdir: Path) -> bytes:
+    """WORKDIR's changes against HEAD, new files included, as a binary patch ('' outside git).
+
+    A `batch run` or a task works in the job's checkout itself, and the runner's disk goes
+    away with the job: the patch in the artifact is how the work comes back. A private
+    index keeps the checkout's own index untouched; ptysup's own folder is left out.
+    """
+    git = shutil.which("git")
+    if git is None:
+        return b""
+    with tempfile.TemporaryDirectory(prefix="ptysup-index-") as tmp:
+        env = {**os.environ, "GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        steps = (
+            ["read-tree", "HEAD"],
+            ["add", "--all", "--", ":(top)", ":(exclude).ptysup"],
+            ["diff", "--cached", "--binary", "HEAD"],
+        )
+        out = b""
+        for argv in steps:
+            done = subprocess.run(
+                [git, "-C", str(workdir), *argv], env=env, capture_output=True, timeout=120
+            )
+            if done.returncode != 0:
+                return b""
+            out = done.stdout
+        return out
 
 
 def write_outputs(path: Path, outputs: Mapping[str, str]) -> None:

@@ -116,6 +116,9 @@ def test_the_action_runs_a_task_and_sets_outputs_from_the_summary(
     rig: Callable[..., Rig], claude_bin: Path, tmp_path: Path
 ) -> None:
     r = rig(DEMO)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    for argv in (["init", "-q"], ["add", "."], ["commit", "-qm", "the seed"]):
+        subprocess.run([*git, *argv], cwd=r.project, check=True)
     runner = Runner(tmp_path, claude_bin)
     # No CLAUDE_CONFIG_DIR: the action prepares its own, with the key approved.
     base = {k: v for k, v in r.env.items() if k != "CLAUDE_CONFIG_DIR"}
@@ -146,6 +149,15 @@ def test_the_action_runs_a_task_and_sets_outputs_from_the_summary(
     assert (copy / "events.jsonl").read_bytes() == (run_dir / "events.jsonl").read_bytes()
     assert json.loads((copy / "summary.json").read_text())["outcome"] == "complete"
     assert (run_dir / "lock").exists() and not (copy / "lock").exists()
+    # The agent's work comes back in the artifact, ptysup's own folder left out, the
+    # checkout's index untouched.
+    patch = (copy / "changes.patch").read_text()
+    assert "+++ b/textstats.py" in patch and "+def word_count" in patch
+    assert ".ptysup" not in patch
+    status = subprocess.run(
+        ["git", "status", "--porcelain"], cwd=r.project, capture_output=True, text=True
+    ).stdout
+    assert "?? textstats.py" in status
 
     start = read_events(run_dir / "events.jsonl")[0]
     assert start["task"] == task
