@@ -94,3 +94,8 @@ def test_install_with_a_prefix_that_holds_the_pin_prints_its_binary(
     binary.write_text("")
     assert claude_env.main(["install", "--prefix", str(tmp_path)]) == 0
     assert capsys.readouterr().out.strip() == str(binary)
+
+
+def test_outside_git_there_is_no_patch(tmp_path: Path) -> None:
+    (tmp_path / "file.txt").write_text("x\n")
+    assert ci.work_diff(tmp_path) == b""
