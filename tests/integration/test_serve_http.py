@@ -124,7 +124,11 @@ def test_the_runs_and_one_runs_details(server: Served) -> None:
     _, headers, body = server.get("/api/runs")
     assert headers["Content-Type"].startswith("application/json")
     (row,) = json.loads(body)
-    assert row["state"] == "complete" and row["task"].startswith("Add a <script>")
+    assert (
+        row["state"] == "done"
+        and row["outcome"] == "complete"
+        and row["task"].startswith("Add a <script>")
+    )
     assert row["iterations"] == 2 and row["live"] is False and row["has_recording"] is True
     _, _, body = server.get(f"/api/runs/{RUN}")
     details = json.loads(body)

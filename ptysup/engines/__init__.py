@@ -1,0 +1,1 @@
+"""Running ptysup on engines people already run: GitHub Actions and Kubernetes."""
