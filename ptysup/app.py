@@ -275,8 +275,13 @@ def _attach(
     run_dir = config.cwd / config.runs_dir / part.run_id
     try:
         server = AttachServer(part.run_id, run_dir, tap, socket_dir())
-        server.start()
     except (AttachError, OSError) as exc:
+        log.emit("warning", message=f"ptysup attach is not available for this run: {exc}")
+        return None
+    try:
+        server.start()
+    except OSError as exc:
+        server.close()
         log.emit("warning", message=f"ptysup attach is not available for this run: {exc}")
         return None
     return server

@@ -17,7 +17,7 @@ from ptysup.terminal.keys import EscapeKeys, KeyCommand
 
 # What a terminal sends on stdin by itself: focus in/out (Claude Code turns on mode 1004),
 # answers to device-attribute, cursor-position and status queries, OSC replies. Not typing.
-_REPORTS = re.compile(
+REPORTS = re.compile(
     rb"(?:\x1b\[(?:I|O|[?>]?[\d;]*[cRnt]|\d+;\d+\$y)|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\))+"
 )
 
@@ -49,7 +49,7 @@ class Person:
 
     def keys(self, data: bytes) -> bool:
         """The person typed `data` (relay thread); True if that counts as sending a message."""
-        if data[:1] == b"\x1b" and _REPORTS.fullmatch(data):
+        if data[:1] == b"\x1b" and REPORTS.fullmatch(data):
             return False  # their terminal reporting, not their typing
         self._keys_at = self._clock()
         if self.enter_submits and b"\r" in data:

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
+from ptysup.agents.person import REPORTS
 from ptysup.attach import wire
 from ptysup.attach.server import RECORD
 from ptysup.exitcodes import ExitCode
@@ -205,8 +206,11 @@ class View:
                 return True
             else:
                 out += byte
-        if out and self._rw:
-            self._sock.sendall(wire.frame(wire.INPUT, bytes(out)))
+        # The viewer's terminal answers the agent's queries (cursor position, colours,
+        # focus) on stdin too: those answers are the run's terminal's to give, not keys.
+        keys = REPORTS.sub(b"", bytes(out))
+        if keys and self._rw:
+            self._sock.sendall(wire.frame(wire.INPUT, keys))
         return False
 
     def _write(self, data: bytes, track: bool = True) -> None:

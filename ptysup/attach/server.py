@@ -34,6 +34,7 @@ from ptysup.attach import wire
 
 MAX_BEHIND = 8 * 1024 * 1024  # bytes queued for one viewer before it is dropped
 SETTLE_S = 0.5  # the longest a new viewer waits for the screen model to catch up
+SETTLE_LOCKED_S = 0.05  # the same, while the relay waits (the output since the first wait)
 END_FLUSH_S = 2.0  # the longest the run waits for viewers to get the end message
 RECORD = "attach"  # in the run directory: the socket's path
 
@@ -169,6 +170,11 @@ class AttachServer:
         for path in (self.path, self._record):
             with contextlib.suppress(OSError):
                 path.unlink()
+        if self._thread.is_alive():
+            return  # stuck (an agent that reads no input): its fds go with the process
+        if not self._thread.ident:  # never started: the thread's own cleanup never ran
+            self._selector.close()
+            self._listener.close()
         for fd in (self._wake_r, self._wake_w):
             with contextlib.suppress(OSError):
                 os.close(fd)
@@ -217,9 +223,12 @@ class AttachServer:
     def _accept(self) -> None:
         try:
             sock, _ = self._listener.accept()
-        except (BlockingIOError, InterruptedError):
+        except OSError:  # nothing to accept after all, or out of fds: the next one may do
             return
-        uid = peer_uid(sock)
+        try:
+            uid = peer_uid(sock)
+        except OSError:
+            uid = -1
         if uid is not None and uid != os.getuid():
             sock.close()
             return
@@ -246,21 +255,26 @@ class AttachServer:
                 raise ConnectionResetError
             for kind, payload in viewer.reader.feed(data):
                 self._message(viewer, kind, payload)
-        except (OSError, wire.WireError, ValueError):
+        except Exception:  # a broken viewer (or a bug in painting) costs only that viewer
             self._forget(viewer)
 
     def _message(self, viewer: _Viewer, kind: bytes, payload: bytes) -> None:
         if kind == wire.CONNECT and not viewer.watching:
-            hello: dict[str, Any] = json.loads(payload or b"{}")
+            hello: Any = json.loads(payload or b"{}")
+            if not isinstance(hello, dict):
+                raise wire.WireError("a hello that is not an object")
             viewer.rw = bool(hello.get("rw"))
             self._welcome(viewer)
-        elif kind == wire.INPUT and viewer.rw and viewer.watching:
+        elif kind == wire.INPUT and viewer.rw and viewer.watching and self._ended is None:
             self._tap.keys(payload)
 
     def _welcome(self, viewer: _Viewer) -> None:
         """The screen as it is, then output from exactly that point on."""
+        # The model catches up first without the lock (the relay goes on meanwhile), then,
+        # under it, with the little output that came since.
+        self._tap.settle(SETTLE_S)
         with self._lock:
-            self._tap.settle(SETTLE_S)
+            self._tap.settle(SETTLE_LOCKED_S)
             rows, cols = self._tap.size()
             viewer.out += wire.json_frame(
                 wire.HELLO, {"run_id": self.run_id, "rows": rows, "cols": cols}

@@ -16,6 +16,7 @@ a file (`python -I -S castwriter.py CAST_DIR`), so it starts in a few ms.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import json
 import os
 import select
@@ -36,6 +37,7 @@ FLOOD = 256 * 1024  # bytes arriving within one WINDOW that make a flood (1 MB/s
 WINDOW = 0.25  # seconds; once a window passes without a flood, spooled bytes are encoded
 PIECE = 1 << 20  # spooled bytes encoded at a time, between looks at the pipe
 READ = 1 << 20
+NICE = 10  # the writer's lower CPU priority
 
 
 def frame_header(kind: bytes, seconds: float, size: int) -> bytes:
@@ -174,6 +176,10 @@ def convert(source: int, out: BinaryIO, spool: Spool) -> None:
 def main(argv: list[str]) -> None:
     # In its own session (no terminal signals); it ends at EOF, however ptysup ended.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # Background work: encoding a spooled flood must not take the CPU from the agent,
+    # ptysup's relay or the person's terminal on a busy machine (scripts/bench.py, exit).
+    with contextlib.suppress(OSError):
+        os.nice(NICE)
     spool = Spool(argv[1] if len(argv) > 1 else None)
     try:
         convert(sys.stdin.fileno(), sys.stdout.buffer, spool)

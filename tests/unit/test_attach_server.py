@@ -136,3 +136,41 @@ def test_a_socket_directory_others_may_enter_is_refused(tmp_path: Path) -> None:
         socket_dir({"XDG_RUNTIME_DIR": str(tmp_path)})
     os.chmod(shared, 0o700)
     assert socket_dir({"XDG_RUNTIME_DIR": str(tmp_path)}) == shared
+
+
+@pytest.mark.parametrize("hello", [b"[]", b"not json", b'"text"'])
+def test_a_malformed_hello_costs_only_that_viewer(
+    served: tuple[AttachServer, Model], hello: bytes
+) -> None:
+    server, _ = served
+    bad = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    bad.connect(str(server.path))
+    bad.sendall(wire.frame(wire.CONNECT, hello))
+    bad.settimeout(10)
+    assert bad.recv(100) == b""  # dropped
+    sock, reader = connect(server)  # the server still serves
+    assert receive(sock, reader, 2)[0][0] == wire.HELLO
+
+
+def test_keys_after_the_end_never_reach_the_agent(served: tuple[AttachServer, Model]) -> None:
+    server, model = served
+    writer, reader = connect(server, rw=True)
+    receive(writer, reader, 2)
+    server.end("complete", 0, "done")
+    receive(writer, reader, 1)
+    writer.sendall(wire.frame(wire.INPUT, b"late"))
+    writer.close()
+    wait_for(lambda: server.viewers == 0, 10, "the viewer to be gone")
+    assert model.keys == []
+
+
+def test_a_read_write_viewer_sends_keys_not_its_terminals_answers() -> None:
+    from ptysup.attach.client import View
+
+    ours, theirs = socket.socketpair()
+    with ours, theirs, open(os.devnull, "rb") as stdin, open(os.devnull, "wb") as stdout:
+        view = View(ours, "run-1", stdin, stdout, rw=True)
+        assert not view._keys(b"\x1b[12;40R\x1b[Ihi\x1b]11;rgb:0000/0000/0000\x07")
+        assert view._keys(b"\x1d") is False and view._keys(b"d") is True  # Ctrl-] d
+        theirs.settimeout(5)
+        assert list(wire.Reader().feed(theirs.recv(100))) == [(wire.INPUT, b"hi")]
