@@ -348,11 +348,14 @@ def _decode(out: bytes, truncated: bool) -> str:
 
 
 def _first_line(text: str) -> str:
-    """The first non-blank line, cleaned of controls (it is logged and printed), cut short."""
-    for line in clean(text).splitlines():
-        if line.strip():
-            return line.strip()[:300]
-    return ""
+    """The first non-blank line, cleaned of controls (it is logged and printed), cut short;
+    for a Python traceback its last line, the one that names the error."""
+    lines = [line.strip() for line in clean(text).splitlines() if line.strip()]
+    if not lines:
+        return ""
+    if lines[0].startswith("Traceback (most recent call last)"):
+        return lines[-1][:300]
+    return lines[0][:300]
 
 
 def _exchange(

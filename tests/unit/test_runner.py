@@ -55,6 +55,13 @@ def test_huge_stderr_with_a_failure_is_one_bounded_error() -> None:
     assert len(message) < 400
 
 
+def test_a_supervisor_that_crashes_is_reported_by_its_error_not_traceback_line() -> None:
+    runner = printer("import os; os.environ['NO_SUCH_SETTING']")
+    with pytest.raises(SupervisorError) as info:
+        runner.run("p")
+    assert str(info.value) == "exit status 1: KeyError: 'NO_SUCH_SETTING'"
+
+
 @pytest.mark.parametrize(
     ("code", "error"),
     [
