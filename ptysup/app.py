@@ -33,7 +33,7 @@ from ptysup.notify import Notifier, TerminalChannel
 from ptysup.plan.driver import PlanDriver
 from ptysup.procutil import is_claude
 from ptysup.redact import Redactor
-from ptysup.rundir import Part
+from ptysup.rundir import Part, RunDir
 from ptysup.runstate import StateTracker
 from ptysup.supervisor.decide import Supervisor
 from ptysup.supervisor.judge import JudgeOptions, lean_argv, takes_system_prompt
@@ -272,7 +272,7 @@ def _attach(
         size=screen.size,
         keys=keys,
     )
-    run_dir = config.cwd / config.runs_dir / part.run_id
+    run_dir = RunDir.of(config, part.run_id).path
     try:
         server = AttachServer(part.run_id, run_dir, tap, socket_dir())
     except (AttachError, OSError) as exc:

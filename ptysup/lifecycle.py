@@ -67,7 +67,7 @@ def supervise(
     unwritable = outputs.first_problem(named) or outputs.same_file(named)
     if unwritable is not None:
         return fail(unwritable, ExitCode.USAGE)
-    run_dir = RunDir(config.cwd / config.runs_dir / part.run_id)
+    run_dir = RunDir.of(config, part.run_id)
     try:
         with run_dir.lock():
             return _supervise(config, env, fail, preflight, part, run_dir)

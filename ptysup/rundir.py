@@ -131,6 +131,11 @@ class RunDir:
     def __init__(self, path: Path) -> None:
         self.path = path
 
+    @classmethod
+    def of(cls, config: RunConfig, run_id: str) -> RunDir:
+        """The directory of run `run_id` started with `config` (its runs_dir, from its cwd)."""
+        return cls(config.cwd / config.runs_dir / run_id)
+
     @property
     def run_id(self) -> str:
         """The directory's name."""
