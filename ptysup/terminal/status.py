@@ -40,6 +40,12 @@ _OTHER_DONE = re.compile(rb"\x1b[ -/]*[0-~]")
 _ERASES = re.compile(rb"\x1b\[[23]?J|\x1bc|\x1b\[r|\x1b\[!p|\x1b\[\?(?:1049|1047|47)[hl]")
 
 
+def _erases(data: bytes) -> bool:
+    """Whether `data` may have erased the status row: for plain text one memchr for ESC
+    instead of the regex (~1.7 us per 4 KB chunk, every chunk of a flood)."""
+    return b"\x1b" in data and _ERASES.search(data) is not None
+
+
 def ends_cleanly(data: bytes) -> bool:
     """Whether `data` ends outside any escape sequence or UTF-8 character, so other bytes
     may follow it without changing what it means."""
@@ -131,7 +137,7 @@ class StatusLine:
         """
         self._last = data
         now = self._clock()
-        if not self._region_due and (_ERASES.search(data) or now - self._region_at > REDRAW_S):
+        if not self._region_due and (_erases(data) or now - self._region_at > REDRAW_S):
             self._pending = self._region_due = True
         if self._pending and now - self._drawn_at >= GAP_S:
             self.flush()
