@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from dataclasses import dataclass
 
 
 class ExitCode(enum.IntEnum):
@@ -63,3 +64,21 @@ _CODES = {
     Outcome.ERROR: ExitCode.INTERNAL,
     Outcome.STOPPED: ExitCode.STOPPED,
 }
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """How the run ended."""
+
+    outcome: Outcome
+    iterations: int
+    reason: str = ""
+    signum: int | None = None
+    cost_usd: float = 0.0  # the whole run: agent and supervisor
+    agent_cost_usd: float = 0.0
+    supervisor_cost_usd: float = 0.0
+
+    @property
+    def exit_code(self) -> int:
+        """The process exit status."""
+        return self.outcome.exit_code(self.signum)

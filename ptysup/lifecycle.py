@@ -17,8 +17,7 @@ from pathlib import Path
 from ptysup import __version__, app, notify, outputs, report, runstate
 from ptysup.config import RunConfig
 from ptysup.events import Event, EventLog
-from ptysup.exitcodes import ExitCode, Outcome
-from ptysup.loop import RunResult
+from ptysup.exitcodes import ExitCode, Outcome, RunResult
 from ptysup.redact import Redactor
 from ptysup.rundir import Part, RunDir, RunLocked, read_events
 

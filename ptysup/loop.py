@@ -22,7 +22,7 @@ from ptysup.agents.person import Person
 from ptysup.agents.questions import Ask, answers_for, describe
 from ptysup.agents.session import Activity, InjectResult
 from ptysup.events import EventLog
-from ptysup.exitcodes import Outcome
+from ptysup.exitcodes import Outcome, RunResult
 from ptysup.supervisor.decide import (
     ApiErrorNotWaited,
     Decided,
@@ -148,24 +148,6 @@ RESUMED_NOTE = (
     "This run was interrupted (ptysup stopped) and has just been resumed: the agent was "
     "started again (Claude Code reopens its earlier conversation). Decide what comes next."
 )
-
-
-@dataclass(frozen=True)
-class RunResult:
-    """How the run ended."""
-
-    outcome: Outcome
-    iterations: int
-    reason: str = ""
-    signum: int | None = None
-    cost_usd: float = 0.0  # the whole run: agent and supervisor
-    agent_cost_usd: float = 0.0
-    supervisor_cost_usd: float = 0.0
-
-    @property
-    def exit_code(self) -> int:
-        """The process exit status."""
-        return self.outcome.exit_code(self.signum)
 
 
 class _Stop(Exception):

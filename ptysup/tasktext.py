@@ -6,9 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import IO
 
-from ptysup.agents.session import MAX_MESSAGE
 from ptysup.config import ConfigError
-from ptysup.terminal.inject import as_message
+from ptysup.terminal.inject import MAX_MESSAGE, as_message
 
 
 def resolve_task(task: str | None, task_file: str | None, stdin: IO[str]) -> str:

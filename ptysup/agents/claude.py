@@ -6,11 +6,14 @@ import itertools
 import json
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ptysup.agents.events import ScreenState
 from ptysup.agents.firstrun import Blocker, claude_blocker
 from ptysup.agents.questions import ASK_TOOL
-from ptysup.terminal.screen import ScreenSnapshot
+
+if TYPE_CHECKING:  # the screen model (pyte) loads after the agent started
+    from ptysup.terminal.screen import ScreenSnapshot
 
 # The hooks ptysup listens to. Stop/StopFailure end a turn; UserPromptSubmit confirms that
 # an injected message started one; the tool hooks describe what the agent did.

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ptysup.agents.events import ScreenState
 from ptysup.agents.firstrun import Blocker
-from ptysup.terminal.screen import ScreenSnapshot
+
+if TYPE_CHECKING:  # the screen model (pyte) loads after the agent started
+    from ptysup.terminal.screen import ScreenSnapshot
 
 
 class AgentProfile(Protocol):

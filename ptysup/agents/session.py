@@ -37,11 +37,10 @@ from ptysup.agents.profile import AgentProfile
 from ptysup.agents.questions import ASK_TOOL, Ask, ask_from, person_answers
 from ptysup.agents.settle import settle_output
 from ptysup.events import EventLog
-from ptysup.terminal.inject import Typist, as_message
+from ptysup.terminal.inject import MAX_MESSAGE, Typist, as_message
 from ptysup.terminal.keys import KeyCommand
 from ptysup.terminal.screen import ScreenSnapshot
 
-MAX_MESSAGE = 64 * 1024  # characters of one instruction; more is cut (and logged)
 RECHECK_S = 1.0  # while waiting on the person, look at the input box at least this often
 SUBMIT_GRACE_S = 1.0  # the person's Enter → Claude Code's UserPromptSubmit hook
 

@@ -6,6 +6,7 @@ import re
 import time
 from collections.abc import Callable
 
+MAX_MESSAGE = 64 * 1024  # characters of one instruction; more is cut (and logged)
 PASTE_START = b"\x1b[200~"
 PASTE_END = b"\x1b[201~"
 # Claude Code treats a \r that arrives with (or right after) pasted text as part of the

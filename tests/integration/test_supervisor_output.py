@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from ptysup.agents.session import MAX_MESSAGE
 from ptysup.supervisor.runner import MAX_OUTPUT
+from ptysup.terminal.inject import MAX_MESSAGE
 from tests.helpers import FAKES, Run, kill_all, processes_with, run_ptysup
 
 AGENT = f"{sys.executable} {FAKES / 'agent.py'}"

@@ -6,8 +6,7 @@ from pathlib import Path
 
 from ptysup.app import summary_line
 from ptysup.events import Event, EventLog
-from ptysup.exitcodes import Outcome
-from ptysup.loop import RunResult
+from ptysup.exitcodes import Outcome, RunResult
 from ptysup.report import (
     GithubSink,
     RunSummary,

@@ -1,0 +1,478 @@
+"""A started agent wired to the rest of the run: screen model, recording, run loop, relay.
+
+`app.run` starts the agent first and imports this module only then, so the agent boots
+while Python loads the screen model, the loop and the supervisor (scripts/bench.py: a
+run's fixed cost before the agent's first byte).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from ptysup.agents.events import AgentExit, ScreenState, ScreenUpdate, StopRequest
+from ptysup.agents.person import Person, PersonKeys
+from ptysup.agents.profile import AgentProfile
+from ptysup.agents.session import AgentSession, Timings
+from ptysup.app import Started
+from ptysup.attach.server import AttachError, AttachServer, Tap, socket_dir
+from ptysup.attach.snapshot import render
+from ptysup.config import RunConfig, backoff_schedule
+from ptysup.events import EventLog
+from ptysup.exitcodes import Outcome, RunResult
+from ptysup.heartbeat import Heartbeat
+from ptysup.loop import LoopConfig, RunLoop, Spent
+from ptysup.notify import Notifier, TerminalChannel
+from ptysup.plan.driver import PlanDriver
+from ptysup.redact import Redactor
+from ptysup.rundir import Part, RunDir
+from ptysup.runstate import StateTracker
+from ptysup.supervisor.decide import Supervisor
+from ptysup.supervisor.judge import JudgeOptions, lean_argv, takes_system_prompt
+from ptysup.supervisor.runner import SupervisorRunner
+from ptysup.terminal.inject import Typist
+from ptysup.terminal.keys import EscapeKeys, describe
+from ptysup.terminal.modes import BRACKETED_PASTE, ModeTracker
+from ptysup.terminal.pty_ import AgentProcess
+from ptysup.terminal.record import Recording
+from ptysup.terminal.relay import STOP, Relay, RelayHandlers, write_all
+from ptysup.terminal.screen import ScreenFeeder, ScreenModel
+from ptysup.terminal.signals import STOP_SIGNALS, signal_pipe
+from ptysup.terminal.status import StatusLine, StatusSink
+from ptysup.terminal.ticker import Ticker
+from ptysup.terminal.tty_ import cursor_position, raw
+from ptysup.verify import Verifier
+from ptysup.waits import WaitPolicy
+
+STOP_GRACE_S = 5.0  # after a stop signal, the most the run may take to wind down
+BLOCKED_SETTLE_S = 2.0  # without a person, a first-run dialog shown this long ends the start
+SCREEN_TAIL = 25  # lines of the agent's screen printed when a run fails without a terminal
+
+
+def supervise(
+    config: RunConfig,
+    log: EventLog,
+    env: Mapping[str, str],
+    started: Started,
+    stack: contextlib.ExitStack,
+    *,
+    record: Path | None = None,
+    notifier: Notifier | None = None,
+    part: Part | None = None,
+    state: StateTracker | None = None,
+) -> RunResult:
+    """Supervise the started agent to an outcome; `stack` undoes what this sets up."""
+    agent, profile, status = started.agent, started.profile, started.status
+    rows, cols, in_fd = started.rows, started.cols, started.in_fd
+    out_fd, interactive, clock = started.out_fd, started.interactive, started.clock
+    runner = SupervisorRunner(
+        lean_argv(
+            config.supervisor_cmd, JudgeOptions(config.supervisor_tools, config.supervisor_model)
+        ),
+        timeout=config.supervisor_timeout,
+        cwd=str(config.cwd),
+        env=env,
+        warm=config.warm_supervisor,
+    )
+    stack.callback(runner.close)
+    # Without a person's terminal, the screen model answers the agent's terminal queries.
+    screen = ScreenModel(rows, cols, answer=None if interactive else agent.write)
+    modes = ModeTracker()
+    session = AgentSession(
+        profile,
+        Typist(agent.write, bracketed=lambda: modes.on(BRACKETED_PASTE)),
+        screen.snapshot,
+        log,
+        Timings(
+            ready=config.start_timeout,
+            blocked=None if interactive else BLOCKED_SETTLE_S,
+            idle=config.idle,
+            turn=config.turn_timeout,
+        ),
+        clock,
+        kill=agent.terminate,
+        person=Person(present=in_fd is not None, clock=clock),
+    )
+    session.person.enter_submits = not profile.uses_hooks
+    session.reopened = started.resume  # its earlier parts' spend is counted already
+    started.holder.append(session)
+    feeder = ScreenFeeder(
+        screen,
+        on_update=lambda: session.post(
+            ScreenUpdate(_screen_state(profile, screen, state), clock())
+        ),
+        on_error=lambda exc: log.emit(
+            "warning", message=f"screen model error: {type(exc).__name__}: {exc}"
+        ),
+    )
+    stack.callback(_note_rejected, screen, log)  # after the feeder stopped (LIFO)
+    feeder.start()
+    stack.callback(feeder.stop)
+    recording = None
+    if record is not None:
+        # With a person at the terminal, ptysup exits as soon as the run ends and the
+        # writer completes the file on its own; in CI, where the files are collected
+        # right after, the run waits for it.
+        recording = Recording(
+            record,
+            rows,
+            cols,
+            clock,
+            env={"TERM": env.get("TERM", "")},
+            wait_at_close=not interactive,
+        )
+        log.add(recording)  # markers and typed text
+        stack.callback(_finish_recording, recording, log)
+    if not interactive:
+        heartbeat = Heartbeat(log, tools=lambda: len(session.activity.tools))
+        log.add(heartbeat)
+        heartbeat.start()
+        stack.callback(heartbeat.stop)
+    steps = _plan(config, log, env, part)
+    loop = _loop(config, session, runner, log, clock, env, part, steps, person=in_fd is not None)
+    attach = _attach(config, part, log, screen, feeder, session, agent)
+    if attach is not None:
+        stack.callback(attach.close)
+    parts = _Parts(
+        agent, session, screen, feeder, runner, log, recording, status, modes, notifier, attach
+    )
+    escape = EscapeKeys(config.escape_key) if config.escape_key and in_fd is not None else None
+    result = _drive(loop, parts, out_fd, in_fd, escape)
+    if attach is not None:
+        attach.end(result.outcome.value, result.exit_code, result.reason)
+    if steps is not None and result.outcome is not Outcome.COMPLETE:
+        steps.end(result.outcome.value, result.iterations)
+    if not interactive and result.exit_code != 0:
+        _log_screen_tail(screen, feeder, log)
+    return result
+
+
+def _attach(
+    config: RunConfig,
+    part: Part | None,
+    log: EventLog,
+    screen: ScreenModel,
+    feeder: ScreenFeeder,
+    session: AgentSession,
+    agent: AgentProcess,
+) -> AttachServer | None:
+    """The socket `ptysup attach` connects to, or None (a warning says why)."""
+    if part is None:
+        return None
+
+    def keys(data: bytes) -> None:  # a read-write viewer types like the person
+        session.person.keys(data)
+        agent.write(data)
+
+    tap = Tap(
+        feed=feeder.put,
+        settle=feeder.drained,
+        paint=lambda: screen.painted(render),
+        size=screen.size,
+        keys=keys,
+    )
+    run_dir = RunDir.of(config, part.run_id).path
+    try:
+        server = AttachServer(part.run_id, run_dir, tap, socket_dir())
+    except (AttachError, OSError) as exc:
+        log.emit("warning", message=f"ptysup attach is not available for this run: {exc}")
+        return None
+    try:
+        server.start()
+    except OSError as exc:
+        server.close()
+        log.emit("warning", message=f"ptysup attach is not available for this run: {exc}")
+        return None
+    return server
+
+
+def _screen_state(
+    profile: AgentProfile, screen: ScreenModel, state: StateTracker | None
+) -> ScreenState:
+    """What the screen says; a dialog opening or closing also moves the run's state."""
+    reading = profile.screen_state(screen.snapshot())
+    if state is not None:
+        state.screen(reading is ScreenState.DIALOG)
+    return reading
+
+
+def _note_rejected(screen: ScreenModel, log: EventLog) -> None:
+    """One warning for the whole run if the screen model skipped sequences."""
+    note = screen.rejected_note()
+    if note is not None:
+        log.emit("warning", message=note)
+
+
+def _log_screen_tail(screen: ScreenModel, feeder: ScreenFeeder, log: EventLog) -> None:
+    """Show the agent's last screen in a CI log, so a failure is readable without the
+    recording (redacted like every event)."""
+    feeder.drained(1.0)
+    lines = screen.snapshot().text().splitlines()[-SCREEN_TAIL:]
+    if any(line.strip() for line in lines):
+        log.emit("agent_screen", lines=lines)
+
+
+def _finish_recording(recording: Recording, log: EventLog) -> None:
+    """Complete the recording before run_end, so a failure can still be logged."""
+    recording.close()
+    if recording.error is not None:
+        log.emit("warning", message=f"recording incomplete: {recording.error}")
+
+
+def _plan(
+    config: RunConfig, log: EventLog, env: Mapping[str, str], part: Part | None
+) -> PlanDriver | None:
+    """The plan's driver, at the step where an earlier part left it."""
+    if config.plan is None:
+        return None
+    done = part.resumed if part is not None and part.resumed is not None else None
+    return PlanDriver(
+        config.plan,
+        log,
+        lambda commands: Verifier(
+            commands, cwd=str(config.cwd), env=env, timeout=config.verify_timeout
+        ),
+        task=config.task,
+        done=done.steps_done if done else (),
+        started=bool(done and done.step and done.step not in done.steps_done),
+        used=done.step_iterations if done else 0,
+    )
+
+
+def _loop(
+    config: RunConfig,
+    session: AgentSession,
+    runner: SupervisorRunner,
+    log: EventLog,
+    clock: Callable[[], float],
+    env: Mapping[str, str],
+    part: Part | None = None,
+    steps: PlanDriver | None = None,
+    person: bool = False,
+) -> RunLoop:
+    """The decision loop with its supervisor, verifier and wait policy."""
+    waits = WaitPolicy(enabled=config.wait, max_waits=config.max_waits, base_s=config.wait_base)
+    backoff = backoff_schedule(config.supervisor_backoff, config.supervisor_retries)
+    verifier = (
+        Verifier(config.verify, cwd=str(config.cwd), env=env, timeout=config.verify_timeout)
+        if config.verify
+        else None
+    )
+    before = part.resumed if part is not None else None
+    loop_config = LoopConfig(
+        config.task or "Carry out the plan below, one step at a time.",
+        config.max_iter,
+        max_time=config.max_time,
+        max_cost=config.max_cost,
+        prompt_template=config.prompt_template,
+        questions=config.questions,
+        person_present=person,
+        spent=Spent(before.iterations, before.elapsed_s, before.cost_usd) if before else Spent(),
+        resumed=part is not None and part.reopen,
+        say=part.say if part is not None else None,
+        # A custom template is the whole prompt as written; otherwise a claude judge gets
+        # the unchanging part as its system prompt (smaller, cacheable requests).
+        split_prompt=config.prompt_template is None and takes_system_prompt(config.supervisor_cmd),
+    )
+    supervisor = Supervisor(runner, log, backoff, waits, clock)
+    session.person.on_takeover.append(supervisor.abandon)
+    return RunLoop(
+        loop_config,
+        session,
+        supervisor,
+        log,
+        clock,
+        verifier,
+        waits,
+        redact=Redactor.with_extra(config.redact),
+        steps=steps,
+    )
+
+
+@dataclass(frozen=True)
+class _Parts:
+    """The running pieces the relay's handlers talk to."""
+
+    agent: AgentProcess
+    session: AgentSession
+    screen: ScreenModel
+    feeder: ScreenFeeder
+    runner: SupervisorRunner
+    log: EventLog
+    recording: Recording | None
+    status: StatusLine | None
+    modes: ModeTracker
+    notifier: Notifier | None = None
+    attach: AttachServer | None = None
+
+
+def _drive(
+    loop: RunLoop,
+    parts: _Parts,
+    out_fd: int | None,
+    in_fd: int | None,
+    escape: EscapeKeys | None = None,
+) -> RunResult:
+    """The relay in this (main) thread, the run loop in another; both end together."""
+    agent, session, runner = parts.agent, parts.session, parts.runner
+    waker = _Waker()
+    results: list[RunResult] = []
+
+    def loop_thread() -> None:
+        try:
+            results.append(loop.run())
+        finally:
+            waker.wake()
+
+    def on_signal(signum: int) -> None:
+        agent.hung_up = agent.hung_up or signum == signal.SIGHUP
+        session.post(StopRequest(signum, session.now()))
+        runner.cancel()
+        # If the loop cannot wind down in time, the relay stops anyway.
+        timer = threading.Timer(STOP_GRACE_S, waker.wake)
+        timer.daemon = True
+        timer.start()
+        results.append(RunResult(Outcome.SIGNAL, loop.iterations, f"signal {signum}", signum))
+
+    def on_eof() -> None:
+        parts.feeder.drained(1.0)  # whoever handles the exit sees the agent's last screen
+        session.post(AgentExit(agent.wait(1.0), session.now()))
+
+    def on_resize(rows: int, cols: int) -> None:
+        parts.log.emit("resize", rows=rows, cols=cols)  # the person's window
+        if parts.status is not None:
+            parts.status.resize(rows, cols)
+            parts.status.flush()  # the row and region now, before the agent writes again
+            rows, cols = parts.status.agent_size()
+        parts.screen.resize(rows, cols)  # the model first, so the repaint lands in the new size
+        agent.resize(rows, cols)
+        if parts.recording is not None:
+            parts.recording.resize(rows, cols)
+
+    def on_output(data: bytes) -> None:
+        parts.modes.feed(data)  # every byte, before the feeder may skip some
+        if parts.attach is not None:
+            parts.attach.output(data)  # the screen model and any viewers, in one step
+        else:
+            parts.feeder.put(data)
+        if parts.recording is not None:
+            parts.recording.output(data)
+
+    handlers = RelayHandlers(
+        on_output=on_output, on_agent_eof=on_eof, on_signal=on_signal, on_resize=on_resize
+    )
+    ticker = None
+    sink = None
+    if parts.status is not None:
+        handlers.on_written = parts.status.after_output
+        handlers.on_poke = parts.status.flush
+        handlers.on_pause = parts.status.flush
+        hint = describe(escape.prefix) if escape is not None else None
+        sink = StatusSink(parts.status, waker.poke, loop.max_iter, escape_key=hint)
+        parts.log.add(sink)
+        ticker = Ticker(sink.tick)
+        if parts.notifier is not None:
+            parts.notifier.add(TerminalChannel(parts.status.alert, waker.poke))
+    if escape is not None:
+        menu = sink.menu if sink is not None else None
+        keys = PersonKeys(escape, session.person, session.post, parts.log, menu, session.now)
+        handlers.on_input = keys.feed
+    signals = [*STOP_SIGNALS, signal.SIGWINCH]
+    worker = threading.Thread(target=loop_thread, name="ptysup-loop", daemon=True)
+    try:
+        with signal_pipe(signals) as sig_fd, raw(in_fd):
+            relay = Relay(
+                agent, handlers, signal_fd=sig_fd, wake_fd=waker.fd, out_fd=out_fd, in_fd=in_fd
+            )
+            _sync_cursor(parts, in_fd, out_fd)
+            if parts.status is not None:
+                parts.status.start()
+            worker.start()
+            if ticker is not None:
+                ticker.start()
+            try:
+                relay.run()
+            finally:
+                if ticker is not None:
+                    ticker.stop()
+                _leave(parts, out_fd)
+    finally:
+        worker.join(timeout=STOP_GRACE_S)
+        waker.close()
+    # A signal's outcome wins over whatever the loop made of the interruption.
+    signalled = [r for r in results if r.outcome is Outcome.SIGNAL and r.signum is not None]
+    if signalled:
+        first = signalled[0]
+        return loop.result(Outcome.SIGNAL, first.reason, first.signum)
+    return results[0] if results else RunResult(Outcome.ERROR, loop.iterations, "run loop died")
+
+
+def _sync_cursor(parts: _Parts, in_fd: int | None, out_fd: int | None) -> None:
+    """Start the screen model where the person's cursor is (see ScreenModel.place_cursor);
+    keys typed meanwhile go on to the agent."""
+    if in_fd is None or out_fd is None:
+        return
+    where, typed = cursor_position(in_fd, out_fd)
+    if typed:
+        parts.agent.write(typed)
+    if where is not None:
+        row, col = where
+        if parts.status is not None:  # its start puts the cursor at the row's start, above it
+            row, col = min(row, parts.status.agent_size()[0] - 1), 0
+        parts.screen.place_cursor(row, col)
+
+
+def _leave(parts: _Parts, out_fd: int | None) -> None:
+    """Leave the person's terminal as it was: the modes the agent left on switched off
+    (first: the status row to clear is on the main screen), the status row cleared, and
+    the cursor on a clean line below everything the agent drew, for the summary (not
+    inside its input box, nor over a full-screen program's footer)."""
+    if out_fd is None:
+        if parts.status is not None:
+            parts.status.stop()
+        return
+    reset = parts.modes.reset()
+    write_all(out_fd, reset)
+    if parts.status is not None:
+        parts.status.stop()
+    parts.feeder.drained(0.5)
+    parts.screen.feed(reset)  # back on the main screen, where the summary goes
+    snap = parts.screen.snapshot()
+    row = max([snap.cursor[0], *(y for y, line in enumerate(snap.lines) if line.strip())])
+    write_all(out_fd, b"\x1b[%d;1H\r\n" % (row + 1))
+
+
+class _Waker:
+    """A pipe whose read end wakes the relay; safe to poke from any thread, even late."""
+
+    def __init__(self) -> None:
+        self.fd, self._w = os.pipe()
+        os.set_blocking(self._w, False)  # a full pipe already wakes the relay
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def wake(self) -> None:
+        """End the relay."""
+        self._send(STOP)
+
+    def poke(self) -> None:
+        """Have the relay call its on_poke handler (e.g. to draw the status line)."""
+        self._send(b"p")
+
+    def _send(self, byte: bytes) -> None:
+        with self._lock:
+            if not self._closed:
+                with contextlib.suppress(BlockingIOError):
+                    os.write(self._w, byte)
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                os.close(self._w)
+                os.close(self.fd)
