@@ -340,6 +340,7 @@ def _drive(
         results.append(RunResult(Outcome.SIGNAL, loop.iterations, f"signal {signum}", signum))
 
     def on_eof() -> None:
+        parts.feeder.ended()  # no quiet spell to wait for: the output is over
         parts.feeder.drained(1.0)  # whoever handles the exit sees the agent's last screen
         session.post(AgentExit(agent.wait(1.0), session.now()))
 

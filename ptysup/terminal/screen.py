@@ -799,6 +799,7 @@ class ScreenFeeder:
         self._has_data = threading.Condition(self._lock)
         self._idle = threading.Condition(self._lock)
         self._stop = threading.Event()
+        self._ended = threading.Event()  # no more output comes: no quiet spell to wait for
         self._clock = time.monotonic  # the waits below are real time
         self._last_put = 0.0
         self._busy = False  # a batch is being fed
@@ -835,10 +836,19 @@ class ScreenFeeder:
         with self._lock:
             return self._idle.wait_for(lambda: not self._backlog.size and not self._busy, timeout)
 
+    def ended(self) -> None:
+        """The agent's side closed: what is queued is all there is, so it is fed at once,
+        without waiting for output to pause (a flood's settle then comes SETTLE_QUIET
+        sooner, and with it the run's end)."""
+        with self._lock:
+            self._ended.set()
+            self._has_data.notify()
+
     def stop(self) -> None:
         """Feed what is queued, then end the thread."""
         with self._lock:
             self._stop.set()
+            self._ended.set()
             self._has_data.notify()
         if self._thread.is_alive():
             self._thread.join(timeout=5)
@@ -855,7 +865,7 @@ class ScreenFeeder:
                     return
             self._gather(last_batch)
             with self._lock:
-                paused = float("inf") if self._stop.is_set() else self._clock() - self._last_put
+                paused = float("inf") if self._ended.is_set() else self._clock() - self._last_put
                 batch = _Batch(
                     self._backlog.take(), self._dropped, self._recent.copy(), self._title, paused
                 )
@@ -876,9 +886,9 @@ class ScreenFeeder:
 
     def _gather(self, last_batch: float) -> None:
         """Let output gather until `interval` after the last batch, or until it pauses:
-        the screen must be current soon after the agent goes quiet. (Waiting on the stop
-        event, outside the lock: puts do not wake this wait, a stop does.)"""
-        while not self._stop.is_set():
+        the screen must be current soon after the agent goes quiet. (Waiting on the end
+        event, outside the lock: puts do not wake this wait, the output's end does.)"""
+        while not self._ended.is_set():
             now = self._clock()
             quiet = SETTLE_QUIET if self._flooded else QUIET
             paused = now - self._last_put
@@ -890,7 +900,7 @@ class ScreenFeeder:
                 if left <= 0:
                     return
                 wait = min(wait, left)
-            self._stop.wait(wait)
+            self._ended.wait(wait)
 
     def _feed(self, batch: _Batch) -> None:
         size = sum(map(len, batch.data))

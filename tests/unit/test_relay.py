@@ -19,6 +19,7 @@ from pathlib import Path
 import pyte
 import pytest
 
+from ptysup.terminal import screen as screen_module
 from ptysup.terminal.pty_ import AgentProcess
 from ptysup.terminal.record import output_bytes
 from ptysup.terminal.relay import Relay, RelayHandlers
@@ -215,6 +216,28 @@ def test_stop_feeds_what_is_queued(feeder_of: list[ScreenFeeder]) -> None:
     feeder.put(b" two")
     feeder.stop()
     assert model.snapshot().lines[0].rstrip() == "one two"
+
+
+@pytest.mark.parametrize("flood", [False, True])
+def test_the_outputs_end_brings_the_screen_up_to_date_without_a_quiet_spell(
+    feeder_of: list[ScreenFeeder], monkeypatch: pytest.MonkeyPatch, flood: bool
+) -> None:
+    # The agent exited: its last bytes are all there is. With the quiet spells made
+    # endless, only ended() can bring the last screen (a flood's settle included).
+    monkeypatch.setattr(screen_module, "QUIET", 3600.0)
+    monkeypatch.setattr(screen_module, "SETTLE_QUIET", 3600.0)
+    model = ScreenModel(ROWS, COLS)
+    feeder, _ = start(feeder_of, model, interval=3600)
+    feeder.put(b"first\r\n")  # the first batch starts at once; the next one waits
+    assert feeder.drained(5)
+    data = b"first\r\n" + (plain_flood(1_000_000) if flood else b"") + b"\r\nthe last line\r\n"
+    for chunk in pieces(data[len(b"first\r\n") :]):
+        feeder.put(chunk)
+    assert not feeder.drained(0.05)  # waiting for a pause that never comes
+    feeder.ended()
+    assert feeder.drained(5)
+    assert (feeder.dropped > 0) is flood
+    assert list(model.snapshot().lines) == stock_screen(data)[0]
 
 
 def test_a_model_error_is_kept_and_feeding_goes_on(feeder_of: list[ScreenFeeder]) -> None:
