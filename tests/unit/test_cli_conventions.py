@@ -3,13 +3,14 @@ errors that say where a bad value came from, non-finite numbers refused."""
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from ptysup import __version__
+from ptysup import __version__, cli
 from ptysup.cli import SUBCOMMANDS, main, parse_args
 from ptysup.config import RunConfig
 from tests.helpers import ptysup_argv
@@ -129,3 +130,21 @@ def test_completion_script_and_answers(tmp_path: Path) -> None:
     }
     answer = subprocess.run(ptysup_argv(), env=env, capture_output=True, text=True, timeout=30)
     assert "--max-iter" in answer.stdout and "--max-time" not in answer.stdout
+
+
+def test_the_entry_point_exits_with_mains_code_and_skips_the_last_collections(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The heap is frozen after main returned: the interpreter's exit then skips walking it.
+    calls: list[str] = []
+
+    def fake_main() -> int:
+        calls.append("main")
+        return 3
+
+    monkeypatch.setattr(cli, "main", fake_main)
+    monkeypatch.setattr(gc, "freeze", lambda: calls.append("freeze"))
+    with pytest.raises(SystemExit) as ended:
+        cli.entry()
+    assert ended.value.code == 3
+    assert calls == ["main", "freeze"]
