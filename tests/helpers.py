@@ -8,11 +8,14 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from ptysup.terminal.screen import ScreenModel
 
 REPO = Path(__file__).resolve().parent.parent
 FAKES = REPO / "tests" / "fakes"
@@ -221,3 +224,17 @@ class Tick:
     def __call__(self) -> float:
         self.t += self._step
         return self.t
+
+
+class GatedModel(ScreenModel):
+    """A ScreenModel whose feed waits for the gate: the slowest model there could be."""
+
+    def __init__(self, rows: int, cols: int) -> None:
+        super().__init__(rows, cols)
+        self.gate = threading.Event()
+        self.entered = threading.Event()
+
+    def feed(self, data: bytes) -> None:
+        self.entered.set()
+        self.gate.wait()
+        super().feed(data)

@@ -6,11 +6,14 @@ for the path's length limit of ~107 bytes only by luck) and the run directory's
 0600, and the peer's uid (SO_PEERCRED) all say so.
 
 A viewer gets the screen as the model has it, then every byte of output after that:
-the relay hands output to `output()`, which feeds the screen model and appends to each
-viewer's buffer under one lock, and a new viewer's screen is taken under the same lock,
-once the model has caught up, so no byte is drawn twice or missed. The relay never waits
-on a viewer: each has a bounded buffer and one that falls MAX_BEHIND behind is dropped
-with a message. Attaching changes nothing for the agent (no resize, no ^L, no SIGWINCH).
+the relay hands output to `output()`, which puts it to the screen model's feeder and
+appends it to each viewer's buffer, nothing more. A new viewer's buffer starts at the
+output's offset when it connected; the server thread then waits for the model to pass
+that offset, paints the screen together with the offset it shows, and sends the buffer
+from there on, so no byte is drawn twice or missed, and the relay never waits for the
+model or a viewer. Each viewer's buffer is bounded: one that falls MAX_BEHIND behind is
+dropped with a message. Attaching changes nothing for the agent (no resize, no ^L, no
+SIGWINCH).
 """
 
 from __future__ import annotations
@@ -34,7 +37,6 @@ from ptysup.attach import wire
 
 MAX_BEHIND = 8 * 1024 * 1024  # bytes queued for one viewer before it is dropped
 SETTLE_S = 0.5  # the longest a new viewer waits for the screen model to catch up
-SETTLE_LOCKED_S = 0.05  # the same, while the relay waits (the output since the first wait)
 END_FLUSH_S = 2.0  # the longest the run waits for viewers to get the end message
 RECORD = "attach"  # in the run directory: the socket's path
 
@@ -76,15 +78,16 @@ class _Viewer:
     rw: bool = False
     watching: bool = False  # connected and given the screen: gets output from now on
     dropped: bool = False
+    held: bytearray | None = None  # output since it connected, until its screen is painted
 
 
 @dataclass
 class Tap:
     """What the server needs from the run."""
 
-    feed: Callable[[bytes], None]  # the screen model's feeder (its put)
+    feed: Callable[[bytes], int]  # the screen model's feeder (its put): the offset after
     settle: Callable[[float], object]  # wait until the model has every byte fed
-    paint: Callable[[], bytes]  # the current screen as bytes (snapshot.render)
+    paint: Callable[[], tuple[bytes, int | None]]  # the screen (snapshot.render), its offset
     size: Callable[[], tuple[int, int]]  # the agent's (rows, cols)
     keys: Callable[[bytes], None]  # a read-write viewer's keys, for the agent
 
@@ -99,6 +102,7 @@ class AttachServer:
         self._tap = tap
         self._lock = threading.Lock()
         self._viewers: list[_Viewer] = []
+        self._offset = 0  # bytes of output put to the model so far (the feeder counts)
         self._ended: bytes | None = None
         self._closing = False
         self._selector = selectors.DefaultSelector()
@@ -125,22 +129,34 @@ class AttachServer:
         self._thread.start()
 
     def output(self, data: bytes) -> None:
-        """The agent's output (relay thread): to the screen model, then to every viewer."""
+        """The agent's output (relay thread): to the screen model, then to every viewer.
+        Only appends: the model's feeder parses in its own thread."""
         with self._lock:
-            self._tap.feed(data)
+            self._offset = self._tap.feed(data)
             if not self._viewers:
                 return
             message = wire.frame(wire.OUTPUT, data)
             for viewer in self._viewers:
-                if viewer.watching and not viewer.dropped:
+                if viewer.dropped:
+                    continue
+                if viewer.held is not None:  # its screen is being painted
+                    viewer.held += data
+                    if len(viewer.held) > MAX_BEHIND:
+                        self._drop(viewer)
+                elif viewer.watching:
                     if len(viewer.out) + len(message) > MAX_BEHIND:
-                        viewer.dropped = True
-                        viewer.out += wire.frame(
-                            wire.DROPPED, b"this terminal fell too far behind the run's output"
-                        )
+                        self._drop(viewer)
                     else:
                         viewer.out += message
         self._wake()
+
+    def _drop(self, viewer: _Viewer) -> None:
+        """(Under the lock.) The viewer fell too far behind: tell it, then let it go."""
+        viewer.dropped = True
+        viewer.held = None
+        viewer.out += wire.frame(
+            wire.DROPPED, b"this terminal fell too far behind the run's output"
+        )
 
     @property
     def viewers(self) -> int:
@@ -270,16 +286,31 @@ class AttachServer:
 
     def _welcome(self, viewer: _Viewer) -> None:
         """The screen as it is, then output from exactly that point on."""
-        # The model catches up first without the lock (the relay goes on meanwhile), then,
-        # under it, with the little output that came since.
-        self._tap.settle(SETTLE_S)
         with self._lock:
-            self._tap.settle(SETTLE_LOCKED_S)
+            viewer.held, start = bytearray(), self._offset
+        # The model catches up without the lock (the relay goes on, into `held`), until
+        # the screen it paints shows at least the output up to `start`.
+        deadline = time.monotonic() + SETTLE_S
+        screen, through = self._tap.paint()
+        while (through is None or through < start) and time.monotonic() < deadline:
+            self._tap.settle(max(0.0, deadline - time.monotonic()))
+            screen, through = self._tap.paint()
+        with self._lock:
+            if viewer.dropped or viewer.held is None:
+                return
+            # Painted at `through`: the output after it follows. (A model stuck for
+            # SETTLE_S is painted as it is; the output from `start` on then follows.)
+            after = viewer.held
+            if through is not None and through >= start:
+                after = viewer.held[through - start :]
+            viewer.held = None
             rows, cols = self._tap.size()
             viewer.out += wire.json_frame(
                 wire.HELLO, {"run_id": self.run_id, "rows": rows, "cols": cols}
             )
-            viewer.out += wire.frame(wire.OUTPUT, self._tap.paint())
+            viewer.out += wire.frame(wire.OUTPUT, screen)
+            if after:
+                viewer.out += wire.frame(wire.OUTPUT, bytes(after))
             if self._ended is not None:
                 viewer.out += self._ended
             viewer.watching = True

@@ -27,7 +27,7 @@ HOLD = 0.002  # seconds output may wait for more before the observers get it
 class RelayHandlers:
     """What the relay tells the rest of ptysup; each must return quickly."""
 
-    on_output: Callable[[bytes], None]
+    on_output: Callable[[bytes], object]  # (what it returns is ignored)
     on_agent_eof: Callable[[], None]
     on_signal: Callable[[int], None]
     on_resize: Callable[[int, int], None]

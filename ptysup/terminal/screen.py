@@ -644,11 +644,19 @@ class ScreenModel:
         self._screen = _Screen(cols, rows, answer)
         self._stream = _Stream(self._screen)
         self._lock = threading.Lock()
+        self._through: int | None = 0  # the output offset the screen shows (see mark)
 
     def feed(self, data: bytes) -> None:
-        """Apply agent output to the model."""
+        """Apply agent output to the model (the screen is then between marks)."""
         with self._lock:
+            self._through = None
             self._stream.feed(data)
+
+    def mark(self, through: int) -> None:
+        """Say that the screen now shows the output's first `through` bytes (the feeder
+        marks it after each batch; `painted` hands the mark out with the screen)."""
+        with self._lock:
+            self._through = through
 
     def resync(self) -> None:
         """Start parsing afresh: what follows does not continue what was fed before."""
@@ -682,11 +690,12 @@ class ScreenModel:
             f"(last: {type(last).__name__}: {last}); the supervisor's view may differ"
         )
 
-    def painted(self, paint: Callable[[Any, bool], T]) -> T:
+    def painted(self, paint: Callable[[Any, bool], T]) -> tuple[T, int | None]:
         """`paint(screen, alternate)` on the pyte screen under the model's lock: a
-        consistent view of every cell (`ptysup attach` re-emits it)."""
+        consistent view of every cell (`ptysup attach` re-emits it), and the output
+        offset it shows (None while a batch is half fed)."""
         with self._lock:
-            return paint(self._screen, self._screen.alternate)
+            return paint(self._screen, self._screen.alternate), self._through
 
     def size(self) -> tuple[int, int]:
         """(rows, cols) of the modelled screen."""
@@ -764,6 +773,7 @@ class _Batch:
     recent: list[bytes]  # the newest SETTLE bytes or more, fed or not
     title: bytes  # the last title sequence seen so far
     paused: float  # seconds since the last output
+    through: int  # bytes put up to the batch's end
 
 
 class ScreenFeeder:
@@ -802,6 +812,7 @@ class ScreenFeeder:
         self._ended = threading.Event()  # no more output comes: no quiet spell to wait for
         self._clock = time.monotonic  # the waits below are real time
         self._last_put = 0.0
+        self._put = 0  # bytes put so far (the output's offset)
         self._busy = False  # a batch is being fed
         self._flooded = False  # the screen is approximate until a settle
         self._flood_fed = -float("inf")  # when a flood tail was last fed
@@ -813,8 +824,9 @@ class ScreenFeeder:
         """Start the feeding thread."""
         self._thread.start()
 
-    def put(self, data: bytes) -> None:
-        """Queue agent output (called by the relay; never blocks on the model)."""
+    def put(self, data: bytes) -> int:
+        """Queue agent output (called by the relay; never blocks on the model); returns
+        the bytes put so far, the offset `ScreenModel.painted` speaks of."""
         title = _last_title(data) if _has_osc(data) else b""  # outside the lock: a scan
         with self._lock:
             before = self._backlog.size
@@ -823,7 +835,9 @@ class ScreenFeeder:
             self._recent.add(data)
             self._title = title or self._title
             self._last_put = self._clock()
+            self._put += len(data)
             self._has_data.notify()
+            return self._put
 
     @property
     def pending(self) -> int:
@@ -867,7 +881,12 @@ class ScreenFeeder:
             with self._lock:
                 paused = float("inf") if self._ended.is_set() else self._clock() - self._last_put
                 batch = _Batch(
-                    self._backlog.take(), self._dropped, self._recent.copy(), self._title, paused
+                    self._backlog.take(),
+                    self._dropped,
+                    self._recent.copy(),
+                    self._title,
+                    paused,
+                    self._put,
                 )
                 self._dropped = 0
                 self._busy = True
@@ -879,6 +898,7 @@ class ScreenFeeder:
                 if self._on_error is not None:
                     self._on_error(exc)
             finally:
+                self._model.mark(batch.through)  # every byte put is now fed or dropped
                 last_batch = self._clock()
                 with self._lock:
                     self._busy = False

@@ -6,29 +6,37 @@ from __future__ import annotations
 import json
 import os
 import socket
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+import pyte
 import pytest
 
 from ptysup.attach import server as attach_server
 from ptysup.attach import wire
 from ptysup.attach.server import AttachError, AttachServer, Tap, socket_dir
-from tests.helpers import wait_for
+from ptysup.attach.snapshot import render
+from ptysup.terminal.screen import ScreenFeeder
+from tests.helpers import GatedModel, wait_for
 
 
 class Model:
-    """A stand-in screen model: what was fed, painted as text."""
+    """A stand-in screen model: what was fed, painted as text, always caught up."""
 
     def __init__(self) -> None:
         self.fed = bytearray()
         self.keys: list[bytes] = []
 
+    def feed(self, data: bytes) -> int:
+        self.fed += data
+        return len(self.fed)
+
     def tap(self) -> Tap:
         return Tap(
-            feed=self.fed.extend,
+            feed=self.feed,
             settle=lambda timeout: True,
-            paint=lambda: b"SCREEN:" + bytes(self.fed),
+            paint=lambda: (b"SCREEN:" + bytes(self.fed), len(self.fed)),
             size=lambda: (24, 80),
             keys=self.keys.append,
         )
@@ -174,3 +182,111 @@ def test_a_read_write_viewer_sends_keys_not_its_terminals_answers() -> None:
         assert view._keys(b"\x1d") is False and view._keys(b"d") is True  # Ctrl-] d
         theirs.settimeout(5)
         assert list(wire.Reader().feed(theirs.recv(100))) == [(wire.INPUT, b"hi")]
+
+
+def viewer_screen(frames: list[tuple[bytes, bytes]], rows: int, cols: int) -> list[str]:
+    """What a viewer's terminal shows after the frames it got (the screen, then output)."""
+    screen = pyte.Screen(cols, rows)
+    stream = pyte.ByteStream(screen)
+    for kind, payload in frames:
+        if kind == wire.OUTPUT:
+            stream.feed(payload)
+    return list(screen.display)
+
+
+def lines(first: int, last: int) -> bytes:
+    return b"".join(b"line %d\r\n" % i for i in range(first, last))
+
+
+def test_a_viewer_joining_while_the_model_lags_sees_every_byte_exactly_once(
+    tmp_path: Path,
+) -> None:
+    # The real screen model and feeder, stuck mid-batch while the viewer connects; output
+    # comes before, during and after its welcome. Every numbered line stays on the
+    # screen: one drawn twice or missed shows.
+    rows, cols = 24, 40
+    model = GatedModel(rows, cols)
+    feeder = ScreenFeeder(model, lambda: None)
+    feeder.start()
+    welcoming = threading.Event()
+
+    def settle(timeout: float) -> bool:
+        welcoming.set()  # the server waits for the model: the viewer is being welcomed
+        return feeder.drained(timeout)
+
+    tap = Tap(
+        feed=feeder.put,
+        settle=settle,
+        paint=lambda: model.painted(render),
+        size=model.size,
+        keys=lambda data: None,
+    )
+    sockets = tmp_path / "sockets"
+    sockets.mkdir(mode=0o700)
+    server = AttachServer("run-1", tmp_path, tap, sockets)
+    server.start()
+    try:
+        server.output(lines(0, 5))
+        assert model.entered.wait(5)  # the feeder is inside the model, held there
+        server.output(lines(5, 8))
+        sock, reader = connect(server)
+        assert welcoming.wait(10)
+        server.output(lines(8, 11))  # while the viewer waits for its screen
+        model.gate.set()
+        frames = receive(sock, reader, 2)
+        assert frames[0][0] == wire.HELLO
+        server.output(lines(11, 14))
+        server.end("complete", 0, "done")
+        while frames[-1][0] != wire.END:
+            frames += receive(sock, reader, 1)
+        assert feeder.drained(5)
+        expected = list(model.snapshot().lines)
+        assert [line.strip() for line in expected[:15]] == [f"line {i}" for i in range(14)] + [""]
+        assert viewer_screen(frames, rows, cols) == expected
+    finally:
+        model.gate.set()
+        server.close()
+        feeder.stop()
+
+
+def test_the_relay_never_waits_for_the_model_to_welcome_a_viewer(tmp_path: Path) -> None:
+    # The model is waited for (settle) and painted by the server thread only, never while
+    # it holds the lock output() takes: the relay only appends.
+    server_box: list[AttachServer] = []
+    under_lock: list[str] = []
+    behind = threading.Event()
+    model = Model()
+
+    welcoming = threading.Event()
+
+    def settle(timeout: float) -> bool:
+        welcoming.set()
+        if server_box[0]._lock.locked():
+            under_lock.append("settle")
+        return behind.wait(timeout)
+
+    def paint() -> tuple[bytes, int | None]:
+        if server_box[0]._lock.locked():
+            under_lock.append("paint")
+        # Until released, the model shows none of the output (a model far behind).
+        return (b"SCREEN:" + bytes(model.fed), len(model.fed)) if behind.is_set() else (b"", 0)
+
+    tap = Tap(feed=model.feed, settle=settle, paint=paint, size=lambda: (24, 80), keys=print)
+    sockets = tmp_path / "sockets"
+    sockets.mkdir(mode=0o700)
+    server = AttachServer("run-1", tmp_path, tap, sockets)
+    server_box.append(server)
+    server.start()
+    try:
+        server.output(b"before ")
+        sock, reader = connect(server)
+        assert welcoming.wait(10)
+        for _ in range(100):
+            server.output(b"x")  # while the welcome waits: must not wait with it
+        behind.set()
+        frames = receive(sock, reader, 2)
+        assert frames[1] == (wire.OUTPUT, b"SCREEN:before " + b"x" * 100)
+        assert under_lock == []
+    finally:
+        behind.set()
+        server.close()

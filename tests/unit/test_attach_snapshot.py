@@ -30,9 +30,9 @@ def cells(screen: pyte.Screen) -> list[list[tuple[object, ...]]]:
 
 
 def assert_same(model: ScreenModel, rows: int = ROWS, cols: int = COLS) -> None:
-    painted = model.painted(render)
+    painted = model.painted(render)[0]
     view = replayed(painted, rows, cols)
-    original = model.painted(lambda screen, alternate: (cells(screen), screen.cursor))
+    original, _ = model.painted(lambda screen, alternate: (cells(screen), screen.cursor))
     assert cells(view) == original[0]
     assert (view.cursor.y, view.cursor.x) == (original[1].y, original[1].x)
     assert view.cursor.attrs == original[1].attrs
@@ -58,7 +58,7 @@ def test_the_painted_screen_draws_the_same_cells_and_cursor(name: str) -> None:
 def test_a_hidden_cursor_and_a_scroll_region_are_carried_over() -> None:
     model = ScreenModel(ROWS, COLS)
     model.feed(b"top\r\n\x1b[3;8r\x1b[?25l\x1b[5;1Hinside")
-    view = replayed(model.painted(render))
+    view = replayed(model.painted(render)[0])
     assert mo.DECTCEM not in view.mode
     assert view.margins is not None and (view.margins.top, view.margins.bottom) == (2, 7)
     assert_same(model)
@@ -67,7 +67,7 @@ def test_a_hidden_cursor_and_a_scroll_region_are_carried_over() -> None:
 def test_the_alternate_screen_is_entered_for_a_full_screen_program() -> None:
     model = ScreenModel(ROWS, COLS)
     model.feed(b"shell prompt\r\n\x1b[?1049h\x1b[H\x1b[2Jfull screen")
-    painted = model.painted(render)
+    painted = model.painted(render)[0]
     assert painted.index(b"\x1b[?1049h") < painted.index(b"full screen")
     assert "full screen" in replayed(painted).display[0]
 

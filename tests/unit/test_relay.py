@@ -24,6 +24,7 @@ from ptysup.terminal.pty_ import AgentProcess
 from ptysup.terminal.record import output_bytes
 from ptysup.terminal.relay import Relay, RelayHandlers
 from ptysup.terminal.screen import BACKLOG, ScreenFeeder, ScreenModel, ScreenSnapshot
+from tests.helpers import GatedModel
 
 TRANSCRIPTS = Path(__file__).resolve().parents[2] / "fixtures" / "transcripts"
 ROWS, COLS = 24, 80
@@ -51,20 +52,6 @@ def stock_screen(data: bytes, rows: int = ROWS, cols: int = COLS) -> tuple[list[
     screen = pyte.Screen(cols, rows)
     pyte.ByteStream(screen).feed(data)
     return list(screen.display), screen.title
-
-
-class GatedModel(ScreenModel):
-    """A ScreenModel whose feed waits for the gate: the slowest model there could be."""
-
-    def __init__(self, rows: int, cols: int) -> None:
-        super().__init__(rows, cols)
-        self.gate = threading.Event()
-        self.entered = threading.Event()
-
-    def feed(self, data: bytes) -> None:
-        self.entered.set()
-        self.gate.wait()
-        super().feed(data)
 
 
 @dataclass
