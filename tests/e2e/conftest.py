@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -13,7 +14,17 @@ import pytest
 from ptysup.testing.fakemodel import FakeModel, RequestKind
 from ptysup.testing.scenario import Scenario
 from tests.conftest import ClaudeEnvFactory, FakeModelFactory
-from tests.helpers import Run, kill_all, processes_with, ptysup_argv, run_ptysup
+from tests.helpers import (
+    Run,
+    Tmux,
+    kill_all,
+    processes_with,
+    ptysup_argv,
+    read_events,
+    run_ptysup,
+    terminal_script,
+    wait_for,
+)
 
 AGENT = "claude --permission-mode acceptEdits"
 DEMO = Path(__file__).resolve().parents[2] / "ptysup" / "testing" / "scenarios" / "demo.yaml"
@@ -99,3 +110,64 @@ def rig(
         left = r.leftovers()
         kill_all(left)
         assert not left, f"processes outlived ptysup: {left}"
+
+
+class Screen:
+    """ptysup running in a tmux pane: its screen, its keys, its events (the terminal tests'
+    `screen` fixture makes them)."""
+
+    def __init__(self, r: Rig, tmp_path: Path, task: str, *args: str) -> None:
+        self.rig = r
+        self.done = tmp_path / "done"
+        argv = ptysup_argv(task, "--agent-cmd", AGENT, "--log-file", str(r.log), *args)
+        self.tmux = Tmux("ptysup-person")
+        self.tmux.start(terminal_script(tmp_path / "run.sh", r.project, r.env, argv, self.done))
+
+    def text(self) -> str:
+        # Claude Code puts a no-break space after its prompt glyph.
+        return self.tmux.capture().replace("\xa0", " ")
+
+    def status(self) -> str:
+        lines = self.text().rstrip("\n").splitlines()
+        return lines[-1] if lines else ""
+
+    def events(self, name: str | None = None) -> list[dict[str, Any]]:
+        if not self.rig.log.exists():
+            return []
+        return [e for e in read_events(self.rig.log) if name is None or e["event"] == name]
+
+    def wait_event(self, name: str, timeout: float = 60, **fields: Any) -> dict[str, Any]:
+        found: list[dict[str, Any]] = []
+
+        def seen() -> bool:
+            found[:] = [
+                e for e in self.events(name) if all(e.get(k) == v for k, v in fields.items())
+            ]
+            return bool(found)
+
+        wait_for(seen, timeout, f"a {name} event {fields} in {self.events()}")
+        return found[0]
+
+    def finish(self, timeout: float = 90) -> str:
+        wait_for(self.done.exists, timeout, "ptysup to finish")
+        return self.done.read_text()
+
+
+@pytest.fixture
+def screen(rig: Callable[..., Rig], tmp_path: Path) -> Iterator[Callable[..., Screen]]:
+    made: list[Screen] = []
+
+    def make(
+        scenario: dict[str, Any], task: str, *args: str, env: dict[str, str] | None = None
+    ) -> Screen:
+        r = rig(scenario)
+        r.env.update(env or {})
+        s = Screen(r, tmp_path, task, *args)
+        made.append(s)
+        return s
+
+    yield make
+    for s in made:
+        s.tmux.kill()  # a hang-up: ptysup winds down, and then the rig looks for leftovers
+        with contextlib.suppress(AssertionError):
+            wait_for(lambda s=s: not s.rig.leftovers(), 15, "the run to wind down")

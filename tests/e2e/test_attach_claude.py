@@ -10,10 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ptysup.testing.fakemodel import RequestKind
-from tests.e2e.test_person_claude import Screen, screen
+from tests.e2e.conftest import Screen
 from tests.helpers import Tmux, wait_for
-
-__all__ = ["screen"]  # the fixture, shared with the person-at-the-keyboard tests
 
 # The agent answers, then the supervisor takes its time: the run stays up, Claude Code idle.
 SLOW_DECISION = {

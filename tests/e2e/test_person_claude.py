@@ -3,80 +3,18 @@ key (stop, pause, resume), their typed text kept, their message overtaking a dec
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from ptysup.testing.fakemodel import RequestKind
-from tests.e2e.conftest import AGENT, Rig
-from tests.helpers import FAKES, Tmux, ptysup_argv, read_events, terminal_script, wait_for
+from tests.e2e.conftest import Screen
+from tests.helpers import FAKES, wait_for
 
 pytestmark = pytest.mark.e2e
-
-
-class Screen:
-    """ptysup running in a tmux pane: its screen, its keys, its events."""
-
-    def __init__(self, r: Rig, tmp_path: Path, task: str, *args: str) -> None:
-        self.rig = r
-        self.done = tmp_path / "done"
-        argv = ptysup_argv(task, "--agent-cmd", AGENT, "--log-file", str(r.log), *args)
-        self.tmux = Tmux("ptysup-person")
-        self.tmux.start(terminal_script(tmp_path / "run.sh", r.project, r.env, argv, self.done))
-
-    def text(self) -> str:
-        # Claude Code puts a no-break space after its prompt glyph.
-        return self.tmux.capture().replace("\xa0", " ")
-
-    def status(self) -> str:
-        lines = self.text().rstrip("\n").splitlines()
-        return lines[-1] if lines else ""
-
-    def events(self, name: str | None = None) -> list[dict[str, Any]]:
-        if not self.rig.log.exists():
-            return []
-        return [e for e in read_events(self.rig.log) if name is None or e["event"] == name]
-
-    def wait_event(self, name: str, timeout: float = 60, **fields: Any) -> dict[str, Any]:
-        found: list[dict[str, Any]] = []
-
-        def seen() -> bool:
-            found[:] = [
-                e for e in self.events(name) if all(e.get(k) == v for k, v in fields.items())
-            ]
-            return bool(found)
-
-        wait_for(seen, timeout, f"a {name} event {fields} in {self.events()}")
-        return found[0]
-
-    def finish(self, timeout: float = 90) -> str:
-        wait_for(self.done.exists, timeout, "ptysup to finish")
-        return self.done.read_text()
-
-
-@pytest.fixture
-def screen(rig: Callable[..., Rig], tmp_path: Path) -> Iterator[Callable[..., Screen]]:
-    made: list[Screen] = []
-
-    def make(
-        scenario: dict[str, Any], task: str, *args: str, env: dict[str, str] | None = None
-    ) -> Screen:
-        r = rig(scenario)
-        r.env.update(env or {})
-        s = Screen(r, tmp_path, task, *args)
-        made.append(s)
-        return s
-
-    yield make
-    for s in made:
-        s.tmux.kill()  # a hang-up: ptysup winds down, and then the rig looks for leftovers
-        with contextlib.suppress(AssertionError):
-            wait_for(lambda s=s: not s.rig.leftovers(), 15, "the run to wind down")
 
 
 def test_escape_key_stop_ends_a_working_agent_gracefully_with_exit_8(
