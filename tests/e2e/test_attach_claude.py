@@ -58,13 +58,20 @@ def test_a_viewer_sees_the_runs_screen_read_only_and_detaches_cleanly(
         pane.send_keys("-l", "typed by a read-only viewer")
         run.tmux.send_keys("-l", "typed at the run")  # live: the viewer sees it too
         wait_for(lambda: "typed at the run" in pane.capture(), 20, "the run's keys, live")
-        assert "typed by a read-only viewer" not in run.text()
 
         pane.send_keys("C-]", "d")
         wait_for(done.exists, 20, "the viewer to detach")
         assert done.read_text().strip() == "exit=0"
         assert "detached" in pane.capture()
         assert pane.display("#{alternate_on} #{cursor_flag}") == "0 1"
+        # The viewer is gone, with whatever it sent read by the run before its end. Keys
+        # typed at the run after that come last: Claude Code's input box holds the run's
+        # keys only (the read-write test shows a viewer's keys landing in the same box).
+        run.tmux.send_keys("-l", " and more")
+        wait_for(lambda: "typed at the run and more" in run.text(), 20, "the run's own keys")
+        prompt = [line for line in run.text().splitlines() if "typed at the run" in line]
+        assert [line.strip(" >\u276f│") for line in prompt] == ["typed at the run and more"]
+        assert "read-only viewer" not in run.text()
         # Attaching and detaching never touched the agent's terminal size.
         assert not run.events("resize")
         assert not run.done.exists()  # the run goes on

@@ -184,6 +184,20 @@ def test_a_read_write_viewer_sends_keys_not_its_terminals_answers() -> None:
         assert list(wire.Reader().feed(theirs.recv(100))) == [(wire.INPUT, b"hi")]
 
 
+def test_a_read_only_viewer_sends_no_keys_and_ctrl_c_detaches() -> None:
+    # The server refuses a read-only viewer's keys too (above); the client never sends them.
+    from ptysup.attach.client import View
+
+    ours, theirs = socket.socketpair()
+    with ours, theirs, open(os.devnull, "rb") as stdin, open(os.devnull, "wb") as stdout:
+        view = View(ours, "run-1", stdin, stdout, rw=False)
+        assert view._keys(b"hello\r\x1d\x1d") is False  # Ctrl-] twice: the key itself
+        assert view._keys(b"\x03") is True  # Ctrl-C leaves a read-only view
+        ours.close()
+        theirs.settimeout(5)
+        assert theirs.recv(100) == b""  # closed with nothing sent
+
+
 def viewer_screen(frames: list[tuple[bytes, bytes]], rows: int, cols: int) -> list[str]:
     """What a viewer's terminal shows after the frames it got (the screen, then output)."""
     screen = pyte.Screen(cols, rows)
