@@ -3,14 +3,17 @@ commits on the branch only, and prune's choices."""
 
 from __future__ import annotations
 
+import fcntl
 import io
+import os
 import subprocess
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
-from ptysup.batch import prune
+from ptysup.batch import prune, worktrees
 from ptysup.batch.worktrees import GitError, Worktrees, git
 
 GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
@@ -27,9 +30,29 @@ def repo(tmp_path: Path) -> Path:
     return path
 
 
-def test_eight_worktrees_made_at_once_all_succeed(repo: Path) -> None:
+def test_eight_worktrees_made_at_once_all_succeed(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     trees = Worktrees(repo)
     base = trees.pin_base()
+    # Every `git worktree add` runs while the batch's lock is held (git itself may or may
+    # not survive concurrent adds): the probe finds the lock taken each time.
+    unguarded: list[str] = []
+
+    def probe(args: Sequence[str], cwd: Path, *, check: bool = True) -> str:
+        if list(args[:2]) == ["worktree", "add"]:
+            trees.folder.mkdir(parents=True, exist_ok=True)
+            fd = os.open(trees.folder / worktrees.LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                unguarded.append(str(args[-2]))  # nobody held it
+            except BlockingIOError:
+                pass
+            finally:
+                os.close(fd)
+        return git(args, cwd, check=check)
+
+    monkeypatch.setattr(worktrees, "git", probe)
     start = threading.Barrier(8)
     errors: list[BaseException] = []
 
@@ -46,6 +69,7 @@ def test_eight_worktrees_made_at_once_all_succeed(repo: Path) -> None:
     for t in threads:
         t.join()
     assert errors == []
+    assert unguarded == []
     listing = git(["worktree", "list", "--porcelain"], repo)
     for i in range(8):
         assert f"branch refs/heads/ptysup/t{i}" in listing
