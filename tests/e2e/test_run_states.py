@@ -34,15 +34,7 @@ WRITE_HELLO = {
 
 
 def _rows(r: Rig) -> list[dict[str, Any]]:
-    proc = subprocess.run(
-        ptysup_argv("runs", "--json"),
-        cwd=r.project,
-        env=r.env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    proc = r.ptysup("runs", "--json", timeout=60)
     assert proc.returncode == 0, proc.stderr
     rows: list[dict[str, Any]] = json.loads(proc.stdout)
     return rows

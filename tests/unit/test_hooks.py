@@ -171,16 +171,16 @@ def test_the_hook_client_exits_0_quickly_once_ptysup_closed_the_channel() -> Non
     assert time.monotonic() - start < 3
 
 
-def test_the_hook_client_exits_0_quickly_when_ptysup_was_killed(tmp_path: Path) -> None:
-    # A ptysup killed with SIGKILL leaves its socket file behind, with no one listening.
+def channel_in_a_child(on_event: str, command_args: str) -> tuple[subprocess.Popen[str], str]:
+    """A HookChannel open in another process (one a test may kill), and its hook command."""
     child = subprocess.Popen(
         [
             sys.executable,
             "-c",
             "import sys, time\n"
             "from ptysup.agents.hooks import HookChannel\n"
-            "c = HookChannel(lambda e: None).__enter__()\n"
-            "print(c.command(), flush=True)\n"
+            f"c = HookChannel({on_event}).__enter__()\n"
+            f"print(c.command({command_args}), flush=True)\n"
             "time.sleep(60)",
         ],
         stdout=subprocess.PIPE,
@@ -188,7 +188,12 @@ def test_the_hook_client_exits_0_quickly_when_ptysup_was_killed(tmp_path: Path) 
         cwd=Path(__file__).resolve().parents[2],
     )
     assert child.stdout is not None
-    command = child.stdout.readline().strip()
+    return child, child.stdout.readline().strip()
+
+
+def test_the_hook_client_exits_0_quickly_when_ptysup_was_killed(tmp_path: Path) -> None:
+    # A ptysup killed with SIGKILL leaves its socket file behind, with no one listening.
+    child, command = channel_in_a_child("lambda e: None", "")
     socket_path = command.split()[-2]
     try:
         child.send_signal(signal.SIGKILL)
@@ -308,22 +313,7 @@ def test_a_request_hook_gives_up_after_its_wait(chan: Channel) -> None:
 
 
 def test_a_waiting_request_returns_at_once_when_ptysup_is_killed() -> None:
-    child = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import sys, time\n"
-            "from ptysup.agents.hooks import HookChannel\n"
-            "c = HookChannel(lambda e: print('got', e.name, flush=True)).__enter__()\n"
-            "print(c.command(wait=600), flush=True)\n"
-            "time.sleep(60)",
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd=Path(__file__).resolve().parents[2],
-    )
-    assert child.stdout is not None
-    command = child.stdout.readline().strip()
+    child, command = channel_in_a_child("lambda e: print('got', e.name, flush=True)", "wait=600")
     try:
         hook = subprocess.Popen(
             ["sh", "-c", command], stdin=subprocess.PIPE, stdout=subprocess.PIPE
@@ -331,6 +321,7 @@ def test_a_waiting_request_returns_at_once_when_ptysup_is_killed() -> None:
         assert hook.stdin is not None
         hook.stdin.write(json.dumps(payload("PreToolUse")).encode())
         hook.stdin.close()
+        assert child.stdout is not None
         assert child.stdout.readline().strip() == "got PreToolUse"  # it waits for a reply
         start = time.monotonic()
         child.send_signal(signal.SIGKILL)
