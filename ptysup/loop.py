@@ -190,7 +190,6 @@ class RunLoop:
         self._deadline = None if config.max_time is None else self._start + config.max_time
         self._notes: tuple[str, ...] = ()
         self._asking: Ask | None = None  # a question whose hook waits for a reply
-        self._step_due = False  # a step completed while answering a question: start the next
         self._once: tuple[str, ...] = ()  # notes for the next prompt only
         # The unchanging part of every prompt, for a supervisor that takes a system prompt.
         self._system = system_prompt(redact(config.task)) if config.split_prompt else None
@@ -276,8 +275,9 @@ class RunLoop:
                 self._wait_out_api_error(turn.detail)
                 continue  # an API error costs no iteration
             self._check_budgets()  # after a person's turn (escalation) the budget may be gone
-            if self._step_due and self._steps is not None:
-                self._step_due = False
+            if self._steps is not None and self._steps.pending():
+                # A step completed while answering a question, or a resumed run's answer
+                # ran first: the next step starts now.
                 following = self._steps.opening(self.iterations)
                 if following is not None:
                     self._start_step(following)
@@ -379,9 +379,8 @@ class RunLoop:
             failed = self._verify()
             if failed is None:
                 if self._steps is not None and self._steps.advance(self.iterations):
-                    # The step is done: the next one is typed once this turn ends.
+                    # The step is done: the next one (pending) is typed once this turn ends.
                     ask.deny("This step is done. Stop here; the next step follows.")
-                    self._step_due = True
                     return None
                 ask.deny(f"The supervisor ended the run as complete: {d.content}")
                 self._let_turn_end()
@@ -433,10 +432,10 @@ class RunLoop:
             self._once = (
                 f"{RESUMED_NOTE}\nA person answered, typed into the agent: {self._cfg.say}",
             )
-            if self._steps is not None and self._steps.pending():
-                self._step_due = True  # typed once the turn the answer starts has ended
-            elif self._steps is not None:
-                self._steps.opening(self.iterations)  # a step under way: count from here
+            # A step waiting to begin starts once the answer's turn has ended (pending);
+            # one under way counts its decisions from here.
+            if self._steps is not None and not self._steps.pending():
+                self._steps.opening(self.iterations)
             self._inject(self._cfg.say, kind="say")
             return None
         step = self._steps.opening(self.iterations) if self._steps else None
