@@ -39,6 +39,8 @@ ENDED = frozenset({DONE, FAILED})
 STATES = (WORKING, NEEDS_INPUT, DECIDING, API_WAIT, DONE, FAILED, CRASHED)
 
 FOR_A_PERSON = "question for a person: "
+PAUSED = "supervision paused: a person has the agent"
+PAUSED_IDLE = f"{PAUSED}, whose turn ended"  # no decision until the person resumes
 DETAIL_MAX = 200  # characters of `detail`: a line in a table, not a transcript
 # Hooks that mean the agent waits for a person's answer, and those that mean it went on.
 _ASKING_NOTIFICATIONS = frozenset({"permission_prompt", "idle_prompt"})
@@ -68,6 +70,7 @@ class StateTracker:
         self._write = write
         self._lock = threading.Lock()
         self._dialog = False  # the screen shows a dialog
+        self._paused = False  # the person paused supervision (the escape key)
         self.errors: list[OSError] = []  # writes that failed (the run goes on regardless)
         self._data: dict[str, Any] = {
             "run_id": run_id,
@@ -118,9 +121,21 @@ class StateTracker:
                 self._data["step"] = f.get("id")
             elif name == "inject":
                 self._set(WORKING, f"typed: {f.get('kind', '')}")
+            elif name in ("turn_end", "decision_cancelled") and self._paused:
+                self._set(NEEDS_INPUT, PAUSED_IDLE)  # the run waits on the person
             elif name == "turn_end":
                 kind = str(f.get("kind", ""))
                 self._set(API_WAIT if kind == "api_error" else DECIDING, f"turn end: {kind}")
+            elif name == "person_command" and f.get("command") in ("pause", "resume"):
+                self._paused = f.get("command") == "pause"
+                if self._paused and self._data["state"] == WORKING:
+                    self._set(WORKING, PAUSED)
+                elif self._paused and self._data["state"] == DECIDING:  # the decision is dropped
+                    self._set(NEEDS_INPUT, PAUSED_IDLE)
+                elif self._data["detail"] == PAUSED_IDLE:  # the turn it ended gets decided
+                    self._set(DECIDING, "supervision resumed")
+                elif self._data["state"] == WORKING:
+                    self._set(WORKING, "supervision resumed")
             elif name == "question":
                 to_person = f.get("to") == "person"
                 self._set(
@@ -183,6 +198,8 @@ class StateTracker:
                 self._ask(message, vague=True)
             elif name in _GOING_ON:
                 self._went_on()
+            elif name == "Stop" and self._paused and self._data["state"] == WORKING:
+                self._set(NEEDS_INPUT, PAUSED_IDLE)  # the person's own turn ended
             else:
                 return
             self._flush()
@@ -210,7 +227,7 @@ class StateTracker:
 
     def _went_on(self) -> None:
         if self._data["state"] == NEEDS_INPUT:
-            self._set(WORKING, "")
+            self._set(WORKING, PAUSED if self._paused else "")
 
     def _set(self, state: str, detail: str) -> None:
         if state != self._data["state"]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import subprocess
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -147,6 +148,14 @@ class Screen:
 
         wait_for(seen, timeout, f"a {name} event {fields} in {self.events()}")
         return found[0]
+
+    def state(self) -> tuple[str, str]:
+        """The run's (state, detail) as state.json says (what `ptysup runs` shows)."""
+        for path in (self.rig.project / ".ptysup" / "runs").glob("*/state.json"):
+            with contextlib.suppress(ValueError):  # replaced atomically, but be sure
+                saved = json.loads(path.read_text())
+                return saved["state"], saved["detail"]
+        return "", ""
 
     def finish(self, timeout: float = 90) -> str:
         wait_for(self.done.exists, timeout, "ptysup to finish")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from ptysup.runstate import PAUSED, PAUSED_IDLE
 from ptysup.testing.fakemodel import RequestKind
 from tests.e2e.conftest import Screen
 from tests.helpers import FAKES, wait_for
@@ -74,17 +75,21 @@ def test_pause_hands_the_agent_to_the_person_and_resume_decides_at_once(
     s.wait_event("person_command", command="pause")
     wait_for(lambda: "PAUSED" in s.status(), 10, "PAUSED in the status line")
     s.wait_event("turn_end")  # the task's turn ends while paused: no decision
+    # `ptysup runs` shows why: the run waits on the person, not on ptysup.
+    wait_for(lambda: s.state() == ("needs_input", PAUSED_IDLE), 10, "the paused run's state")
     s.tmux.send_keys("-l", "my own message")
     wait_for(lambda: "❯ my own message" in s.text(), 10, "the person's text in the box")
     s.tmux.send_keys("Enter")
     prompt = s.wait_event("person_prompt")
     assert prompt["text"] == "my own message"
+    wait_for(lambda: s.state() == ("working", PAUSED), 10, "the person's turn as working")
 
     # While paused the person's turns are theirs: no turn_end, only Claude Code's Stop hook.
     def stops() -> int:
         return len([h for h in s.events("hook") if h["name"] == "Stop"])
 
     wait_for(lambda: stops() == 2, 60, "the person's turn to end")
+    wait_for(lambda: s.state() == ("needs_input", PAUSED_IDLE), 10, "waiting on the person")
     assert "PAUSED" in s.status()
     assert not s.rig.model.requests_of(RequestKind.SUPERVISOR)
     assert not s.events("decision")

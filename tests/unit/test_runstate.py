@@ -76,6 +76,35 @@ def test_the_loop_events_move_the_state_and_each_change_is_written_once(tmp_path
     assert (end["outcome"], end["exit_code"], end["cost_usd"]) == ("complete", 0, 0.5)
 
 
+def test_a_paused_run_shows_it_and_waits_on_the_person_once_its_turn_ends(
+    tmp_path: Path,
+) -> None:
+    t, writes, log, _ = _tracker(tmp_path)
+    log.emit("run_start", run_id="r1", max_iter=5)
+    log.emit("person_command", command="pause")  # while the agent works
+    log.emit("turn_end", kind="stop", detail="")  # no decision follows: the person's turn
+    t.hook("UserPromptSubmit", {"prompt": "try this"})  # the person typed to the agent
+    t.hook("Stop", {})  # their turn ended (no turn_end while paused: the turn is theirs)
+    log.emit("person_command", command="resume")  # the ended turn is decided now
+    log.emit("decision", iteration=1, max_iter=5, action="continue")
+    log.emit("inject", kind="instruction", text="go on")
+    log.emit("turn_end", kind="stop", detail="")
+    log.emit("person_command", command="pause")  # while deciding: the decision is dropped
+    log.emit("decision_cancelled", iteration=2, reason="overtaken by the person")
+    assert [(w["state"], w["detail"]) for w in writes] == [
+        ("working", "starting the agent"),
+        ("working", runstate.PAUSED),
+        ("needs_input", runstate.PAUSED_IDLE),
+        ("working", runstate.PAUSED),
+        ("needs_input", runstate.PAUSED_IDLE),
+        ("deciding", "supervision resumed"),
+        ("deciding", "decided: continue"),
+        ("working", "typed: instruction"),
+        ("deciding", "turn end: stop"),
+        ("needs_input", runstate.PAUSED_IDLE),
+    ]
+
+
 def test_every_outcome_but_complete_is_failed() -> None:
     assert runstate.state_for_outcome("complete") == "done"
     for outcome in ("abort", "budget", "signal", "agent_exited", "error", "escalated"):
