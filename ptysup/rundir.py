@@ -332,6 +332,7 @@ class Progress:
     parts: int = 0  # run_start + run_resume events
     typed: bool = False  # something was typed into the agent: its conversation exists
     started: float | None = None  # Unix time
+    clock_from: float | None = None  # Unix time the last part's elapsed time counts from
 
 
 def progress(events: list[dict[str, Any]]) -> Progress:
@@ -347,6 +348,7 @@ def progress(events: list[dict[str, Any]]) -> Progress:
             p["parts"] = p.get("parts", 0) + 1
             before = float(e.get("elapsed_before_s") or 0.0)
             part_start = ts
+            p["clock_from"] = ts - before
             p.setdefault("started", ts)
             p["outcome"] = None
             for key in ("task", "max_iter"):

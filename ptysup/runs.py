@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -21,8 +22,10 @@ DEFAULT_COUNT = 20
 WAITING = (runstate.NEEDS_INPUT, runstate.API_WAIT)  # states whose detail the table shows
 
 
-def describe(run_dir: RunDir) -> dict[str, Any]:
-    """One run as a JSON-able row: id, state, step, iterations, elapsed, cost, task."""
+def describe(run_dir: RunDir, clock: Callable[[], float] = time.time) -> dict[str, Any]:
+    """One run as a JSON-able row: id, state, step, iterations, elapsed, cost, task. A
+    live run's elapsed time is until now (`clock_from` says since when, to keep it
+    ticking); an ended one's, until its end."""
     try:
         record = run_dir.read_record()
         events_file = run_dir.events_file()
@@ -34,6 +37,8 @@ def describe(run_dir: RunDir) -> dict[str, Any]:
     saved = runstate.read_state(run_dir.path / runstate.STATE_FILE)
     state = runstate.derive(saved, pid, p.outcome)
     current = saved if saved is not None and saved["state"] == state else None
+    clock_from = p.clock_from if state in runstate.LIVE else None
+    elapsed = p.elapsed_s if clock_from is None else max(p.elapsed_s, clock() - clock_from)
     return {
         "run_id": run_dir.run_id,
         "state": state,
@@ -45,7 +50,8 @@ def describe(run_dir: RunDir) -> dict[str, Any]:
         "steps_done": list(p.steps_done),
         "iterations": p.iterations,
         "max_iter": p.max_iter,
-        "elapsed_s": p.elapsed_s,
+        "elapsed_s": round(elapsed, 3),
+        "clock_from": clock_from,
         "cost_usd": round(p.cost_usd, 6),
         "task": p.task or (f"plan {plan}" if plan else ""),
         "parts": p.parts,
@@ -56,8 +62,8 @@ def describe(run_dir: RunDir) -> dict[str, Any]:
     }
 
 
-def render(rows: list[dict[str, Any]], out: TextIO) -> None:
-    """The rows as an aligned table."""
+def render(rows: list[dict[str, Any]], out: TextIO, now: float | None = None) -> None:
+    """The rows as an aligned table; with `now`, a live run's elapsed time up to it."""
     if not rows:
         out.write(f"no runs in {RUNS_DIR}/\n")
         return
@@ -74,7 +80,7 @@ def render(rows: list[dict[str, Any]], out: TextIO) -> None:
                 r["state"],
                 step,
                 its,
-                format_elapsed(r["elapsed_s"]),
+                format_elapsed(_elapsed(r, now)),
                 f"${r['cost_usd']:.4f}",
                 task if len(task) <= 60 else task[:59] + "…",
             )
@@ -83,6 +89,12 @@ def render(rows: list[dict[str, Any]], out: TextIO) -> None:
     for row in table:
         cells = [c.ljust(w) for c, w in zip(row[:-1], widths, strict=True)]
         out.write("  ".join([*cells, row[-1]]).rstrip() + "\n")
+
+
+def _elapsed(row: dict[str, Any], now: float | None) -> float:
+    if now is None or row.get("clock_from") is None:
+        return float(row["elapsed_s"])
+    return max(float(row["elapsed_s"]), now - float(row["clock_from"]))
 
 
 def main(args: Sequence[str], out: TextIO = sys.stdout, runs_dir: Path = RUNS_DIR) -> int:

@@ -20,7 +20,8 @@ from typing import Any, TextIO
 
 from ptysup import runstate
 from ptysup.rundir import RUNS_DIR, RunDir, run_dirs
-from ptysup.runs import describe, render
+from ptysup.runs import describe as describe_run
+from ptysup.runs import render
 
 POLL_S = 0.3  # between looks at the files: a change shows within this, at little cost
 FINAL = frozenset({runstate.DONE, runstate.FAILED, runstate.CRASHED})
@@ -83,10 +84,10 @@ class Watcher:
         return state, events, live
 
 
-def _table(rows: list[dict[str, Any]], runs_dir: Path) -> str:
+def _table(rows: list[dict[str, Any]], runs_dir: Path, now: float) -> str:
     buf = io.StringIO()
     buf.write(f"ptysup runs --watch  {runs_dir}/  (Ctrl-C to stop)\n\n")
-    render(rows, buf)
+    render(rows, buf, now)
     return buf.getvalue().rstrip("\n")
 
 
@@ -102,14 +103,15 @@ def watch(
     out: TextIO | None = None,
     as_json: bool = False,
     sleep: Callable[[float], None] = time.sleep,
-    describe: Callable[[RunDir], dict[str, Any]] = describe,
+    describe: Callable[[RunDir], dict[str, Any]] | None = None,
+    clock: Callable[[], float] = time.time,
 ) -> int:
     """Show the runs live until Ctrl-C (exit 0)."""
     out = out or sys.stdout
-    watcher = Watcher(runs_dir, count, describe)
+    watcher = Watcher(runs_dir, count, describe or (lambda run: describe_run(run, clock)))
     try:
         if _isatty(out) and not as_json:
-            _live(watcher, runs_dir, out, sleep)
+            _live(watcher, runs_dir, out, sleep, clock)
         else:
             _lines(watcher, out, as_json, sleep)
     except KeyboardInterrupt:
@@ -133,23 +135,40 @@ def _lines(watcher: Watcher, out: TextIO, as_json: bool, sleep: Callable[[float]
         sleep(POLL_S)
 
 
-def _live(watcher: Watcher, runs_dir: Path, out: TextIO, sleep: Callable[[float], None]) -> None:
-    """The table redrawn in place, and only when a run changed: no flicker, no busy screen."""
+def _live(
+    watcher: Watcher,
+    runs_dir: Path,
+    out: TextIO,
+    sleep: Callable[[float], None],
+    clock: Callable[[], float],
+) -> None:
+    """The table redrawn in place, only when a run changed or, while one is live, when its
+    elapsed time moves a second: no flicker, no busy screen."""
     from rich.console import Console
     from rich.live import Live
     from rich.text import Text
 
     def view() -> Text:
         rows = list(watcher.rows.values())
-        return Text(_table(rows, runs_dir), no_wrap=True, overflow="ellipsis")
+        return Text(_table(rows, runs_dir, clock()), no_wrap=True, overflow="ellipsis")
 
     console = Console(file=out, highlight=False)
     watcher.poll()
+    shown = _second(watcher, clock)
     with Live(view(), console=console, auto_refresh=False, redirect_stdout=False) as live:
         while True:
             sleep(POLL_S)
-            if watcher.poll() or watcher.removed:
+            changed = watcher.poll() or watcher.removed
+            second = _second(watcher, clock)  # a live run's clock ticks: once a second
+            if changed or second != shown:
+                shown = second
                 live.update(view(), refresh=True)
+
+
+def _second(watcher: Watcher, clock: Callable[[], float]) -> int | None:
+    """The current second while a run is live (its elapsed time shows it), else None."""
+    live = any(row.get("clock_from") is not None for row in watcher.rows.values())
+    return int(clock()) if live else None
 
 
 def _isatty(stream: TextIO) -> bool:

@@ -353,3 +353,38 @@ def test_the_table_shows_what_a_waiting_run_waits_on(tmp_path: Path) -> None:
         runs.render([describe(run)], out)
     row = out.getvalue().splitlines()[1]
     assert " needs_input " in row and row.endswith("[permission for Write(a)] t")
+
+
+def test_a_live_runs_elapsed_time_runs_to_now_an_ended_ones_to_its_end(tmp_path: Path) -> None:
+    live = _run(tmp_path / "a", {"event": "turn_end", "ts": 2.0}, state=_saved("deciding"))
+    with live.lock():
+        row = describe(live, clock=lambda: 101.0)
+    assert (row["elapsed_s"], row["clock_from"]) == (100.0, 1.0)  # run_start was at ts 1.0
+    out = io.StringIO()
+    runs.render([row], out, now=161.0)  # the table ticks on without describing again
+    assert " 2m40s " in out.getvalue()
+    end = {"event": "run_end", "ts": 3.0, "outcome": "complete", "elapsed_s": 2.0}
+    row = describe(_run(tmp_path / "b", end), clock=lambda: 101.0)
+    assert (row["elapsed_s"], row["clock_from"]) == (2.0, None)
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_watch_in_a_terminal_ticks_a_live_runs_clock_once_a_second(tmp_path: Path) -> None:
+    run = _run(tmp_path, state=_saved("working"))
+    now = [100.0]
+
+    def later(seconds: float) -> Any:
+        return lambda: now.__setitem__(0, now[0] + seconds)
+
+    out = Terminal()
+    with run.lock():
+        # 0.3 s later: the same second, nothing drawn; then a new second, drawn once.
+        steps = Steps(later(0.3), later(0.9), lambda: None)
+        runswatch.watch(tmp_path, 20, out, sleep=steps, clock=lambda: now[0])
+    drawn = out.getvalue()
+    assert drawn.count(" 1m39s ") >= 1 and drawn.count(" 1m40s ") >= 1
+    assert " 1m41s " not in drawn
