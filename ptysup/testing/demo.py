@@ -6,6 +6,7 @@ fake (scenario `demo.yaml`), so the run needs no account and no network.
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -27,6 +28,19 @@ def _say(message: str) -> None:
 
 
 PREFIX = "ptysup-demo-"
+USAGE = f"""\
+Usage: scripts/demo.sh [--clean | PTYSUP-OPTION...]
+
+Runs `ptysup "{TASK}" --max-iter 50` on a sample project copied to a new temp dir
+({PREFIX}*, kept for you to look at). The agent and the supervisor are the real
+Claude Code; the model behind both is the bundled scripted fake on 127.0.0.1, so it
+needs no account and no network. Exit code: ptysup's.
+
+  --clean          remove the sample projects earlier demos left in the temp dir
+  PTYSUP-OPTION    passed on to ptysup, e.g. --no-warm-supervisor, --max-cost 0.05,
+                   --no-recording (`ptysup --help` lists them)
+  -h, --help       this help
+"""
 
 
 def clean(tmp: Path | None = None) -> int:
@@ -46,6 +60,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     extra = list(sys.argv[1:] if argv is None else argv)
     if extra == ["--clean"]:
         return clean()
+    if "-h" in extra or "--help" in extra:
+        print(USAGE, end="")
+        return 0
     claude = find_claude()
     if claude is None:
         _say("Claude Code is not installed: run scripts/demo.sh (it installs it)")
@@ -59,7 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         env = dict(ce.env, PTYSUP_AGENT_CMD=AGENT_CMD)
         _say(f"sample project: {project}")
         _say(f"model: the bundled fake at {model.url}; agent: {AGENT_CMD}")
-        _say(f'running: ptysup "{TASK}" --max-iter 50')
+        _say(f"running: ptysup {shlex.join(command[1:])}")
         code = subprocess.call(command, cwd=project, env=env)
     tests = subprocess.run(
         [sys.executable, "-m", "unittest", "-q"], cwd=project, capture_output=True, text=True

@@ -1,10 +1,14 @@
-"""`scripts/demo.sh --clean` removes the sample projects demos left behind, nothing else."""
+"""`scripts/demo.sh --clean` removes the sample projects demos left behind, nothing else;
+`--help` explains the demo and creates nothing."""
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
-from ptysup.testing.demo import PREFIX, clean
+import pytest
+
+from ptysup.testing.demo import PREFIX, clean, main
 
 
 def test_clean_removes_only_demo_folders(tmp_path: Path) -> None:
@@ -12,3 +16,14 @@ def test_clean_removes_only_demo_folders(tmp_path: Path) -> None:
     (tmp_path / "other").mkdir()
     assert clean(tmp_path) == 0
     assert [p.name for p in tmp_path.iterdir()] == ["other"]
+
+
+@pytest.mark.parametrize("flag", ["-h", "--help"])
+def test_help_explains_the_demo_and_creates_no_sample_project(
+    flag: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where a sample project would go
+    assert main(["--no-recording", flag]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Usage: scripts/demo.sh") and "--clean" in out
+    assert list(tmp_path.iterdir()) == []
