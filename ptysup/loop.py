@@ -65,6 +65,7 @@ class Agent(Protocol):
     def shutdown(self, deadline: float | None = None) -> bool: ...
     def snapshot(self) -> ScreenSnapshot: ...
     def pause(self, seconds: float) -> None: ...
+    def settle_cost(self, deadline: float | None = None) -> None: ...
 
 
 class Decider(Protocol):
@@ -274,6 +275,10 @@ class RunLoop:
             if turn.kind is TurnEndKind.API_ERROR:
                 self._wait_out_api_error(turn.detail)
                 continue  # an API error costs no iteration
+            if self._cfg.max_cost is not None:
+                # The turn's spend is reported a moment after its end: no decision is paid
+                # for on a figure that misses it.
+                self._agent.settle_cost(self._deadline)
             self._check_budgets()  # after a person's turn (escalation) the budget may be gone
             if self._steps is not None and self._steps.pending():
                 # A step completed while answering a question, or a resumed run's answer

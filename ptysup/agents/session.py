@@ -60,6 +60,7 @@ class Timings:
     exit: float = 5.0  # graceful exit → the agent is gone
     settle: float = 0.05  # after a turn-end hook, output quiet this long: the final frame
     settle_max: float = 1.0  # ... or this long after the hook at most
+    cost_report: float = 1.0  # Stop hook → Claude Code's report of the turn's spend, at most
 
 
 @dataclass
@@ -125,6 +126,8 @@ class AgentSession:
         self._cost_base: float | None = None
         self._prompted = False  # a prompt reached the agent (UserPromptSubmit)
         self.cost_cap: float | None = None  # wait_turn_end raises CostUp at this spend
+        self._reports_cost = False  # the agent reports its spend (Claude Code's status line)
+        self._turn_ended_at: float | None = None  # a Stop whose spend is not reported yet
 
     # -- posted from other threads -------------------------------------------------
     def post(self, event: AgentEvent) -> None:
@@ -229,6 +232,24 @@ class AgentSession:
         deadline = self._clock() + seconds
         while self._clock() < deadline:
             self._next(deadline)
+
+    def settle_cost(self, deadline: float | None = None) -> None:
+        """Wait until the agent has reported what its last turn cost, so `cost_usd`
+        includes it. Observed with Claude Code 2.1.197: its status line runs when the
+        conversation changes, at most every 300 ms, so the turn's last request shows up
+        0.4-0.5 s after the Stop hook; a decision comes sooner. Only for an agent that
+        reports its spend, only while a Stop came after the last report, and at most
+        `timings.cost_report` after that Stop. Every other event is kept for later."""
+        if self._turn_ended_at is None:
+            return
+        until = self._cap(self._turn_ended_at + self.timings.cost_report, deadline)
+        kept: list[AgentEvent] = []
+        try:
+            while self._turn_ended_at is not None and (event := self._next(until)) is not None:
+                kept.append(event)
+        finally:
+            self._pushback.extendleft(reversed(kept))
+        self._turn_ended_at = None  # not reported in time: the figure stays as it is
 
     def wait_turn_end(self, deadline: float | None = None) -> TurnEnd | Ask:
         """Block until the current turn ends (hook, screen, quiet time or stall), or the
@@ -359,6 +380,10 @@ class AgentSession:
         """
         self._ending = True
         if self.exited is not None:
+            return True
+        try:
+            self.settle_cost(deadline)  # the last turn's spend is in the run's figures
+        except AgentExited:
             return True
         if self.profile.exit_command is None or not self._wait_settled(deadline):
             self._kill()
@@ -584,7 +609,11 @@ class AgentSession:
         p = event.payload
         if event.name == STATUS_LINE:
             self._record_cost(p)
+            self._reports_cost = True
+            self._turn_ended_at = None  # the spend so far is in
             return  # several per turn: not worth an event each
+        if event.name == "Stop" and self._reports_cost:
+            self._turn_ended_at = self._clock()  # its spend is reported a moment later
         if event.name == "UserPromptSubmit":
             self._prompted = True
         if event.name in ("UserPromptSubmit", "Stop", "StopFailure"):

@@ -100,10 +100,30 @@ def test_the_cost_budget_counts_what_the_agent_spends(rig: Callable[..., Rig]) -
     assert run.code == 3
     end = run.events[-1]
     assert end["outcome"] == "cost"
+    # The turn's spend is reported ~0.4 s after its Stop hook; ptysup waits for it at the
+    # turn end, so the budget is seen gone before any decision is paid for.
+    assert not run.named("decision") and end["supervisor_cost_usd"] == 0
     assert end["supervisor_cost_usd"] < 0.008 <= end["agent_cost_usd"]
     assert end["cost_usd"] == pytest.approx(end["agent_cost_usd"] + end["supervisor_cost_usd"])
     assert run.named("inject")[-1]["text"] == "/clear"
     assert "agent $" in end["reason"]
+
+
+def test_a_cost_budget_sees_each_turns_spend_before_deciding(rig: Callable[..., Rig]) -> None:
+    # The demo costs ~$0.028 after its first turn and decision, ~$0.064 after its second
+    # turn: a $0.05 cap ends it at that turn end, before the second decision is paid for.
+    r = rig(DEMO)
+    run = r.run("implement feature X", "--max-iter", "50", "--max-cost", "0.05")
+    assert run.code == 3, run.stdout + run.stderr
+    (decision,) = run.named("decision")
+    assert decision["action"] == "continue"
+    assert decision["agent_cost_usd"] > 0  # the first turn's spend, not a stale $0
+    end = run.events[-1]
+    assert (end["event"], end["outcome"], end["iterations"]) == ("run_end", "cost", 1)
+    assert end["agent_cost_usd"] > decision["agent_cost_usd"]
+    assert end["supervisor_cost_usd"] == decision["supervisor_cost_usd"]
+    assert end["cost_usd"] >= 0.05 > decision["total_cost_usd"]
+    assert len(r.model.requests_of(RequestKind.SUPERVISOR)) == 1
 
 
 LINE = b"0123456789abcdefghijklmnopqrstuvwxyz" * 3

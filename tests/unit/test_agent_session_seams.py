@@ -1,12 +1,12 @@
 """AgentSession where features meet: a plan's mid-run /clear and the stop key, and the
-agent's cost in a reopened conversation."""
+agent's cost: in a reopened conversation, and reported a moment after a turn ends."""
 
 from __future__ import annotations
 
 import pytest
 
 from ptysup.agents.claude import ClaudeProfile
-from ptysup.agents.events import HookEvent, PersonCommand, PersonStopped
+from ptysup.agents.events import HookEvent, PersonCommand, PersonStopped, TurnEnd, TurnEndKind
 from ptysup.agents.hooks import STATUS_LINE
 from ptysup.agents.session import AgentSession, Timings
 from ptysup.events import EventLog
@@ -19,14 +19,14 @@ RULE = "─" * 40
 READY = ScreenSnapshot((RULE, "❯ ", RULE), "✳ Claude Code", (1, 2))
 
 
-def _session(written: list[bytes] | None = None) -> AgentSession:
+def _session(written: list[bytes] | None = None, **timings: float) -> AgentSession:
     sink = written if written is not None else []
     return AgentSession(
         ClaudeProfile(),
         Typist(sink.append, pause=lambda s: None),
         lambda: READY,
         EventLog(),
-        Timings(confirm=0.2, landed=0.2),
+        Timings(confirm=0.2, landed=0.2, settle=0.02, settle_max=0.05, **timings),
         clock=Tick(0.01),
     )
 
@@ -76,3 +76,52 @@ def test_a_reopened_conversation_first_seen_after_a_prompt_counts_from_zero() ->
     session.post(_cost(0.01))
     session.pause(0.5)
     assert session.cost_usd == 0.01
+
+
+def _stop() -> HookEvent:
+    return HookEvent("Stop", {"last_assistant_message": "done"}, 0.0)
+
+
+def _ended_turn(session: AgentSession) -> None:
+    """A turn Claude Code ended, its spend so far reported before it."""
+    session.post(_cost(0.01))
+    session.post(_stop())
+    assert session.wait_turn_end() == TurnEnd(TurnEndKind.STOP, "done")
+    assert session.cost_usd == 0.01
+
+
+def test_settle_cost_waits_for_the_report_of_the_turn_and_keeps_other_events() -> None:
+    session = _session()
+    _ended_turn(session)
+    session.post(_stop())  # a later event the wait must not swallow
+    session.post(_cost(0.05))  # the turn's last request, reported after its Stop
+    session.settle_cost()
+    assert session.cost_usd == 0.05
+    assert session.wait_turn_end() == TurnEnd(TurnEndKind.STOP, "done")  # kept, in order
+
+
+def test_settle_cost_gives_up_after_cost_report_seconds() -> None:
+    session = _session(cost_report=0.05)
+    _ended_turn(session)
+    session.settle_cost()  # no report comes: the figure stays as it was
+    assert session.cost_usd == 0.01
+    session.post(_cost(0.05))
+    session.settle_cost()  # nothing pending any more: it does not wait for this one
+    assert session.cost_usd == 0.01
+
+
+def test_an_agent_that_never_reported_its_spend_is_not_waited_for() -> None:
+    session = _session()
+    session.post(_stop())
+    assert session.wait_turn_end().kind is TurnEndKind.STOP  # type: ignore[union-attr]
+    session.post(_cost(0.05))
+    session.settle_cost()
+    assert session.cost_usd == 0.0  # not looked at: nothing was pending
+
+
+def test_ending_the_agent_collects_the_last_turns_spend_first() -> None:
+    session = _session(exit=0.05)
+    _ended_turn(session)
+    session.post(_cost(0.05))
+    session.shutdown()
+    assert session.cost_usd == 0.05

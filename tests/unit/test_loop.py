@@ -40,6 +40,8 @@ class FakeAgent:
         self.cost_usd = 0.0
         self.cost_cap: float | None = None
         self.spend_per_turn = 0.0  # the agent's own cost of each turn
+        self.late_spend_per_turn = 0.0  # ... reported only a moment after the turn ends
+        self.unreported = 0.0  # spent, not yet reported: settle_cost() reports it
 
     def wait_ready(self) -> None:
         pass
@@ -53,6 +55,7 @@ class FakeAgent:
             raise AgentExited(None)
         self.turns += 1
         self.cost_usd += self.spend_per_turn
+        self.unreported += self.late_spend_per_turn
         if self.cost_cap is not None and self.cost_usd >= self.cost_cap:
             raise CostUp()
         if self.turn_ends:
@@ -62,6 +65,10 @@ class FakeAgent:
 
     def pause(self, seconds: float) -> None:
         self.paused.append(seconds)
+
+    def settle_cost(self, deadline: float | None = None) -> None:
+        self.cost_usd += self.unreported
+        self.unreported = 0.0
 
     def hold(self, turn: TurnEnd, deadline: float | None = None) -> TurnEnd | None:
         if self.holds:
@@ -250,6 +257,26 @@ def test_the_cost_budget_counts_the_agent_and_the_supervisor() -> None:
     assert (decision["agent_cost_usd"], decision["supervisor_cost_usd"]) == (0.2, 0.5)
     assert decision["total_cost_usd"] == 0.7
     assert "agent $0.2000, supervisor $0.5000" in result.reason
+
+
+def test_a_turns_spend_reported_after_its_end_stops_the_run_before_a_decision() -> None:
+    # Claude Code reports a turn's last request a moment after the turn ends: the loop
+    # waits for that report, so no decision is paid for on a figure that misses it.
+    agent = FakeAgent()
+    agent.late_spend_per_turn = 0.3
+    result, agent, sup, rec = _run(["[CONTINUE] more"] * 5, max_cost=0.3, agent=agent)
+    assert result.outcome is Outcome.COST and result.exit_code == 3
+    assert sup.prompts == [] and not [e for e in rec.events if e.event == "decision"]
+    assert (result.agent_cost_usd, result.supervisor_cost_usd) == (0.3, 0.0)
+    assert agent.typed[-1] == "/clear"
+
+
+def test_without_a_cost_budget_nothing_waits_for_the_spend_report() -> None:
+    agent = FakeAgent()
+    agent.late_spend_per_turn = 0.3
+    result, agent, sup, _ = _run(["[CONTINUE] more", "[COMPLETE] done"], agent=agent)
+    assert result.outcome is Outcome.COMPLETE and len(sup.prompts) == 2
+    assert agent.unreported == 0.6  # the loop never waited: a decision as soon as it can
 
 
 def test_the_agent_spending_the_rest_of_the_budget_ends_its_turn() -> None:
