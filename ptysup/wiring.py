@@ -370,6 +370,7 @@ def _drive(
     ticker = None
     sink = None
     if parts.status is not None:
+        handlers.to_person = parts.status.for_person
         handlers.on_written = parts.status.after_output
         handlers.on_poke = parts.status.flush
         handlers.on_pause = parts.status.flush

@@ -31,6 +31,7 @@ class RelayHandlers:
     on_agent_eof: Callable[[], None]
     on_signal: Callable[[int], None]
     on_resize: Callable[[int, int], None]
+    to_person: Callable[[bytes], bytes] | None = None  # agent output → what the person gets
     on_written: Callable[[bytes], None] | None = None  # after output reached the person
     on_poke: Callable[[], None] | None = None  # the wake fd got a byte other than STOP
     on_pause: Callable[[], None] | None = None  # output paused: nothing more within HOLD
@@ -156,9 +157,10 @@ class Relay:
                 eof = True
                 break
             if self._out_fd is not None:
-                write_all(self._out_fd, data)  # the person first, before any parsing
+                shown = data if self._h.to_person is None else self._h.to_person(data)
+                write_all(self._out_fd, shown)  # the person first, before any parsing
                 if self._h.on_written is not None:
-                    self._h.on_written(data)
+                    self._h.on_written(shown)
             self._paused = False
             if not self._held:
                 self._held_since = self._clock()

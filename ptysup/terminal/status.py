@@ -1,9 +1,10 @@
 """A status line at the bottom of the person's terminal that the agent never draws on.
 
 The agent's PTY is one row shorter than the terminal and a scroll region (DECSTBM) keeps
-its output above the last row, so the agent's own bytes reach the person unchanged.
-ptysup draws the status row only between complete escape sequences of the agent's
-stream, saving and restoring the cursor around it.
+its output above the last row, so the agent's own bytes reach the person unchanged but
+for one: its "scroll region = the whole screen" (`CSI r`) means the rows it was given,
+not the terminal's. ptysup draws the status row only between complete escape sequences of
+the agent's stream, saving and restoring the cursor around it.
 """
 
 from __future__ import annotations
@@ -38,6 +39,11 @@ _OTHER_DONE = re.compile(rb"\x1b[ -/]*[0-~]")
 # What erases the row or drops the region: clears, resets (`CSI ! p` is a soft reset),
 # and switching to or from the alternate screen (which has a row of its own).
 _ERASES = re.compile(rb"\x1b\[[23]?J|\x1bc|\x1b\[r|\x1b\[!p|\x1b\[\?(?:1049|1047|47)[hl]")
+
+
+# The agent dropping its scroll region: the whole screen it knows, above the status row.
+# (Claude Code sends it as it exits, then prints how to resume the session.)
+RESET_REGION = b"\x1b[r"
 
 
 def _erases(data: bytes) -> bool:
@@ -96,6 +102,7 @@ class StatusLine:
         self._region_due = False  # the region may be gone: the next draw sets it again
         self._region_at = float("-inf")
         self._alerts: queue.SimpleQueue[bytes] = queue.SimpleQueue()  # any thread puts
+        self._tail = b""  # the last chunk's last two bytes: a `CSI r` may be split
 
     @staticmethod
     def fits(rows: int) -> bool:
@@ -127,6 +134,35 @@ class StatusLine:
         """Queue complete sequences (bell, OSC notifications) for the next safe draw."""
         self._alerts.put(data)
         self._pending = True
+
+    def for_person(self, data: bytes) -> bytes:
+        """The agent's chunk as the person's terminal must get it (relay thread, before the
+        write): a `CSI r` becomes the region above the status row. Both reset the region
+        and home the cursor; with the bare one the agent's next line feeds ran into the
+        status row and scrolled it up with them. One split across two chunks has reached
+        the terminal in part: the region follows it at once (the same cursor, the same
+        region). Every chunk of a flood passes here: plain text costs one memchr for ESC,
+        the rest one reverse search (~1 us per 4 KB), never a regex."""
+        if not data:
+            return data
+        split = self._split_reset(data)
+        self._tail = data[-2:]
+        if b"\x1b" in data and data.rfind(RESET_REGION) != -1:
+            data = data.replace(RESET_REGION, self._agent_region())
+        if split:
+            data = data[:split] + self._agent_region() + data[split:]
+        return data
+
+    def _split_reset(self, data: bytes) -> int:
+        """Where a `CSI r` begun in the previous chunk ends in this one (0: none)."""
+        if data[:1] == b"r" and self._tail.endswith(b"\x1b["):
+            return 1
+        if data[:2] == b"[r" and self._tail.endswith(b"\x1b"):
+            return 2
+        return 0
+
+    def _agent_region(self) -> bytes:
+        return b"\x1b[1;%dr" % (self._rows - 1)
 
     def after_output(self, data: bytes) -> None:
         """Called after each agent chunk reached the terminal (relay thread).
@@ -168,7 +204,7 @@ class StatusLine:
 
     def _region(self) -> bytes:
         # DECSTBM homes the cursor: save and restore it around the change.
-        return b"\x1b7\x1b[1;%dr\x1b8" % (self._rows - 1)
+        return b"\x1b7" + self._agent_region() + b"\x1b8"
 
     def _status(self) -> bytes:
         text = " ".join(self.text.split())

@@ -134,10 +134,17 @@ def test_vim_ended_by_ptysup_leaves_no_swap_file_in_the_next_runs_way(
         assert not list(r.project.glob(".notes.txt.sw*")), f"run {n} left a swap file"
 
 
+# A reply taller than the pane leaves Claude Code's cursor at the bottom when it exits: it
+# drops its scroll region (`CSI r`) and prints how to resume, and those lines ran into the
+# status row and scrolled its text up with them until ptysup translated that reset.
+LONG_REPLY = "\n".join(f"result line {n}" for n in range(1, 61))
+
+
+@pytest.mark.parametrize("reply", ["Done with that.", LONG_REPLY], ids=["short", "screenful"])
 def test_claude_code_exits_with_no_status_text_left_in_its_goodbye(
-    rig: Callable[..., Rig], tmp_path: Path
+    rig: Callable[..., Rig], tmp_path: Path, reply: str
 ) -> None:
-    r = rig({"agent": [{"reply": "Done with that."}], "supervisor": [{"reply": "[COMPLETE] ok"}]})
+    r = rig({"agent": [{"reply": reply}], "supervisor": [{"reply": "[COMPLETE] ok"}]})
     pane, done, seen = run_in_pane(r, tmp_path, AGENT, "say hi")
     try:
         screen = pane.capture()
@@ -150,6 +157,10 @@ def test_claude_code_exits_with_no_status_text_left_in_its_goodbye(
     assert not [line for line in lines if "ptysup " in line and "/50 · " in line], screen
     summary = [n for n, line in enumerate(lines) if line.startswith("ptysup: complete")]
     assert summary and "".join(lines[summary[0] :]).rstrip().endswith("events.jsonl"), screen
+    assert "Ctrl-] keys" not in screen, screen  # no piece of the status row anywhere
+    assert "Resume this session with:" in [line.rstrip() for line in lines], screen
+    resume = [line.split() for line in lines if line.startswith("claude --resume ")]
+    assert resume and len(resume[0]) == 3, screen  # `claude --resume ID`, nothing after it
     assert flags == "0 1 0 0 0"
 
 

@@ -268,7 +268,12 @@ class RelayRun:
 
 
 def relay(
-    tmp_path: Path, data: bytes, on_output_extra: object = None, *, until_pause: bool = False
+    tmp_path: Path,
+    data: bytes,
+    on_output_extra: object = None,
+    *,
+    until_pause: bool = False,
+    to_person: Callable[[bytes], bytes] | None = None,
 ) -> RelayRun:
     """Relay a child printing DATA (raw mode, so bytes pass unchanged) to a file.
 
@@ -314,7 +319,12 @@ def relay(
         Relay(
             agent,
             RelayHandlers(
-                on_output, on_eof, lambda _s: None, lambda _r, _c: None, on_pause=on_pause
+                on_output,
+                on_eof,
+                lambda _s: None,
+                lambda _r, _c: None,
+                on_pause=on_pause,
+                to_person=to_person,
             ),
             signal_fd=sig_r,
             wake_fd=wake_r,
@@ -337,6 +347,15 @@ def test_every_byte_reaches_the_person_and_the_observers_in_order(tmp_path: Path
     assert b"".join(run.observed) == data
     assert run.eof_after == len(data)  # nothing held back when the agent ends
     assert max(map(len, run.observed)) <= 3 * 65536  # handed on in bounded pieces
+
+
+def test_the_person_gets_what_to_person_makes_of_each_piece_the_observers_the_agents(
+    tmp_path: Path,
+) -> None:
+    data = plain_flood(200_000)
+    run = relay(tmp_path, data, to_person=lambda piece: piece.upper())
+    assert run.to_person == data.upper()
+    assert b"".join(run.observed) == data
 
 
 def test_a_stuck_screen_model_does_not_slow_the_relay(tmp_path: Path) -> None:

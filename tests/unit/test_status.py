@@ -117,7 +117,9 @@ def test_a_flood_of_clears_redraws_at_most_every_gap_and_the_pause_restores_the_
     assert term.screen.display[0].startswith("frame 999")
 
 
-@pytest.mark.parametrize("reset", [b"\x1b[!p", b"\x1b[?1049h", b"\x1b[?1049l", b"\x1b[r"])
+@pytest.mark.parametrize(
+    "reset", [b"\x1b[!p", b"\x1b[?1049h", b"\x1b[?1049l", b"\x1bc", b"\x1b[2J"]
+)
 def test_a_soft_reset_or_a_screen_switch_redraws_the_row_and_region(reset: bytes) -> None:
     writes: list[bytes] = []
     line = StatusLine(writes.append, 10, 40, clock=lambda: 0.0)
@@ -187,3 +189,38 @@ def test_a_status_change_before_ptysup_hears_of_a_grown_window_keeps_the_output_
     assert term.screen.display[13].startswith("ptysup · your message: agent working")
     assert term.screen.display[12].rstrip() == "bash$"
     assert [row.rstrip() for row in term.screen.display[8:12]] == ["17", "18", "19", "20"]
+
+
+# Claude Code's last bytes as it exits (2.1.197): drop the scroll region, say how to resume.
+GOODBYE = b"\x1b7\x1b[r\x1b8\r\nResume this session with:\r\nclaude --resume ID\r\n"
+
+
+@pytest.mark.parametrize("split", [None, 3, 4], ids=["whole", "ESC|[r", "ESC[|r"])
+def test_an_agent_dropping_its_scroll_region_never_scrolls_the_status_row(
+    split: int | None,
+) -> None:
+    term = Terminal(10, 40)
+    line = StatusLine(term.write, 10, 40, clock=lambda: 0.0)
+    line.start()
+    line.update("ptysup 1/5 · decided: complete")
+    line.flush()
+    filled = b"".join(b"\r\nconversation %d" % i for i in range(20))  # cursor: agent's last row
+    chunks = [filled, GOODBYE] if split is None else [filled, GOODBYE[:split], GOODBYE[split:]]
+    for chunk in chunks:  # as the relay does: translated, written, observed
+        shown = line.for_person(chunk)
+        term.write(shown)
+        line.after_output(shown)
+    assert term.screen.display[9].startswith("ptysup 1/5")  # still on the last row
+    assert [row.rstrip() for row in term.screen.display[6:9]] == [
+        "Resume this session with:",
+        "claude --resume ID",
+        "",
+    ]
+    line.stop()  # the run ends: the row is cleared and no piece of it is left anywhere
+    assert not [row for row in term.screen.display if "ptysup" in row or "·" in row]
+
+
+def test_other_region_changes_and_plain_text_pass_unchanged() -> None:
+    line = StatusLine(lambda b: None, 10, 40, clock=lambda: 0.0)
+    for data in (b"plain r text", b"\x1b[2;5r\x1b[31mred\x1b[0m", b"[r", b"r"):
+        assert line.for_person(data) is data
