@@ -36,13 +36,15 @@ FREE_LAST_ROW = b"\x1b7\x1b[r\x1b8\n\x1b[A"
 _CSI_DONE = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]")
 _STRING_DONE = re.compile(rb"\x1b[\]PX^_].*?(?:\x07|\x1b\\)", re.DOTALL)
 _OTHER_DONE = re.compile(rb"\x1b[ -/]*[0-~]")
-# What erases the row or drops the region: clears, resets (`CSI ! p` is a soft reset),
-# and switching to or from the alternate screen (which has a row of its own).
-_ERASES = re.compile(rb"\x1b\[[23]?J|\x1bc|\x1b\[r|\x1b\[!p|\x1b\[\?(?:1049|1047|47)[hl]")
+# What erases the row or drops the region in what the person's terminal gets: clears,
+# resets (`CSI ! p` is a soft reset), and switching to or from the alternate screen (which
+# has a row of its own). The agent's `CSI r` is not among them: for_person() turned it
+# into the region above the row (Claude Code sends one as it starts and as it exits).
+_ERASES = re.compile(rb"\x1b\[[23]?J|\x1bc|\x1b\[!p|\x1b\[\?(?:1049|1047|47)[hl]")
 
 
 # The agent dropping its scroll region: the whole screen it knows, above the status row.
-# (Claude Code sends it as it exits, then prints how to resume the session.)
+# (Claude Code sends it as it starts, and as it exits before it prints how to resume.)
 RESET_REGION = b"\x1b[r"
 
 
@@ -59,7 +61,7 @@ def _erases(data: bytes) -> bool:
         or data.rfind(b"\x1b[?47") >= 0
         or data.rfind(b"[!p") >= 0
         or data.rfind(b"\x1bc") >= 0
-    ):  # the agent's `CSI r` reaches the person as for_person() made it: no reset
+    ):
         return _ERASES.search(data) is not None
     return False
 

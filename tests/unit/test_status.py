@@ -1,10 +1,15 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pyte
 import pytest
 
 from ptysup.events import EventLog
+from ptysup.terminal import status
+from ptysup.terminal.record import output_bytes
 from ptysup.terminal.status import GAP_S, StatusLine, StatusSink, ends_cleanly
+from tests.unit.test_transcripts import CASTS
 
 
 @pytest.mark.parametrize(
@@ -224,3 +229,25 @@ def test_other_region_changes_and_plain_text_pass_unchanged() -> None:
     line = StatusLine(lambda b: None, 10, 40, clock=lambda: 0.0)
     for data in (b"plain r text", b"\x1b[2;5r\x1b[31mred\x1b[0m", b"[r", b"r"):
         assert line.for_person(data) is data
+
+
+# As the person's terminal gets them: the agent's `CSI r` arrives as a region (for_person).
+ERASING = [b"\x1b[J", b"\x1b[2J", b"\x1b[3J", b"\x1bc", b"\x1b[!p"] + [
+    b"\x1b[?%d%s" % (n, hl) for n in (47, 1047, 1049) for hl in (b"h", b"l")
+]
+NOT_ERASING = [b"\x1b[K", b"\x1b[2K", b"\x1b[?1004h", b"\x1b[?25l", b"\x1b[1;9r", b"Jc!p?47"]
+
+
+@pytest.mark.parametrize("seq", ERASING + NOT_ERASING)
+def test_the_erase_probes_agree_with_the_regex(seq: bytes) -> None:
+    for data in (seq, b"text " + seq + b" \x1b[31mmore\x1b[0m", b"\x1b[1m" + seq[:-1]):
+        assert status._erases(data) == (status._ERASES.search(data) is not None), data
+    assert status._erases(b"x" + seq) is (seq in ERASING)
+
+
+@pytest.mark.parametrize("cast", CASTS, ids=lambda p: p.stem)
+def test_the_erase_probes_agree_with_the_regex_on_claude_codes_output(cast: Path) -> None:
+    data = output_bytes(cast)
+    for i in range(0, len(data), 4096):
+        piece = data[i : i + 4096]
+        assert status._erases(piece) == (status._ERASES.search(piece) is not None), i
