@@ -6,7 +6,15 @@ from __future__ import annotations
 import pytest
 
 from ptysup.agents.claude import ClaudeProfile
-from ptysup.agents.events import HookEvent, PersonCommand, PersonStopped, TurnEnd, TurnEndKind
+from ptysup.agents.events import (
+    HookEvent,
+    PersonCommand,
+    PersonStopped,
+    ScreenState,
+    ScreenUpdate,
+    TurnEnd,
+    TurnEndKind,
+)
 from ptysup.agents.hooks import STATUS_LINE
 from ptysup.agents.session import AgentSession, Timings
 from ptysup.events import EventLog
@@ -120,8 +128,19 @@ def test_an_agent_that_never_reported_its_spend_is_not_waited_for() -> None:
 
 
 def test_ending_the_agent_collects_the_last_turns_spend_first() -> None:
-    session = _session(exit=0.05)
+    # The screen already reads ready, so nothing else waits before /exit is typed: only
+    # settling the cost first takes the report in while the agent can still send it.
+    typed_at: list[float] = []
+    session = AgentSession(
+        ClaudeProfile(),
+        Typist(lambda b: typed_at.append(session.cost_usd), pause=lambda s: None),
+        lambda: READY,
+        EventLog(),
+        Timings(confirm=0.2, landed=0.2, settle=0.02, settle_max=0.05, exit=0.05),
+        clock=Tick(0.01),
+    )
+    session.post(ScreenUpdate(ScreenState.READY, 0.0))
     _ended_turn(session)
     session.post(_cost(0.05))
     session.shutdown()
-    assert session.cost_usd == 0.05
+    assert typed_at and typed_at[0] == 0.05  # known before `/exit` went to the agent
