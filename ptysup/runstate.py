@@ -71,6 +71,7 @@ class StateTracker:
         self._lock = threading.Lock()
         self._dialog = False  # the screen shows a dialog
         self._paused = False  # the person paused supervision (the escape key)
+        self._decided = False  # the turn's decision is made: ptysup acts on it, waits on nobody
         self.errors: list[OSError] = []  # writes that failed (the run goes on regardless)
         self._data: dict[str, Any] = {
             "run_id": run_id,
@@ -122,21 +123,24 @@ class StateTracker:
             elif name == "inject":
                 self._set(WORKING, f"typed: {f.get('kind', '')}")
             elif name in ("turn_end", "decision_cancelled") and self._paused:
+                self._decided = False
                 self._set(NEEDS_INPUT, PAUSED_IDLE)  # the run waits on the person
             elif name == "turn_end":
+                self._decided = False
                 kind = str(f.get("kind", ""))
                 self._set(API_WAIT if kind == "api_error" else DECIDING, f"turn end: {kind}")
             elif name == "person_command" and f.get("command") in ("pause", "resume"):
                 self._paused = f.get("command") == "pause"
                 if self._paused and self._data["state"] == WORKING:
                     self._set(WORKING, PAUSED)
-                elif self._paused and self._data["state"] == DECIDING:  # the decision is dropped
-                    self._set(NEEDS_INPUT, PAUSED_IDLE)
+                elif self._paused and self._data["state"] == DECIDING and not self._decided:
+                    self._set(NEEDS_INPUT, PAUSED_IDLE)  # no decision until the person resumes
                 elif self._data["detail"] == PAUSED_IDLE:  # the turn it ended gets decided
                     self._set(DECIDING, "supervision resumed")
                 elif self._data["state"] == WORKING:
                     self._set(WORKING, "supervision resumed")
             elif name == "question":
+                self._decided = False
                 to_person = f.get("to") == "person"
                 self._set(
                     NEEDS_INPUT if to_person else DECIDING,
@@ -151,6 +155,7 @@ class StateTracker:
                     max_iter=f.get("max_iter", self._data["max_iter"]),
                     cost_usd=float(f.get("total_cost_usd") or self._data["cost_usd"]),
                 )
+                self._decided = True
                 self._set(DECIDING, f"decided: {f.get('action', '')}")
             elif name == "decision_cancelled":
                 self._set(WORKING, "the person took over")

@@ -105,6 +105,19 @@ def test_a_paused_run_shows_it_and_waits_on_the_person_once_its_turn_ends(
     ]
 
 
+def test_a_pause_after_the_decision_leaves_the_run_acting_on_it(tmp_path: Path) -> None:
+    # The supervisor said complete and ptysup is ending the agent: nothing waits on the
+    # person, though they pressed pause just then.
+    _, writes, log, _ = _tracker(tmp_path)
+    log.emit("run_start", run_id="r1", max_iter=5)
+    log.emit("turn_end", kind="quiet", detail="")
+    log.emit("decision", iteration=1, max_iter=5, action="complete")
+    log.emit("person_command", command="pause")
+    log.emit("run_end", outcome="complete", exit_code=0)
+    states = [w["state"] for w in writes]
+    assert runstate.NEEDS_INPUT not in states and states[-1] == "done"
+
+
 def test_every_outcome_but_complete_is_failed() -> None:
     assert runstate.state_for_outcome("complete") == "done"
     for outcome in ("abort", "budget", "signal", "agent_exited", "error", "escalated"):
