@@ -38,7 +38,6 @@ def describe(run_dir: RunDir, clock: Callable[[], float] = time.time) -> dict[st
     state = runstate.derive(saved, pid, p.outcome)
     current = saved if saved is not None and saved["state"] == state else None
     clock_from = p.clock_from if state in runstate.LIVE else None
-    elapsed = p.elapsed_s if clock_from is None else max(p.elapsed_s, clock() - clock_from)
     return {
         "run_id": run_dir.run_id,
         "state": state,
@@ -50,7 +49,7 @@ def describe(run_dir: RunDir, clock: Callable[[], float] = time.time) -> dict[st
         "steps_done": list(p.steps_done),
         "iterations": p.iterations,
         "max_iter": p.max_iter,
-        "elapsed_s": round(elapsed, 3),
+        "elapsed_s": round(elapsed(p.elapsed_s, clock_from, clock()), 3),
         "clock_from": clock_from,
         "cost_usd": round(p.cost_usd, 6),
         "task": p.task or (f"plan {plan}" if plan else ""),
@@ -80,7 +79,9 @@ def render(rows: list[dict[str, Any]], out: TextIO, now: float | None = None) ->
                 r["state"],
                 step,
                 its,
-                format_elapsed(_elapsed(r, now)),
+                format_elapsed(
+                    r["elapsed_s"] if now is None else elapsed(r["elapsed_s"], r["clock_from"], now)
+                ),
                 f"${r['cost_usd']:.4f}",
                 task if len(task) <= 60 else task[:59] + "…",
             )
@@ -91,10 +92,9 @@ def render(rows: list[dict[str, Any]], out: TextIO, now: float | None = None) ->
         out.write("  ".join([*cells, row[-1]]).rstrip() + "\n")
 
 
-def _elapsed(row: dict[str, Any], now: float | None) -> float:
-    if now is None or row.get("clock_from") is None:
-        return float(row["elapsed_s"])
-    return max(float(row["elapsed_s"]), now - float(row["clock_from"]))
+def elapsed(logged_s: float, clock_from: float | None, now: float) -> float:
+    """A run's elapsed time: a live one's (`clock_from` set) runs on to `now`."""
+    return logged_s if clock_from is None else max(logged_s, now - clock_from)
 
 
 def main(args: Sequence[str], out: TextIO = sys.stdout, runs_dir: Path = RUNS_DIR) -> int:
