@@ -1082,6 +1082,7 @@ Row = tuple[str, str, str, bool | None]  # what, measured, target, met
 # this is hook -> snapshot (the settle) plus handing the prompt to the supervisor.
 HOOK_ROW = "Stop hook -> final-frame snapshot -> supervisor has the prompt"
 SNAPSHOT_ROW = "Stop hook -> final-frame snapshot (turn_end logged)"
+QUESTION_ROW = "question hook -> supervisor has the prompt"
 
 
 def rows(r: dict[str, Any]) -> list[Row]:
@@ -1161,13 +1162,11 @@ def rows(r: dict[str, Any]) -> list[Row]:
     if "question" in r:
         q = r["question"]
         if "skipped" in q:
-            out.append(
-                ("question hook -> supervisor has the prompt", f"skipped: {q['skipped']}", "", None)
-            )
+            out.append((QUESTION_ROW, f"skipped: {q['skipped']}", "", None))
         else:
             got = f"{q['hook_to_prompt_ms_p50']} ms p50"
             ok = q["hook_to_prompt_ms_p50"] <= 50
-            out.append(("question hook -> supervisor has the prompt", got, "<= 50 ms p50", ok))
+            out.append((QUESTION_ROW, got, "<= 50 ms p50", ok))
             got = f"{q['answer_to_model_ms_p50']} ms p50, {q['answer_to_model_ms_p99']} p99"
             ok = q["answer_to_model_ms_p50"] <= 500
             out.append(("  supervisor's answer -> the model has it", got, "<= 500 ms p50", ok))
