@@ -136,7 +136,10 @@ def test_vim_ended_by_ptysup_leaves_no_swap_file_in_the_next_runs_way(
 
 # A reply taller than the pane leaves Claude Code's cursor at the bottom when it exits: it
 # drops its scroll region (`CSI r`) and prints how to resume, and those lines ran into the
-# status row and scrolled its text up with them until ptysup translated that reset.
+# status row and scrolled its text up with them until ptysup translated that reset. Only
+# when the reset and those lines came in one read (about one exit in six), so this shows
+# the real binary's goodbye clean; tests/unit/test_status.py is the guard that always fails
+# without the translation.
 LONG_REPLY = "\n".join(f"result line {n}" for n in range(1, 61))
 
 
