@@ -66,7 +66,9 @@ def test_pause_hands_the_agent_to_the_person_and_resume_decides_at_once(
     screen: Callable[..., Screen],
 ) -> None:
     agent = [
-        {"match": "my own message", "reply": "Done with your message."},
+        # The person's turn lasts long enough for the test to see it as working: an
+        # instant reply can end it between two looks at state.json.
+        {"match": "my own message", "delay": 3, "reply": "Done with your message."},
         {"delay": 3, "reply": "Done with the task."},
     ]
     s = screen({"agent": agent, "supervisor": [{"reply": "[COMPLETE] fine"}]}, "the task")
