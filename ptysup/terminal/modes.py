@@ -9,9 +9,11 @@ agent asked for bracketed paste (mode 2004).
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
-from collections.abc import Iterator
+
+from ptysup.terminal.probes import starts
 
 # Private modes (DECSET/DECRST `CSI ? n h/l`) whose "on" must not outlive the agent, with
 # the value a fresh terminal has: True means on.
@@ -37,47 +39,25 @@ _ALTERNATE = (1049, 1047, 47)  # left first: the rest applies to the main screen
 _MODE = re.compile(rb"\x1b\[\?([0-9;]+)([hl])|\x1b([=>])|\x1b\[([<>])([0-9;]*)u")
 _TAIL = 24  # bytes kept from a chunk's end: a sequence split across chunks is seen whole
 # What _MODE starts with, found by their last byte: `?`, `<`, `>` and `=` are rare in
-# terminal output (a memchr each), while ESC and `ESC [` are everywhere in ANSI-heavy
-# output, where a search for the whole prefixes costs five passes at a few hundred MB/s.
+# terminal output, while ESC and `ESC [` are everywhere in ANSI-heavy output (see probes).
 _PROBES = (
     (b"?", (b"\x1b[?",)),
     (b"<", (b"\x1b[<",)),
     (b">", (b"\x1b[>", b"\x1b>")),
     (b"=", (b"\x1b=",)),
 )
-_MANY = 64  # more of one probe byte than this in a chunk: search for the prefixes instead
-
-
-def _find_all(data: bytes, prefix: bytes, start: int = 0) -> Iterator[int]:
-    """Every position of `prefix` in `data`, from `start`."""
-    i = data.find(prefix, start)
-    while i >= 0:
-        yield i
-        i = data.find(prefix, i + 1)
-
-
-def _starts(data: bytes) -> list[int]:
-    """Where a mode sequence may start in `data` (each prefix of _MODE), in order."""
-    starts: list[int] = []
-    for byte, prefixes in _PROBES:
-        i = data.find(byte)
-        seen = 0
-        while i >= 0:
-            seen += 1
-            if seen > _MANY:  # text full of this byte (a row of `=`): the slower way is faster
-                for prefix in prefixes:
-                    starts.extend(_find_all(data, prefix, max(0, i - len(prefix) + 1)))
-                break
-            for prefix in prefixes:
-                at = i - len(prefix) + 1
-                if at >= 0 and data.startswith(prefix, at):
-                    starts.append(at)
-            i = data.find(byte, i + 1)
-    starts.sort()
-    return starts
 
 
 BRACKETED_PASTE = 2004
+
+
+@functools.lru_cache(maxsize=256)
+def _private_modes(numbers: bytes, on: bool) -> tuple[tuple[tuple[int, bool], ...], bool]:
+    """The tracked modes a `CSI ? numbers h/l` sets, and whether it switches screens. An
+    agent repeats a few (the cursor's visibility, synchronized output) in every frame:
+    each is parsed once."""
+    modes = [int(n) for n in numbers.split(b";") if n.isdigit() and int(n) in _DEFAULTS]
+    return tuple((n, on) for n in modes), any(n in _ALTERNATE for n in modes)
 
 
 class ModeTracker:
@@ -90,11 +70,13 @@ class ModeTracker:
         self._tail = b""
         self._lock = threading.Lock()  # fed by the relay thread, read by the run loop's
 
-    def feed(self, data: bytes) -> None:
-        """Note the mode changes in a chunk of the agent's output (any size, in order).
+    def feed(self, data: bytes) -> bool:
+        """Note the mode changes in a chunk of the agent's output (any size, in order), and
+        say whether it switched to or from the alternate screen (which the status line
+        must then draw again: the other screen has a row of its own).
 
         This runs in the relay's thread for every byte the agent prints, so it looks only
-        where a mode change can start (see _starts; plain text stops at one memchr for
+        where a mode change can start (see probes; plain text stops at one memchr for
         ESC) and matches there. Scanning ANSI-heavy output with the regex itself cost the
         relay a third of its throughput, a search for each prefix a fifth (scripts/bench.py);
         a scanning thread of its own was slower still (it holds the GIL the relay needs
@@ -102,30 +84,34 @@ class ModeTracker:
         """
         chunk = self._tail + data if self._tail else data
         last = 0
+        switched = False
         if b"\x1b" in chunk:
-            starts = _starts(chunk)
-            if starts:
+            found = starts(chunk, _PROBES)
+            if found:
                 with self._lock:
-                    for i in starts:
+                    for i in found:
                         m = _MODE.match(chunk, i)
                         if m is not None:
                             last = max(last, m.end())
-                            self._apply(m)
+                            switched |= self._apply(m)
         esc = chunk.rfind(b"\x1b", max(last, len(chunk) - _TAIL))
         self._tail = chunk[esc:] if esc >= 0 else b""
+        return switched
 
-    def _apply(self, m: re.Match[bytes]) -> None:
+    def _apply(self, m: re.Match[bytes]) -> bool:
+        """Apply one mode sequence; whether it switched screens."""
         if m[1] is not None:
-            on = m[2] == b"h"
-            for number in m[1].split(b";"):
-                if number.isdigit() and int(number) in self._modes:
-                    self._modes[int(number)] = on
-        elif m[3] is not None:
+            changes, switched = _private_modes(m[1], m[2] == b"h")
+            for number, on in changes:
+                self._modes[number] = on
+            return switched
+        if m[3] is not None:
             self._keypad = m[3] == b"="
         elif m[4] == b">":
             self._kitty += 1
         else:
             self._kitty = max(0, self._kitty - int(m[5] or 1))
+        return False
 
     def on(self, mode: int) -> bool:
         """Whether private mode `mode` is on now."""

@@ -82,3 +82,32 @@ def test_changes_amid_text_full_of_the_probe_bytes_are_seen(filler: bytes) -> No
     assert reset.startswith(b"\x1b[?1049l") and b"\x1b>" in reset and b"\x1b[<1u" in reset
     tracker.feed(text + b"\x1b>" + text + b"\x1b[?1049l" + text + b"\x1b[<1u" + text)
     assert tracker.reset() == ALWAYS
+
+
+@pytest.mark.parametrize(
+    ("data", "switched"),
+    [
+        (b"text\x1b[?1049h\x1b[?25l", True),
+        (b"\x1b[?25h\x1b[?1049l", True),
+        (b"\x1b[?47h", True),
+        (b"\x1b[?1047l", True),
+        (b"\x1b[?25;1049h", True),  # among other modes
+        (b"\x1b[?25l\x1b[?2026h\x1b[?2004h", False),
+        (b"\x1b[1049h", False),  # not a private mode
+        (b"plain text ?1049h", False),
+    ],
+)
+def test_feed_says_whether_the_screen_was_switched(data: bytes, switched: bool) -> None:
+    # The status line draws its row again on the other screen (wiring).
+    tracker = ModeTracker()
+    assert tracker.feed(data) is switched
+    assert tracker.feed(b"more text") is False  # said once, for the chunk that switched
+
+
+@pytest.mark.parametrize("cut", range(1, 8))
+def test_a_switch_split_across_chunks_is_said_by_the_chunk_that_ends_it(cut: int) -> None:
+    data = b"\x1b[?1049h"
+    tracker = ModeTracker()
+    assert tracker.feed(b"x" + data[:cut]) is False
+    assert tracker.feed(data[cut:] + b"x") is True
+    assert tracker.on(1049)
