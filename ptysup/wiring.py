@@ -356,7 +356,11 @@ def _drive(
             parts.recording.resize(rows, cols)
 
     def on_output(data: bytes) -> None:
-        parts.modes.feed(data)  # every byte, before the feeder may skip some
+        switched = parts.modes.feed(data)  # every byte, before the feeder may skip some
+        if parts.status is not None:
+            parts.status.observe(data)
+            if switched:
+                parts.status.erased()  # the other screen has a row of its own, not ours
         if parts.attach is not None:
             parts.attach.output(data)  # the screen model and any viewers, in one step
         else:

@@ -16,14 +16,16 @@ from collections.abc import Callable
 
 from ptysup.events import Event
 from ptysup.supervisor.prompt import format_elapsed
+from ptysup.terminal.probes import starts
 
 MIN_ROWS = 6  # below this the agent needs every row; no status line
-REDRAW_S = 2.0  # while output flows, redraw this often anyway (a clear may have erased it)
+REDRAW_S = 2.0  # the region is set again at least this often (a hard reset may have dropped it)
 GAP_S = 0.1  # while output flows, draw at most this often; a pause in the output draws
 
-# A new status text redraws the row only, never the region: tmux shows a resize at once but
-# tells the PTY (SIGWINCH) up to 250 ms later, and a region for the old, smaller size left a
-# grown window's cursor below it, where every line the agent printed overwrote the last.
+# A new status text redraws the row only, not the region (but every REDRAW_S): tmux shows a
+# resize at once but tells the PTY (SIGWINCH) up to 250 ms later, and a region for the old,
+# smaller size left a grown window's cursor below it, where every line the agent printed
+# overwrote the last (until SIGWINCH, which sets the region for the new size at once).
 # For the same reason the row is addressed as the terminal's last, whatever size it has.
 STATUS_ROW = 999
 
@@ -36,11 +38,18 @@ FREE_LAST_ROW = b"\x1b7\x1b[r\x1b8\n\x1b[A"
 _CSI_DONE = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]")
 _STRING_DONE = re.compile(rb"\x1b[\]PX^_].*?(?:\x07|\x1b\\)", re.DOTALL)
 _OTHER_DONE = re.compile(rb"\x1b[ -/]*[0-~]")
-# What erases the row or drops the region in what the person's terminal gets: clears,
-# resets (`CSI ! p` is a soft reset), and switching to or from the alternate screen (which
-# has a row of its own). The agent's `CSI r` is not among them: for_person() turned it
-# into the region above the row (Claude Code sends one as it starts and as it exits).
-_ERASES = re.compile(rb"\x1b\[[23]?J|\x1bc|\x1b\[!p|\x1b\[\?(?:1049|1047|47)[hl]")
+# What erases the row or drops the region, looked for in each batch of the agent's output
+# (observe()): clearing the screen below the cursor, or a soft reset (`CSI ! p`). Each is
+# found by a byte rare in terminal output (see probes), the regex only where one is. The
+# agent's `CSI r` is not among them: for_person() turned it into the region above the row
+# (Claude Code sends one as it starts and as it exits). Switching to or from the alternate
+# screen (which has a row of its own) is read by the terminal-mode tracker, which parses
+# those sequences anyway, and reported through erased(). A hard reset (`ESC c`, which no
+# agent seen sends) is left to the periodic redraw (REDRAW_S): nothing rare marks it, and
+# a search for it cost ANSI-heavy floods 2% of the relay's throughput.
+_ERASES = re.compile(rb"\x1b\[(?:[023]?J|!p)")
+_ERASE_PROBES = ((b"J", (b"\x1b[J", b"\x1b[0J", b"\x1b[2J", b"\x1b[3J")), (b"!", (b"\x1b[!",)))
+_LONGEST_ERASE = 4  # bytes: the seam between two batches is searched too
 
 
 # The agent dropping its scroll region: the whole screen it knows, above the status row.
@@ -49,21 +58,9 @@ RESET_REGION = b"\x1b[r"
 
 
 def _erases(data: bytes) -> bool:
-    """Whether `data` may have erased the status row. It runs on every chunk of a flood,
-    so the regex (7-10 us per 4 KB of ANSI-heavy output) only confirms a probe: plain text
-    stops at one memchr for ESC, the rest at a memchr for `J` (rare in terminal output)
-    and a reverse search for each other sequence (~4 us in all)."""
-    if b"\x1b" not in data:
-        return False
-    if (
-        b"J" in data
-        or data.rfind(b"\x1b[?104") >= 0  # 1047, 1049
-        or data.rfind(b"\x1b[?47") >= 0
-        or data.rfind(b"[!p") >= 0
-        or data.rfind(b"\x1bc") >= 0
-    ):
-        return _ERASES.search(data) is not None
-    return False
+    """Whether `data` may have erased the status row: a memchr for `J` and one for `!`
+    in plain and ANSI-heavy output alike, a match only where one is."""
+    return any(_ERASES.match(data, i) for i in starts(data, _ERASE_PROBES))
 
 
 def ends_cleanly(data: bytes) -> bool:
@@ -116,7 +113,8 @@ class StatusLine:
         self._region_due = False  # the region may be gone: the next draw sets it again
         self._region_at = float("-inf")
         self._alerts: queue.SimpleQueue[bytes] = queue.SimpleQueue()  # any thread puts
-        self._tail = b""  # the last chunk's last two bytes: a `CSI r` may be split
+        self._begun = b""  # how much of a `CSI r` the last chunk ended with
+        self._seam = b""  # the last batch's last bytes: an erase may be split
 
     @staticmethod
     def fits(rows: int) -> bool:
@@ -159,36 +157,58 @@ class StatusLine:
         the rest one reverse search (~1 us per 4 KB), never a regex."""
         if not data:
             return data
-        split = self._split_reset(data)
-        self._tail = data[-2:]
-        if b"\x1b" in data and data.rfind(RESET_REGION) != -1:
-            data = data.replace(RESET_REGION, self._agent_region())
-        if split:
-            data = data[:split] + self._agent_region() + data[split:]
+        begun = self._begun
+        self._begun = b"\x1b[" if data.endswith(b"\x1b[") else b"\x1b" if data[-1] == 0x1B else b""
+        if b"\x1b" in data:
+            data = self._translate(data)
+        if begun and data.startswith(RESET_REGION[len(begun) :]):
+            done = len(RESET_REGION) - len(begun)
+            data = data[:done] + self._agent_region() + data[done:]
         return data
 
-    def _split_reset(self, data: bytes) -> int:
-        """Where a `CSI r` begun in the previous chunk ends in this one (0: none)."""
-        if data[:1] == b"r" and self._tail.endswith(b"\x1b["):
-            return 1
-        if data[:2] == b"[r" and self._tail.endswith(b"\x1b"):
-            return 2
-        return 0
+    def _translate(self, data: bytes) -> bytes:
+        """Each `CSI r` in `data` as the agent's region. Found from the end, piece by piece:
+        twice as fast as bytes.replace() (one pass instead of a count and a search)."""
+        i = data.rfind(RESET_REGION)
+        if i == -1:
+            return data
+        pieces = []
+        end = len(data)
+        while i != -1:
+            pieces.append(data[i + len(RESET_REGION) : end])
+            end = i
+            i = data.rfind(RESET_REGION, 0, i)
+        pieces.append(data[:end])
+        pieces.reverse()
+        return self._agent_region().join(pieces)
 
     def _agent_region(self) -> bytes:
         return b"\x1b[1;%dr" % (self._rows - 1)
 
+    def observe(self, data: bytes) -> None:
+        """Each batch of the agent's output, in order, once the person has it (relay thread,
+        at most a few ms after after_output): did it erase the row?"""
+        seam = self._seam + data[: _LONGEST_ERASE - 1]
+        self._seam = data[1 - _LONGEST_ERASE :]
+        if not self._region_due and (_erases(seam) or _erases(data)):
+            self.erased()
+
+    def erased(self) -> None:
+        """The agent's output may have erased the row or dropped the region (a clear, a
+        reset, another screen): both are drawn again at the next safe moment."""
+        self._pending = self._region_due = True
+
     def after_output(self, data: bytes) -> None:
         """Called after each agent chunk reached the terminal (relay thread).
 
-        Under an output flood this runs for every few KB, so it does little: look for an
-        erase only while the region is not due anyway, and draw at most every GAP_S; the
-        relay's next pause in the output (`flush`) draws what is left.
+        Under an output flood this runs for every few KB, so it does little: mark the
+        region due every REDRAW_S (a hard reset may have dropped it), and draw at most
+        every GAP_S; the relay's next pause in the output (`flush`) draws what is left.
         """
         self._last = data
         now = self._clock()
-        if not self._region_due and (_erases(data) or now - self._region_at > REDRAW_S):
-            self._pending = self._region_due = True
+        if not self._region_due and now - self._region_at > REDRAW_S:
+            self.erased()
         if self._pending and now - self._drawn_at >= GAP_S:
             self.flush()
 
@@ -199,7 +219,10 @@ class StatusLine:
             # stays pending instead of being lost.
             self._pending = False
             repair = FREE_LAST_ROW if self._resized else b""
-            region = self._region() if self._region_due else b""
+            # Every REDRAW_S the region too, output or not (the clock's tick draws once a
+            # second): a hard reset dropped it unseen (see _ERASES).
+            due = self._region_due or self._clock() - self._region_at > REDRAW_S
+            region = self._region() if due else b""
             self._resized = self._region_due = False
             self._write(repair + region + self._status() + self._take_alerts())
             self._drawn_at = self._clock()

@@ -3,6 +3,7 @@ a line-reading agent is typed."""
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -87,6 +88,43 @@ def test_after_a_shrink_a_line_agent_still_scrolls_above_the_status_row(
     finally:
         tmux.kill()
     assert done.read_text().startswith("exit=0"), r.log.read_text()
+
+
+def test_the_status_row_and_region_are_drawn_again_right_after_a_clear_or_a_screen_switch(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    # What the terminal got, byte for byte: after each of the agent's erasing sequences
+    # ptysup sets its region again (with the row) before the agent's next output, half a
+    # second later. The status clock's tick draws the row once a second but the region only
+    # every REDRAW_S (2 s), so without the repair most of the three would go without.
+    supervisor = [
+        {"match": "erased-done", "reply": "[COMPLETE] ok"},
+        {"delay": 40, "reply": "[COMPLETE] too early"},  # the person's Enter cancels it
+    ]
+    r = rig({"agent": [{"reply": "unused"}], "supervisor": supervisor})
+    (r.project / "erase.sh").write_text(
+        "echo ready; read go\n"
+        "printf 'a\\033[?1049h'; sleep 0.5\n"  # to the alternate screen
+        "printf 'b\\033[H\\033[2J'; sleep 0.5\n"  # a clear
+        "printf 'c\\033[?1049l'; sleep 0.5\n"  # back
+        "echo erased-done\n"
+    )
+    raw = tmp_path / "terminal.raw"
+    tmux, done = in_tmux(r, tmp_path, "bash --norc --noprofile -i", "sh erase.sh", "--idle", "1")
+    try:
+        wait_for(lambda: "ready" in tmux.capture(), 60, "the script to wait for Enter")
+        tmux.pipe_to(raw)
+        tmux.send_keys("Enter")
+        wait_for(done.exists, 90, "ptysup to finish")
+    finally:
+        tmux.kill()
+    assert done.read_text().startswith("exit=0"), r.log.read_text()
+    data = raw.read_bytes()
+    region = b"\x1b7\x1b[1;%dr\x1b8" % (tmux.rows - 1)
+    steps = [b"a\x1b[?1049h", b"b\x1b[H\x1b[2J", b"c\x1b[?1049l", b"erased-done"]
+    for erasing, following in itertools.pairwise(steps):
+        start = data.index(erasing) + len(erasing)
+        assert region in data[start : data.index(following, start)], (erasing, data[-2000:])
 
 
 def test_a_line_reading_agent_gets_plain_text_one_line_per_message(

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pyte
@@ -7,8 +8,9 @@ import pytest
 
 from ptysup.events import EventLog
 from ptysup.terminal import status
+from ptysup.terminal.modes import ModeTracker
 from ptysup.terminal.record import output_bytes
-from ptysup.terminal.status import GAP_S, StatusLine, StatusSink, ends_cleanly
+from ptysup.terminal.status import GAP_S, REDRAW_S, StatusLine, StatusSink, ends_cleanly
 from tests.unit.test_transcripts import CASTS
 
 
@@ -112,9 +114,7 @@ def test_a_flood_of_clears_redraws_at_most_every_gap_and_the_pause_restores_the_
     draws.clear()
     for i in range(1000):  # one second of an agent clearing its screen every ms
         t[0] += 0.001
-        chunk = f"\x1b[2J\x1b[Hframe {i}".encode()
-        term.write(chunk)
-        line.after_output(chunk)
+        relay(line, term.write, f"\x1b[2J\x1b[Hframe {i}".encode())
     assert 5 <= len(draws) <= 1 / GAP_S + 1
     assert not term.screen.display[7].startswith("ptysup")  # the last clear erased it
     line.flush()  # the relay saw the output pause
@@ -122,17 +122,73 @@ def test_a_flood_of_clears_redraws_at_most_every_gap_and_the_pause_restores_the_
     assert term.screen.display[0].startswith("frame 999")
 
 
-@pytest.mark.parametrize(
-    "reset", [b"\x1b[!p", b"\x1b[?1049h", b"\x1b[?1049l", b"\x1bc", b"\x1b[2J"]
-)
-def test_a_soft_reset_or_a_screen_switch_redraws_the_row_and_region(reset: bytes) -> None:
+def relay(line: StatusLine, write: Callable[[bytes], None], chunk: bytes) -> None:
+    """One chunk of the agent's output as the relay handles it: translated, written, and
+    (as a batch of its own) observed."""
+    shown = line.for_person(chunk)
+    write(shown)
+    line.after_output(shown)
+    line.observe(shown)
+
+
+@pytest.mark.parametrize("reset", [b"\x1b[!p", b"\x1b[2J", b"\x1b[J", b"\x1b[0J", b"\x1b[3J"])
+def test_a_clear_or_a_soft_reset_redraws_the_row_and_region(reset: bytes) -> None:
     writes: list[bytes] = []
     line = StatusLine(writes.append, 10, 40, clock=lambda: 0.0)
     line.start()
     writes.clear()
-    line.after_output(b"text" + reset)
+    relay(line, lambda _: None, b"text" + reset)
     line.flush()
     assert len(writes) == 1 and b"\x1b[1;9r" in writes[0] and b"ptysup" in writes[0]
+
+
+@pytest.mark.parametrize("cut", [1, 2, 3])
+def test_a_clear_split_between_two_batches_is_seen(cut: int) -> None:
+    writes: list[bytes] = []
+    line = StatusLine(writes.append, 10, 40, clock=lambda: 0.0)
+    line.start()
+    writes.clear()
+    clear = b"\x1b[2J"
+    relay(line, lambda _: None, b"text" + clear[:cut])
+    relay(line, lambda _: None, clear[cut:] + b"more text")
+    line.flush()
+    assert len(writes) == 1 and b"\x1b[1;9r" in writes[0]
+
+
+@pytest.mark.parametrize("switch", [b"\x1b[?1049h", b"\x1b[?1049l", b"\x1b[?47h", b"\x1b[?1047l"])
+def test_a_screen_switch_seen_by_the_mode_tracker_redraws_the_row_and_region(
+    switch: bytes,
+) -> None:
+    # The wiring: the tracker reads every batch and tells the status line (erased()).
+    writes: list[bytes] = []
+    line = StatusLine(writes.append, 10, 40, clock=lambda: 0.0)
+    line.start()
+    writes.clear()
+    relay(line, lambda _: None, b"text" + switch)
+    assert ModeTracker().feed(b"text" + switch)
+    line.erased()
+    line.flush()
+    assert len(writes) == 1 and b"\x1b[1;9r" in writes[0] and b"ptysup" in writes[0]
+
+
+def test_a_hard_reset_is_repaired_by_the_next_draw_after_redraw_s_even_with_no_output() -> None:
+    # `ESC c` is not looked for in the flood (nothing rare marks it): it drops the region
+    # and clears the row; the clock's next tick after REDRAW_S puts both back.
+    term = Terminal(10, 40)
+    t = [0.0]
+    line = StatusLine(term.write, 10, 40, clock=lambda: t[0])
+    line.start()
+    relay(line, term.write, b"\x1bcagent after a reset")
+    line.flush()
+    assert term.screen.display[9].strip() == ""  # not seen: the row stays blank for now
+    t[0] += REDRAW_S + 0.1
+    line.update("ptysup 0:03")  # the status clock ticks
+    line.flush()
+    assert term.screen.display[9].startswith("ptysup 0:03")
+    for i in range(12):  # the agent's lines scroll above the row again
+        term.write(b"\r\nline %d" % i)
+    assert term.screen.display[9].startswith("ptysup 0:03")
+    assert term.screen.display[8].startswith("line 11")
 
 
 def test_an_alert_is_written_whole_between_the_agents_sequences_and_the_sink_says_why() -> None:
@@ -231,11 +287,46 @@ def test_other_region_changes_and_plain_text_pass_unchanged() -> None:
         assert line.for_person(data) is data
 
 
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"\x1b[r",
+        b"a\x1b[rb\x1b[r\x1b[rc",
+        b"\x1b[r\x1b[r",
+        b"\x1b[\x1b[rr",
+        b"text\x1b[31m\x1b[r\x1b[2;5rmore\x1b[r",
+    ],
+)
+def test_every_scroll_region_reset_in_a_chunk_becomes_the_agents_region(data: bytes) -> None:
+    line = StatusLine(lambda b: None, 10, 40, clock=lambda: 0.0)
+    assert line.for_person(data) == data.replace(b"\x1b[r", b"\x1b[1;9r")
+
+
+@pytest.mark.parametrize("cast", CASTS, ids=lambda p: p.stem)
+def test_claude_codes_output_reaches_the_person_with_only_its_region_resets_changed(
+    cast: Path,
+) -> None:
+    data = output_bytes(cast)
+    line = StatusLine(lambda b: None, 10, 40, clock=lambda: 0.0)
+    shown = b"".join(line.for_person(data[i : i + 4095]) for i in range(0, len(data), 4095))
+    assert shown == data.replace(b"\x1b[r", b"\x1b[1;9r")
+
+
 # As the person's terminal gets them: the agent's `CSI r` arrives as a region (for_person).
-ERASING = [b"\x1b[J", b"\x1b[2J", b"\x1b[3J", b"\x1bc", b"\x1b[!p"] + [
-    b"\x1b[?%d%s" % (n, hl) for n in (47, 1047, 1049) for hl in (b"h", b"l")
+# Screen switches are the mode tracker's to report, a hard reset the periodic redraw's.
+ERASING = [b"\x1b[J", b"\x1b[0J", b"\x1b[2J", b"\x1b[3J", b"\x1b[!p"]
+NOT_ERASING = [
+    b"\x1b[K",
+    b"\x1b[2K",
+    b"\x1b[1J",
+    b"\x1b[?1004h",
+    b"\x1b[?25l",
+    b"\x1b[1;9r",
+    b"Jc!p?47",
+    b"\x1b[!",
+    b"\x1bc",
+    b"\x1b[?1049h",
 ]
-NOT_ERASING = [b"\x1b[K", b"\x1b[2K", b"\x1b[?1004h", b"\x1b[?25l", b"\x1b[1;9r", b"Jc!p?47"]
 
 
 @pytest.mark.parametrize("seq", ERASING + NOT_ERASING)
@@ -243,6 +334,7 @@ def test_the_erase_probes_agree_with_the_regex(seq: bytes) -> None:
     for data in (seq, b"text " + seq + b" \x1b[31mmore\x1b[0m", b"\x1b[1m" + seq[:-1]):
         assert status._erases(data) == (status._ERASES.search(data) is not None), data
     assert status._erases(b"x" + seq) is (seq in ERASING)
+    assert status._erases(b"J!" * 100 + seq) is (seq in ERASING)  # past the probes' limit
 
 
 @pytest.mark.parametrize("cast", CASTS, ids=lambda p: p.stem)
