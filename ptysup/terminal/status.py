@@ -19,18 +19,18 @@ from ptysup.supervisor.prompt import format_elapsed
 from ptysup.terminal.probes import starts
 
 MIN_ROWS = 6  # below this the agent needs every row; no status line
-REDRAW_S = 2.0  # the region is set again at least this often (a hard reset may have dropped it)
+REDRAW_S = 2.0  # while output flows, redraw this often anyway (an erase may have gone unseen)
 GAP_S = 0.1  # while output flows, draw at most this often; a pause in the output draws
 
-# A new status text redraws the row only, not the region (but every REDRAW_S): tmux shows a
-# resize at once but tells the PTY (SIGWINCH) up to 250 ms later, and a region for the old,
-# smaller size left a grown window's cursor below it, where every line the agent printed
-# overwrote the last (until SIGWINCH, which sets the region for the new size at once).
+# A new status text redraws the row only, never the region: tmux shows a resize at once but
+# tells the PTY (SIGWINCH) up to 250 ms later, and a region for the old, smaller size left a
+# grown window's cursor below it, where every line the agent printed overwrote the last.
 # For the same reason the row is addressed as the terminal's last, whatever size it has.
 STATUS_ROW = 999
 
-# After a resize the terminal has no scroll region, and a shrink may have left the cursor
-# on the new last row (tmux drops rows so): a line feed there scrolls everything up one
+# After a resize or a reset the terminal has no scroll region, and the cursor may be on the
+# last row (tmux drops rows so on a shrink; after a reset the agent's lines ran on
+# to it): a line feed there scrolls everything up one
 # row, the cursor with it, then back up; anywhere else it is down one and up one. The
 # DECSTBM that drops the region homes the cursor, hence the save and restore around it.
 FREE_LAST_ROW = b"\x1b7\x1b[r\x1b8\n\x1b[A"
@@ -39,15 +39,16 @@ _CSI_DONE = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]")
 _STRING_DONE = re.compile(rb"\x1b[\]PX^_].*?(?:\x07|\x1b\\)", re.DOTALL)
 _OTHER_DONE = re.compile(rb"\x1b[ -/]*[0-~]")
 # What erases the row or drops the region, looked for in each batch of the agent's output
-# (observe()): clearing the screen below the cursor, or a soft reset (`CSI ! p`). Each is
-# found by a byte rare in terminal output (see probes), the regex only where one is. The
-# agent's `CSI r` is not among them: for_person() turned it into the region above the row
-# (Claude Code sends one as it starts and as it exits). Switching to or from the alternate
-# screen (which has a row of its own) is read by the terminal-mode tracker, which parses
-# those sequences anyway, and reported through erased(). A hard reset (`ESC c`, which no
-# agent seen sends) is left to the periodic redraw (REDRAW_S): nothing rare marks it, and
-# a search for it cost ANSI-heavy floods 2% of the relay's throughput.
-_ERASES = re.compile(rb"\x1b\[(?:[023]?J|!p)")
+# (observe()): clearing the screen below the cursor, a soft reset (`CSI ! p`) and a hard
+# one (`ESC c`). The clears and the soft reset are found by a byte rare in terminal output
+# (see probes), the regex only where one is; the hard reset, which nothing rare marks, by
+# one search (~1.5 us per 4 KB). The agent's `CSI r` is not among them: for_person()
+# turned it into the region above the row (Claude Code sends one as it starts and as it
+# exits). Switching to or from the alternate screen (which has a row of its own) is read by
+# the terminal-mode tracker, which parses those sequences anyway, and reported through
+# erased().
+_ERASES = re.compile(rb"\x1b\[(?:[023]?J|!p)|\x1bc")
+_HARD_RESET = b"\x1bc"
 _ERASE_PROBES = ((b"J", (b"\x1b[J", b"\x1b[0J", b"\x1b[2J", b"\x1b[3J")), (b"!", (b"\x1b[!",)))
 _LONGEST_ERASE = 4  # bytes: the seam between two batches is searched too
 
@@ -58,9 +59,12 @@ RESET_REGION = b"\x1b[r"
 
 
 def _erases(data: bytes) -> bool:
-    """Whether `data` may have erased the status row: a memchr for `J` and one for `!`
-    in plain and ANSI-heavy output alike, a match only where one is."""
-    return any(_ERASES.match(data, i) for i in starts(data, _ERASE_PROBES))
+    """Whether `data` may have erased the status row: a memchr for ESC in plain text; in
+    ANSI-heavy output one for `J`, one for `!` and a search for the hard reset, a match
+    only where a probe found something."""
+    if b"\x1b" not in data:
+        return False
+    return _HARD_RESET in data or any(_ERASES.match(data, i) for i in starts(data, _ERASE_PROBES))
 
 
 def ends_cleanly(data: bytes) -> bool:
@@ -109,7 +113,7 @@ class StatusLine:
         self._last = b""  # the agent's latest chunk: does it end between sequences?
         self._pending = False
         self._drawn_at = float("-inf")
-        self._resized = False
+        self._loose = False  # the cursor may sit on the status row: free it at the next draw
         self._region_due = False  # the region may be gone: the next draw sets it again
         self._region_at = float("-inf")
         self._alerts: queue.SimpleQueue[bytes] = queue.SimpleQueue()  # any thread puts
@@ -134,7 +138,7 @@ class StatusLine:
         """Follow a window-size change; the next draw also frees the status row."""
         self._rows, self._cols = rows, cols
         self._pending = True
-        self._resized = True
+        self._loose = True
         self._region_due = True
 
     def update(self, text: str) -> None:
@@ -195,20 +199,22 @@ class StatusLine:
 
     def erased(self) -> None:
         """The agent's output may have erased the row or dropped the region (a clear, a
-        reset, another screen): both are drawn again at the next safe moment."""
-        self._pending = self._region_due = True
+        reset, another screen): both are drawn again at the next safe moment. With the
+        region gone the agent's lines may have run onto the status row (a reset and what
+        followed it in one read): the cursor is freed from it first, as after a resize."""
+        self._pending = self._region_due = self._loose = True
 
     def after_output(self, data: bytes) -> None:
         """Called after each agent chunk reached the terminal (relay thread).
 
         Under an output flood this runs for every few KB, so it does little: mark the
-        region due every REDRAW_S (a hard reset may have dropped it), and draw at most
-        every GAP_S; the relay's next pause in the output (`flush`) draws what is left.
+        region due every REDRAW_S (in case an erase went unseen), and draw at most every
+        GAP_S; the relay's next pause in the output (`flush`) draws what is left.
         """
         self._last = data
         now = self._clock()
         if not self._region_due and now - self._region_at > REDRAW_S:
-            self.erased()
+            self._pending = self._region_due = True
         if self._pending and now - self._drawn_at >= GAP_S:
             self.flush()
 
@@ -218,12 +224,9 @@ class StatusLine:
             # Cleared before the text is read: an update() from the loop thread meanwhile
             # stays pending instead of being lost.
             self._pending = False
-            repair = FREE_LAST_ROW if self._resized else b""
-            # Every REDRAW_S the region too, output or not (the clock's tick draws once a
-            # second): a hard reset dropped it unseen (see _ERASES).
-            due = self._region_due or self._clock() - self._region_at > REDRAW_S
-            region = self._region() if due else b""
-            self._resized = self._region_due = False
+            repair = FREE_LAST_ROW if self._loose else b""
+            region = self._region() if self._region_due else b""
+            self._loose = self._region_due = False
             self._write(repair + region + self._status() + self._take_alerts())
             self._drawn_at = self._clock()
             if region:

@@ -90,15 +90,15 @@ def test_after_a_shrink_a_line_agent_still_scrolls_above_the_status_row(
     assert done.read_text().startswith("exit=0"), r.log.read_text()
 
 
-def test_the_status_row_and_region_are_drawn_again_right_after_a_clear_or_a_screen_switch(
+def test_the_status_row_and_region_are_drawn_again_right_after_a_clear_reset_or_screen_switch(
     rig: Callable[..., Rig], tmp_path: Path
 ) -> None:
     # What the terminal got, byte for byte: after each of the agent's erasing sequences
     # ptysup sets its region again (with the row) before the agent's next output, half a
-    # second later. The status clock's tick draws the row once a second but the region only
-    # every REDRAW_S (2 s), so without the repair most of the three would go without.
+    # second later. Without the repair only a flood's 2 s redraw would, so most of the
+    # four would go without.
     supervisor = [
-        {"match": "erased-done", "reply": "[COMPLETE] ok"},
+        {"match": "erased-done", "delay": 5, "reply": "[COMPLETE] ok"},  # time to look
         {"delay": 40, "reply": "[COMPLETE] too early"},  # the person's Enter cancels it
     ]
     r = rig({"agent": [{"reply": "unused"}], "supervisor": supervisor})
@@ -107,6 +107,7 @@ def test_the_status_row_and_region_are_drawn_again_right_after_a_clear_or_a_scre
         "printf 'a\\033[?1049h'; sleep 0.5\n"  # to the alternate screen
         "printf 'b\\033[H\\033[2J'; sleep 0.5\n"  # a clear
         "printf 'c\\033[?1049l'; sleep 0.5\n"  # back
+        "printf 'd\\033c'; seq 1 60; sleep 0.5\n"  # a hard reset, lines with it
         "echo erased-done\n"
     )
     raw = tmp_path / "terminal.raw"
@@ -115,13 +116,20 @@ def test_the_status_row_and_region_are_drawn_again_right_after_a_clear_or_a_scre
         wait_for(lambda: "ready" in tmux.capture(), 60, "the script to wait for Enter")
         tmux.pipe_to(raw)
         tmux.send_keys("Enter")
+        # After the reset the lines still scroll above the status row, none lost on it.
+        wait_for(
+            lambda: tmux.capture().rstrip("\n").splitlines()[-4:-2] == ["60", "erased-done"],
+            30,
+            "the script's last lines above the prompt and the status row",
+        )
+        assert status_row(tmux).startswith("ptysup "), tmux.capture()
         wait_for(done.exists, 90, "ptysup to finish")
     finally:
         tmux.kill()
     assert done.read_text().startswith("exit=0"), r.log.read_text()
     data = raw.read_bytes()
     region = b"\x1b7\x1b[1;%dr\x1b8" % (tmux.rows - 1)
-    steps = [b"a\x1b[?1049h", b"b\x1b[H\x1b[2J", b"c\x1b[?1049l", b"erased-done"]
+    steps = [b"a\x1b[?1049h", b"b\x1b[H\x1b[2J", b"c\x1b[?1049l", b"d\x1bc", b"erased-done"]
     for erasing, following in itertools.pairwise(steps):
         start = data.index(erasing) + len(erasing)
         assert region in data[start : data.index(following, start)], (erasing, data[-2000:])

@@ -10,7 +10,7 @@ from ptysup.events import EventLog
 from ptysup.terminal import status
 from ptysup.terminal.modes import ModeTracker
 from ptysup.terminal.record import output_bytes
-from ptysup.terminal.status import GAP_S, REDRAW_S, StatusLine, StatusSink, ends_cleanly
+from ptysup.terminal.status import GAP_S, StatusLine, StatusSink, ends_cleanly
 from tests.unit.test_transcripts import CASTS
 
 
@@ -131,7 +131,9 @@ def relay(line: StatusLine, write: Callable[[bytes], None], chunk: bytes) -> Non
     line.observe(shown)
 
 
-@pytest.mark.parametrize("reset", [b"\x1b[!p", b"\x1b[2J", b"\x1b[J", b"\x1b[0J", b"\x1b[3J"])
+@pytest.mark.parametrize(
+    "reset", [b"\x1b[!p", b"\x1bc", b"\x1b[2J", b"\x1b[J", b"\x1b[0J", b"\x1b[3J"]
+)
 def test_a_clear_or_a_soft_reset_redraws_the_row_and_region(reset: bytes) -> None:
     writes: list[bytes] = []
     line = StatusLine(writes.append, 10, 40, clock=lambda: 0.0)
@@ -171,24 +173,28 @@ def test_a_screen_switch_seen_by_the_mode_tracker_redraws_the_row_and_region(
     assert len(writes) == 1 and b"\x1b[1;9r" in writes[0] and b"ptysup" in writes[0]
 
 
-def test_a_hard_reset_is_repaired_by_the_next_draw_after_redraw_s_even_with_no_output() -> None:
-    # `ESC c` is not looked for in the flood (nothing rare marks it): it drops the region
-    # and clears the row; the clock's next tick after REDRAW_S puts both back.
+def test_after_a_hard_reset_and_lines_in_the_same_read_the_agent_scrolls_above_the_row() -> None:
+    # `ESC c` drops the region and homes the cursor; the agent's lines that came with it
+    # in one read ran down onto the last row. The repair frees the cursor from that row
+    # before it sets the region, so later lines scroll above the status row again.
     term = Terminal(10, 40)
-    t = [0.0]
-    line = StatusLine(term.write, 10, 40, clock=lambda: t[0])
+    line = StatusLine(term.write, 10, 40, clock=lambda: 0.0)
     line.start()
-    relay(line, term.write, b"\x1bcagent after a reset")
+    relay(line, term.write, b"\x1bc" + b"".join(b"line %d\r\n" % i for i in range(1, 31)))
+    line.flush()  # the output paused
+    assert term.screen.display[9].startswith("ptysup")
+    assert term.screen.display[7].startswith("line 30")
+    for i in range(31, 36):
+        relay(line, term.write, b"line %d\r\n" % i)
     line.flush()
-    assert term.screen.display[9].strip() == ""  # not seen: the row stays blank for now
-    t[0] += REDRAW_S + 0.1
-    line.update("ptysup 0:03")  # the status clock ticks
-    line.flush()
-    assert term.screen.display[9].startswith("ptysup 0:03")
-    for i in range(12):  # the agent's lines scroll above the row again
-        term.write(b"\r\nline %d" % i)
-    assert term.screen.display[9].startswith("ptysup 0:03")
-    assert term.screen.display[8].startswith("line 11")
+    assert term.screen.display[9].startswith("ptysup")
+    assert [row.rstrip() for row in term.screen.display[4:9]] == [
+        "line 32",
+        "line 33",
+        "line 34",
+        "line 35",
+        "",
+    ]
 
 
 def test_an_alert_is_written_whole_between_the_agents_sequences_and_the_sink_says_why() -> None:
@@ -313,8 +319,8 @@ def test_claude_codes_output_reaches_the_person_with_only_its_region_resets_chan
 
 
 # As the person's terminal gets them: the agent's `CSI r` arrives as a region (for_person).
-# Screen switches are the mode tracker's to report, a hard reset the periodic redraw's.
-ERASING = [b"\x1b[J", b"\x1b[0J", b"\x1b[2J", b"\x1b[3J", b"\x1b[!p"]
+# Screen switches are the mode tracker's to report.
+ERASING = [b"\x1b[J", b"\x1b[0J", b"\x1b[2J", b"\x1b[3J", b"\x1b[!p", b"\x1bc"]
 NOT_ERASING = [
     b"\x1b[K",
     b"\x1b[2K",
@@ -324,7 +330,6 @@ NOT_ERASING = [
     b"\x1b[1;9r",
     b"Jc!p?47",
     b"\x1b[!",
-    b"\x1bc",
     b"\x1b[?1049h",
 ]
 
