@@ -29,7 +29,7 @@ from ptysup.procutil import is_claude
 from ptysup.redact import Redactor
 from ptysup.rundir import Part
 from ptysup.terminal.pty_ import AgentProcess, AgentStartError
-from ptysup.terminal.relay import write_all
+from ptysup.terminal.relay import write_to_terminal
 from ptysup.terminal.status import StatusLine
 from ptysup.terminal.tty_ import window_size
 
@@ -130,7 +130,7 @@ def run(
     clock = time.monotonic
     status = None
     if out_fd is not None and config.status and StatusLine.fits(rows):
-        status = StatusLine(functools.partial(write_all, out_fd), rows, cols, clock)
+        status = StatusLine(functools.partial(write_to_terminal, out_fd), rows, cols, clock)
         rows, cols = status.agent_size()
 
     with contextlib.ExitStack() as stack:

@@ -40,7 +40,7 @@ from ptysup.terminal.keys import EscapeKeys, describe
 from ptysup.terminal.modes import BRACKETED_PASTE, ModeTracker
 from ptysup.terminal.pty_ import AgentProcess
 from ptysup.terminal.record import Recording
-from ptysup.terminal.relay import STOP, Relay, RelayHandlers, write_all
+from ptysup.terminal.relay import STOP, Relay, RelayHandlers, write_to_terminal
 from ptysup.terminal.screen import ScreenFeeder, ScreenModel
 from ptysup.terminal.signals import STOP_SIGNALS, signal_pipe
 from ptysup.terminal.status import StatusLine, StatusSink
@@ -443,14 +443,14 @@ def _leave(parts: _Parts, out_fd: int | None) -> None:
             parts.status.stop()
         return
     reset = parts.modes.reset()
-    write_all(out_fd, reset)
+    write_to_terminal(out_fd, reset)
     if parts.status is not None:
         parts.status.stop()
     parts.feeder.drained(0.5)
     parts.screen.feed(reset)  # back on the main screen, where the summary goes
     snap = parts.screen.snapshot()
     row = max([snap.cursor[0], *(y for y, line in enumerate(snap.lines) if line.strip())])
-    write_all(out_fd, b"\x1b[%d;1H\r\n" % (row + 1))
+    write_to_terminal(out_fd, b"\x1b[%d;1H\r\n" % (row + 1))
 
 
 class _Waker:

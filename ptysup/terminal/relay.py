@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ptysup.terminal.signals import read_signals
-from ptysup.terminal.tty_ import window_size
+from ptysup.terminal.tty_ import HUNG_UP, window_size
 
 BATCH = 64 * 1024  # the most agent output read per wake-up, and handed to observers at once
 HOLD = 0.002  # seconds output may wait for more before the observers get it
@@ -60,6 +60,16 @@ def write_all(fd: int, data: bytes) -> None:
             view = view[os.write(fd, view) :]
         except BlockingIOError:
             select.select([], [fd], [])
+
+
+def write_to_terminal(fd: int, data: bytes) -> None:
+    """Write every byte to the person's terminal; nothing if it is gone (a hangup ends
+    the run through SIGHUP and the relay, not through whichever write saw it first)."""
+    try:
+        write_all(fd, data)
+    except OSError as exc:
+        if exc.errno not in HUNG_UP:
+            raise
 
 
 class Relay:
@@ -158,9 +168,15 @@ class Relay:
                 break
             if self._out_fd is not None:
                 shown = data if self._h.to_person is None else self._h.to_person(data)
-                write_all(self._out_fd, shown)  # the person first, before any parsing
-                if self._h.on_written is not None:
-                    self._h.on_written(shown)
+                try:
+                    write_all(self._out_fd, shown)  # the person first, before any parsing
+                except OSError as exc:
+                    if exc.errno not in HUNG_UP:
+                        raise
+                    self._hung_up()
+                else:
+                    if self._h.on_written is not None:
+                        self._h.on_written(shown)
             self._paused = False
             if not self._held:
                 self._held_since = self._clock()
@@ -176,6 +192,12 @@ class Relay:
             self._h.on_agent_eof()
             return False
         return True
+
+    def _hung_up(self) -> None:
+        """The person's terminal is gone: relay on without it (the agent must not block
+        on a full PTY) and end the run as its SIGHUP would, in case that never comes."""
+        self._out_fd = None
+        self._h.on_signal(signal.SIGHUP)
 
     def _observe(self) -> None:
         """Hand held output to the observers (screen feeder, recording)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import re
@@ -14,11 +15,15 @@ import tty
 from collections.abc import Iterator
 
 DEFAULT_SIZE = (40, 120)  # rows, cols: the agent's screen when ptysup has no terminal
+# What using a terminal that is gone raises (its window closed, tmux killed, ssh dropped):
+# the slave of a PTY whose master closed says EIO.
+HUNG_UP = frozenset({errno.EIO, errno.ENXIO, errno.EPIPE})
 
 
 @contextlib.contextmanager
 def raw(fd: int | None) -> Iterator[None]:
-    """Put `fd` in raw mode for the duration; restore it with TCSAFLUSH on every way out."""
+    """Put `fd` in raw mode for the duration; restore it with TCSAFLUSH on every way out
+    (but for a terminal that is gone: nothing is left to restore)."""
     if fd is None or not os.isatty(fd):
         yield
         return
@@ -27,7 +32,11 @@ def raw(fd: int | None) -> Iterator[None]:
         tty.setraw(fd, termios.TCSANOW)
         yield
     finally:
-        termios.tcsetattr(fd, termios.TCSAFLUSH, saved)
+        try:
+            termios.tcsetattr(fd, termios.TCSAFLUSH, saved)
+        except termios.error as exc:
+            if exc.args[0] not in HUNG_UP:
+                raise
 
 
 def window_size(fd: int | None) -> tuple[int, int]:

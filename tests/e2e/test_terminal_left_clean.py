@@ -194,3 +194,25 @@ def test_on_a_signal_the_summary_goes_below_claude_codes_input_box(
     assert rules and max(rules) < summary[0], screen  # below the input box, not inside it
     assert "".join(lines[summary[0] :]).rstrip().endswith("events.jsonl"), screen
     assert flags == "0 1 0 0 0"
+
+
+def test_a_terminal_closed_under_the_run_ends_it_as_a_hangup_with_the_log_complete(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    # The person's window goes (tmux killed) while Claude Code works: writing to it and
+    # restoring it fail with EIO. The run ends as SIGHUP says, not as an internal error.
+    r = rig({"agent": [{"delay": 60, "reply": "late"}], "supervisor": [{"reply": "[COMPLETE]"}]})
+    argv = ptysup_argv("take long", "--agent-cmd", AGENT, "--log-file", str(r.log))
+    pane = Pane("ptysup-hangup")
+    pane.start(terminal_script(tmp_path / "run.sh", r.project, r.env, argv, tmp_path / "done"))
+    try:
+        wait_for(lambda: r.log.exists() and '"inject"' in r.log.read_text(), 60, "the task typed")
+        wait_for(lambda: "take long" in pane.capture(), 10, "the task on screen")
+        assert len(ptysup_pids(r.log)) == 1
+    finally:
+        pane.kill()
+    wait_for(lambda: not ptysup_pids(r.log), 30, "ptysup to end")
+    events = read_events(r.log)
+    assert not [e for e in events if e["event"] == "error"], events[-3:]
+    end = events[-1]
+    assert (end["event"], end["outcome"], end["exit_code"]) == ("run_end", "signal", 129)

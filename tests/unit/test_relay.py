@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import os
 import random
+import signal
 import sys
+import termios
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -20,6 +22,7 @@ import pyte
 import pytest
 
 from ptysup.terminal import screen as screen_module
+from ptysup.terminal import tty_
 from ptysup.terminal.pty_ import AgentProcess
 from ptysup.terminal.record import output_bytes
 from ptysup.terminal.relay import Relay, RelayHandlers
@@ -265,6 +268,7 @@ class RelayRun:
     observed: list[bytes]
     eof_after: int | None  # observed bytes when on_agent_eof came
     person_at_pause: list[int]  # bytes the person had at each on_pause
+    signals: list[int]  # what on_signal was called with
 
 
 def relay(
@@ -274,8 +278,10 @@ def relay(
     *,
     until_pause: bool = False,
     to_person: Callable[[bytes], bytes] | None = None,
+    terminal_gone: bool = False,
 ) -> RelayRun:
-    """Relay a child printing DATA (raw mode, so bytes pass unchanged) to a file.
+    """Relay a child printing DATA (raw mode, so bytes pass unchanged) to a file, or with
+    `terminal_gone` to a PTY whose other end closed (as a closed window leaves it).
 
     The child exits after printing; with `until_pause` it stays, and the relay runs until
     on_pause comes after the person got every byte.
@@ -293,11 +299,16 @@ def relay(
     )
     out_path = tmp_path / "person"
     out_fd = os.open(out_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    if terminal_gone:
+        os.close(out_fd)
+        master, out_fd = os.openpty()
+        os.close(master)
     wake_r, wake_w = os.pipe()
     sig_r, sig_w = os.pipe()
     observed: list[bytes] = []
     eof_after: list[int] = []
     at_pause: list[int] = []
+    signals: list[int] = []
 
     def on_output(chunk: bytes) -> None:
         observed.append(chunk)
@@ -321,7 +332,7 @@ def relay(
             RelayHandlers(
                 on_output,
                 on_eof,
-                lambda _s: None,
+                signals.append,
                 lambda _r, _c: None,
                 on_pause=on_pause,
                 to_person=to_person,
@@ -337,7 +348,7 @@ def relay(
         for fd in (out_fd, wake_r, wake_w, sig_r, sig_w):
             os.close(fd)
     eof = eof_after[0] if eof_after else None
-    return RelayRun(out_path.read_bytes(), observed, eof, at_pause)
+    return RelayRun(out_path.read_bytes(), observed, eof, at_pause, signals)
 
 
 def test_every_byte_reaches_the_person_and_the_observers_in_order(tmp_path: Path) -> None:
@@ -450,3 +461,27 @@ def test_output_faster_than_hold_is_no_pause_and_its_end_is_one() -> None:
         for fd in (agent.fd, agent.w, wake_r, wake_w, sig_r, sig_w):
             os.close(fd)
     assert not thread.is_alive()
+
+
+def test_a_terminal_gone_mid_flood_ends_the_run_as_a_hangup_and_the_agent_is_drained(
+    tmp_path: Path,
+) -> None:
+    # The person's window closes (tmux killed, ssh dropped): writing to it says EIO. The
+    # relay goes on reading the agent (which must not block on a full PTY), hands every
+    # byte to the observers, and asks for the run's end once, as SIGHUP does.
+    data = plain_flood(500_000)
+    run = relay(tmp_path, data, terminal_gone=True)
+    assert run.signals == [signal.SIGHUP]
+    assert b"".join(run.observed) == data
+    assert run.eof_after == len(data)
+
+
+def test_raw_mode_leaves_a_terminal_that_is_gone_without_an_error() -> None:
+    # Restoring it raises EIO; the run's own end (SIGHUP) is what counts, not that.
+    master, slave = os.openpty()
+    try:
+        with tty_.raw(slave):
+            assert not termios.tcgetattr(slave)[3] & termios.ICANON  # raw while it ran
+            os.close(master)  # the window closed while ptysup ran
+    finally:
+        os.close(slave)
