@@ -36,6 +36,7 @@ _DEFAULTS = {
     2004: False,  # bracketed paste
 }
 _ALTERNATE = (1049, 1047, 47)  # left first: the rest applies to the main screen
+_ERASING = (*_ALTERNATE, 3)  # screen switches and DECCOLM (80/132 columns): feed() says so
 _MODE = re.compile(rb"\x1b\[\?([0-9;]+)([hl])|\x1b([=>])|\x1b\[([<>])([0-9;]*)u")
 _TAIL = 24  # bytes kept from a chunk's end: a sequence split across chunks is seen whole
 # What _MODE starts with, found by their last byte: `?`, `<`, `>` and `=` are rare in
@@ -53,11 +54,12 @@ BRACKETED_PASTE = 2004
 
 @functools.lru_cache(maxsize=256)
 def _private_modes(numbers: bytes, on: bool) -> tuple[tuple[tuple[int, bool], ...], bool]:
-    """The tracked modes a `CSI ? numbers h/l` sets, and whether it switches screens. An
-    agent repeats a few (the cursor's visibility, synchronized output) in every frame:
-    each is parsed once."""
-    modes = [int(n) for n in numbers.split(b";") if n.isdigit() and int(n) in _DEFAULTS]
-    return tuple((n, on) for n in modes), any(n in _ALTERNATE for n in modes)
+    """The tracked modes a `CSI ? numbers h/l` sets, and whether it switches screens (or
+    the column mode, which clears the screen and its margins too). An agent repeats a few
+    (the cursor's visibility, synchronized output) in every frame: each is parsed once."""
+    given = [int(n) for n in numbers.split(b";") if n.isdigit() and len(n) <= 5]
+    modes = [n for n in given if n in _DEFAULTS]
+    return tuple((n, on) for n in modes), any(n in _ERASING for n in given)
 
 
 class ModeTracker:

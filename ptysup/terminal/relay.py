@@ -98,6 +98,8 @@ class Relay:
         self._held_since = 0.0
         self._last_read = 0.0
         self._paused = True  # no output since the last on_pause
+        self._gone = False  # the person's terminal hung up
+        self._hangup_told = False
 
     def run(self) -> None:
         """Relay until something writes to the wake fd (the run is over)."""
@@ -197,7 +199,8 @@ class Relay:
         """The person's terminal is gone: relay on without it (the agent must not block
         on a full PTY) and end the run as its SIGHUP would, in case that never comes."""
         self._out_fd = None
-        self._h.on_signal(signal.SIGHUP)
+        self._gone = True
+        self._tell_hangup()
 
     def _observe(self) -> None:
         """Hand held output to the observers (screen feeder, recording)."""
@@ -223,8 +226,18 @@ class Relay:
         return True
 
     def _signal(self, signum: int) -> None:
-        if signum == signal.SIGWINCH:
+        if signum == signal.SIGHUP:
+            self._tell_hangup()
+        elif signum == signal.SIGWINCH:
+            if self._gone or (self._out_fd is not None and not os.isatty(self._out_fd)):
+                return  # a terminal that is gone has no size to follow
             rows, cols = window_size(self._out_fd)
             self._h.on_resize(rows, cols)
         else:
             self._h.on_signal(signum)
+
+    def _tell_hangup(self) -> None:
+        """SIGHUP, or a write that found the terminal gone, whichever came first: once."""
+        if not self._hangup_told:
+            self._hangup_told = True
+            self._h.on_signal(signal.SIGHUP)

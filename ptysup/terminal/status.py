@@ -47,10 +47,11 @@ _OTHER_DONE = re.compile(rb"\x1b[ -/]*[0-~]")
 # exits). Switching to or from the alternate screen (which has a row of its own) is read by
 # the terminal-mode tracker, which parses those sequences anyway, and reported through
 # erased().
-_ERASES = re.compile(rb"\x1b\[(?:[023]?J|!p)|\x1bc")
+_ERASES = re.compile(rb"\x1b\[(?:\??[023]?J|!p)|\x1bc")  # `CSI ? J`: selective erase
 _HARD_RESET = b"\x1bc"
-_ERASE_PROBES = ((b"J", (b"\x1b[J", b"\x1b[0J", b"\x1b[2J", b"\x1b[3J")), (b"!", (b"\x1b[!",)))
-_LONGEST_ERASE = 4  # bytes: the seam between two batches is searched too
+_CLEARS = tuple(b"\x1b[%sJ" % p for p in (b"", b"0", b"2", b"3", b"?", b"?0", b"?2", b"?3"))
+_ERASE_PROBES = ((b"J", _CLEARS), (b"!", (b"\x1b[!",)))
+_LONGEST_ERASE = 5  # bytes: the seam between two batches is searched too
 
 
 # The agent dropping its scroll region: the whole screen it knows, above the status row.
@@ -162,7 +163,8 @@ class StatusLine:
         if not data:
             return data
         begun = self._begun
-        self._begun = b"\x1b[" if data.endswith(b"\x1b[") else b"\x1b" if data[-1] == 0x1B else b""
+        end = begun + data[-2:]  # a piece as short as `[` may continue one begun before
+        self._begun = b"\x1b[" if end.endswith(b"\x1b[") else b"\x1b" if end[-1] == 0x1B else b""
         if b"\x1b" in data:
             data = self._translate(data)
         if begun and data.startswith(RESET_REGION[len(begun) :]):
@@ -191,10 +193,12 @@ class StatusLine:
 
     def observe(self, data: bytes) -> None:
         """Each batch of the agent's output, in order, once the person has it (relay thread,
-        at most a few ms after after_output): did it erase the row?"""
-        seam = self._seam + data[: _LONGEST_ERASE - 1]
-        self._seam = data[1 - _LONGEST_ERASE :]
-        if not self._region_due and (_erases(seam) or _erases(data)):
+        at most a few ms after after_output): did it erase the row? Looked for even while
+        the region is due anyway: a reset must also free the cursor (erased())."""
+        seam = self._seam + data[: _LONGEST_ERASE - 1]  # one begun in the last batch(es)
+        spanning = _erases(seam) and not _erases(self._seam)  # (the last one saw its own)
+        self._seam = (self._seam + data[1 - _LONGEST_ERASE :])[1 - _LONGEST_ERASE :]
+        if spanning or _erases(data):
             self.erased()
 
     def erased(self) -> None:

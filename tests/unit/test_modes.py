@@ -92,6 +92,8 @@ def test_changes_amid_text_full_of_the_probe_bytes_are_seen(filler: bytes) -> No
         (b"\x1b[?47h", True),
         (b"\x1b[?1047l", True),
         (b"\x1b[?25;1049h", True),  # among other modes
+        (b"\x1b[?3h", True),  # 132 columns: the screen and its margins cleared
+        (b"\x1b[?" + b"9" * 5000 + b"h", False),  # no mode, and no error
         (b"\x1b[?25l\x1b[?2026h\x1b[?2004h", False),
         (b"\x1b[1049h", False),  # not a private mode
         (b"plain text ?1049h", False),

@@ -14,7 +14,7 @@ import signal
 import sys
 import termios
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -269,6 +269,7 @@ class RelayRun:
     eof_after: int | None  # observed bytes when on_agent_eof came
     person_at_pause: list[int]  # bytes the person had at each on_pause
     signals: list[int]  # what on_signal was called with
+    resizes: list[tuple[int, int]]  # what on_resize was called with
 
 
 def relay(
@@ -279,6 +280,7 @@ def relay(
     until_pause: bool = False,
     to_person: Callable[[bytes], bytes] | None = None,
     terminal_gone: bool = False,
+    signals_sent: Sequence[int] = (),
 ) -> RelayRun:
     """Relay a child printing DATA (raw mode, so bytes pass unchanged) to a file, or with
     `terminal_gone` to a PTY whose other end closed (as a closed window leaves it).
@@ -309,6 +311,8 @@ def relay(
     eof_after: list[int] = []
     at_pause: list[int] = []
     signals: list[int] = []
+    resizes: list[tuple[int, int]] = []
+    os.write(sig_w, bytes(signals_sent))  # as the signal pipe gets them
 
     def on_output(chunk: bytes) -> None:
         observed.append(chunk)
@@ -333,7 +337,7 @@ def relay(
                 on_output,
                 on_eof,
                 signals.append,
-                lambda _r, _c: None,
+                lambda r, c: resizes.append((r, c)),
                 on_pause=on_pause,
                 to_person=to_person,
             ),
@@ -348,7 +352,7 @@ def relay(
         for fd in (out_fd, wake_r, wake_w, sig_r, sig_w):
             os.close(fd)
     eof = eof_after[0] if eof_after else None
-    return RelayRun(out_path.read_bytes(), observed, eof, at_pause, signals)
+    return RelayRun(out_path.read_bytes(), observed, eof, at_pause, signals, resizes)
 
 
 def test_every_byte_reaches_the_person_and_the_observers_in_order(tmp_path: Path) -> None:
@@ -474,6 +478,15 @@ def test_a_terminal_gone_mid_flood_ends_the_run_as_a_hangup_and_the_agent_is_dra
     assert run.signals == [signal.SIGHUP]
     assert b"".join(run.observed) == data
     assert run.eof_after == len(data)
+
+
+def test_a_hangup_seen_both_ways_is_told_once_and_a_gone_terminal_is_not_resized(
+    tmp_path: Path,
+) -> None:
+    # The kernel's SIGHUP (and a SIGWINCH) besides the failed write: the run hears once.
+    sent = [signal.SIGHUP, signal.SIGWINCH, signal.SIGHUP]
+    run = relay(tmp_path, plain_flood(100_000), terminal_gone=True, signals_sent=sent)
+    assert (run.signals, run.resizes) == ([signal.SIGHUP], [])
 
 
 def test_raw_mode_leaves_a_terminal_that_is_gone_without_an_error() -> None:

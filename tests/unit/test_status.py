@@ -10,7 +10,7 @@ from ptysup.events import EventLog
 from ptysup.terminal import status
 from ptysup.terminal.modes import ModeTracker
 from ptysup.terminal.record import output_bytes
-from ptysup.terminal.status import GAP_S, StatusLine, StatusSink, ends_cleanly
+from ptysup.terminal.status import GAP_S, REDRAW_S, StatusLine, StatusSink, ends_cleanly
 from tests.unit.test_transcripts import CASTS
 
 
@@ -155,6 +155,37 @@ def test_a_clear_split_between_two_batches_is_seen(cut: int) -> None:
     relay(line, lambda _: None, clear[cut:] + b"more text")
     line.flush()
     assert len(writes) == 1 and b"\x1b[1;9r" in writes[0]
+
+
+def test_a_clear_split_in_three_batches_is_seen_and_one_seen_whole_is_drawn_once() -> None:
+    writes: list[bytes] = []
+    line = StatusLine(writes.append, 10, 40, clock=lambda: 0.0)
+    line.start()
+    writes.clear()
+    for piece in (b"ab\x1b", b"[", b"2Jxyz"):  # an agent writing tiny pieces
+        relay(line, lambda _: None, piece)
+    line.flush()
+    assert len(writes) == 1 and b"\x1b[1;9r" in writes[0]
+    relay(line, lambda _: None, b"text\x1b[J")  # whole, at the end of its batch
+    line.flush()
+    relay(line, lambda _: None, b"plain")  # its seam holds that clear, seen already
+    line.flush()
+    assert len(writes) == 2
+
+
+def test_a_reset_while_the_periodic_region_is_due_still_frees_the_cursor() -> None:
+    writes: list[bytes] = []
+    t = [0.0]
+    line = StatusLine(writes.append, 10, 40, clock=lambda: t[0])
+    line.start()
+    t[0] = REDRAW_S - 0.05
+    line.update("ptysup 0:02")
+    relay(line, lambda _: None, b"a")  # drawn: the gap since start has passed
+    t[0] = REDRAW_S + 0.01
+    relay(line, lambda _: None, b"b")  # the periodic region is due, not drawn yet (gap)
+    relay(line, lambda _: None, b"\x1bc" + b"line\r\n" * 30)
+    line.flush()
+    assert writes[-1].startswith(status.FREE_LAST_ROW)
 
 
 @pytest.mark.parametrize("switch", [b"\x1b[?1049h", b"\x1b[?1049l", b"\x1b[?47h", b"\x1b[?1047l"])
@@ -318,9 +349,15 @@ def test_claude_codes_output_reaches_the_person_with_only_its_region_resets_chan
     assert shown == data.replace(b"\x1b[r", b"\x1b[1;9r")
 
 
+def test_a_scroll_region_reset_split_in_three_pieces_is_followed_by_the_region() -> None:
+    line = StatusLine(lambda b: None, 10, 40, clock=lambda: 0.0)
+    shown = [line.for_person(piece) for piece in (b"ab\x1b", b"[", b"rxyz")]
+    assert shown == [b"ab\x1b", b"[", b"r\x1b[1;9rxyz"]
+
+
 # As the person's terminal gets them: the agent's `CSI r` arrives as a region (for_person).
 # Screen switches are the mode tracker's to report.
-ERASING = [b"\x1b[J", b"\x1b[0J", b"\x1b[2J", b"\x1b[3J", b"\x1b[!p", b"\x1bc"]
+ERASING = [b"\x1b[J", b"\x1b[0J", b"\x1b[2J", b"\x1b[3J", b"\x1b[?2J", b"\x1b[!p", b"\x1bc"]
 NOT_ERASING = [
     b"\x1b[K",
     b"\x1b[2K",
