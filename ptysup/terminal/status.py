@@ -39,18 +39,19 @@ _CSI_DONE = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]")
 _STRING_DONE = re.compile(rb"\x1b[\]PX^_].*?(?:\x07|\x1b\\)", re.DOTALL)
 _OTHER_DONE = re.compile(rb"\x1b[ -/]*[0-~]")
 # What erases the row or drops the region, looked for in each batch of the agent's output
-# (observe()): clearing the screen below the cursor, a soft reset (`CSI ! p`) and a hard
-# one (`ESC c`). The clears and the soft reset are found by a byte rare in terminal output
+# (observe()): clearing the screen below the cursor, the screen alignment test (`ESC # 8`
+# fills every row with `E`), a soft reset (`CSI ! p`) and a hard one (`ESC c`). The
+# clears, the alignment test and the soft reset are found by a byte rare in terminal output
 # (see probes), the regex only where one is; the hard reset, which nothing rare marks, by
 # one search (~1.5 us per 4 KB). The agent's `CSI r` is not among them: for_person()
 # turned it into the region above the row (Claude Code sends one as it starts and as it
 # exits). Switching to or from the alternate screen (which has a row of its own) is read by
 # the terminal-mode tracker, which parses those sequences anyway, and reported through
 # erased().
-_ERASES = re.compile(rb"\x1b\[(?:\??[023]?J|!p)|\x1bc")  # `CSI ? J`: selective erase
+_ERASES = re.compile(rb"\x1b\[(?:\??[023]?J|!p)|\x1bc|\x1b#8")  # `CSI ? J`: selective erase
 _HARD_RESET = b"\x1bc"
 _CLEARS = tuple(b"\x1b[%sJ" % p for p in (b"", b"0", b"2", b"3", b"?", b"?0", b"?2", b"?3"))
-_ERASE_PROBES = ((b"J", _CLEARS), (b"!", (b"\x1b[!",)))
+_ERASE_PROBES = ((b"J", _CLEARS), (b"!", (b"\x1b[!",)), (b"#", (b"\x1b#",)))
 _LONGEST_ERASE = 5  # bytes: the seam between two batches is searched too
 
 
@@ -61,7 +62,7 @@ RESET_REGION = b"\x1b[r"
 
 def _erases(data: bytes) -> bool:
     """Whether `data` may have erased the status row: a memchr for ESC in plain text; in
-    ANSI-heavy output one for `J`, one for `!` and a search for the hard reset, a match
+    ANSI-heavy output one for `J`, one for `!`, one for `#` and a search for the hard reset, a match
     only where a probe found something."""
     if b"\x1b" not in data:
         return False

@@ -96,7 +96,7 @@ def test_the_status_row_and_region_are_drawn_again_right_after_a_clear_reset_or_
     # What the terminal got, byte for byte: after each of the agent's erasing sequences
     # ptysup sets its region again (with the row) before the agent's next output, half a
     # second later. Without the repair only a flood's 2 s redraw would, so most of the
-    # four would go without.
+    # five would go without.
     supervisor = [
         {"match": "erased-done", "delay": 5, "reply": "[COMPLETE] ok"},  # time to look
         {"delay": 40, "reply": "[COMPLETE] too early"},  # the person's Enter cancels it
@@ -107,6 +107,7 @@ def test_the_status_row_and_region_are_drawn_again_right_after_a_clear_reset_or_
         "printf 'a\\033[?1049h'; sleep 0.5\n"  # to the alternate screen
         "printf 'b\\033[H\\033[2J'; sleep 0.5\n"  # a clear
         "printf 'c\\033[?1049l'; sleep 0.5\n"  # back
+        "printf 'e\\033#8'; sleep 0.5\n"  # the alignment test: E on every row
         "printf 'd\\033c'; seq 1 60; sleep 0.5\n"  # a hard reset, lines with it
         "echo erased-done\n"
     )
@@ -129,7 +130,14 @@ def test_the_status_row_and_region_are_drawn_again_right_after_a_clear_reset_or_
     assert done.read_text().startswith("exit=0"), r.log.read_text()
     data = raw.read_bytes()
     region = b"\x1b7\x1b[1;%dr\x1b8" % (tmux.rows - 1)
-    steps = [b"a\x1b[?1049h", b"b\x1b[H\x1b[2J", b"c\x1b[?1049l", b"d\x1bc", b"erased-done"]
+    steps = [
+        b"a\x1b[?1049h",
+        b"b\x1b[H\x1b[2J",
+        b"c\x1b[?1049l",
+        b"e\x1b#8",
+        b"d\x1bc",
+        b"erased-done",
+    ]
     for erasing, following in itertools.pairwise(steps):
         start = data.index(erasing) + len(erasing)
         assert region in data[start : data.index(following, start)], (erasing, data[-2000:])

@@ -132,7 +132,7 @@ def relay(line: StatusLine, write: Callable[[bytes], None], chunk: bytes) -> Non
 
 
 @pytest.mark.parametrize(
-    "reset", [b"\x1b[!p", b"\x1bc", b"\x1b[2J", b"\x1b[J", b"\x1b[0J", b"\x1b[3J"]
+    "reset", [b"\x1b[!p", b"\x1bc", b"\x1b[2J", b"\x1b[J", b"\x1b[0J", b"\x1b[3J", b"\x1b#8"]
 )
 def test_a_clear_or_a_soft_reset_redraws_the_row_and_region(reset: bytes) -> None:
     writes: list[bytes] = []
@@ -357,7 +357,16 @@ def test_a_scroll_region_reset_split_in_three_pieces_is_followed_by_the_region()
 
 # As the person's terminal gets them: the agent's `CSI r` arrives as a region (for_person).
 # Screen switches are the mode tracker's to report.
-ERASING = [b"\x1b[J", b"\x1b[0J", b"\x1b[2J", b"\x1b[3J", b"\x1b[?2J", b"\x1b[!p", b"\x1bc"]
+ERASING = [
+    b"\x1b[J",
+    b"\x1b[0J",
+    b"\x1b[2J",
+    b"\x1b[3J",
+    b"\x1b[?2J",
+    b"\x1b[!p",
+    b"\x1bc",
+    b"\x1b#8",
+]
 NOT_ERASING = [
     b"\x1b[K",
     b"\x1b[2K",
@@ -368,6 +377,8 @@ NOT_ERASING = [
     b"Jc!p?47",
     b"\x1b[!",
     b"\x1b[?1049h",
+    b"\x1b#3",
+    b"#8",
 ]
 
 
