@@ -79,7 +79,7 @@ class Decider(Protocol):
 class Verify(Protocol):
     commands: list[tuple[str, ...]]
 
-    def run(self) -> list[VerifyResult]: ...
+    def run(self, deadline: float | None = None) -> list[VerifyResult]: ...
 
 
 @dataclass(frozen=True)
@@ -201,11 +201,16 @@ class RunLoop:
     def run(self) -> RunResult:
         """Run to an outcome; never raises for the agent's or supervisor's failures."""
         try:
+            outcome, reason = self._outcome()
+        except Interrupted as exc:  # also while ending the agent after another outcome
+            return self.result(Outcome.SIGNAL, str(exc), exc.signum)
+        return self.result(outcome, reason)
+
+    def _outcome(self) -> tuple[Outcome, str]:
+        try:
             outcome, reason = self._run()
         except AgentExited as exc:
             outcome, reason = Outcome.AGENT_EXITED, f"agent exited: {exc}"
-        except Interrupted as exc:
-            return self.result(Outcome.SIGNAL, str(exc), exc.signum)
         except PersonStopped:
             self._log.emit("warning", message="stopped by the person (escape key)")
             self._interrupt(self._clock() + HARD_STOP_S)
@@ -223,7 +228,7 @@ class RunLoop:
             outcome, reason = self._budget_stop(Outcome.COST, self._cost_reason())
         except _Stop as stop:
             outcome, reason = stop.outcome, stop.reason
-        return self.result(outcome, reason)
+        return outcome, reason
 
     def result(self, outcome: Outcome, reason: str, signum: int | None = None) -> RunResult:
         """A RunResult with this run's iterations and costs."""
@@ -517,7 +522,7 @@ class RunLoop:
         """The first failing command of the step's gate and --verify, or None when all pass
         (or there are none)."""
         gates = [self._steps.gate() if self._steps else None, self._verifier]
-        results = (r for g in gates if g is not None and g.commands for r in g.run())
+        results = (r for g in gates if g is not None and g.commands for r in g.run(self._deadline))
         for result in results:
             self._log.emit(
                 "verify",

@@ -109,6 +109,8 @@ class Supervisor:
                 except SupervisorError as exc:
                     if self._abandoned.is_set():
                         raise DecisionCancelled() from None
+                    if self._runner.cancelled.is_set():  # the run is ending: no retry
+                        raise SupervisorFailed("cancelled") from None
                     time_left(deadline, self._clock())  # the time budget is over: no retry
                     error = exc
                     self._log.emit(

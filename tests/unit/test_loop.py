@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from ptysup.agents.events import AgentExited, CostUp, TimeUp, TurnEnd, TurnEndKind
+from ptysup.agents.events import AgentExited, CostUp, Interrupted, TimeUp, TurnEnd, TurnEndKind
 from ptysup.agents.person import Person
 from ptysup.agents.questions import Ask
 from ptysup.agents.session import Activity, InjectResult
@@ -192,6 +192,17 @@ def test_supervisor_failure_exits_5_and_ends_the_agent() -> None:
     assert agent.shut_down
 
 
+def test_a_signal_while_the_agent_is_ended_after_a_failure_is_the_runs_outcome() -> None:
+    # SIGTERM while the supervisor decides: the decision fails ("cancelled"), and ending the
+    # agent then meets the signal. The run ends as the signal, with no traceback.
+    class Signalled(FakeAgent):
+        def shutdown(self, deadline: float | None = None) -> bool:
+            raise Interrupted(15)
+
+    result, *_ = _run(["FAIL"], agent=Signalled())
+    assert (result.outcome, result.exit_code, result.signum) == (Outcome.SIGNAL, 143, 15)
+
+
 def test_agent_exit_mid_run_exits_4() -> None:
     result, *_ = _run(["[CONTINUE] more"] * 5, agent=FakeAgent(exit_after_turns=2))
     assert result.outcome is Outcome.AGENT_EXITED
@@ -213,7 +224,7 @@ class FakeVerifier:
         self._outcomes = outcomes
         self.runs = 0
 
-    def run(self) -> list[VerifyResult]:
+    def run(self, deadline: float | None = None) -> list[VerifyResult]:
         code = self._outcomes[min(self.runs, len(self._outcomes) - 1)]
         self.runs += 1
         return [VerifyResult(("make", "test"), code, "FAILED test_x\n" if code else "ok", 0.1)]

@@ -7,6 +7,7 @@ import os
 import stat
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -165,6 +166,16 @@ def test_binary_answers_are_retried_then_the_decision_fails() -> None:
     errors = [e.fields for e in sink.events if e.event == "supervisor_error"]
     assert [e["attempt"] for e in errors] == [1, 2]
     assert all("not UTF-8 text" in e["error"] for e in errors)
+
+
+def test_a_decision_cancelled_by_a_signal_is_not_retried_nor_said_to_be() -> None:
+    sink = EventList()
+    runner = printer("sys.stdin.read(); import time; time.sleep(30)", warm=False)
+    supervisor = Supervisor(runner, EventLog([sink]), backoff=(0.01, 0.01))
+    threading.Timer(0.5, runner.cancel).start()  # what ptysup's signal handler does
+    with pytest.raises(SupervisorFailed, match=r"^cancelled$"):
+        supervisor.decide("p", iteration=1)
+    assert [e.event for e in sink.events] == []  # no "supervisor_error ... retry_in_s"
 
 
 def test_an_answer_with_escape_sequences_decides_on_clean_text() -> None:
