@@ -46,7 +46,7 @@ from ptysup.terminal.signals import STOP_SIGNALS, signal_pipe
 from ptysup.terminal.status import StatusLine, StatusSink
 from ptysup.terminal.ticker import Ticker
 from ptysup.terminal.tty_ import cursor_position, raw
-from ptysup.verify import Verifier
+from ptysup.verify import Verifier, VerifyStop
 from ptysup.waits import WaitPolicy
 
 STOP_GRACE_S = 5.0  # after a stop signal, the most the run may take to wind down
@@ -133,13 +133,27 @@ def supervise(
         log.add(heartbeat)
         heartbeat.start()
         stack.callback(heartbeat.stop)
-    steps = _plan(config, log, env, part)
-    loop = _loop(config, session, runner, log, clock, env, part, steps, person=in_fd is not None)
+    stop_verify = VerifyStop()  # a stop signal ends a verification command at once
+    steps = _plan(config, log, env, part, clock, stop_verify)
+    loop = _loop(
+        config, session, runner, log, clock, env, part, steps, in_fd is not None, stop_verify
+    )
     attach = _attach(config, part, log, screen, feeder, session, agent)
     if attach is not None:
         stack.callback(attach.close)
     parts = _Parts(
-        agent, session, screen, feeder, runner, log, recording, status, modes, notifier, attach
+        agent,
+        session,
+        screen,
+        feeder,
+        runner,
+        log,
+        recording,
+        status,
+        modes,
+        stop_verify,
+        notifier,
+        attach,
     )
     escape = EscapeKeys(config.escape_key) if config.escape_key and in_fd is not None else None
     result = _drive(loop, parts, out_fd, in_fd, escape)
@@ -225,7 +239,12 @@ def _finish_recording(recording: Recording, log: EventLog) -> None:
 
 
 def _plan(
-    config: RunConfig, log: EventLog, env: Mapping[str, str], part: Part | None
+    config: RunConfig,
+    log: EventLog,
+    env: Mapping[str, str],
+    part: Part | None,
+    clock: Callable[[], float],
+    stop: VerifyStop,
 ) -> PlanDriver | None:
     """The plan's driver, at the step where an earlier part left it."""
     if config.plan is None:
@@ -235,7 +254,12 @@ def _plan(
         config.plan,
         log,
         lambda commands: Verifier(
-            commands, cwd=str(config.cwd), env=env, timeout=config.verify_timeout
+            commands,
+            cwd=str(config.cwd),
+            env=env,
+            timeout=config.verify_timeout,
+            clock=clock,
+            stop=stop,
         ),
         task=config.task,
         done=done.steps_done if done else (),
@@ -254,12 +278,20 @@ def _loop(
     part: Part | None = None,
     steps: PlanDriver | None = None,
     person: bool = False,
+    stop_verify: VerifyStop | None = None,
 ) -> RunLoop:
     """The decision loop with its supervisor, verifier and wait policy."""
     waits = WaitPolicy(enabled=config.wait, max_waits=config.max_waits, base_s=config.wait_base)
     backoff = backoff_schedule(config.supervisor_backoff, config.supervisor_retries)
     verifier = (
-        Verifier(config.verify, cwd=str(config.cwd), env=env, timeout=config.verify_timeout)
+        Verifier(
+            config.verify,
+            cwd=str(config.cwd),
+            env=env,
+            timeout=config.verify_timeout,
+            clock=clock,
+            stop=stop_verify,
+        )
         if config.verify
         else None
     )
@@ -307,6 +339,7 @@ class _Parts:
     recording: Recording | None
     status: StatusLine | None
     modes: ModeTracker
+    stop_verify: VerifyStop
     notifier: Notifier | None = None
     attach: AttachServer | None = None
 
@@ -333,6 +366,7 @@ def _drive(
         agent.hung_up = agent.hung_up or signum == signal.SIGHUP
         session.post(StopRequest(signum, session.now()))
         runner.cancel()
+        parts.stop_verify(signum)
         # If the loop cannot wind down in time, the relay stops anyway.
         timer = threading.Timer(STOP_GRACE_S, waker.wake)
         timer.daemon = True
@@ -413,6 +447,8 @@ def _drive(
     # A signal's outcome wins over whatever the loop made of the interruption.
     signalled = [r for r in results if r.outcome is Outcome.SIGNAL and r.signum is not None]
     if signalled:
+        if not worker.is_alive():
+            session.collect_cost()  # reported while the loop waited on something else
         first = signalled[0]
         return loop.result(Outcome.SIGNAL, first.reason, first.signum)
     return results[0] if results else RunResult(Outcome.ERROR, loop.iterations, "run loop died")

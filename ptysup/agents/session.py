@@ -251,6 +251,31 @@ class AgentSession:
             self._pushback.extendleft(reversed(kept))
         self._turn_ended_at = None  # not reported in time: the figure stays as it is
 
+    def collect_cost(self) -> None:
+        """Once the run has ended on a signal (no other thread reads the events now): the
+        spend the agent reported that nobody read yet, and a just-ended turn's late report
+        (at most `timings.cost_report` after its Stop), so that run_end's cost is whole.
+        Nothing raises; every event is kept."""
+        until = self._clock()
+        if self._turn_ended_at is not None:
+            until = self._turn_ended_at + self.timings.cost_report
+        for event in self._pushback:
+            if isinstance(event, HookEvent) and event.name == STATUS_LINE:
+                self._record_cost(event.payload)
+        while True:
+            try:
+                event = self._queue.get(timeout=max(0.0, until - self._clock()))
+            except queue.Empty:
+                return
+            self._pushback.append(event)
+            if not isinstance(event, HookEvent):
+                continue
+            if event.name == STATUS_LINE:
+                self._record_cost(event.payload)
+                until = self._clock()  # in: the rest only if already queued
+            elif event.name == "Stop" and self._reports_cost:
+                until = self._clock() + self.timings.cost_report
+
     def wait_turn_end(self, deadline: float | None = None) -> TurnEnd | Ask:
         """Block until the current turn ends (hook, screen, quiet time or stall), or the
         agent asks a question (which the caller must answer).

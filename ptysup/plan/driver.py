@@ -20,8 +20,8 @@ class _Gate:
         self._seen = seen
         self.commands = inner.commands
 
-    def run(self) -> list[VerifyResult]:
-        results = self._inner.run()
+    def run(self, deadline: float | None = None) -> list[VerifyResult]:
+        results = self._inner.run(deadline)
         self._seen(results)
         return results
 

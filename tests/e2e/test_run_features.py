@@ -16,7 +16,7 @@ import yaml
 from ptysup.replay import main as replay_main
 from ptysup.testing.fakemodel import RequestKind
 from tests.e2e.conftest import DEMO, Rig
-from tests.helpers import ptysup_argv, read_events, wait_for
+from tests.helpers import alive, ptysup_argv, read_events, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -95,6 +95,50 @@ def test_a_signal_keeps_the_cost_spent_so_far_in_run_end(rig: Callable[..., Rig]
     assert end["supervisor_cost_usd"] == pytest.approx(decisions[0]["cost_usd"])
     assert end["agent_cost_usd"] > 0
     assert end["cost_usd"] == pytest.approx(end["agent_cost_usd"] + end["supervisor_cost_usd"])
+
+
+@pytest.mark.parametrize("where", ["deciding", "verifying"])
+def test_a_signal_while_the_supervisor_decides_or_a_verify_runs_ends_the_run_at_once(
+    rig: Callable[..., Rig], tmp_path: Path, where: str
+) -> None:
+    # Neither the supervisor nor the verify command gets to finish: the signal is the
+    # outcome, the agent's spend is kept, and the log shows no retry and no traceback.
+    started = tmp_path / "verify.pid"
+    supervisor = [{"delay": 3600, "reply": "[COMPLETE] too late"}]
+    if where == "verifying":
+        supervisor = [{"reply": "[COMPLETE] done"}]
+    r = rig({"agent": SIMPLE_AGENT, "supervisor": supervisor})
+    proc = r.popen("t", "--verify", f"sh -c 'echo $$ > {started}; exec sleep 600'")
+    try:
+        if where == "deciding":
+            wait_for(lambda: r.model.requests_of(RequestKind.SUPERVISOR), 60, "the decision")
+        else:
+            wait_for(lambda: started.exists() and started.read_text(), 60, "the verify command")
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143, stderr
+    assert "Traceback" not in stderr and "Exception" not in stderr, stderr
+    events = read_events(r.log)
+    assert not [e for e in events if e["event"] == "supervisor_error"]
+    assert not [e for e in events if e["event"] == "verify"]  # cut short: says nothing
+    end = events[-1]
+    assert (end["event"], end["outcome"], end["exit_code"]) == ("run_end", "signal", 143)
+    assert end["agent_cost_usd"] > 0
+    if where == "verifying":
+        assert not alive(int(started.read_text()))
+
+
+def test_the_time_budget_ends_a_verify_command_that_outlasts_it(rig: Callable[..., Rig]) -> None:
+    r = rig({"agent": SIMPLE_AGENT, "supervisor": [{"reply": "[COMPLETE] done"}]})
+    run = r.run("t", "--max-time", "8s", "--verify", "sleep 600")
+    assert run.code == 3, run.stdout
+    end = run.events[-1]
+    assert end["outcome"] == "time" and end["elapsed_s"] < 60
+    assert not run.named("verify")
+    assert run.named("inject")[-1]["text"] == "/clear"
 
 
 def test_api_error_turn_is_waited_out_without_an_iteration(rig: Callable[..., Rig]) -> None:

@@ -29,7 +29,7 @@ class FakeVerifier:
         self.commands = list(commands)
         self._passing = passing
 
-    def run(self) -> list[VerifyResult]:
+    def run(self, deadline: float | None = None) -> list[VerifyResult]:
         return [VerifyResult(c, 0 if c[0] in self._passing else 1, "", 0.0) for c in self.commands]
 
 
