@@ -312,6 +312,9 @@ class AgentSession:
             if isinstance(event, HookEvent):
                 if event.name == "Stop":
                     self._settle()
+                    self._drain()
+                    if self._turn_went_on():
+                        continue  # decided at the end of the turn that followed
                     return TurnEnd(TurnEndKind.STOP, self.activity.last_message)
                 if event.name == "StopFailure":
                     return TurnEnd(TurnEndKind.API_ERROR, self._api_error_detail(event))
@@ -359,6 +362,15 @@ class AgentSession:
                 return True
         return False
 
+    def _turn_went_on(self) -> bool:
+        """Whether a prompt went in after the turn end just read: a message the person sent
+        during the turn, which Claude Code queues and submits the moment the turn ends
+        (observed with 2.1.197: its turn's Stop follows the first one ~0.1 s later). Every
+        event after that Stop is in the pushback (held while settling, or drained)."""
+        return any(
+            isinstance(e, HookEvent) and e.name == "UserPromptSubmit" for e in self._pushback
+        )
+
     def _settle(self) -> None:
         """Wait for the agent's output to settle on its final frame (see settle.py)."""
         t = self.timings
@@ -375,6 +387,8 @@ class AgentSession:
         Raises TimeUp at `deadline`: the time budget runs on while the person has the agent.
         """
         self._drain()  # a stop key pressed while the supervisor was deciding ends it here
+        if not self.person.paused and self._turn_went_on():
+            return None
         if self.person.paused:
             while self.person.paused:
                 self._wait_a_while(deadline)

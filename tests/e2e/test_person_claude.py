@@ -159,6 +159,39 @@ def test_the_persons_typed_text_survives_a_turn_end(screen: Callable[..., Screen
     assert [(d["iteration"], d["action"]) for d in s.events("decision")] == [(1, "complete")]
 
 
+def test_a_message_queued_while_the_agent_works_is_decided_once_at_the_end_of_its_turn(
+    screen: Callable[..., Screen],
+) -> None:
+    # Sent during a turn, Claude Code queues the message and submits it as the turn ends:
+    # two Stops a moment apart. The supervisor decides once, on the queued turn's result,
+    # and the instruction it gives gets its own turn end (not the queued turn's Stop).
+    agent = [
+        {"match": "steer it this way", "reply": "Steered as you said."},
+        {"match": "the next step", "delay": 2, "reply": "Did the next step."},
+        {"delay": 6, "reply": "Done with the task."},
+    ]
+    supervisor = [
+        {"match": "Did the next step", "reply": "[COMPLETE] fine"},
+        {"match": "Steered as you said", "reply": "[CONTINUE] the next step"},
+        {"reply": "[ABORT] decided on the wrong turn"},
+    ]
+    s = screen({"agent": agent, "supervisor": supervisor}, "the task")
+    s.rig.model.wait_for(lambda req: req.kind is RequestKind.AGENT, timeout=60)
+    s.tmux.send_keys("-l", "steer it this way")
+    wait_for(lambda: "steer it this way" in s.text(), 10, "the person's text in the box")
+    s.tmux.send_keys("Enter")
+    result = s.finish()
+    assert result.startswith("exit=0"), s.events()
+    assert s.rig.human_texts() == ["the task", "steer it this way", "the next step"]
+    assert [e["text"] for e in s.events("person_prompt")] == ["steer it this way"]
+    decisions = [(d["iteration"], d["action"]) for d in s.events("decision")]
+    assert decisions == [(1, "continue"), (2, "complete")]
+    assert [t["detail"] for t in s.events("turn_end")] == [
+        "Steered as you said.",
+        "Did the next step.",
+    ]
+
+
 def test_text_the_person_deletes_lets_supervision_go_on(screen: Callable[..., Screen]) -> None:
     agent = [{"delay": 4, "reply": "Done with the task."}]
     s = screen({"agent": agent, "supervisor": [{"reply": "[COMPLETE] fine"}]}, "the task")

@@ -144,3 +144,44 @@ def test_ending_the_agent_collects_the_last_turns_spend_first() -> None:
     session.post(_cost(0.05))
     session.shutdown()
     assert typed_at and typed_at[0] == 0.05  # known before `/exit` went to the agent
+
+
+def _said(text: str) -> HookEvent:
+    return HookEvent("Stop", {"last_assistant_message": text}, 0.0)
+
+
+def _prompt(text: str) -> HookEvent:
+    return HookEvent("UserPromptSubmit", {"prompt": text}, 0.0)
+
+
+def test_a_prompt_queued_during_the_turn_makes_its_turn_the_one_that_ends() -> None:
+    # Claude Code submits a message sent during a turn as that turn ends: two Stops.
+    session = _session()
+    for event in (_said("first turn"), _prompt("steer"), _said("queued turn")):
+        session.post(event)
+    assert session.wait_turn_end() == TurnEnd(TurnEndKind.STOP, "queued turn")
+    turn = TurnEnd(TurnEndKind.STOP, "queued turn")
+    assert session.hold(turn) == turn  # nothing left over to end the next turn early
+
+
+def test_a_prompt_arriving_after_the_turn_end_holds_the_decision_back() -> None:
+    session = _session()
+    session.post(_said("first turn"))
+    turn = session.wait_turn_end()
+    assert turn == TurnEnd(TurnEndKind.STOP, "first turn")
+    session.post(_prompt("steer"))  # queued during the turn, submitted a moment after it
+    assert session.hold(turn) is None  # decided at the end of the person's turn
+    session.post(_said("queued turn"))
+    assert session.wait_turn_end() == TurnEnd(TurnEndKind.STOP, "queued turn")
+
+
+def test_after_a_signal_the_spend_reported_meanwhile_is_collected() -> None:
+    session = _session(cost_report=0.5)
+    _ended_turn(session)  # the loop then waited on something else (a verify command)
+    session.post(_cost(0.03))  # unread
+    session.collect_cost()
+    assert session.cost_usd == 0.03
+    session.post(_stop())  # a turn that has just ended: its report comes a moment later
+    session.post(_cost(0.07))
+    session.collect_cost()
+    assert session.cost_usd == 0.07
