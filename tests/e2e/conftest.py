@@ -128,6 +128,12 @@ class Screen:
         # Claude Code puts a no-break space after its prompt glyph.
         return self.tmux.capture().replace("\xa0", " ")
 
+    def send(self, message: str) -> None:
+        """Type a message as the person does, and once the input box shows it, Enter."""
+        self.tmux.send_keys("-l", message)
+        wait_for(lambda: f"❯ {message}" in self.text(), 10, "the person's text in the box")
+        self.tmux.send_keys("Enter")
+
     def status(self) -> str:
         lines = self.text().rstrip("\n").splitlines()
         return lines[-1] if lines else ""

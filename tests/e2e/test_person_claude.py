@@ -79,9 +79,7 @@ def test_pause_hands_the_agent_to_the_person_and_resume_decides_at_once(
     s.wait_event("turn_end")  # the task's turn ends while paused: no decision
     # `ptysup runs` shows why: the run waits on the person, not on ptysup.
     wait_for(lambda: s.state() == ("needs_input", PAUSED_IDLE), 10, "the paused run's state")
-    s.tmux.send_keys("-l", "my own message")
-    wait_for(lambda: "❯ my own message" in s.text(), 10, "the person's text in the box")
-    s.tmux.send_keys("Enter")
+    s.send("my own message")
     prompt = s.wait_event("person_prompt")
     assert prompt["text"] == "my own message"
     wait_for(lambda: s.state() == ("working", PAUSED), 10, "the person's turn as working")
@@ -120,9 +118,7 @@ def test_resume_while_the_agent_works_decides_at_the_end_of_that_turn(
     s.wait_event("person_command", command="pause")
     wait_for(lambda: "PAUSED" in s.status(), 10, "PAUSED in the status line")
     s.wait_event("turn_end")
-    s.tmux.send_keys("-l", "a slow one")
-    wait_for(lambda: "❯ a slow one" in s.text(), 10, "the person's text in the box")
-    s.tmux.send_keys("Enter")
+    s.send("a slow one")
     s.wait_event("person_prompt")
     s.tmux.send_keys("C-]", "r")  # while the person's turn is still running
     s.wait_event("person_command", command="resume")
@@ -177,9 +173,7 @@ def test_a_message_queued_while_the_agent_works_is_decided_once_at_the_end_of_it
     ]
     s = screen({"agent": agent, "supervisor": supervisor}, "the task")
     s.rig.model.wait_for(lambda req: req.kind is RequestKind.AGENT, timeout=60)
-    s.tmux.send_keys("-l", "steer it this way")
-    wait_for(lambda: "steer it this way" in s.text(), 10, "the person's text in the box")
-    s.tmux.send_keys("Enter")
+    s.send("steer it this way")
     result = s.finish()
     assert result.startswith("exit=0"), s.events()
     assert s.rig.human_texts() == ["the task", "steer it this way", "the next step"]
@@ -218,9 +212,7 @@ def test_a_message_sent_while_the_supervisor_decides_cancels_that_decision(
     ]
     s = screen({"agent": agent, "supervisor": supervisor}, "the task")
     s.rig.model.wait_for(lambda req: req.kind is RequestKind.SUPERVISOR, timeout=60)
-    s.tmux.send_keys("-l", "a message of mine")
-    wait_for(lambda: "❯ a message of mine" in s.text(), 10, "the person's text in the box")
-    s.tmux.send_keys("Enter")
+    s.send("a message of mine")
     cancelled = s.wait_event("decision_cancelled", timeout=20)
     assert cancelled["iteration"] == 1
     result = s.finish()
