@@ -251,9 +251,11 @@ def run_command(
         if isinstance(value, float) and not math.isfinite(value):  # inf would mean no limit
             raise click.BadParameter(f"must be a finite number, not {value}", ctx, param)
     if log_format not in _LOG_FORMATS:
-        raise typer.BadParameter("must be text or json", param_hint="--log-format")
+        raise ConfigError("--log-format: must be text or json" + _origin(ctx, "log_format"))
     if questions not in QUESTIONS:
-        raise typer.BadParameter("must be supervisor or person", param_hint="--questions")
+        raise ConfigError("--questions: must be supervisor or person" + _origin(ctx, "questions"))
+    if max_cost == 0:  # would end the run before its first turn
+        raise ConfigError("--max-cost must be more than zero" + _origin(ctx, "max_cost"))
     # Imported here, not at the top: `ptysup --help` never gets this far.
     from ptysup.redact import Redactor
     from ptysup.supervisor.prompt import validate_template
@@ -279,7 +281,7 @@ def run_command(
         try:
             validate_template(str(template))
         except ValueError as exc:
-            raise ConfigError(f"prompt_template: {exc}") from None
+            raise ConfigError(f"prompt_template: {exc}{_origin(ctx, None)}") from None
     try:
         Redactor.with_extra(redact or ())
     except ValueError as exc:
@@ -287,14 +289,19 @@ def run_command(
     try:
         escape = parse_escape_key(escape_key)
     except ValueError as exc:
-        raise ConfigError(f"--escape-key: {exc}") from None
-    notify_kinds = _notify_kinds(notify_on)
+        raise ConfigError(f"--escape-key: {exc}{_origin(ctx, 'escape_key')}") from None
+    try:
+        notify_kinds = _notify_kinds(notify_on)
+        duration = parse_duration(max_time, "--max-time") if max_time else None
+    except ConfigError as exc:
+        name = "notify_on" if str(exc).startswith("--notify-on") else "max_time"
+        raise ConfigError(f"{exc}{_origin(ctx, name)}") from None
     _check_notify_urls(notify_url or ())
     ctx.obj = RunConfig(
         task=task or (loaded.goal if loaded is not None else ""),
         plan=loaded,
         max_iter=max_iter,
-        max_time=parse_duration(max_time, "--max-time") if max_time else None,
+        max_time=duration,
         max_cost=max_cost,
         agent_cmd=split_command(agent_cmd, "--agent-cmd"),
         supervisor_cmd=split_command(supervisor_cmd, "--supervisor-cmd"),
@@ -458,6 +465,7 @@ def parse_options(
             ctx.meta["file_only"] = file_only
             ctx.meta["plan"] = file_only.pop("plan", None)
             ctx.meta["need_task"] = need_task
+            ctx.meta["config_file"] = _config_path(args, env, Path.cwd())
             command.invoke(ctx)
             config = ctx.obj
             explicit = ctx.meta["explicit"]
@@ -481,6 +489,21 @@ def parse_options(
             ExitCode.USAGE,
         )
     return config, explicit
+
+
+def _origin(ctx: click.Context, name: str | None) -> str:
+    """Where a bad value came from when it was not the command line: ' (from PTYSUP_X)'
+    or ' (from FILE)'; `name` None: a value only a file can give."""
+    source = None if name is None else ctx.get_parameter_source(name)
+    if name is not None and source is click.core.ParameterSource.ENVIRONMENT:
+        return f" (from {ENV_PREFIX}_{name.upper()})"
+    if name is None or source is click.core.ParameterSource.DEFAULT_MAP:
+        plan = ctx.meta.get("plan")  # a plan's options beat the config file's
+        if plan is not None and (name or "prompt_template") in plan.options:
+            return f" (from {plan.path})"
+        where = ctx.meta.get("config_file")
+        return f" (from {where})" if where else ""
+    return ""
 
 
 def _source(exc: click.BadParameter, args: Sequence[str], env: Mapping[str, str]) -> str:
@@ -547,6 +570,11 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
         from ptysup.completion import complete
 
         return complete(environ) or 0
+    if not _cwd_exists() and not (args and args[0] in ("help", "version", "completion")):
+        return _fail(
+            "the current directory no longer exists (deleted or moved): cd to one that does",
+            ExitCode.USAGE,
+        )
     if args and args[0] in SUBCOMMANDS:
         import importlib
 
@@ -567,6 +595,14 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
     from ptysup import lifecycle  # keeps `ptysup --help` light
 
     return lifecycle.supervise(parsed, environ, fail=_fail, preflight=preflight)
+
+
+def _cwd_exists() -> bool:
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        return False
+    return True
 
 
 def entry(*_: Any) -> None:

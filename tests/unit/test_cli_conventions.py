@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import os
+import shlex
 import subprocess
 from pathlib import Path
 
@@ -102,6 +103,13 @@ def test_a_stray_version_variable_is_not_a_request() -> None:
         (["t", "--max-cost", "nan"], {}, None, "'--max-cost': must be a finite number, not nan"),
         (["t", "--max-time", "inf"], {}, None, "--max-time"),
         (["t"], {"PTYSUP_IDLE": "inf"}, None, "finite number, not inf (from PTYSUP_IDLE)"),
+        (["t"], {"PTYSUP_MAX_TIME": "inf"}, None, "not 'inf' (from PTYSUP_MAX_TIME)"),
+        (["t"], {"PTYSUP_ESCAPE_KEY": "x"}, None, "control key (e.g. ctrl-], ^g, or none) (from"),
+        (["t"], {}, "log-format: xml\n", "--log-format: must be text or json (from /"),
+        (["t"], {}, "questions: x\n", "--questions: must be supervisor or person (from /"),
+        (["t"], {}, "prompt_template: x\n", "{task} and {agent_output} (from /"),
+        (["t", "--max-cost", "0"], {}, None, "--max-cost must be more than zero"),
+        (["t"], {"PTYSUP_MAX_COST": "0"}, None, "more than zero (from PTYSUP_MAX_COST)"),
     ],
 )
 def test_bad_values_say_where_they_came_from(
@@ -115,6 +123,17 @@ def test_bad_values_say_where_they_came_from(
         Path(".ptysup.yaml").write_text(file)
     assert parse_args(args, env) == 2
     assert words in capsys.readouterr().err
+
+
+def test_a_deleted_working_directory_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    script = f"cd {gone} && rmdir {gone} && exec {shlex.join(ptysup_argv('a task'))}"
+    run = subprocess.run(["sh", "-c", script], capture_output=True, text=True, timeout=30)
+    assert run.returncode == 2
+    assert run.stderr.splitlines() == [
+        "ptysup: the current directory no longer exists (deleted or moved): cd to one that does"
+    ]
 
 
 def test_completion_script_and_answers(tmp_path: Path) -> None:

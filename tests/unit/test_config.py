@@ -157,7 +157,7 @@ def test_question_and_notification_options_from_flags_env_and_file(
     for bad in (["--questions", "robot"], ["--notify-on", "everything"], ["--notify", ""]):
         assert parse_args(["t", *bad], {}) == 2
     err = capsys.readouterr().err
-    assert "ptysup: Invalid value for --questions: must be supervisor or person" in err
+    assert "ptysup: --questions: must be supervisor or person" in err
     assert "ptysup: --notify-on: unknown event 'everything'" in err
     assert "ptysup: --notify is empty" in err
 
