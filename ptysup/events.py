@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -138,6 +139,20 @@ def _short(text: Any, limit: int = 160) -> str:
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
+# What a person reads to act on (an error's fix, a warning) is shown whole, up to this.
+_WHOLE = 1000
+_WORDS = frozenset({"message", "reason", "error"})
+
+
+def _value(value: Any, limit: int) -> str:
+    """A field's value as a person writes it: a command as a command line, true/false."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return _short(shlex.join(value), limit)
+    return _short(value, limit)
+
+
 def _duration(seconds: Any) -> str:
     total = int(float(seconds or 0))
     hours, rest = divmod(total, 3600)
@@ -145,7 +160,7 @@ def _duration(seconds: Any) -> str:
 
 
 def _command(argv: Any) -> str:
-    return " ".join(str(a) for a in argv) if isinstance(argv, list) else str(argv or "")
+    return shlex.join(str(a) for a in argv) if isinstance(argv, list) else str(argv or "")
 
 
 def _run_start(f: dict[str, Any]) -> str:
@@ -212,10 +227,17 @@ def format_line(event: Event) -> str:
             f"outcome={f.get('outcome')} exit_code={f.get('exit_code')}"
             f" iterations={f.get('iterations')} elapsed={f.get('elapsed_s', 0):.1f}s"
         )
+        if f.get("cost_usd"):
+            detail += (
+                f" cost=${f['cost_usd']:.4f} (agent ${f.get('agent_cost_usd') or 0:.4f},"
+                f" supervisor ${f.get('supervisor_cost_usd') or 0:.4f})"
+            )
         if f.get("reason"):
-            detail += f" reason={_short(f['reason'])}"
+            detail += f" reason={_short(f['reason'], _WHOLE)}"
     else:
-        detail = " ".join(f"{k}={_short(v, 80)}" for k, v in f.items())
+        detail = " ".join(
+            f"{k}={_value(v, _WHOLE if k in _WORDS else 80)}" for k, v in f.items() if v is not None
+        )
     return f"{clock} ptysup {name:<16} {detail}".rstrip()
 
 

@@ -132,6 +132,7 @@ def _masked(stdout: str, r: Rig) -> list[str]:
         line = re.sub(r"\d{8}-\d{6}-[0-9a-f]{6}", "<run-id>", line)
         line = re.sub(r"\d+\.\d+s\b", "<s>", line)
         line = re.sub(r"pid \d+", "pid <pid>", line)
+        line = re.sub(r"\$\d+\.\d{4}", "$<usd>", line)
         lines.append(line)
     return lines
 
@@ -159,7 +160,7 @@ GOLDEN = [
     "HH:MM:SS ptysup turn_end         kind=stop detail=Checked it.",
     "HH:MM:SS ptysup decision         #2/5 complete (<s>): hello.txt is there",
     "HH:MM:SS ptysup run_end          outcome=complete exit_code=0 iterations=2 elapsed=<s> "
-    "reason=hello.txt is there",
+    "cost=$<usd> (agent $<usd>, supervisor $<usd>) reason=hello.txt is there",
 ]
 
 

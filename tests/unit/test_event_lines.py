@@ -1,0 +1,37 @@
+"""The readable lines a run prints without a terminal (CI): what a person acts on is whole."""
+
+from __future__ import annotations
+
+from ptysup.events import Event, format_line
+
+FIX = (
+    "Claude Code is waiting on its folder trust dialog; run `claude` once in this folder "
+    "and accept it, or add the folder to projects in the config file ~/.claude.json"
+)
+
+
+def _detail(event: str, **fields: object) -> str:
+    return format_line(Event(event, 0.0, dict(fields))).split(f" {event} ", 1)[1].strip()
+
+
+def test_an_errors_message_and_a_run_ends_reason_are_shown_whole() -> None:
+    assert len(FIX) > 160
+    assert _detail("error", message=FIX) == f"message={FIX}"
+    end = _detail("run_end", outcome="agent_exited", exit_code=4, iterations=0, reason=FIX)
+    assert end.endswith(f"reason={FIX}")
+
+
+def test_other_fields_read_as_a_person_writes_them() -> None:
+    detail = _detail(
+        "verify", command=["sh", "-c", "make test"], passed=False, retry_in_s=None, exit_code=2
+    )
+    assert detail == "command=sh -c 'make test' passed=false exit_code=2"
+    assert _detail("resize", note="x" * 200).endswith("x" * 79 + "…")
+
+
+def test_run_end_shows_the_runs_cost_when_there_was_any() -> None:
+    costs = {"cost_usd": 0.0637, "agent_cost_usd": 0.0587, "supervisor_cost_usd": 0.005}
+    end = _detail("run_end", outcome="cost", exit_code=3, iterations=1, elapsed_s=2, **costs)
+    assert "cost=$0.0637 (agent $0.0587, supervisor $0.0050)" in end
+    free = _detail("run_end", outcome="complete", exit_code=0, iterations=1, cost_usd=0.0)
+    assert "cost" not in free
