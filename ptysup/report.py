@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
@@ -74,7 +75,10 @@ class RunSummary:
 def write_json(path: Path, summary: dict[str, Any]) -> None:
     """Write the summary JSON (for any CI)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    text = json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # as the event log
+    with open(fd, "w", encoding="utf-8") as out:
+        out.write(text)
 
 
 def markdown(summary: dict[str, Any]) -> str:

@@ -27,7 +27,7 @@ USAGE = (
     "or prefix, a run directory or events file; OPTIONS as for a run override the stored ones)"
 )
 # Where the run's files are: they stay with the run.
-_FIXED = {"log_file", "record", "recording", "plan", "task", "config"}
+_FIXED = {"log_file", "record", "recording", "plan", "task", "task_file", "config"}
 
 
 class Refused(Exception):
@@ -85,7 +85,8 @@ def prepare(
     """The stored run with the command line's options on top, and how to continue it."""
     fixed = sorted(explicit & _FIXED)
     if fixed:
-        raise Refused(f"a resumed run keeps its {fixed[0].replace('_', '-')}")
+        what = "task (--task-file)" if fixed[0] == "task_file" else fixed[0].replace("_", "-")
+        raise Refused(f"a resumed run keeps its {what}")
     run_dir = find_run_dir(run, given.cwd / given.runs_dir)
     record = run_dir.read_record()
     if record is None:

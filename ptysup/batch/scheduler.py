@@ -79,7 +79,8 @@ def spawner(env: Mapping[str, str]) -> Spawn:
 
     def spawn(argv: Sequence[str], cwd: Path, output: Path) -> subprocess.Popen[bytes]:
         output.parent.mkdir(parents=True, exist_ok=True)
-        with output.open("ab") as out:
+        fd = os.open(output, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)  # as event logs
+        with open(fd, "ab") as out:
             return subprocess.Popen(
                 list(argv),
                 cwd=cwd,

@@ -48,6 +48,8 @@ def test_never_more_than_jobs_children_at_once(tmp_path: Path) -> None:
     assert len(list(started.iterdir())) == 5
     assert [r.exit_code for r in scheduler.results] == [0] * 5
     assert all((r.run_dir / "output.log").is_file() for r in scheduler.results)
+    modes = {(r.run_dir / "output.log").stat().st_mode & 0o777 for r in scheduler.results}
+    assert modes == {0o600}  # the run's lines, as private as its event log
 
 
 def test_a_stop_reaches_the_running_children_and_the_rest_never_start(tmp_path: Path) -> None:

@@ -68,6 +68,7 @@ def test_summary_json_and_markdown(tmp_path: Path) -> None:
     assert [d["action"] for d in data["decisions"]] == ["continue", "complete"]
     write_json(tmp_path / "s.json", data)
     assert json.loads((tmp_path / "s.json").read_text())["task"] == "fix | the bug"
+    assert (tmp_path / "s.json").stat().st_mode & 0o777 == 0o600  # it holds the task too
     md = markdown(data)
     assert "### ptysup: complete ✅" in md
     assert "fix \\| the bug" in md and "| 2 | complete | done |" in md

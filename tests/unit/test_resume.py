@@ -50,6 +50,8 @@ def test_a_spent_budget_a_fixed_option_and_a_complete_run_are_refused(tmp_path: 
         prepare("last", _given(tmp_path), frozenset(), None)
     with pytest.raises(Refused, match="keeps its log-file"):
         prepare("last", _given(tmp_path), frozenset({"log_file"}), None)
+    with pytest.raises(Refused, match=r"keeps its task \(--task-file\)"):
+        prepare("last", _given(tmp_path), frozenset({"task_file"}), None)
     with pytest.raises(Refused, match="used its cost budget"):
         prepare("last", _given(tmp_path, max_cost=0.5), frozenset({"max_iter", "max_cost"}), None)
     (tmp_path / ".ptysup" / "runs" / "20261123-000000-abcdef" / "events.jsonl").open("a").write(
