@@ -523,6 +523,10 @@ def help_main(args: Sequence[str]) -> int:
     """`ptysup help [SUBCOMMAND]`: the run's help, or a subcommand's."""
     if args and args[0] in SUBCOMMANDS and args[0] != "help":
         return main([args[0], "--help"])
+    if args and args[0] != "help":
+        return _fail(
+            f"no subcommand {args[0]!r}; subcommands: {', '.join(SUBCOMMANDS)}", ExitCode.USAGE
+        )
     shown = parse_args(["--help"], {})
     return shown if isinstance(shown, int) else 0
 
