@@ -49,6 +49,7 @@ from ptysup.terminal.tty_ import cursor_position, raw
 from ptysup.verify import Verifier, VerifyStop
 from ptysup.waits import WaitPolicy
 
+SUSPENDED = "Claude Code suspended itself (Ctrl-Z) where no shell can bring it back: resumed it"
 STOP_GRACE_S = 5.0  # after a stop signal, the most the run may take to wind down
 BLOCKED_SETTLE_S = 2.0  # without a person, a first-run dialog shown this long ends the start
 SCREEN_TAIL = 25  # lines of the agent's screen printed when a run fails without a terminal
@@ -389,8 +390,13 @@ def _drive(
         if parts.recording is not None:
             parts.recording.resize(rows, cols)
 
+    notice = session.profile.suspend_notice
+
     def on_output(data: bytes) -> None:
         switched = parts.modes.feed(data)  # every byte, before the feeder may skip some
+        if notice is not None and notice in data:
+            agent.resume()  # see ClaudeProfile.suspend_notice
+            parts.log.emit("warning", message=SUSPENDED)
         if parts.status is not None:
             parts.status.observe(data)
             if switched:

@@ -75,6 +75,10 @@ class ClaudeProfile:
     exit_command: str | None = "/exit"
     clear_command: str | None = "/clear"
     interrupt_key: bytes | None = b"\x1b"  # Esc while working ends the turn
+    # Ctrl-Z: Claude Code leaves raw mode, prints this, stops itself and resumes on SIGCONT
+    # (observed with 2.1.197). Under ptysup the stop is dropped (its process group has no
+    # parent in the session: orphaned), so it waits, keyboard off, for a `fg` no shell gives.
+    suspend_notice: bytes | None = b"Claude Code has been suspended."
 
     def __init__(self, session_id: str | None = None, resume: bool = False) -> None:
         # ptysup picks the conversation's id, so that a resumed run reopens the same one

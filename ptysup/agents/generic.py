@@ -24,6 +24,7 @@ class GenericProfile:
     # would run it), and its turns are not interrupted, only the agent ended.
     clear_command: str | None = None
     interrupt_key: bytes | None = None
+    suspend_notice: bytes | None = None  # a program that suspends itself goes on at once
 
     def argv(self, base: Sequence[str], hook_command: str | None) -> list[str]:
         """The command line as the user gave it."""

@@ -22,6 +22,8 @@ class AgentProfile(Protocol):
     clear_input_keys: tuple[bytes, ...]  # empties a non-empty input box
     clear_command: str | None  # starts a fresh conversation (budget stop, abort), if any
     interrupt_key: bytes | None  # stops the turn it is working on, if it has such a key
+    # Printed when the agent suspended itself (Ctrl-Z) and waits for a SIGCONT, if it does.
+    suspend_notice: bytes | None
 
     def argv(self, base: Sequence[str], hook_command: str | None) -> list[str]:
         """The command line to start the agent with (hooks wired in, if it has them)."""

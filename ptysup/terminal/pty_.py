@@ -137,6 +137,10 @@ class AgentProcess:
         self._signal_group(signal.SIGKILL)  # anything the agent left in its group
         return self.poll()
 
+    def resume(self) -> None:
+        """Continue the agent's process group after it stopped itself (SIGCONT)."""
+        self._signal_group(signal.SIGCONT)
+
     def _signal_group(self, sig: int) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pid, sig)

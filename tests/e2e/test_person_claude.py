@@ -186,6 +186,29 @@ def test_a_message_queued_while_the_agent_works_is_decided_once_at_the_end_of_it
     ]
 
 
+def test_ctrl_z_does_not_leave_claude_code_suspended_with_no_shell_to_resume_it(
+    screen: Callable[..., Screen],
+) -> None:
+    # Claude Code suspends itself on Ctrl-Z and waits for a `fg`; under ptysup there is no
+    # job-control shell (and the kernel drops the stop: an orphaned process group), so it
+    # would wait for ever with its keyboard off. ptysup resumes it and says why.
+    agent = [{"match": "the task", "delay": 3, "reply": "Done with the task."}]
+    s = screen({"agent": agent, "supervisor": [{"reply": "[COMPLETE] fine"}]}, "the task")
+    s.rig.model.wait_for(lambda req: req.kind is RequestKind.AGENT, timeout=60)
+    s.tmux.send_keys("C-z")
+    s.wait_event("warning", message=SUSPENDED_WARNING)
+    s.tmux.send_keys("-l", "still mine")
+    wait_for(lambda: "❯ still mine" in s.text(), 10, "the person's keys in the input box again")
+    s.tmux.send_keys(*["BSpace"] * len("still mine"))
+    result = s.finish()
+    assert result.startswith("exit=0"), s.events()
+
+
+SUSPENDED_WARNING = (
+    "Claude Code suspended itself (Ctrl-Z) where no shell can bring it back: resumed it"
+)
+
+
 def test_text_the_person_deletes_lets_supervision_go_on(screen: Callable[..., Screen]) -> None:
     agent = [{"delay": 4, "reply": "Done with the task."}]
     s = screen({"agent": agent, "supervisor": [{"reply": "[COMPLETE] fine"}]}, "the task")
