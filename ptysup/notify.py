@@ -13,6 +13,7 @@ import json
 import os
 import queue
 import shlex
+import shutil
 import subprocess
 import sys
 import threading
@@ -245,8 +246,12 @@ def notifier(
     env: Mapping[str, str],
     warn: Callable[[str], object],
 ) -> Notifier:
-    """The run's notifier with the configured channels (the terminal is added later)."""
-    channels: list[Channel] = [CommandChannel(c, cwd, env) for c in commands]
+    """The run's notifier with the configured channels (the terminal is added later). A
+    command that is not there is left out: the run's preflight reports it, once."""
+    path = env.get("PATH", os.defpath)
+    channels: list[Channel] = [
+        CommandChannel(c, cwd, env) for c in commands if shutil.which(c[0], path=path)
+    ]
     if urls:
         channels.append(UrlChannel(urls))
     return Notifier(channels, kinds, warn)

@@ -86,7 +86,6 @@ def test_notify_on_chooses_the_events_and_bad_values_are_usage_errors(
     before = len(r.model.requests)
     bad = r.run("t", "--notify", "no-such-notifier --loud")
     assert bad.code == 2
-    first = bad.stderr.splitlines()[0]
-    assert first == "ptysup: notify command not found: no-such-notifier"
+    assert bad.stderr.splitlines() == ["ptysup: notify command not found: no-such-notifier"]
     assert bad.events[-1]["outcome"] == "usage"  # preflight: nothing was started
     assert len(r.model.requests) == before
