@@ -53,9 +53,11 @@ class UsageError(Exception):
 def main(args: Sequence[str], env: Mapping[str, str]) -> int:
     """Entry point of `ptysup batch`."""
     head = args[: args.index("--")] if "--" in args else args
-    if not args or "-h" in head or "--help" in head:
+    if not args:
+        return _fail("batch needs a TASKS.yaml (see: ptysup batch --help)")
+    if "-h" in head or "--help" in head:
         print(USAGE)
-        return 0 if args else int(ExitCode.USAGE)
+        return 0
     if args[0] == "plan":
         return plan_main(args[1:], sys.stdout)
     if args[0] == "run":
@@ -277,9 +279,11 @@ def _stop_signals() -> Iterator[list[int]]:
 
 def plan_main(args: Sequence[str], out: TextIO) -> int:
     """`ptysup batch plan TASKS.yaml [--format json|github-matrix]`."""
-    if not args or args[0] in ("-h", "--help"):
-        print(USAGE.splitlines()[2].strip(), file=out)
-        return 0 if args else int(ExitCode.USAGE)
+    if not args:
+        return _fail("batch plan needs a TASKS.yaml (see: ptysup batch --help)")
+    if args[0] in ("-h", "--help"):
+        print(f"usage: {USAGE.splitlines()[2].strip()}", file=out)
+        return 0
     fmt = "json"
     rest = list(args[1:])
     while rest:

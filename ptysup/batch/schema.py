@@ -70,7 +70,7 @@ class Batch:
                 )
             return self.tasks[index]
         for task in self.tasks:
-            if task.id == task_id:
+            if task_id is not None and task.id.lower() == task_id.lower():  # as ids are compared
                 return task
         raise BatchError(f"{self.path}: no task with id {task_id!r}")
 

@@ -80,9 +80,11 @@ def main(args: Sequence[str], env: Mapping[str, str]) -> int:
     from ptysup import cli, lifecycle
     from ptysup.rundir import Part
 
-    if not args or args[0] in ("-h", "--help"):
+    if not args:
+        return cli._fail("batch run needs a TASKS.yaml and --index N or --id ID", ExitCode.USAGE)
+    if args[0] in ("-h", "--help"):
         print(USAGE)
-        return 0 if args else int(ExitCode.USAGE)
+        return 0
     try:
         picked, rest = _pick(list(args[1:]))
         batch = load(Path(args[0]))
@@ -105,7 +107,9 @@ def main(args: Sequence[str], env: Mapping[str, str]) -> int:
 def _pick(args: list[str]) -> tuple[dict[str, Any], list[str]]:
     index, rest = _take(args, "--index")
     task_id, rest = _take(rest, "--id")
-    if (index is None) == (task_id is None):
+    if index is not None and task_id is not None:
+        raise ValueError("batch run takes --index N or --id ID, not both")
+    if index is None and task_id is None:
         raise ValueError(f"batch run needs one of --index N or --id ID; {USAGE}")
     if index is not None:
         if not index.isdigit():

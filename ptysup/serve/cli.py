@@ -104,7 +104,7 @@ def main(args: Sequence[str], out: TextIO = sys.stdout) -> int:
     out.write(f"serving the runs in {index.runs_dir}/ read-only; Ctrl-C stops\n")
     if not is_loopback(options.host):
         out.write(
-            f"warning: {options.host} may be reachable from other machines; the token is "
+            f"ptysup: warning: {options.host} may be reachable from other machines; the token is "
             "the only guard and plain HTTP does not hide it on the way\n"
         )
     out.flush()

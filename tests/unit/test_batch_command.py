@@ -64,6 +64,10 @@ def test_plan_as_json_holds_the_resolved_tasks(tasks: Path) -> None:
         (["batch", "run", "TASKS.yaml", "--index", "2"], "no task at index 2"),
         (["batch", "run", "TASKS.yaml", "--index", "-1"], "--index must be a whole number"),
         (["batch", "run", "TASKS.yaml", "--id", "nope"], "no task with id 'nope'"),
+        (["batch", "run", "TASKS.yaml", "--index", "0", "--id", "x"], "not both"),
+        (["batch"], "batch needs a TASKS.yaml (see: ptysup batch --help)"),
+        (["batch", "plan"], "batch plan needs a TASKS.yaml"),
+        (["batch", "run"], "batch run needs a TASKS.yaml and --index N or --id ID"),
     ],
 )
 def test_bad_input_is_exit_2_with_one_line_and_nothing_started(

@@ -71,6 +71,7 @@ def test_find_outside_the_tasks_says_what_there_is(tmp_path: Path) -> None:
         batch.find(index=1)
     with pytest.raises(BatchError, match="no task with id 'zz'"):
         batch.find(task_id="zz")
+    assert batch.find(task_id="A").id == "a"  # ids are compared without case
 
 
 def test_a_task_becomes_the_run_its_options_describe(tmp_path: Path) -> None:
