@@ -107,6 +107,10 @@ def parse(args: Sequence[str]) -> Options:
             raise UsageError(
                 f"{name} cannot be given to a batch: each run logs to its own run directory"
             )
+        elif name == "--plan":
+            raise UsageError(
+                "--plan cannot be given to a batch: give a task its plan (plan: in TASKS.yaml)"
+            )
         else:
             extra.append(arg)
     jobs = values.get("--jobs")
@@ -129,6 +133,8 @@ def parse(args: Sequence[str]) -> Options:
 def check_tasks(batch: Batch, extra: Sequence[str], env: Mapping[str, str]) -> None:
     """Resolve every task's run options as its run will (environment, config file, the
     plan's file): UsageError naming the task for the first that a run would refuse."""
+    from ptysup.cli import preflight
+
     for task in batch.tasks:
         err = io.StringIO()
         with contextlib.redirect_stderr(err):
@@ -136,6 +142,11 @@ def check_tasks(batch: Batch, extra: Sequence[str], env: Mapping[str, str]) -> N
         if isinstance(config, int):
             problem = err.getvalue().strip().removeprefix("ptysup:").strip()
             raise UsageError(f"{batch.path}: task {task.id!r}: {problem or f'exit {config}'}")
+        # A verify or notify command that is not there (bad input: every try would fail
+        # alike); a missing agent or supervisor is the task's outcome (exit 4, 5) as in a run.
+        missing = preflight(config, env)
+        if missing is not None and missing[1] == ExitCode.USAGE:
+            raise UsageError(f"{batch.path}: task {task.id!r}: {missing[0]}")
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,8 @@ def test_plan_as_json_holds_the_resolved_tasks(tasks: Path) -> None:
         (["batch", "TASKS.yaml", "--isolate", "vm"], "--isolate must be worktree or none"),
         (["batch", "TASKS.yaml", "--on-complete", "merge"], "--on-complete must be commit or pr"),
         (["batch", "TASKS.yaml", "--log-file", "x"], "--log-file cannot be given to a batch"),
+        (["batch", "TASKS.yaml", "--plan", "p.yaml"], "--plan cannot be given to a batch"),
+        (["batch", "TASKS.yaml", "--verify", "no-such-check"], "verify command not found"),
         (["batch", "TASKS.yaml", "--isolate", "worktree"], "needs a git repository"),
         (["batch", "TASKS.yaml", "--max-iter", "lots"], "task 'cache': Invalid value"),
         (["batch", "missing.yaml"], "cannot read missing.yaml"),
