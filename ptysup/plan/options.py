@@ -13,7 +13,6 @@ from ptysup.plan.schema import OptionCheck, Plan, PlanError, load_plan
 
 # Options that make no sense inside a plan (the plan is the task; it cannot name itself).
 _NOT_IN_PLAN = ("task", "plan", "config", "version")
-_FILE_ONLY = ("prompt_template",)
 
 
 def load(path: Path) -> Plan:
@@ -32,8 +31,7 @@ def checks() -> dict[str, OptionCheck]:
     for param in option_params():
         if param.name and param.name not in _NOT_IN_PLAN:
             out[param.name] = _check(param)
-    for name in _FILE_ONLY:
-        out[name] = _text(name)
+    out["prompt_template"] = _template
     return out
 
 
@@ -68,10 +66,11 @@ def _check(param: click.Parameter) -> OptionCheck:
     return check
 
 
-def _text(name: str) -> OptionCheck:
-    def check(value: Any) -> Any:
-        if not isinstance(value, str):
-            raise ValueError(f"must be text, not {type(value).__name__}")
-        return value
+def _template(value: Any) -> Any:
+    """prompt_template: text with the placeholders a run needs (as the run checks it)."""
+    from ptysup.supervisor.prompt import validate_template
 
-    return check
+    if not isinstance(value, str):
+        raise ValueError(f"must be text, not {type(value).__name__}")
+    validate_template(value)
+    return value

@@ -69,6 +69,12 @@ def test_a_good_plan_loads_with_its_steps_goal_and_options(tmp_path: Path) -> No
         ("goal: x\n", 1, "the plan has no `steps`"),
         ("steps: []\n", 1, "`steps` must be a non-empty list"),
         ("steps:\n  - do: x\n  bad indent\n", 3, "not valid YAML"),
+        (
+            "prompt_template: hi\nsteps: [{do: x}]\n",
+            1,
+            "prompt_template: the prompt template needs {task} and {agent_output}",
+        ),
+        ("prompt_template: [x]\nsteps: [{do: x}]\n", 1, "prompt_template: must be text"),
     ],
 )
 def test_each_problem_names_its_line(tmp_path: Path, text: str, line: int, problem: str) -> None:
