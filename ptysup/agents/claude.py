@@ -122,6 +122,10 @@ class ClaudeProfile:
         """Whether the input box shows typed or pasted text (the paste has landed)."""
         return bool(_input_text(snap.lines))
 
+    def input_text(self, snap: ScreenSnapshot) -> str | None:
+        """The input box's text, every line of it when the box's closing rule is on screen."""
+        return _input_text(snap.lines, whole=True)
+
     def api_error(self, snap: ScreenSnapshot) -> str | None:
         """The last API error / usage-limit line on screen."""
         for line in reversed(snap.lines):
@@ -135,11 +139,18 @@ class ClaudeProfile:
         return claude_blocker(snap.lines)
 
 
-def _input_text(lines: Sequence[str]) -> str | None:
-    """The text in the input box (a `❯` line right under a full-width rule), or None."""
-    for above, below in itertools.pairwise(lines):
+def _input_text(lines: Sequence[str], whole: bool = False) -> str | None:
+    """The text in the input box (a `❯` line right under a full-width rule), or None.
+    `whole`: with the lines after it, up to the box's closing rule (if it is on screen:
+    otherwise they could be the footer)."""
+    for i, (above, below) in enumerate(itertools.pairwise(lines)):
         if _RULE.match(above) and below.lstrip().startswith("❯"):
-            return below.lstrip()[1:].strip()
+            first = below.lstrip()[1:].strip()
+            rest = lines[i + 2 :]
+            end = next((n for n, line in enumerate(rest) if _RULE.match(line)), None)
+            if not whole or end is None:
+                return first
+            return "\n".join([first, *(line.strip() for line in rest[:end])]).strip()
     return None
 
 

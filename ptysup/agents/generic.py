@@ -38,6 +38,10 @@ class GenericProfile:
         """Nothing can be read off the screen; assume the text arrived."""
         return True
 
+    def input_text(self, snap: ScreenSnapshot) -> str | None:
+        """Nothing can be read off the screen."""
+        return None
+
     def api_error(self, snap: ScreenSnapshot) -> str | None:
         """Nothing is known about this agent's error messages."""
         return None

@@ -37,6 +37,10 @@ class AgentProfile(Protocol):
         """Whether typed text is visible in the agent's input (so Enter will submit it)."""
         ...
 
+    def input_text(self, snap: ScreenSnapshot) -> str | None:
+        """The text in the agent's input box as shown, if it can be read off the screen."""
+        ...
+
     def api_error(self, snap: ScreenSnapshot) -> str | None:
         """The API error or usage-limit message on screen, if any."""
         ...

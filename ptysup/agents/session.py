@@ -569,7 +569,7 @@ class AgentSession:
         self._log.emit(
             "warning",
             message="the input box held text; cleared it before typing",
-            text=snap.text()[-500:],
+            text=self.profile.input_text(snap) or snap.text()[-500:],
         )
         for key in self.profile.clear_input_keys:
             self._typist.key(key)

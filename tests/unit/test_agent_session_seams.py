@@ -21,7 +21,7 @@ from ptysup.events import EventLog
 from ptysup.terminal.inject import Typist
 from ptysup.terminal.keys import KeyCommand
 from ptysup.terminal.screen import ScreenSnapshot
-from tests.helpers import Tick
+from tests.helpers import EventList, Tick
 
 RULE = "─" * 40
 READY = ScreenSnapshot((RULE, "❯ ", RULE), "✳ Claude Code", (1, 2))
@@ -185,3 +185,31 @@ def test_after_a_signal_the_spend_reported_meanwhile_is_collected() -> None:
     session.post(_cost(0.07))
     session.collect_cost()
     assert session.cost_usd == 0.07
+
+
+def test_the_input_box_s_text_is_read_whole_only_up_to_its_closing_rule() -> None:
+    profile = ClaudeProfile()
+    box = (RULE, "❯ first line of mine", "  and the second", RULE, "  ? for shortcuts")
+    snap = ScreenSnapshot(box, "✳ Claude Code", (1, 2))
+    assert profile.input_text(snap) == "first line of mine\nand the second"
+    cut = ScreenSnapshot(box[:3], "✳ Claude Code", (1, 2))  # no closing rule: maybe the footer
+    assert profile.input_text(cut) == "first line of mine"
+    assert profile.input_text(READY) == ""
+
+
+def test_text_cleared_from_the_input_box_is_kept_in_the_warning() -> None:
+    sink = EventList()
+    box = (RULE, "❯ half a thought of mine", "  over two lines", RULE, "  ? for shortcuts")
+    screens = [ScreenSnapshot(box, "✳ Claude Code", (1, 2))]
+    session = AgentSession(
+        ClaudeProfile(),
+        Typist(lambda b: screens.append(READY) if b == b"\x1b" else None, pause=lambda s: None),
+        lambda: screens[-1],
+        EventLog([sink]),
+        Timings(confirm=0.2, landed=0.2, settle=0.02, settle_max=0.05),
+        clock=Tick(0.01),
+    )
+    session.post(ScreenUpdate(ScreenState.READY, 0.0))
+    session.clear()
+    [warning] = [e.fields for e in sink.events if e.event == "warning"]
+    assert warning["text"] == "half a thought of mine\nover two lines"
