@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from ptysup.rundir import RunNotFound, find_run, read_events
+from ptysup.rundir import RunNotFound, find_run, part_recordings, read_events
 from ptysup.terminal.record import as_bytes, read_cast, size_of, wait_complete
 from ptysup.terminal.screen import ScreenModel
 
@@ -93,8 +93,7 @@ def main(args: Sequence[str], out: TextIO | None = None) -> int:
         log = find_run(args[0])
         events = one_run(read_events(log), args[1] if len(args) == 2 else None)
         # A resumed run has one recording per part; decision numbers go on across them.
-        parts = [e for e in events if e["event"] in ("run_start", "run_resume")] or [{}]
-        casts = [Path(p.get("record") or log.with_suffix(".cast")) for p in parts]
+        casts = part_recordings(events, log.with_suffix(".cast"))
         screens = {i: text for c in casts if c.is_file() for i, text in screens_at_decisions(c)}
     except RunNotFound as exc:
         print(f"ptysup: {exc}", file=sys.stderr)

@@ -6,7 +6,7 @@ plan.yaml     a copy of the plan, so editing the file later never changes the ru
 events.jsonl  the journal: every event flushed as it happens; progress (iterations,
               time, cost, the plan's steps) is read back from it, so `kill -9` at any
               moment loses nothing but a cut last line
-events.cast   the agent's terminal
+events.cast   the agent's terminal (each resumed part records to events.partN.cast)
 lock          flock()ed for the run's whole life, holding its pid
 state.json    the run's state, kept current (ptysup.runstate)
 """
@@ -377,6 +377,20 @@ def progress(events: list[dict[str, Any]]) -> Progress:
     p["step_iterations"] = p.get("iterations", 0) - step_from if p.get("step") else 0
     p["steps_done"] = tuple(p["steps_done"])
     return Progress(**p)
+
+
+def part_recordings(
+    events: list[dict[str, Any]], default: Path, run_id: str | None = None
+) -> list[Path]:
+    """Where each part of a run recorded its terminal, in order (a resumed part records to
+    a file of its own): the parts of run `run_id` if given (a log several runs appended
+    to), `default` for a part that does not say, or a log without parts."""
+    parts = [
+        e
+        for e in events
+        if e.get("event") in ("run_start", "run_resume") and run_id in (None, e.get("run_id"))
+    ]
+    return [Path(p.get("record") or default) for p in parts or [{}]]
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ptysup.rundir import RunDir, RunNotFound, read_events, run_dirs
+from ptysup.rundir import RunDir, RunNotFound, part_recordings, read_events, run_dirs
 from ptysup.runs import describe
-from ptysup.serve.stream import cast_duration
+from ptysup.serve import joined
 
 # The fields of a decision event the page shows (the supervisor's whole answer is content).
 DECISION_FIELDS = ("iteration", "max_iter", "action", "content", "cost_usd", "elapsed_s")
@@ -25,8 +25,8 @@ class RunsIndex:
     def __init__(self, runs_dir: Path) -> None:
         self.runs_dir = runs_dir
         # The page asks for a run's details every few seconds: a long recording is read
-        # again only when it changed. Keyed by (path, size, mtime).
-        self._durations: dict[tuple[Path, int, int], float | None] = {}
+        # again only when it changed. Keyed by each part's (path, size, mtime).
+        self._durations: dict[tuple[tuple[Path, int, int], ...], float | None] = {}
 
     def rows(self) -> list[dict[str, Any]]:
         """Every run, newest first, as describe() rows plus whether it can be watched."""
@@ -42,21 +42,16 @@ class RunsIndex:
     def details(self, run_dir: RunDir) -> dict[str, Any]:
         """One run: its row, its decisions and its recording's length."""
         row = self._row(run_dir)
-        cast = recording_path(run_dir)
         row["decisions"] = decisions(Path(row["events"]))
-        row["cast_duration_s"] = self._duration(cast) if cast is not None else None
+        row["cast_duration_s"] = self._duration(recordings(run_dir))
         return row
 
-    def _duration(self, cast: Path) -> float | None:
-        try:
-            st = cast.stat()
-        except OSError:
-            return None
-        key = (cast, st.st_size, st.st_mtime_ns)
+    def _duration(self, casts: list[Path]) -> float | None:
+        key = tuple(map(_version, casts))
         known = self._durations  # one look: another request's thread may replace it
         if key in known:
             return known[key]
-        duration = cast_duration(cast)
+        duration = joined.duration(casts)
         self._durations = {key: duration}  # only the newest is kept
         return duration
 
@@ -83,6 +78,31 @@ def recording_path(run_dir: RunDir) -> Path | None:
     else:
         return None  # run with --no-recording
     return path
+
+
+def recordings(run_dir: RunDir) -> list[Path]:
+    """Every part's recording, in order (each resumed part records to a file of its own);
+    none for a run with --no-recording."""
+    last = recording_path(run_dir)
+    if last is None:
+        return []
+    try:
+        record = run_dir.read_record()
+        events = read_events(run_dir.events_file())
+    except RunNotFound:
+        return [last]
+    # The events name a --record path as given: relative to where the run was started.
+    cwd = Path(record.cwd) if record is not None else Path()
+    return [cwd / cast for cast in part_recordings(events, last, run_dir.run_id)]
+
+
+def _version(path: Path) -> tuple[Path, int, int]:
+    """(path, size, mtime): changes whenever the file does ((path, -1, -1) if it is missing)."""
+    try:
+        st = path.stat()
+    except OSError:
+        return path, -1, -1
+    return path, st.st_size, st.st_mtime_ns
 
 
 def decisions(events_file: Path) -> list[dict[str, Any]]:

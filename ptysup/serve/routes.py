@@ -4,7 +4,7 @@
 /static/...                its scripts and styles (the vendored player too)
 /api/runs                  every run's row (JSON)
 /api/runs/ID               one run: its row and its decisions (JSON)
-/api/runs/ID/cast          its recording (asciicast v2), for replay
+/api/runs/ID/cast          its recording (asciicast v2; every part of a resumed run), for replay
 /api/runs/ID/live          its recording as server-sent events while it is written
 """
 
@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from ptysup.rundir import RunDir
-from ptysup.serve import stream
-from ptysup.serve.api import RunsIndex, recording_path
+from ptysup.serve import joined, stream
+from ptysup.serve.api import RunsIndex, recording_path, recordings
 from ptysup.serve.assets import Asset
 from ptysup.terminal.record import wait_complete
 
@@ -92,11 +92,11 @@ class Router:
         return not_found()
 
     def _cast(self, run_dir: RunDir) -> Response:
-        path = recording_path(run_dir)
-        if path is None:
+        casts = recordings(run_dir)
+        if not casts:
             return not_found("this run has no recording")
         try:
-            body = path.read_bytes()
+            body = joined.cast(casts)  # a resumed run's parts, one after another
         except OSError as exc:
             return not_found(f"cannot read the recording: {exc.strerror or exc}")
         return Response(200, "application/x-asciicast; charset=utf-8", body)

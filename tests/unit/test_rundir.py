@@ -20,6 +20,7 @@ from ptysup.rundir import (
     config_to_json,
     find_run,
     find_run_dir,
+    part_recordings,
     progress,
     write_atomic,
 )
@@ -120,3 +121,20 @@ def test_progress_spans_every_part_even_one_cut_off_by_kill_9() -> None:
         [*events, _ev("run_end", 1020.0, outcome="budget", iterations=3, elapsed_s=50)]
     )
     assert (ended.outcome, ended.elapsed_s) == ("budget", 50)
+
+
+def test_each_part_of_a_run_names_its_own_recording() -> None:
+    events = [
+        _ev("run_start", 1.0, run_id="a", record="/r/events.cast"),
+        _ev("run_start", 2.0, run_id="b", record="/r/b.cast"),  # a reused --log-file
+        _ev("run_resume", 3.0, run_id="a", record="/r/events.part2.cast"),
+        _ev("run_resume", 4.0, run_id="a"),  # a part that does not say
+    ]
+    default = Path("/r/default.cast")
+    assert part_recordings(events, default, "a") == [
+        Path("/r/events.cast"),
+        Path("/r/events.part2.cast"),
+        default,
+    ]
+    assert len(part_recordings(events, default)) == 4
+    assert part_recordings([], default) == [default]
