@@ -21,10 +21,12 @@ from typing import IO, Any
 
 from ptysup import configfile, outputs
 from ptysup.agents import firstrun
+from ptysup.argspec import ArgSpec
 from ptysup.config import RunConfig
 from ptysup.procutil import is_claude
 
 VERSION_TIMEOUT_S = 30.0
+ARGS = ArgSpec(flags=("--probe",), run_options=True)
 _PROBE_LOG = Path("doctor-probe") / "events.jsonl"  # tried under the runs dir, never kept
 
 

@@ -7,10 +7,12 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from ptysup.argspec import ArgSpec
 from ptysup.rundir import RunNotFound, find_run, part_recordings, read_events
 from ptysup.terminal.record import as_bytes, read_cast, size_of, wait_complete
 from ptysup.terminal.screen import ScreenModel
 
+ARGS = ArgSpec(args=("file", "text"))  # RUN [RUN-ID], as main() reads them
 COMPLETE_WAIT_S = 60.0  # for a writer still completing a recording after its run ended
 
 

@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from ptysup.argspec import ArgSpec
 from ptysup.config import ConfigError, RunConfig
 from ptysup.exitcodes import ExitCode
 from ptysup.plan.schema import Plan
@@ -28,6 +29,12 @@ USAGE = (
 )
 # Where the run's files are: they stay with the run.
 _FIXED = {"log_file", "record", "recording", "plan", "task", "task_file", "config"}
+ARGS = ArgSpec(
+    options={"--say": "text"},
+    args=("file",),
+    run_options=True,
+    not_run_options=frozenset(f"--{name.replace('_', '-')}" for name in _FIXED),
+)
 
 
 class Refused(Exception):

@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ptysup import runstate
+from ptysup.argspec import ArgSpec
+from ptysup.batch import prune
 from ptysup.rundir import RUNS_DIR, RunDir, RunNotFound, progress, read_events, run_dirs
 from ptysup.supervisor.prompt import format_elapsed
 
@@ -17,6 +19,11 @@ USAGE = (
     "usage: ptysup runs [--json] [--watch] [-n N]   (the newest N runs of this directory, "
     "default 20; --watch: live until Ctrl-C)\n"
     "       ptysup runs prune [--dry-run]  (remove finished batch worktrees, keep branches)"
+)
+ARGS = ArgSpec(
+    flags=("--json", "--watch"),
+    options={"-n": "text", "--count": "text"},
+    subcommands={"prune": prune.ARGS},
 )
 DEFAULT_COUNT = 20
 WAITING = (runstate.NEEDS_INPUT, runstate.API_WAIT)  # states whose detail the table shows
@@ -100,8 +107,6 @@ def elapsed(logged_s: float, clock_from: float | None, now: float) -> float:
 def main(args: Sequence[str], out: TextIO = sys.stdout, runs_dir: Path = RUNS_DIR) -> int:
     """Entry point of `ptysup runs`."""
     if args[:1] == ["prune"]:
-        from ptysup.batch import prune
-
         return prune.main(args[1:], out)
     as_json = watch = False
     count = DEFAULT_COUNT

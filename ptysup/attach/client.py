@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
 from ptysup.agents.person import REPORTS
+from ptysup.argspec import ArgSpec
 from ptysup.attach import wire
 from ptysup.attach.server import RECORD
 from ptysup.exitcodes import ExitCode
@@ -28,6 +29,7 @@ from ptysup.terminal.modes import ModeTracker
 from ptysup.terminal.tty_ import raw, window_size
 
 USAGE = "usage: ptysup attach RUN [--rw]   (RUN: a run id, a unique prefix of one, or last)"
+ARGS = ArgSpec(flags=("--rw",), args=("file",))
 DETACH_PREFIX = b"\x1d"  # Ctrl-]
 DETACH_KEY = b"d"
 CTRL_C = b"\x03"

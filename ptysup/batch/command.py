@@ -16,6 +16,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TextIO
 
+from ptysup.argspec import ArgSpec
 from ptysup.batch import concurrency, summary, taskrun
 from ptysup.batch.livestate import LiveState
 from ptysup.batch.scheduler import (
@@ -44,6 +45,21 @@ ON_COMPLETE = ("commit", "pr")
 FORMATS = ("json", "github-matrix")
 # Each task's run keeps these in its own run directory; one path for every task would clash.
 _SHARED_PATHS = ("--log-file", "--record")
+ARGS = ArgSpec(
+    options={
+        "--jobs": "text",
+        "--isolate": ISOLATE,
+        "--on-complete": ON_COMPLETE,
+        "--summary-json": "file",
+    },
+    args=("file",),
+    run_options=True,
+    not_run_options=frozenset(_SHARED_PATHS),
+    subcommands={
+        "plan": ArgSpec(options={"--format": FORMATS}, args=("file",)),
+        "run": taskrun.ARGS,
+    },
+)
 
 
 class UsageError(Exception):
@@ -98,7 +114,7 @@ def parse(args: Sequence[str]) -> Options:
     it = iter(args[1:])
     for arg in it:
         name, eq, inline = arg.partition("=")
-        if name in ("--jobs", "--isolate", "--on-complete", "--summary-json"):
+        if name in ARGS.options:
             value = inline if eq else next(it, None)
             if value is None:
                 raise UsageError(f"{name} needs a value")

@@ -14,9 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
+from ptysup.argspec import ArgSpec
 from ptysup.batch.worktrees import WORKTREES_DIR, GitError, git, uncommitted
 
 USAGE = "usage: ptysup runs prune [--dry-run]   (remove finished batch worktrees, keep branches)"
+ARGS = ArgSpec(flags=("-n", "--dry-run"))
 
 
 @dataclass(frozen=True)

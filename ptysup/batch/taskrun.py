@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from ptysup.argspec import ArgSpec
 from ptysup.batch.schema import Batch, BatchError, Task
 from ptysup.config import RunConfig
 from ptysup.exitcodes import ExitCode
@@ -20,6 +21,8 @@ USAGE = (
     "usage: ptysup batch run TASKS.yaml (--index N | --id ID) [run options]   "
     "(N is 0-based, as $JOB_COMPLETION_INDEX)"
 )
+# --run-id and --runs-dir, for a batch's children only, are left unsaid.
+ARGS = ArgSpec(options={"--index": "text", "--id": "text"}, args=("file",), run_options=True)
 
 
 def load(path: Path) -> Batch:

@@ -7,10 +7,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+from ptysup.argspec import ArgSpec
 from ptysup.config import ConfigError
 from ptysup.exitcodes import ExitCode
 
 USAGE = "usage: ptysup check FILE   (validate a plan: exit 0, or exit 2 with FILE:LINE: problem)"
+ARGS = ArgSpec(args=("file",))
 
 
 def main(args: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:

@@ -16,6 +16,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TextIO
 
+from ptysup.argspec import ArgSpec
 from ptysup.exitcodes import ExitCode
 from ptysup.rundir import RUNS_DIR
 from ptysup.serve import assets
@@ -29,6 +30,7 @@ USAGE = (
     "(DIR's runs as a web page; default here, 127.0.0.1, a free port)"
 )
 DEFAULT_HOST = "127.0.0.1"
+ARGS = ArgSpec(options={"--host": "text", "--port": "text"}, args=("dir",))
 
 
 class UsageError(Exception):
@@ -53,7 +55,7 @@ def parse(args: Sequence[str]) -> Options | None:
         name, eq, inline = arg.partition("=")
         if arg in ("-h", "--help"):
             return None
-        if name in ("--host", "--port"):
+        if name in ARGS.options:
             value = inline if eq else next(it, "")
             if not value:
                 raise UsageError(f"{name} needs a value")
