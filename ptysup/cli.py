@@ -523,7 +523,7 @@ def help_main(args: Sequence[str]) -> int:
     """`ptysup help [SUBCOMMAND]`: the run's help, or a subcommand's."""
     if args and args[0] in SUBCOMMANDS and args[0] != "help":
         return main([args[0], "--help"])
-    if args and args[0] != "help":
+    if args and args[0] not in ("help", "-h", "--help"):
         return _fail(
             f"no subcommand {args[0]!r}; subcommands: {', '.join(SUBCOMMANDS)}", ExitCode.USAGE
         )

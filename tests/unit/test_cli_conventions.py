@@ -52,6 +52,8 @@ def test_help_subcommand_shows_help_and_a_subcommands_help(
     assert "Usage: ptysup [OPTIONS] [TASK]" in capsys.readouterr().out
     assert main(["help", "replay"], {}) == 0
     assert "usage: ptysup replay" in capsys.readouterr().out
+    assert main(["help", "--help"], {}) == 0
+    assert "Usage: ptysup [OPTIONS] [TASK]" in capsys.readouterr().out
     assert main(["help", "nosuch"], {}) == 2
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and err[0].startswith("ptysup: no subcommand 'nosuch'; subcommands:")
