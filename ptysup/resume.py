@@ -19,8 +19,6 @@ from ptysup.rundir import (
     RunNotFound,
     config_from_json,
     find_run_dir,
-    progress,
-    read_events,
 )
 
 USAGE = (
@@ -101,7 +99,7 @@ def prepare(
     pid = run_dir.holder()
     if pid is not None:
         raise Refused(f"run {run_dir.run_id} is still running (pid {pid})")
-    done = progress(read_events(Path(record.log_file)))
+    done = run_dir.read_progress(Path(record.log_file))
     if done.outcome == "complete":
         raise Refused(f"run {run_dir.run_id} is already complete")
     plan = _plan(run_dir, record.plan)

@@ -9,6 +9,8 @@ events.jsonl  the journal: every event flushed as it happens; progress (iteratio
 events.cast   the agent's terminal (each resumed part records to events.partN.cast)
 lock          flock()ed for the run's whole life, holding its pid
 state.json    the run's state, kept current (ptysup.runstate)
+alive         empty; touched after every quiet minute of a live run (ptysup.heartbeat):
+              its mtime says how long a killed run lived past its last event
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ RUN_FILE = "run.json"
 PLAN_FILE = "plan.yaml"
 EVENTS_FILE = "events.jsonl"
 LOCK_FILE = "lock"
+ALIVE_FILE = "alive"
 # Not options: run.json keeps them apart (the plan has its own file, cwd is the run's).
 # The escape key belongs to the terminal a run is watched in: a resume takes its own.
 _NOT_STORED = ("plan", "cwd", "runs_dir", "escape_key")
@@ -194,6 +197,21 @@ class RunDir:
         record = self.read_record()
         return Path(record.log_file) if record is not None else self.default_events
 
+    def mark_alive(self) -> None:
+        """Touch the `alive` file: this part of the run is alive now (see last_alive)."""
+        (self.path / ALIVE_FILE).touch(mode=0o600)
+
+    def last_alive(self) -> float | None:
+        """When a part of the run last marked itself alive (Unix time), or None."""
+        try:
+            return (self.path / ALIVE_FILE).stat().st_mtime
+        except OSError:
+            return None
+
+    def read_progress(self, events_file: Path) -> Progress:
+        """The run's Progress from its event log and its `alive` file."""
+        return progress(read_events(events_file), alive=self.last_alive())
+
     def holder(self) -> int | None:
         """The pid of the live process holding the lock, or None when the run is not alive."""
         try:
@@ -335,8 +353,13 @@ class Progress:
     clock_from: float | None = None  # Unix time the last part's elapsed time counts from
 
 
-def progress(events: list[dict[str, Any]]) -> Progress:
-    """Fold a run's events (every part of it) into its Progress."""
+def progress(events: list[dict[str, Any]], alive: float | None = None) -> Progress:
+    """Fold a run's events (every part of it) into its Progress.
+
+    `alive` (RunDir.last_alive): when the run last marked itself alive. A last part without
+    a run_end (killed) lived to its last event or to then, whichever is later: a part killed
+    in a long quiet spell (a tool call, a person not answering) is charged that spell.
+    """
     p: dict[str, Any] = {"steps_done": []}
     before = 0.0  # elapsed time of the earlier parts
     part_start: float | None = None
@@ -374,6 +397,8 @@ def progress(events: list[dict[str, Any]]) -> Progress:
             p["cost_usd"] = float(e.get("cost_usd") or p.get("cost_usd", 0.0))
             if e.get("elapsed_s") is not None:
                 p["elapsed_s"] = float(e["elapsed_s"])
+    if part_start is not None and p["outcome"] is None and alive is not None:
+        p["elapsed_s"] = max(p["elapsed_s"], round(before + alive - part_start, 3))
     p["step_iterations"] = p.get("iterations", 0) - step_from if p.get("step") else 0
     p["steps_done"] = tuple(p["steps_done"])
     return Progress(**p)

@@ -12,7 +12,7 @@ from typing import Any, TextIO
 from ptysup import runstate
 from ptysup.argspec import ArgSpec
 from ptysup.batch import prune
-from ptysup.rundir import RUNS_DIR, RunDir, RunNotFound, progress, read_events, run_dirs
+from ptysup.rundir import RUNS_DIR, RunDir, RunNotFound, progress, run_dirs
 from ptysup.supervisor.prompt import format_elapsed
 
 USAGE = (
@@ -36,7 +36,7 @@ def describe(run_dir: RunDir, clock: Callable[[], float] = time.time) -> dict[st
     try:
         record = run_dir.read_record()
         events_file = run_dir.events_file()
-        p = progress(read_events(events_file)) if events_file.is_file() else progress([])
+        p = run_dir.read_progress(events_file) if events_file.is_file() else progress([])
     except RunNotFound:  # a damaged run still gets its row
         record, p, events_file = None, progress([]), run_dir.default_events
     pid = run_dir.holder()

@@ -129,11 +129,16 @@ def supervise(
         )
         log.add(recording)  # markers and typed text
         stack.callback(_finish_recording, recording, log)
-    if not interactive:
-        heartbeat = Heartbeat(log, tools=lambda: len(session.activity.tools))
-        log.add(heartbeat)
-        heartbeat.start()
-        stack.callback(heartbeat.stop)
+    # Says "still working" in a quiet CI log; marks the run alive in every run.
+    heartbeat = Heartbeat(
+        log,
+        tools=lambda: len(session.activity.tools),
+        say=not interactive,
+        alive=RunDir.of(config, part.run_id).mark_alive if part is not None else None,
+    )
+    log.add(heartbeat)
+    heartbeat.start()
+    stack.callback(heartbeat.stop)
     stop_verify = VerifyStop()  # a stop signal ends a verification command at once
     steps = _plan(config, log, env, part, clock, stop_verify)
     loop = _loop(

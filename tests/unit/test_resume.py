@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -110,3 +111,15 @@ def test_a_batch_task_resumes_in_its_worktree_with_its_run_directory_where_it_wa
     config, part = prepare("last", _given(tmp_path), frozenset(), None)
     assert config.cwd == worktree  # the agent goes on where it worked
     assert app.log_path(config, part.run_id) == run.default_events.resolve()  # same log
+
+
+def test_a_run_killed_in_a_quiet_spell_is_charged_the_time_it_lived(tmp_path: Path) -> None:
+    # Its last event at 1.0, then ten quiet minutes (a long tool call) the heartbeat marked.
+    run = _stored(tmp_path, START, TYPED, {"event": "decision", "iteration": 2, "max_iter": 5})
+    (run.path / "alive").touch()
+    os.utime(run.path / "alive", (601.0, 601.0))
+    _, part = prepare("last", _given(tmp_path), frozenset(), None)
+    assert part.resumed is not None and part.resumed.elapsed_s == 600.0
+    assert describe(run)["elapsed_s"] == 600.0
+    with pytest.raises(Refused, match="used its time budget"):
+        prepare("last", _given(tmp_path, max_time=300.0), frozenset({"max_time"}), None)

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -138,3 +139,31 @@ def test_each_part_of_a_run_names_its_own_recording() -> None:
     ]
     assert len(part_recordings(events, default)) == 4
     assert part_recordings([], default) == [default]
+
+
+def test_a_part_killed_in_a_quiet_spell_counts_its_time_to_its_last_sign_of_life() -> None:
+    events = [
+        _ev("run_start", 100.0, task="t"),
+        _ev("inject", 110.0, kind="task", text="t"),  # then a quiet 20-minute tool call
+    ]
+    assert progress(events).elapsed_s == 10.0  # the log alone
+    assert progress(events, alive=1300.0).elapsed_s == 1200.0
+    assert progress(events, alive=50.0).elapsed_s == 10.0  # an earlier part's mark
+    resumed = [*events, _ev("run_resume", 2000.0, elapsed_before_s=1200.0), _ev("x", 2005.0)]
+    assert progress(resumed, alive=2100.0).elapsed_s == 1300.0  # only the last part's
+    ended = [*events, _ev("run_end", 120.0, outcome="abort", elapsed_s=20.0)]
+    assert progress(ended, alive=1300.0).elapsed_s == 20.0  # run_end's time stands
+
+
+def test_the_alive_file_says_when_the_run_last_marked_itself_alive(tmp_path: Path) -> None:
+    run = RunDir(tmp_path / "r1")
+    assert run.last_alive() is None
+    run.path.mkdir()
+    run.mark_alive()
+    first = run.last_alive()
+    assert first is not None and abs(first - time.time()) < 5
+    os.utime(run.path / "alive", (1000.0, 1000.0))
+    assert run.last_alive() == 1000.0
+    run.mark_alive()
+    assert run.last_alive() == pytest.approx(first, abs=5)
+    assert (run.path / "alive").stat().st_mode & 0o777 == 0o600
