@@ -553,17 +553,24 @@ def preflight(config: RunConfig, env: Mapping[str, str]) -> tuple[str, int] | No
     if not config.task.strip() and config.plan is None:
         return "the task is empty", ExitCode.USAGE
     steps = config.plan.steps if config.plan is not None else ()
-    for argv in (*config.verify, *(v for step in steps for v in step.verify)):
-        if shutil.which(argv[0], path=path) is None:
-            return f"verify command not found: {argv[0]}", ExitCode.USAGE
-    for argv in config.notify:
-        if shutil.which(argv[0], path=path) is None:
-            return f"notify command not found: {argv[0]}", ExitCode.USAGE
-    if shutil.which(config.agent_cmd[0], path=path) is None:
-        return f"agent command not found: {config.agent_cmd[0]}", ExitCode.AGENT
-    if shutil.which(config.supervisor_cmd[0], path=path) is None:
-        return f"supervisor command not found: {config.supervisor_cmd[0]}", ExitCode.SUPERVISOR
+    named = [
+        *(("verify", v[0], ExitCode.USAGE) for v in config.verify),
+        *(("verify", v[0], ExitCode.USAGE) for step in steps for v in step.verify),
+        *(("notify", n[0], ExitCode.USAGE) for n in config.notify),
+        ("agent", config.agent_cmd[0], ExitCode.AGENT),
+        ("supervisor", config.supervisor_cmd[0], ExitCode.SUPERVISOR),
+    ]
+    for role, command, code in named:
+        if shutil.which(command, path=path) is None:
+            return f"{role} command {_why_not_run(command)}: {command}", code
     return None
+
+
+def _why_not_run(command: str) -> str:
+    """Why shutil.which found nothing: a path that is there but cannot run, or nothing."""
+    if os.sep in command and os.path.isfile(command):
+        return "is not executable"
+    return "not found"
 
 
 def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> int:

@@ -170,8 +170,9 @@ def _run_start(f: dict[str, Any]) -> str:
         budgets.append(_duration(f["max_time_s"]))
     if f.get("max_cost_usd") is not None:
         budgets.append(f"${f['max_cost_usd']}")
+    task = f.get("task") or f"the plan {f.get('plan')}"  # a plan without a goal
     line = (
-        f"task: {_short(f.get('task', ''), 120)} | agent: {_command(f.get('agent_cmd'))}"
+        f"task: {_short(task, 120)} | agent: {_command(f.get('agent_cmd'))}"
         f" | supervisor: {_command(f.get('supervisor_cmd'))} | budget: {', '.join(budgets)}"
     )
     if f.get("verify"):

@@ -259,7 +259,9 @@ class RunLoop:
             reason = f"agent never became ready: {exc}"
             self._log.emit("error", message=reason)
             return Outcome.AGENT_EXITED, reason
-        self._log.emit("agent_ready", elapsed_s=self._elapsed())
+        # How long the agent took to start: this part's time, not the whole run's.
+        started = round(self._elapsed() - self._cfg.spent.elapsed_s, 3)
+        self._log.emit("agent_ready", elapsed_s=started)
         pending = self._open()
         self._supervisor.prepare(self._system)  # boots while the agent works
         while True:
@@ -510,7 +512,7 @@ class RunLoop:
             attempts=decided.attempts,
             warm=answer.warm,
             tokens=dict(answer.tokens),
-            cost_usd=answer.cost_usd,
+            cost_usd=None if answer.cost_usd is None else round(answer.cost_usd, 6),
             supervisor_cost_usd=round(self.cost_usd, 6),
             agent_cost_usd=round(self._agent.cost_usd, 6),
             total_cost_usd=self.cost,

@@ -113,10 +113,12 @@ def load(path: Path, allowed: Mapping[str, Any]) -> Batch:
 def _task(
     path: Path, index: int, item: Any, defaults: Mapping[str, Any], allowed: Mapping[str, Any]
 ) -> Task:
-    where = f"{path}: task {index}"
+    where = f"{path}: task {index + 1}"  # counted from 1, as a plan's steps are
     if not isinstance(item, Mapping):
         raise BatchError(f"{where}: expected a mapping with `id` and `task` or `plan`")
     task_id = item.get("id")
+    if task_id is None:
+        raise BatchError(f"{where}: has no `id` (it names the task's branch and folder)")
     if not isinstance(task_id, str) or not ID_PATTERN.match(task_id):
         raise BatchError(
             f"{where}: id {task_id!r} must be 1-64 letters, digits, - or _ (not starting "

@@ -129,7 +129,8 @@ class Supervisor:
                 return Decided(self._parse(answer, iteration), answer, attempt)
             if self._runner.cancelled.is_set() or error is None or not is_api_error(str(error)):
                 raise SupervisorFailed(
-                    f"supervisor failed {attempt} attempts at decision {iteration}: {error}"
+                    f"supervisor failed {attempt} attempt{'s' if attempt > 1 else ''} "
+                    f"at decision {iteration}: {error}"
                 )
             self._wait_api(str(error), deadline)
 

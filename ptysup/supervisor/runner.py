@@ -249,9 +249,7 @@ class SupervisorRunner:
             text = _decode(out, truncated)
         except SupervisorError:
             if code != 0:  # a failing command's garbage: the exit status says more
-                raise SupervisorError(
-                    f"exit status {code}: {_first_line(err.decode(errors='replace'))}"
-                ) from None
+                raise SupervisorError(_exited(code, err.decode(errors="replace"))) from None
             raise
         cost: float | None = None
         tokens: dict[str, int] = {}
@@ -267,7 +265,7 @@ class SupervisorRunner:
             raise SupervisorError(_first_line(text), fatal=is_fatal_error(text))
         if code != 0:
             detail = _first_line(text) or _first_line(err.decode(errors="replace"))
-            raise SupervisorError(f"exit status {code}: {detail}", fatal=is_fatal_error(detail))
+            raise SupervisorError(_exited(code, detail), fatal=is_fatal_error(detail))
         if not clean(text).strip():  # nothing but blanks, controls and escape sequences
             raise SupervisorError("empty answer")
         return Answer(text, duration, cost, truncated, out_bytes, tokens=tokens)
@@ -345,6 +343,12 @@ def _decode(out: bytes, truncated: bool) -> str:
     if nul >= 0:
         raise SupervisorError(f"answer is not text (NUL byte at offset {nul})")
     return text
+
+
+def _exited(code: int, detail: str) -> str:
+    """`exit status N: what it said`, or just the status when it said nothing."""
+    said = _first_line(detail)
+    return f"exit status {code}: {said}" if said else f"exit status {code}"
 
 
 def _first_line(text: str) -> str:

@@ -35,3 +35,8 @@ def test_run_end_shows_the_runs_cost_when_there_was_any() -> None:
     assert "cost=$0.0637 (agent $0.0587, supervisor $0.0050)" in end
     free = _detail("run_end", outcome="complete", exit_code=0, iterations=1, cost_usd=0.0)
     assert "cost" not in free
+
+
+def test_a_plan_without_a_goal_is_named_as_the_runs_task() -> None:
+    start = _detail("run_start", task="", plan="plans/p.yaml", max_iter=3, agent_cmd=["claude"])
+    assert start.startswith("task: the plan plans/p.yaml | agent: claude |")

@@ -13,14 +13,14 @@ from ptysup.agents.questions import Ask
 from ptysup.agents.session import Activity, InjectResult
 from ptysup.events import EventLog
 from ptysup.exitcodes import Outcome
-from ptysup.loop import LoopConfig, RunLoop
+from ptysup.loop import LoopConfig, RunLoop, Spent
 from ptysup.supervisor.decide import Decided, Supervisor, SupervisorFailed
 from ptysup.supervisor.parse import parse
 from ptysup.supervisor.runner import Answer
 from ptysup.terminal.screen import ScreenSnapshot
 from ptysup.verify import VerifyResult
 from ptysup.waits import WaitPolicy
-from tests.helpers import EventList
+from tests.helpers import EventList, Tick
 
 
 class FakeAgent:
@@ -403,3 +403,32 @@ def test_the_split_prompt_offers_every_marker() -> None:
     from ptysup.supervisor.prompt import SPLIT_TEMPLATE
 
     assert "[ESCALATE]" in SPLIT_TEMPLATE.splitlines()[-1]
+
+
+def test_a_resumed_runs_agent_ready_counts_this_parts_start_not_the_whole_run() -> None:
+    rec = EventList()
+    cfg = LoopConfig("the task", 5, spent=Spent(iterations=1, elapsed_s=500.0))
+    sup = FakeSupervisor(["[COMPLETE] done"])
+    RunLoop(cfg, FakeAgent(), sup, EventLog([rec]), Tick(0.01)).run()
+    [ready] = [e.fields for e in rec.events if e.event == "agent_ready"]
+    assert 0 < ready["elapsed_s"] < 1
+    end = [e.fields for e in rec.events if e.event == "decision"][-1]
+    assert end["elapsed_s"] > 500  # the run's own clock still counts every part
+
+
+def test_a_decisions_cost_is_logged_without_float_noise() -> None:
+    class Noisy(FakeSupervisor):
+        def decide(
+            self,
+            prompt: str,
+            iteration: int,
+            timeout: float | None = None,
+            system: str | None = None,
+        ) -> Decided:
+            answer = Answer("[COMPLETE] done", 0.01, cost_usd=0.0035700000000000003)
+            return Decided(parse(answer.text), answer, 1)
+
+    rec = EventList()
+    RunLoop(LoopConfig("t", 5), FakeAgent(), Noisy([]), EventLog([rec])).run()
+    [decision] = [e.fields for e in rec.events if e.event == "decision"]
+    assert decision["cost_usd"] == 0.00357 and repr(decision["cost_usd"]) == "0.00357"

@@ -112,3 +112,15 @@ def test_the_runs_folder_is_ignored_by_git(tmp_path: Path) -> None:
         check=True,
     )
     assert status.stdout == ""  # `git add -A` would commit none of it
+
+
+def test_a_command_that_is_there_but_cannot_run_is_named_so(tmp_path: Path) -> None:
+    from ptysup.cli import parse_options, preflight
+
+    parsed = parse_options(["t", "--agent-cmd", "/etc/passwd", "--verify", "no-such-check"], {})
+    assert not isinstance(parsed, int)
+    config = parsed[0]
+    env = {"PATH": "/usr/bin:/bin"}
+    assert preflight(config, env) == ("verify command not found: no-such-check", 2)
+    config = parse_options(["t", "--agent-cmd", "/etc/passwd"], {})[0]  # type: ignore[index]
+    assert preflight(config, env) == ("agent command is not executable: /etc/passwd", 4)

@@ -87,6 +87,7 @@ def test_a_supervisor_that_crashes_is_reported_by_its_error_not_traceback_line()
             "exit status 1: bad key",
             id="binary-and-a-failure",
         ),
+        pytest.param("sys.exit(3)", "exit status 3$", id="a-silent-failure"),
     ],
 )
 def test_binary_or_empty_answers_are_failed_attempts(code: str, error: str) -> None:
@@ -161,7 +162,7 @@ def test_a_truncated_answer_is_logged_and_still_decides() -> None:
 def test_binary_answers_are_retried_then_the_decision_fails() -> None:
     sink = EventList()
     runner = printer("sys.stdout.buffer.write(os.urandom(1000) + b'\\xff')")
-    with pytest.raises(SupervisorFailed):
+    with pytest.raises(SupervisorFailed, match="failed 2 attempts at decision 1"):
         Supervisor(runner, EventLog([sink]), backoff=(0.01,)).decide("p", iteration=1)
     errors = [e.fields for e in sink.events if e.event == "supervisor_error"]
     assert [e["attempt"] for e in errors] == [1, 2]
