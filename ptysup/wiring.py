@@ -34,6 +34,7 @@ from ptysup.rundir import Part, RunDir
 from ptysup.runstate import StateTracker
 from ptysup.supervisor.decide import Supervisor
 from ptysup.supervisor.judge import JudgeOptions, lean_argv, takes_system_prompt
+from ptysup.supervisor.prompt import SUPERVISOR_MARKER
 from ptysup.supervisor.runner import SupervisorRunner
 from ptysup.terminal.inject import Typist
 from ptysup.terminal.keys import EscapeKeys, describe
@@ -79,6 +80,7 @@ def supervise(
         cwd=str(config.cwd),
         env=env,
         warm=config.warm_supervisor,
+        prelude=SUPERVISOR_MARKER + "\n",  # every prompt's first line (see build_prompt)
     )
     stack.callback(runner.close)
     # Without a person's terminal, the screen model answers the agent's terminal queries.

@@ -80,6 +80,7 @@ class SupervisorRunner:
         clock: Callable[[], float] = time.monotonic,
         warm: bool = False,
         max_spare_age: float = MAX_SPARE_AGE,
+        prelude: str = "",
     ) -> None:
         self.argv = list(argv)
         self.json_output = _wants_json(self.argv)
@@ -91,6 +92,11 @@ class SupervisorRunner:
         self._clock = clock
         self._warm = warm
         self._max_spare_age = max_spare_age
+        # What every prompt starts with: written to a spare as soon as it starts. Claude
+        # Code (2.1.197) gives up on a stdin that sends nothing for 3 s ("no stdin data
+        # received in 3s, proceeding without it") and exits 1; after a first byte it reads
+        # to the end, however long that takes.
+        self._prelude = prelude.encode()
         self._proc: subprocess.Popen[bytes] | None = None
         self._spare: _Spare | None = None
         self._system_dir: str | None = None  # private 0700 dir for system prompt files
@@ -132,6 +138,14 @@ class SupervisorRunner:
             proc = self._spawn(argv)
         except OSError:
             return  # the decision itself will report it
+        if self._prelude:
+            assert proc.stdin is not None
+            try:
+                proc.stdin.write(self._prelude)  # far less than a pipe holds: never blocks
+                proc.stdin.flush()
+            except OSError:  # it died at once: the decision starts a process of its own
+                _reap(proc)
+                return
         with self._lock:
             self._spare = _Spare(proc, tuple(argv), self._clock())
 
@@ -168,8 +182,11 @@ class SupervisorRunner:
         if self._cancelled.is_set():
             raise SupervisorError("cancelled")
         argv = self.command(system)
-        proc = self._take_spare(argv)
+        data = prompt.encode()
+        proc = self._take_spare(argv, data)
         warm = proc is not None
+        if warm:
+            data = data[len(self._prelude) :]  # the spare has had the start
         if proc is None:
             try:
                 proc = self._spawn(argv)
@@ -179,7 +196,7 @@ class SupervisorRunner:
         with self._lock:
             self._proc = proc
         try:
-            out, err, out_bytes = _exchange(proc, prompt.encode(), start + limit, self._clock)
+            out, err, out_bytes = _exchange(proc, data, start + limit, self._clock)
         finally:
             _reap(proc)
             with self._lock:
@@ -213,12 +230,12 @@ class SupervisorRunner:
             and self._clock() - spare.started < self._max_spare_age
         )
 
-    def _take_spare(self, argv: Sequence[str]) -> subprocess.Popen[bytes] | None:
+    def _take_spare(self, argv: Sequence[str], prompt: bytes) -> subprocess.Popen[bytes] | None:
         with self._lock:
             spare, self._spare = self._spare, None
         if spare is None:
             return None
-        if self._usable(spare, argv):
+        if self._usable(spare, argv) and prompt.startswith(self._prelude):
             return spare.proc
         _reap(spare.proc)  # other options, exited, or stale: a fresh process instead
         return None

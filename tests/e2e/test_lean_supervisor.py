@@ -47,6 +47,20 @@ def test_the_judge_is_lean_read_only_and_warm(rig: Callable[..., Rig]) -> None:
     assert all(d["tokens"]["input"] > 0 and d["tokens"]["output"] > 0 for d in decisions)
 
 
+def test_the_spare_outlasts_a_long_turn(rig: Callable[..., Rig]) -> None:
+    # Claude Code gives up on a stdin that sends nothing for 3 s (and exits 1): the spare
+    # gets the prompt's first line as it starts, and is still there after a 6 s turn.
+    agent = [{"delay": 6, "reply": "Slow work done."}]
+    r = rig({"agent": agent, "supervisor": [{"reply": "[COMPLETE] ok"}]})
+    run = r.run("t")
+    assert run.code == 0, run.stdout + run.stderr
+    assert [d["warm"] for d in run.named("decision")] == [True]
+    assert not run.named("supervisor_error")
+    [request] = r.model.requests_of(RequestKind.SUPERVISOR)
+    assert request.human_text.startswith(SUPERVISOR_MARKER)
+    assert request.human_text.count(SUPERVISOR_MARKER) == 1
+
+
 def test_without_a_warm_spare_each_decision_boots_its_supervisor(rig: Callable[..., Rig]) -> None:
     r = rig({"agent": SIMPLE_AGENT, "supervisor": [{"reply": "[COMPLETE] ok"}]})
     run = r.run("t", "--no-warm-supervisor")

@@ -248,6 +248,46 @@ def _pid_of(answer_text: str) -> int:
     return int(answer_text.split()[1])
 
 
+# Like Claude Code 2.1.197: no stdin byte within its wait, it gives up and exits 1; after
+# one it reads to the end. (Here the wait is 0.5 s, and a file says the first byte came.)
+CLAUDE_LIKE = """
+import select
+if not select.select([0], [], [], 0.5)[0]:
+    sys.exit("Warning: no stdin data received in 3s, proceeding without it.")
+open(sys.argv[1], "w").close()
+print("[CONTINUE] got", repr(sys.stdin.read()))
+"""
+
+
+def test_a_spare_is_given_the_prompts_first_line_at_once_so_it_waits_for_the_rest(
+    tmp_path: Path,
+) -> None:
+    first_byte = tmp_path / "first-byte"
+    argv = [sys.executable, "-c", f"import os, sys\n{CLAUDE_LIKE}", str(first_byte)]
+    runner = SupervisorRunner(argv, timeout=30, warm=True, prelude="MARK\n")
+    try:
+        runner.prepare()
+        spare = runner.spare_pid
+        assert spare is not None
+        wait_for(first_byte.exists, 10, "the spare to get the prompt's first line")
+        answer = runner.run("MARK\nthe rest of it")
+        assert answer.warm and answer.text.strip() == "[CONTINUE] got 'MARK\\nthe rest of it'"
+        first_byte.unlink()
+        # A prompt that does not start so (a template of one's own) gets a fresh process.
+        assert not runner.run("other").warm
+    finally:
+        runner.close()
+    without = SupervisorRunner(argv, timeout=30, warm=True)
+    try:
+        without.prepare()
+        spare = without.spare_pid
+        assert spare is not None
+        wait_for(lambda: not alive(spare), 10, "the spare to give up on its silent stdin")
+        assert not without.run("MARK\nx").warm  # the dead spare is not used
+    finally:
+        without.close()
+
+
 def test_a_warm_spare_answers_the_next_decision_and_is_replaced_by_a_new_one() -> None:
     runner = _pid_printer()
     try:
