@@ -41,6 +41,7 @@ STATES = (WORKING, NEEDS_INPUT, DECIDING, API_WAIT, DONE, FAILED, CRASHED)
 FOR_A_PERSON = "question for a person: "
 PAUSED = "supervision paused: a person has the agent"
 PAUSED_IDLE = f"{PAUSED}, whose turn ended"  # no decision until the person resumes
+YOUR_TEXT = "your text is in the input box (Enter sends it)"  # ptysup waits for it
 DETAIL_MAX = 200  # characters of `detail`: a line in a table, not a transcript
 # Hooks that mean the agent waits for a person's answer, and those that mean it went on.
 _ASKING_NOTIFICATIONS = frozenset({"permission_prompt", "idle_prompt"})
@@ -159,6 +160,11 @@ class StateTracker:
                 self._set(DECIDING, f"decided: {f.get('action', '')}")
             elif name == "decision_cancelled":
                 self._set(WORKING, "the person took over")
+            elif name == "person_input" and f.get("state") == "typing":
+                self._set(NEEDS_INPUT, YOUR_TEXT)  # nothing is decided or typed meanwhile
+            elif name == "person_input" and self._data["detail"] == YOUR_TEXT:
+                gone = f.get("state") == "cleared"  # else submitted: the person's turn runs
+                self._set(DECIDING if gone else WORKING, "your text " + str(f.get("state")))
             elif name == "escalation" and f.get("waiting"):
                 self._set(NEEDS_INPUT, f"escalated: {f.get('reason', '')}")
             elif name == "wait":

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ptysup.runstate import PAUSED, PAUSED_IDLE
+from ptysup.runstate import PAUSED, PAUSED_IDLE, YOUR_TEXT
 from ptysup.testing.fakemodel import RequestKind
 from tests.e2e.conftest import Screen
 from tests.helpers import FAKES, wait_for
@@ -141,6 +141,7 @@ def test_the_persons_typed_text_survives_a_turn_end(screen: Callable[..., Screen
     s.wait_event("turn_end")
     s.wait_event("person_input", state="typing")
     wait_for(lambda: "waiting: your text" in s.status(), 10, "the status to say why")
+    assert s.state() == ("needs_input", YOUR_TEXT)  # as `ptysup runs` shows it
     # ptysup neither asks the supervisor nor types over the person's text.
     assert "❯ keep this text" in s.text()
     assert not s.rig.model.requests_of(RequestKind.SUPERVISOR)

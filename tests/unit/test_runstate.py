@@ -9,6 +9,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from ptysup import runs, runstate, runswatch
 from ptysup.events import Event, EventLog
 from ptysup.rundir import RunDir, write_atomic
@@ -122,6 +124,20 @@ def test_every_outcome_but_complete_is_failed() -> None:
     assert runstate.state_for_outcome("complete") == "done"
     for outcome in ("abort", "budget", "signal", "agent_exited", "error", "escalated"):
         assert runstate.state_for_outcome(outcome) == "failed"
+
+
+@pytest.mark.parametrize(("then", "state"), [("cleared", "deciding"), ("submitted", "working")])
+def test_the_persons_text_in_the_box_at_a_turn_end_needs_input_not_deciding(
+    tmp_path: Path, then: str, state: str
+) -> None:
+    t, writes, log, _ = _tracker(tmp_path)
+    log.emit("run_start", run_id="r1", max_iter=5)
+    log.emit("inject", kind="task", text="do it")
+    log.emit("turn_end", kind="stop")
+    log.emit("person_input", state="typing")  # ptysup waits: no supervisor is deciding
+    assert (t.state, writes[-1]["detail"]) == ("needs_input", runstate.YOUR_TEXT)
+    log.emit("person_input", state=then)
+    assert (t.state, writes[-1]["detail"]) == (state, f"your text {then}")
 
 
 def test_a_permission_request_needs_input_until_the_agent_goes_on(tmp_path: Path) -> None:
