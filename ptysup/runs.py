@@ -119,8 +119,9 @@ def main(args: Sequence[str], out: TextIO = sys.stdout, runs_dir: Path = RUNS_DI
             as_json = True
         elif arg == "--watch":
             watch = True
-        elif arg in ("-n", "--count"):
-            value = next(it, "")
+        elif arg in ("-n", "--count") or arg.startswith(("-n", "--count=")):
+            attached = arg.removeprefix("--count=") if arg.startswith("--count=") else arg[2:]
+            value = next(it, "") if arg in ("-n", "--count") else attached
             if not value.isdigit() or int(value) < 1:
                 print(f"ptysup: {arg} needs a positive number", file=sys.stderr)
                 return 2

@@ -373,6 +373,9 @@ def test_runs_watch_is_dispatched_and_bad_arguments_still_fail(tmp_path: Path) -
     out = io.StringIO()
     assert runs.main(["--bogus"], out, tmp_path) == 2
     assert "--watch" in runs.USAGE
+    for count in (["-n", "1"], ["-n1"], ["--count=1"], ["--count", "1"]):
+        assert runs.main([*count, "--json"], out, tmp_path) == 0, count
+    assert runs.main(["-n0"], out, tmp_path) == 2
 
 
 def test_the_table_shows_what_a_waiting_run_waits_on(tmp_path: Path) -> None:
