@@ -331,14 +331,25 @@ class RunLoop:
             if held is None:
                 return None
             prompts = self._agent.person.prompts
-            self.iterations += 1
-            decided = self._decide(held)
+            decided = self._counted(lambda: self._decide(held))
             if decided is not None:
                 return decided
-            self.iterations -= 1
             if self._agent.person.prompts != prompts:
                 return None
             # Paused (hold waits for the resume) or stopped (hold raises PersonStopped).
+
+    def _counted(self, decide: Callable[[], Decided | None]) -> Decided | None:
+        """A decision as iteration `iterations + 1` (its prompt says so); it counts only
+        if made: not when the person overtook it (None), nor when a signal, the time
+        budget or the supervisor's failure ended it first."""
+        self.iterations += 1
+        decided = None
+        try:
+            decided = decide()
+        finally:
+            if decided is None:
+                self.iterations -= 1
+        return decided
 
     def _on_question(self, ask: Ask) -> tuple[Outcome, str] | None:
         """The agent asks: the supervisor answers (a decision), or a person does.
@@ -369,11 +380,9 @@ class RunLoop:
             ask.leave_to_person()
             return None
         self._check_budgets()
-        self.iterations += 1
         asked = TurnEnd(TurnEndKind.STOP, self._agent.activity.last_message)
-        decided = self._decide(asked, question=describe(ask.questions))
+        decided = self._counted(lambda: self._decide(asked, question=describe(ask.questions)))
         if decided is None:  # the person overtook it: the picker is theirs
-            self.iterations -= 1
             ask.leave_to_person()
             return None
         d = decided.decision

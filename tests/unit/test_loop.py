@@ -186,10 +186,30 @@ def test_complete_on_the_last_iteration_is_still_complete() -> None:
 
 
 def test_supervisor_failure_exits_5_and_ends_the_agent() -> None:
-    result, agent, _, _ = _run(["FAIL"])
+    result, agent, _, _ = _run(["[CONTINUE] more", "FAIL"])
     assert result.outcome is Outcome.SUPERVISOR_FAILED
     assert result.exit_code == 5
     assert agent.shut_down
+    assert result.iterations == 1  # the failed decision was never made: it counts none
+
+
+def test_a_signal_during_a_decision_counts_no_iteration() -> None:
+    class Signalled(FakeSupervisor):
+        def decide(
+            self,
+            prompt: str,
+            iteration: int,
+            timeout: float | None = None,
+            system: str | None = None,
+        ) -> Decided:
+            if iteration == 2:
+                raise Interrupted(15)
+            return super().decide(prompt, iteration, timeout, system)
+
+    rec = EventList()
+    sup = Signalled(["[CONTINUE] more"])
+    result = RunLoop(LoopConfig("t", 5), FakeAgent(), sup, EventLog([rec])).run()
+    assert (result.outcome, result.iterations) == (Outcome.SIGNAL, 1)
 
 
 def test_a_signal_while_the_agent_is_ended_after_a_failure_is_the_runs_outcome() -> None:
