@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -331,7 +332,7 @@ class RunLoop:
             if held is None:
                 return None
             prompts = self._agent.person.prompts
-            decided = self._counted(lambda: self._decide(held))
+            decided = self._counted(functools.partial(self._decide, held))
             if decided is not None:
                 return decided
             if self._agent.person.prompts != prompts:

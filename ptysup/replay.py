@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ptysup.argspec import ArgSpec
-from ptysup.rundir import RunNotFound, find_run, part_recordings, read_events
+from ptysup.rundir import RunDir, RunNotFound, find_run, part_recordings, read_events
 from ptysup.terminal.record import as_bytes, read_cast, size_of, wait_complete
 from ptysup.terminal.screen import ScreenModel
 
@@ -96,7 +96,10 @@ def main(args: Sequence[str], out: TextIO | None = None) -> int:
         events = one_run(read_events(log), args[1] if len(args) == 2 else None)
         # A resumed run has one recording per part; decision numbers go on across them.
         casts = part_recordings(events, log.with_suffix(".cast"))
-        screens = {i: text for c in casts if c.is_file() for i, text in screens_at_decisions(c)}
+        redact = RunDir(log.parent).redactor()  # the recording is raw; what is printed not
+        screens = {
+            i: redact(text) for c in casts if c.is_file() for i, text in screens_at_decisions(c)
+        }
     except RunNotFound as exc:
         print(f"ptysup: {exc}", file=sys.stderr)
         return 2

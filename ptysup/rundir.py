@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ptysup.config import RunConfig
+from ptysup.redact import Redactor
 
 RUNS_DIR = Path(".ptysup/runs")
 RUN_FILE = "run.json"
@@ -191,6 +192,19 @@ class RunDir:
             return None
         except (OSError, ValueError, TypeError) as exc:
             raise RunNotFound(f"cannot read {self.record_file}: {exc}") from exc
+
+    def redactor(self) -> Redactor:
+        """The run's own redaction, as its event log was written: the built-in kinds and
+        its --redact (from run.json; the built-in kinds alone without a readable one)."""
+        try:
+            record = self.read_record()
+        except RunNotFound:
+            record = None
+        patterns = record.config.get("redact") if record is not None else None
+        try:
+            return Redactor.with_extra([str(p) for p in patterns or ()])
+        except ValueError:  # a pattern this version refuses: the built-in kinds still apply
+            return Redactor()
 
     def events_file(self) -> Path:
         """The run's event log: where run.json says, else events.jsonl here."""

@@ -21,8 +21,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from ptysup.attach.server import RECORD as ATTACH
 from ptysup.report import _cell
-from ptysup.rundir import LOCK_FILE, RUNS_DIR, RunDir
+from ptysup.rundir import LOCK_FILE, RUN_FILE, RUNS_DIR, RunDir
 from ptysup.runs import describe
 from ptysup.testing.claude_env import write_config
 
@@ -42,6 +43,27 @@ def new_runs(workdir: Path, before: set[str]) -> list[Path]:
         [p for p in runs.iterdir() if p.is_dir() and p.name not in before] if runs.is_dir() else []
     )
     return sorted(found, key=lambda p: p.name)
+
+
+def _redact_record(run: RunDir, copy: Path) -> None:
+    """run.json keeps the task as given (a resumed run may type it again); the copy that
+    leaves the machine is redacted like the event log."""
+    try:
+        data = json.loads(copy.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return
+    redact = run.redactor()
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, str):
+            return redact(value)
+        if isinstance(value, list):
+            return [clean(v) for v in value]
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items()}
+        return value
+
+    copy.write_text(json.dumps(clean(data), indent=2, ensure_ascii=False) + "\n", "utf-8")
 
 
 def collect(
@@ -65,7 +87,10 @@ def collect(
     row = describe(RunDir(run_dir))
     target = dest / run_dir.name
     # The lock file means nothing once the run has left this machine.
-    shutil.copytree(run_dir, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns(LOCK_FILE))
+    shutil.copytree(
+        run_dir, target, dirs_exist_ok=True, ignore=shutil.ignore_patterns(LOCK_FILE, ATTACH)
+    )
+    _redact_record(RunDir(run_dir), target / RUN_FILE)
     if not summary:  # what the event log says stands in for the missing summary
         summary = {k: row.get(k) for k in ("run_id", "task", "outcome", "iterations", "cost_usd")}
     if batch_id:

@@ -18,9 +18,10 @@ from pathlib import Path
 import pytest
 import yaml
 
+from ptysup.redact import Redactor
 from ptysup.testing.fakemodel import RequestKind
 from tests.e2e.conftest import DEMO, Rig
-from tests.helpers import read_events, wait_for
+from tests.helpers import ptysup_argv, read_events, wait_for
 
 pytestmark = pytest.mark.engines
 
@@ -122,7 +123,8 @@ def test_the_action_runs_a_task_and_sets_outputs_from_the_summary(
     runner = Runner(tmp_path, claude_bin)
     # No CLAUDE_CONFIG_DIR: the action prepares its own, with the key approved.
     base = {k: v for k, v in r.env.items() if k != "CLAUDE_CONFIG_DIR"}
-    task = "implement feature X; $(touch pwned) `touch pwned` \"quoted\" 'too'"
+    token = "ghp_" + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0FeDcBa"  # a secret in the task
+    task = f"implement feature X; $(touch pwned) `touch pwned` \"quoted\" 'too' {token}"
     env = runner.env(
         base,
         task=task,
@@ -134,6 +136,7 @@ def test_the_action_runs_a_task_and_sets_outputs_from_the_summary(
     assert code == 0, output
     assert not (r.project / "pwned").exists(), "the task reached a shell"
     assert (runner.state / "claude-config" / ".claude.json").is_file()
+    assert (runner.state / "task").stat().st_mode & 0o777 == 0o600
 
     code, output = finish(runner.step("collect", r.project, runner.env(base)))
     assert code == 0, output
@@ -149,6 +152,16 @@ def test_the_action_runs_a_task_and_sets_outputs_from_the_summary(
     assert (copy / "events.jsonl").read_bytes() == (run_dir / "events.jsonl").read_bytes()
     assert json.loads((copy / "summary.json").read_text())["outcome"] == "complete"
     assert (run_dir / "lock").exists() and not (copy / "lock").exists()
+    # run.json keeps the task as given (a resume may type it again); the uploaded copy is
+    # redacted like the event log, and so are the screens replay prints from the recording.
+    assert token in (run_dir / "run.json").read_text()
+    assert token not in (copy / "run.json").read_text()
+    assert "[REDACTED" in json.loads((copy / "run.json").read_text())["config"]["task"]
+    replay = subprocess.run(
+        ptysup_argv("replay", out["run-id"]), capture_output=True, text=True, cwd=r.project
+    )
+    assert replay.returncode == 0 and "decision 1/7" in replay.stdout, replay.stderr
+    assert token not in replay.stdout and "[REDACTED" in replay.stdout
     # The agent's work comes back in the artifact, ptysup's own folder left out, the
     # checkout's index untouched.
     patch = (copy / "changes.patch").read_text()
@@ -160,7 +173,7 @@ def test_the_action_runs_a_task_and_sets_outputs_from_the_summary(
     assert "?? textstats.py" in status
 
     start = read_events(run_dir / "events.jsonl")[0]
-    assert start["task"] == task
+    assert start["task"] == Redactor()(task) != task
     assert start["max_iter"] == 7 and start["max_time_s"] == 600
     assert start["verify"] == [["python3", "-m", "unittest", "-q"]]
     assert start["agent_cmd"] == ["claude", "--permission-mode", "acceptEdits"]
