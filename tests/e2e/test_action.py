@@ -242,3 +242,20 @@ def test_without_a_task_the_step_fails_with_a_usage_line(
     code, output = finish(runner.step("run", project_dir, runner.env(os.environ)))
     assert code == 2
     assert output.strip() == "ptysup: the action needs task, task-file, or batch-file with batch-id"
+
+
+@pytest.mark.parametrize("given", ["", "claude --permission-mode acceptEdits"])
+def test_a_batch_files_agent_cmd_wins_unless_the_input_names_one(
+    rig: Callable[..., Rig], claude_bin: Path, tmp_path: Path, given: str
+) -> None:
+    r = rig({"agent": [{"reply": "Done."}], "supervisor": [{"reply": "[COMPLETE] ok"}]})
+    mine = "claude --permission-mode acceptEdits --allowedTools Read"
+    (r.project / "TASKS.yaml").write_text(f"agent-cmd: {mine}\ntasks:\n  - {{id: one, task: t}}\n")
+    runner = Runner(tmp_path, claude_bin)
+    inputs = {"agent_cmd": given} if given else {}  # else the action's default, as GitHub does
+    env = runner.env(r.env, batch_file="TASKS.yaml", batch_id="one", **inputs)
+    code, output = finish(runner.step("run", r.project, env))
+    assert code == 0, output
+    [log] = (r.project / ".ptysup" / "runs").glob("*/events.jsonl")
+    expected = given or mine  # the input is the command line; without it the file's stands
+    assert read_events(log)[0]["agent_cmd"] == expected.split()
