@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from typing import Any
 
 MARKER = "[REDACTED:{kind}]"
 CUSTOM = "custom"
@@ -138,3 +139,14 @@ def _builtin_marker(m: re.Match[str]) -> str:
 def _custom_marker(m: re.Match[str]) -> str:
     # An empty match (`x*`, `\b`) hides nothing; replacing it would litter the text.
     return MARKER.format(kind=CUSTOM) if m.group() else ""
+
+
+def redact_strings(value: Any, redact: Callable[[str], str]) -> Any:
+    """`value` (JSON-like: dicts, lists, strings, numbers) with every string redacted."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, list):
+        return [redact_strings(v, redact) for v in value]
+    if isinstance(value, dict):
+        return {k: redact_strings(v, redact) for k, v in value.items()}
+    return value

@@ -330,6 +330,10 @@ def plan_main(args: Sequence[str], out: TextIO) -> int:
     if fmt == "github-matrix":  # ids only: task text never reaches a workflow expression
         out.write(json.dumps({"include": [{"id": t.id} for t in batch.tasks]}) + "\n")
     else:
-        data = {"jobs": batch.jobs, "tasks": [t.to_json() for t in batch.tasks]}
-        out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        from ptysup.redact import Redactor, redact_strings
+
+        # Printed like every line ptysup prints: secrets redacted (the file keeps them).
+        tasks = [redact_strings(t.to_json(), Redactor()) for t in batch.tasks]
+        out.write(json.dumps({"jobs": batch.jobs, "tasks": tasks}, indent=2, ensure_ascii=False))
+        out.write("\n")
     return 0

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ptysup.attach.server import RECORD as ATTACH
+from ptysup.redact import redact_strings
 from ptysup.report import _cell
 from ptysup.rundir import LOCK_FILE, RUN_FILE, RUNS_DIR, RunDir
 from ptysup.runs import describe
@@ -52,18 +53,8 @@ def _redact_record(run: RunDir, copy: Path) -> None:
         data = json.loads(copy.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return
-    redact = run.redactor()
-
-    def clean(value: Any) -> Any:
-        if isinstance(value, str):
-            return redact(value)
-        if isinstance(value, list):
-            return [clean(v) for v in value]
-        if isinstance(value, dict):
-            return {k: clean(v) for k, v in value.items()}
-        return value
-
-    copy.write_text(json.dumps(clean(data), indent=2, ensure_ascii=False) + "\n", "utf-8")
+    clean = redact_strings(data, run.redactor())
+    copy.write_text(json.dumps(clean, indent=2, ensure_ascii=False) + "\n", "utf-8")
 
 
 def collect(

@@ -36,6 +36,16 @@ def test_plan_as_a_github_matrix_holds_only_ids(tasks: Path) -> None:
     assert "Add a cache" not in out.getvalue()
 
 
+def test_plan_as_json_prints_a_tasks_secrets_redacted(tmp_path: Path) -> None:
+    token = "ghp_" + "Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0FeDcBa"
+    path = tmp_path / "TASKS.yaml"
+    path.write_text(f"tasks:\n  - {{id: a, task: 'use {token} to push'}}\n")
+    out = io.StringIO()
+    assert command.plan_main([str(path)], out) == 0
+    task = json.loads(out.getvalue())["tasks"][0]["task"]
+    assert token not in task and task.startswith("use [REDACTED")
+
+
 def test_plan_as_json_holds_the_resolved_tasks(tasks: Path) -> None:
     out = io.StringIO()
     assert command.plan_main([str(tasks), "--format=json"], out) == 0
