@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -175,12 +176,52 @@ class TerminalChannel:
         self._wake()
 
 
+class _Lane:
+    """One channel's own thread and queue: a slow channel holds up only itself."""
+
+    def __init__(self, channel: Channel, failed: Callable[[Channel, Exception], None]) -> None:
+        self.channel = channel
+        self._failed = failed
+        self._queue: queue.SimpleQueue[dict[str, Any] | None] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._pending = 0  # notes queued and not yet sent (or failed)
+        self._thread = threading.Thread(
+            target=self._work, name=f"ptysup-notify-{channel.name}", daemon=True
+        )
+        self._thread.start()
+
+    @property
+    def pending(self) -> int:
+        with self._lock:
+            return self._pending
+
+    def put(self, note: dict[str, Any] | None) -> None:
+        if note is not None:
+            with self._lock:
+                self._pending += 1
+        self._queue.put(note)
+
+    def join(self, timeout: float) -> None:
+        self._thread.join(max(0.0, timeout))
+
+    def _work(self) -> None:
+        while (note := self._queue.get()) is not None:
+            try:
+                self.channel.send(note)
+            except Exception as exc:  # any channel's failure is a warning, never fatal
+                self._failed(self.channel, exc)
+            finally:
+                with self._lock:
+                    self._pending -= 1
+
+
 class Notifier:
-    """An event sink that sends the chosen events to every channel, off the caller's thread.
+    """An event sink that sends the chosen events to every channel, off the caller's thread,
+    each channel on a thread of its own.
 
     A failing channel is a `warning` event (on stderr once the run has ended, since the
     event log ends with run_end). Closing waits a bounded time for what is queued, so the
-    run's end still gets out.
+    run's end still gets out; a channel still busy then is said on stderr.
     """
 
     def __init__(
@@ -194,15 +235,14 @@ class Notifier:
         self._kinds = set(kinds)
         self._warn = warn
         self._timeout = timeout
-        self._queue: queue.SimpleQueue[dict[str, Any] | None] = queue.SimpleQueue()
         self._run: dict[str, Any] = {}
         self._ended = False
-        self._thread = threading.Thread(target=self._work, name="ptysup-notify", daemon=True)
-        self._thread.start()
+        self._lanes = [_Lane(c, self._failed) for c in channels]
 
     def add(self, channel: Channel) -> None:
         """Add a channel (the terminal, once the status line exists)."""
         self._channels.append(channel)
+        self._lanes.append(_Lane(channel, self._failed))
 
     def write(self, event: Event) -> None:
         if event.event in ("run_start", "run_resume"):
@@ -214,20 +254,23 @@ class Notifier:
             return
         # `kind` and `message` last: a turn_end's own `kind` field must not hide ours.
         note = {**self._run, **event.to_json(), "kind": kind, "message": message(kind, event)}
-        self._queue.put(note)
+        for lane in list(self._lanes):  # add() may run meanwhile
+            lane.put(note)
 
     def close(self) -> None:
         self._ended = True
-        self._queue.put(None)
-        self._thread.join(self._timeout + 2)
-
-    def _work(self) -> None:
-        while (note := self._queue.get()) is not None:
-            for channel in list(self._channels):  # add() may run meanwhile
-                try:
-                    channel.send(note)
-                except Exception as exc:  # any channel's failure is a warning, never fatal
-                    self._failed(channel, exc)
+        for lane in self._lanes:
+            lane.put(None)
+        deadline = time.monotonic() + self._timeout + 2
+        for lane in self._lanes:
+            lane.join(deadline - time.monotonic())
+        for lane in self._lanes:
+            if lane.pending:
+                print(
+                    f"ptysup: notification via {lane.channel.name}: {lane.pending} not sent "
+                    f"(the channel was still busy when ptysup exited)",
+                    file=sys.stderr,
+                )
 
     def _failed(self, channel: Channel, exc: Exception) -> None:
         text = f"notification via {channel.name} failed: {exc}"

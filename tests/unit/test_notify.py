@@ -172,6 +172,32 @@ def test_the_notifier_never_blocks_the_caller_and_warns_about_failures(
     assert "ptysup: notification via failing failed" in capsys.readouterr().err
 
 
+class Recording:
+    name = "quick"
+
+    def __init__(self) -> None:
+        self.got: list[Mapping[str, Any]] = []
+
+    def send(self, note: Mapping[str, Any]) -> None:
+        self.got.append(note)
+
+
+def test_a_slow_channel_holds_up_only_itself_and_what_it_never_sent_is_said(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    slow, quick = Blocking(), Recording()
+    notifier = Notifier([slow, quick], ["escalation", "run_end"], lambda _: None, timeout=0.2)
+    log = EventLog([notifier])
+    log.emit("escalation", reason="needs a person")  # the slow channel is stuck on this one
+    wait_for(lambda: len(quick.got) == 1, 10, "the quick channel's escalation")
+    log.emit("run_end", outcome="escalated", exit_code=7)
+    log.close()  # waits its bounded time, then says what the stuck channel never sent
+    assert [n["kind"] for n in quick.got] == ["escalation", "run_end"]
+    err = capsys.readouterr().err
+    assert "ptysup: notification via blocking: 2 not sent" in err
+    slow.release.set()
+
+
 def test_the_terminal_gets_the_bell_and_both_desktop_notifications_without_escapes() -> None:
     written: list[bytes] = []
     woken: list[int] = []
