@@ -42,7 +42,7 @@ from ptysup.terminal.modes import BRACKETED_PASTE, ModeTracker
 from ptysup.terminal.pty_ import AgentProcess
 from ptysup.terminal.record import Recording
 from ptysup.terminal.relay import STOP, Relay, RelayHandlers, write_to_terminal
-from ptysup.terminal.screen import ScreenFeeder, ScreenModel
+from ptysup.terminal.screen import ScreenFeeder, ScreenModel, ScreenSnapshot
 from ptysup.terminal.signals import STOP_SIGNALS, signal_pipe
 from ptysup.terminal.status import StatusLine, StatusSink
 from ptysup.terminal.ticker import Ticker
@@ -170,7 +170,7 @@ def supervise(
     if steps is not None and result.outcome is not Outcome.COMPLETE:
         steps.end(result.outcome.value, result.iterations)
     if not interactive and result.exit_code != 0:
-        _log_screen_tail(screen, feeder, log)
+        _log_screen_tail(session.last_screen or _settled(screen, feeder), log)
     return result
 
 
@@ -230,11 +230,16 @@ def _note_rejected(screen: ScreenModel, log: EventLog) -> None:
         log.emit("warning", message=note)
 
 
-def _log_screen_tail(screen: ScreenModel, feeder: ScreenFeeder, log: EventLog) -> None:
-    """Show the agent's last screen in a CI log, so a failure is readable without the
-    recording (redacted like every event)."""
+def _settled(screen: ScreenModel, feeder: ScreenFeeder) -> ScreenSnapshot:
+    """The screen once the feeder has caught up with the agent's output."""
     feeder.drained(1.0)
-    lines = screen.snapshot().text().splitlines()[-SCREEN_TAIL:]
+    return screen.snapshot()
+
+
+def _log_screen_tail(snapshot: ScreenSnapshot, log: EventLog) -> None:
+    """Show the agent's last screen in a CI log, so a failure is readable without the
+    recording (redacted like every event): as the run left it, before /clear or /exit."""
+    lines = snapshot.text().splitlines()[-SCREEN_TAIL:]
     if any(line.strip() for line in lines):
         log.emit("agent_screen", lines=lines)
 

@@ -128,6 +128,7 @@ class AgentSession:
         self.cost_cap: float | None = None  # wait_turn_end raises CostUp at this spend
         self._reports_cost = False  # the agent reports its spend (Claude Code's status line)
         self._turn_ended_at: float | None = None  # a Stop whose spend is not reported yet
+        self.last_screen: ScreenSnapshot | None = None  # before ptysup ended the agent
 
     # -- posted from other threads -------------------------------------------------
     def post(self, event: AgentEvent) -> None:
@@ -333,6 +334,7 @@ class AgentSession:
             return None
         if final:
             self._ending = True
+            self._keep_last_screen()
         elif not self._wait_person_input(deadline):
             return InjectResult(text, False, 0)
         return InjectResult(text, self.command(text, deadline), 1)
@@ -418,6 +420,7 @@ class AgentSession:
         False when an agent with an exit command ignored it and had to be killed.
         """
         self._ending = True
+        self._keep_last_screen()
         if self.exited is not None:
             return True
         try:
@@ -436,6 +439,12 @@ class AgentSession:
             return True
         self._kill()
         return False
+
+    def _keep_last_screen(self) -> None:
+        """The screen as the run's work left it, before ptysup types /clear or /exit (whose
+        menus would fill it): what a CI log shows of a failed run."""
+        if self.last_screen is None:
+            self.last_screen = self.snapshot()
 
     # -- internals -------------------------------------------------------------------
     def _answered_by_person(self, payload: dict[str, Any]) -> None:

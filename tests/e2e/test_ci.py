@@ -189,3 +189,17 @@ def test_under_github_actions_each_decision_shows_once_and_turns_are_groups(
     assert lines.index("::endgroup::", first) < lines.index(
         "::notice title=ptysup decision 1/5: continue::check the file once more"
     )
+
+
+def test_a_failed_runs_ci_log_shows_the_agents_screen_as_the_run_left_it(
+    rig: Callable[..., Rig],
+) -> None:
+    agent = [{"reply": "I deleted the tests to make them pass."}]
+    r = rig({"agent": agent, "supervisor": [{"reply": "[ABORT] it deleted the tests"}]})
+    run = r.run("fix the tests")
+    assert run.code == 1, run.stdout
+    [screen] = run.named("agent_screen")
+    text = "\n".join(screen["lines"])
+    assert "I deleted the tests to make them pass." in text
+    # Captured before ptysup typed /clear and /exit, whose menus would fill it.
+    assert "/clear" not in text and "/exit" not in text, text
