@@ -192,6 +192,7 @@ class RunLoop:
         self._deadline = None if config.max_time is None else self._start + config.max_time
         self._notes: tuple[str, ...] = ()
         self._asking: Ask | None = None  # a question whose hook waits for a reply
+        self._escalated_picker = False  # a question escalated to the person at the terminal
         self._once: tuple[str, ...] = ()  # notes for the next prompt only
         # The unchanging part of every prompt, for a supervisor that takes a system prompt.
         self._system = system_prompt(redact(config.task)) if config.split_prompt else None
@@ -283,6 +284,12 @@ class RunLoop:
             if turn.kind is TurnEndKind.API_ERROR:
                 self._wait_out_api_error(turn.detail)
                 continue  # an API error costs no iteration
+            escalated, self._escalated_picker = self._escalated_picker, False
+            if escalated and turn.kind is TurnEndKind.SCREEN:
+                # The person dismissed the escalated question's picker (Esc ends the turn
+                # without a Stop): the agent now waits for them, and so does the run.
+                self._agent.wait_turn_start(self._deadline)
+                continue
             if self._cfg.max_cost is not None:
                 # The turn's spend is reported a moment after its end: no decision is paid
                 # for on a figure that misses it.
@@ -392,6 +399,7 @@ class RunLoop:
                 ask.deny(f"Only a person can answer this; the run stops here: {d.content}")
             self._escalate(d.content, "question")
             ask.leave_to_person()  # the picker waits for the person at the terminal
+            self._escalated_picker = True
             return None
         if d.action is Action.ABORT:
             ask.deny(f"The supervisor stopped the run: {d.content}")
