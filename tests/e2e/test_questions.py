@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from ptysup.testing.fakemodel import RecordedRequest, RequestKind
-from tests.e2e.conftest import AGENT, Rig
+from tests.e2e.conftest import AGENT, Rig, Screen
 from tests.helpers import Tmux, ptysup_argv, read_events, terminal_script, wait_for
 
 pytestmark = pytest.mark.e2e
@@ -354,45 +354,27 @@ def test_in_a_terminal_the_person_answers_the_picker(
 
 
 def test_a_person_who_dismisses_an_escalated_picker_keeps_the_agent_until_their_turn_ends(
-    rig: Callable[..., Rig], tmp_path: Path
+    screen: Callable[..., Screen],
 ) -> None:
     # Esc on the picker ends the agent's turn without a Stop: the run goes on waiting for
     # the person, and decides once, at the end of the turn they start.
-    r = rig(
-        {
-            "agent": [{"steps": [STORAGE, {"text": "Using files as you said."}]}],
-            "supervisor": [
-                {"regex": _asked("Storage"), "reply": "[ESCALATE] you own the storage choice"},
-                {"match": "Using files as you said", "reply": "[COMPLETE] done"},
-                {"reply": "[CONTINUE] decided without the person"},
-            ],
-        }
-    )
-    done = tmp_path / "done"
-    argv = ptysup_argv("build the cache", "--agent-cmd", AGENT, "--log-file", str(r.log))
-    tmux = Tmux("ptysup-person")
-    tmux.start(terminal_script(tmp_path / "run.sh", r.project, r.env, argv, done))
-    try:
-        wait_for(lambda: "❯ 1. SQLite" in tmux.capture(), 60, "the picker")
-        wait_for(lambda: "waiting for you" in tmux.capture(), 10, "the status line")
-        tmux.send_keys("Escape")
-        wait_for(
-            lambda: [e for e in read_events(r.log) if e.get("kind") == "screen"],
-            30,
-            "the turn the Esc ended",
-        )
-        tmux.send_keys("-l", "use files, I decide")
-        wait_for(lambda: "use files, I decide" in tmux.capture(), 10, "the person's text")
-        tmux.send_keys("Enter")
-        wait_for(done.exists, 60, "ptysup to finish")
-        result = done.read_text()
-    finally:
-        tmux.kill()
-    assert result.startswith("exit=0"), r.log.read_text()
-    events = read_events(r.log)
-    decisions = [d["action"] for d in events if d["event"] == "decision"]
-    assert decisions == ["escalate", "complete"]
-    assert "decided without the person" not in r.log.read_text()
+    scenario = {
+        "agent": [{"steps": [STORAGE, {"text": "Using files as you said."}]}],
+        "supervisor": [
+            {"regex": _asked("Storage"), "reply": "[ESCALATE] you own the storage choice"},
+            {"match": "Using files as you said", "reply": "[COMPLETE] done"},
+            {"reply": "[CONTINUE] decided without the person"},
+        ],
+    }
+    s = screen(scenario, "build the cache")
+    wait_for(lambda: "❯ 1. SQLite" in s.text(), 60, "the picker")
+    wait_for(lambda: "waiting for you" in s.status(), 10, "the status line")
+    s.tmux.send_keys("Escape")
+    s.wait_event("turn_end", kind="screen", timeout=30)  # the turn the Esc ended
+    s.send("use files, I decide")
+    assert s.finish().startswith("exit=0"), s.events()
+    assert [d["action"] for d in s.events("decision")] == ["escalate", "complete"]
+    assert "decided without the person" not in json.dumps(s.events())
 
 
 def test_sigterm_while_the_supervisor_weighs_a_question_ends_everything(
