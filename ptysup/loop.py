@@ -374,10 +374,14 @@ class RunLoop:
     def _release_question(self) -> None:
         """Answer a question still waiting (with a refusal) before the agent is typed to."""
         if self._asking is not None:
-            reason = "The run ended before your question was answered."
-            if self._asking.deny(reason):  # False: it was answered (or left to the person)
-                self._log.emit("answer", by="ptysup", refused=reason)
+            self._refuse(self._asking, "The run ended before your question was answered.")
             self._asking = None
+
+    def _refuse(self, ask: Ask, reason: str) -> None:
+        """Answer the question with a refusal (the tool's error, for the model), logged;
+        nothing when it was answered already (or left to the person)."""
+        if ask.deny(reason):
+            self._log.emit("answer", by="ptysup", refused=reason)
 
     def _answer_question(self, ask: Ask) -> tuple[Outcome, str] | None:
         # Supervision paused: the person has the agent, and its questions too.
@@ -396,13 +400,13 @@ class RunLoop:
         d = decided.decision
         if d.action is Action.ESCALATE:
             if not self._cfg.person_present:
-                ask.deny(f"Only a person can answer this; the run stops here: {d.content}")
+                self._refuse(ask, f"Only a person can answer this; the run stops here: {d.content}")
             self._escalate(d.content, "question")
             ask.leave_to_person()  # the picker waits for the person at the terminal
             self._escalated_picker = True
             return None
         if d.action is Action.ABORT:
-            ask.deny(f"The supervisor stopped the run: {d.content}")
+            self._refuse(ask, f"The supervisor stopped the run: {d.content}")
             self._clear_and_end()
             return Outcome.ABORT, d.content
         if d.action is Action.COMPLETE:
@@ -410,9 +414,9 @@ class RunLoop:
             if failed is None:
                 if self._steps is not None and self._steps.advance(self.iterations):
                     # The step is done: the next one (pending) is typed once this turn ends.
-                    ask.deny("This step is done. Stop here; the next step follows.")
+                    self._refuse(ask, "This step is done. Stop here; the next step follows.")
                     return None
-                ask.deny(f"The supervisor ended the run as complete: {d.content}")
+                self._refuse(ask, f"The supervisor ended the run as complete: {d.content}")
                 self._let_turn_end()
                 self._end_agent()
                 return Outcome.COMPLETE, d.content

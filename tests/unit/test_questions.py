@@ -177,6 +177,28 @@ def test_escalating_a_question_without_a_person_refuses_it_before_ending() -> No
     assert "/clear" not in agent.typed
 
 
+@pytest.mark.parametrize(
+    ("answer", "refusal"),
+    [
+        (
+            "[ABORT] deleting is not allowed",
+            "The supervisor stopped the run: deleting is not allowed",
+        ),
+        ("[COMPLETE] all done", "The supervisor ended the run as complete: all done"),
+        ("[ESCALATE] a person must pick", "Only a person can answer this; the run stops here: "),
+    ],
+)
+def test_every_refusal_of_a_question_is_logged_as_ptysups_answer(answer: str, refusal: str) -> None:
+    agent = FakeAgent()
+    ask, reply = asking(SINGLE)
+    agent.turn_ends = [ask]
+    _, _, _, rec = _run([answer], agent=agent)
+    answers = [e.fields for e in rec.events if e.event == "answer"]
+    assert len(answers) == 1 and answers[0]["by"] == "ptysup"
+    assert answers[0]["refused"].startswith(refusal)
+    assert reply.output()["permissionDecision"] == "deny"
+
+
 def test_escalate_with_a_person_waits_for_their_turn_then_supervises_again() -> None:
     agent = FakeAgent()
     ask, reply = asking(SINGLE)
