@@ -47,6 +47,8 @@ _ERROR_AT = re.compile(r"API Error:|Context limit reached", re.IGNORECASE)
 _LIMIT = re.compile(r"\b(?:rate limit|usage limit|limit reached|overloaded)\b", re.IGNORECASE)
 _RESET = re.compile(r"reset", re.IGNORECASE)
 _USAGE_LIMIT = re.compile(r"\busage limit\b", re.IGNORECASE)
+_MAX_WRAP = 3  # lines an error message may wrap onto
+_NEW_BLOCK = frozenset("●⎿❯─╭│╰✢✳✶✻✽")
 
 
 def settings_json(hook_command: str) -> str:
@@ -127,11 +129,14 @@ class ClaudeProfile:
         return _input_text(snap.lines, whole=True)
 
     def api_error(self, snap: ScreenSnapshot) -> str | None:
-        """The last API error / usage-limit line on screen."""
-        for line in reversed(snap.lines):
-            found = _error_on(line)
+        """The last API error / usage-limit message on screen, with the lines it wrapped
+        onto (a reset time is often on the next one)."""
+        lines = snap.lines
+        for i in range(len(lines) - 1, -1, -1):
+            found = _error_on(lines[i])
             if found:
-                return found.strip(" ●⎿")
+                wrapped = itertools.takewhile(_continues, lines[i + 1 : i + 1 + _MAX_WRAP])
+                return " ".join([found.strip(" ●⎿"), *(w.strip() for w in wrapped)])
         return None
 
     def blocker(self, snap: ScreenSnapshot) -> Blocker | None:
@@ -152,6 +157,13 @@ def _input_text(lines: Sequence[str], whole: bool = False) -> str | None:
                 return first
             return "\n".join([first, *(line.strip() for line in rest[:end])]).strip()
     return None
+
+
+def _continues(line: str) -> bool:
+    """Whether a screen line goes on with the message above it: indented text, not a blank,
+    a new item (● ⎿), the input box or a spinner."""
+    text = line.strip()
+    return line.startswith(" ") and bool(text) and text[0] not in _NEW_BLOCK
 
 
 def _error_on(line: str) -> str | None:

@@ -164,6 +164,8 @@ def test_no_wait_makes_an_api_error_exit_6(rig: Callable[..., Rig]) -> None:
     run = r.run("t", "--no-wait")
     assert run.code == 6
     assert run.events[-1]["outcome"] == "api_error"
+    # Claude Code wraps the message; it is read whole, the lines it wrapped onto included.
+    assert "try again in a moment." in run.events[-1]["reason"], run.events[-1]["reason"]
     assert not r.model.requests_of(RequestKind.SUPERVISOR)
 
 

@@ -4,6 +4,8 @@ import datetime as dt
 
 import pytest
 
+from ptysup.agents.claude import ClaudeProfile
+from ptysup.terminal.screen import ScreenSnapshot
 from ptysup.waits import MAX_WAIT_S, WaitPolicy, is_api_error, reset_delay
 
 NOW = dt.datetime(2026, 11, 22, 14, 0, tzinfo=dt.timezone.utc)
@@ -56,3 +58,30 @@ def test_disabled_policy_never_waits() -> None:
 )
 def test_is_api_error(text: str, api: bool) -> None:
     assert is_api_error(text) is api
+
+
+@pytest.mark.parametrize(
+    ("lines", "message"),
+    [
+        (  # the reset time wrapped onto the next line
+            ["● Claude usage limit reached · resets", "  in 2h 5m", "", "─" * 20, "❯ "],
+            "Claude usage limit reached · resets in 2h 5m",
+        ),
+        (
+            ["  ⎿  API Error: 529 overloaded · try again in a", "     moment", "", "❯ "],
+            "API Error: 529 overloaded · try again in a moment",
+        ),
+        (  # what follows is another item, not the message
+            ["● API Error: 500 internal error", "● Next item", "  ⎿  done"],
+            "API Error: 500 internal error",
+        ),
+    ],
+)
+def test_an_error_message_is_read_with_the_lines_it_wrapped_onto(
+    lines: list[str], message: str
+) -> None:
+    snap = ScreenSnapshot(tuple(lines), "✳ Claude Code", (0, 0))
+    found = ClaudeProfile().api_error(snap)
+    assert found == message
+    if "resets" in message:
+        assert reset_delay(found, NOW) == pytest.approx(2 * 3600 + 5 * 60)
