@@ -511,12 +511,9 @@ def _source(exc: click.BadParameter, args: Sequence[str], env: Mapping[str, str]
     name = exc.param.name if exc.param is not None else None
     if exc.ctx is None or name is None:
         return ""
-    source = exc.ctx.get_parameter_source(name)
-    if source is click.core.ParameterSource.ENVIRONMENT:
-        return f" (from {ENV_PREFIX}_{name.upper()})"
-    if source is click.core.ParameterSource.DEFAULT_MAP:
-        return f" (from {_config_path(args, env, Path.cwd())})"
-    return ""
+    # Raised while parsing, before the command set the file in ctx.meta.
+    exc.ctx.meta.setdefault("config_file", _config_path(args, env, Path.cwd()))
+    return _origin(exc.ctx, name)
 
 
 def help_main(args: Sequence[str]) -> int:

@@ -231,7 +231,6 @@ class Notifier:
         warn: Callable[[str], object],
         timeout: float = NOTIFY_TIMEOUT_S,
     ) -> None:
-        self._channels = list(channels)
         self._kinds = set(kinds)
         self._warn = warn
         self._timeout = timeout
@@ -241,7 +240,6 @@ class Notifier:
 
     def add(self, channel: Channel) -> None:
         """Add a channel (the terminal, once the status line exists)."""
-        self._channels.append(channel)
         self._lanes.append(_Lane(channel, self._failed))
 
     def write(self, event: Event) -> None:
@@ -250,7 +248,7 @@ class Notifier:
         if event.event == "run_end":
             self._ended = True
         kind = kind_of(event)
-        if kind is None or kind not in self._kinds or not self._channels:
+        if kind is None or kind not in self._kinds or not self._lanes:
             return
         # `kind` and `message` last: a turn_end's own `kind` field must not hide ours.
         note = {**self._run, **event.to_json(), "kind": kind, "message": message(kind, event)}

@@ -8,6 +8,7 @@ run's fixed cost before the agent's first byte).
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import threading
@@ -28,7 +29,7 @@ from ptysup.exitcodes import Outcome, RunResult
 from ptysup.heartbeat import Heartbeat
 from ptysup.loop import LoopConfig, RunLoop, Spent
 from ptysup.notify import Notifier, TerminalChannel
-from ptysup.plan.driver import PlanDriver
+from ptysup.plan.driver import MakeVerifier, PlanDriver
 from ptysup.redact import Redactor
 from ptysup.rundir import Part, RunDir
 from ptysup.runstate import StateTracker
@@ -142,10 +143,16 @@ def supervise(
     heartbeat.start()
     stack.callback(heartbeat.stop)
     stop_verify = VerifyStop()  # a stop signal ends a verification command at once
-    steps = _plan(config, log, env, part, clock, stop_verify)
-    loop = _loop(
-        config, session, runner, log, clock, env, part, steps, in_fd is not None, stop_verify
+    verifier_for = functools.partial(
+        Verifier,
+        cwd=str(config.cwd),
+        env=env,
+        timeout=config.verify_timeout,
+        clock=clock,
+        stop=stop_verify,
     )
+    steps = _plan(config, log, part, verifier_for)
+    loop = _loop(config, session, runner, log, clock, part, steps, in_fd is not None, verifier_for)
     attach = _attach(config, part, log, screen, feeder, session, agent)
     if attach is not None:
         stack.callback(attach.close)
@@ -252,12 +259,7 @@ def _finish_recording(recording: Recording, log: EventLog) -> None:
 
 
 def _plan(
-    config: RunConfig,
-    log: EventLog,
-    env: Mapping[str, str],
-    part: Part | None,
-    clock: Callable[[], float],
-    stop: VerifyStop,
+    config: RunConfig, log: EventLog, part: Part | None, verifier_for: MakeVerifier
 ) -> PlanDriver | None:
     """The plan's driver, at the step where an earlier part left it."""
     if config.plan is None:
@@ -266,14 +268,7 @@ def _plan(
     return PlanDriver(
         config.plan,
         log,
-        lambda commands: Verifier(
-            commands,
-            cwd=str(config.cwd),
-            env=env,
-            timeout=config.verify_timeout,
-            clock=clock,
-            stop=stop,
-        ),
+        verifier_for,
         task=config.task,
         done=done.steps_done if done else (),
         started=bool(done and done.step and done.step not in done.steps_done),
@@ -287,27 +282,15 @@ def _loop(
     runner: SupervisorRunner,
     log: EventLog,
     clock: Callable[[], float],
-    env: Mapping[str, str],
-    part: Part | None = None,
-    steps: PlanDriver | None = None,
-    person: bool = False,
-    stop_verify: VerifyStop | None = None,
+    part: Part | None,
+    steps: PlanDriver | None,
+    person: bool,
+    verifier_for: MakeVerifier,
 ) -> RunLoop:
     """The decision loop with its supervisor, verifier and wait policy."""
     waits = WaitPolicy(enabled=config.wait, max_waits=config.max_waits, base_s=config.wait_base)
     backoff = backoff_schedule(config.supervisor_backoff, config.supervisor_retries)
-    verifier = (
-        Verifier(
-            config.verify,
-            cwd=str(config.cwd),
-            env=env,
-            timeout=config.verify_timeout,
-            clock=clock,
-            stop=stop_verify,
-        )
-        if config.verify
-        else None
-    )
+    verifier = verifier_for(config.verify) if config.verify else None
     before = part.resumed if part is not None else None
     loop_config = LoopConfig(
         config.task or "Carry out the plan below, one step at a time.",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable
 
 import pytest
 
@@ -98,8 +98,11 @@ class FakeAgent:
 
 
 class FakeSupervisor:
-    def __init__(self, answers: Iterator[str] | list[str]) -> None:
+    """Answers in order; "FAIL" fails the decision, an exception is raised as it is."""
+
+    def __init__(self, answers: Iterable[str | BaseException], cost_usd: float = 0.25) -> None:
         self._answers = iter(answers)
+        self._cost = cost_usd
         self.prompts: list[str] = []
         self.systems: list[str | None] = []
         self.prepared: list[str | None] = []
@@ -113,9 +116,11 @@ class FakeSupervisor:
         self.prompts.append(prompt)
         self.systems.append(system)
         answer = next(self._answers)
+        if isinstance(answer, BaseException):
+            raise answer
         if answer == "FAIL":
             raise SupervisorFailed("all attempts failed")
-        return Decided(parse(answer), Answer(answer, 0.01, cost_usd=0.25), 1)
+        return Decided(parse(answer), Answer(answer, 0.01, cost_usd=self._cost), 1)
 
 
 def _run(  # type: ignore[no-untyped-def]
@@ -194,21 +199,8 @@ def test_supervisor_failure_exits_5_and_ends_the_agent() -> None:
 
 
 def test_a_signal_during_a_decision_counts_no_iteration() -> None:
-    class Signalled(FakeSupervisor):
-        def decide(
-            self,
-            prompt: str,
-            iteration: int,
-            timeout: float | None = None,
-            system: str | None = None,
-        ) -> Decided:
-            if iteration == 2:
-                raise Interrupted(15)
-            return super().decide(prompt, iteration, timeout, system)
-
-    rec = EventList()
-    sup = Signalled(["[CONTINUE] more"])
-    result = RunLoop(LoopConfig("t", 5), FakeAgent(), sup, EventLog([rec])).run()
+    sup = FakeSupervisor(["[CONTINUE] more", Interrupted(15)])
+    result = RunLoop(LoopConfig("t", 5), FakeAgent(), sup, EventLog()).run()
     assert (result.outcome, result.iterations) == (Outcome.SIGNAL, 1)
 
 
@@ -437,18 +429,8 @@ def test_a_resumed_runs_agent_ready_counts_this_parts_start_not_the_whole_run() 
 
 
 def test_a_decisions_cost_is_logged_without_float_noise() -> None:
-    class Noisy(FakeSupervisor):
-        def decide(
-            self,
-            prompt: str,
-            iteration: int,
-            timeout: float | None = None,
-            system: str | None = None,
-        ) -> Decided:
-            answer = Answer("[COMPLETE] done", 0.01, cost_usd=0.0035700000000000003)
-            return Decided(parse(answer.text), answer, 1)
-
     rec = EventList()
-    RunLoop(LoopConfig("t", 5), FakeAgent(), Noisy([]), EventLog([rec])).run()
+    sup = FakeSupervisor(["[COMPLETE] done"], cost_usd=0.0035700000000000003)
+    RunLoop(LoopConfig("t", 5), FakeAgent(), sup, EventLog([rec])).run()
     [decision] = [e.fields for e in rec.events if e.event == "decision"]
     assert decision["cost_usd"] == 0.00357 and repr(decision["cost_usd"]) == "0.00357"
