@@ -61,7 +61,7 @@ def _path_without_test_tools(bin_dir: Path) -> str:
     return str(bin_dir)
 
 
-def _with_pinned_claude(clone: Path) -> None:
+def _with_pinned_claude(clone: Path, user: pwd.struct_passwd) -> None:
     """The pinned Claude Code the suite's setup installed, in the clone's .tools (hard
     links where they can be): setup.sh then finds it, not npm's ~100 MB download."""
     source = claude_env.TOOLS_DIR
@@ -69,6 +69,7 @@ def _with_pinned_claude(clone: Path) -> None:
         pytest.fail(f"the pinned Claude Code is not under {source}: run scripts/setup.sh")
     target = clone / ".tools" / "claude-code"
     target.parent.mkdir()
+    os.chown(target.parent, user.pw_uid, user.pw_gid)  # .tools is the user's, as in a clone
     if subprocess.run(["cp", "-al", str(source), str(target)], check=False).returncode:
         shutil.rmtree(target, ignore_errors=True)
         subprocess.run(["cp", "-a", str(source), str(target)], check=True)
@@ -86,7 +87,7 @@ def test_the_demo_runs_for_a_new_user_with_python_and_npm_only(
             ["chown", "-R", f"{new_user.pw_uid}:{new_user.pw_gid}", str(clone), str(top / "tmp")],
             check=True,
         )
-        _with_pinned_claude(clone)  # root's, readable: the user installs nothing there
+        _with_pinned_claude(clone, new_user)  # root's, readable: the user installs nothing
         env = {
             "HOME": new_user.pw_dir,
             "USER": new_user.pw_name,
