@@ -138,15 +138,20 @@ class ConsoleSink:
 # A value shown on one line (in the CI log, the decision on the status line) is cut to
 # this many characters; the README says so. The JSONL log always has it whole.
 CUT = 80
-_WHITESPACE = re.compile(r"\s+")
+# Line breaks: newline, CR, vertical tab, form feed, NEL, the separators. Lines are joined
+# by one space; other whitespace is a space each, so a quoted `"  one   two "` in a
+# decision reads as the supervisor wrote it.
+_LINE_BREAK = re.compile("[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+_WHITESPACE = re.compile(r"\s")
 
 
 def shown(text: Any, limit: int = CUT) -> str:
-    """TEXT on one line, as a person reads it: each run of whitespace (newlines, tabs,
-    vertical tabs, form feeds, line separators) one space, never deleted so that words
-    join; nothing that acts on a terminal (model text must not); cut at LIMIT with `…`."""
-    # Whitespace first: clean() drops the controls among it (\v, \f, NEL) as controls.
-    s = " ".join(clean(_WHITESPACE.sub(" ", str(text))).split())
+    """TEXT on one line, as a person reads it: lines joined by one space, tabs as spaces,
+    no whitespace deleted (words never join); nothing that acts on a terminal (model text
+    must not); cut at LIMIT with `…`."""
+    # Whitespace first: clean() would drop some of it (\v, \f, NEL) as controls.
+    lines = (line.strip() for line in _LINE_BREAK.split(str(text)))
+    s = clean(_WHITESPACE.sub(" ", " ".join(line for line in lines if line))).strip()
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 

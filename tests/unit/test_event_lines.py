@@ -50,6 +50,9 @@ def test_a_decision_keeps_its_words_apart_on_one_line_and_is_cut_as_the_readme_s
     assert content.startswith("Fix the test: then run it again now www")
     assert len(content) == CUT and content.endswith("w…")
     assert f"cut at {CUT} characters" in (REPO / "README.md").read_text()
+    quoted = 'word_count("  one   two ") returns 7\n    instead of 2'  # its spaces are data
+    detail = _detail("decision", iteration=1, max_iter=5, action="continue", content=quoted)
+    assert detail.endswith(': word_count("  one   two ") returns 7 instead of 2')
 
 
 def test_an_instruction_and_a_question_read_the_same_way() -> None:

@@ -101,6 +101,9 @@ def test_a_decision_on_the_row_keeps_its_words_apart_and_is_cut_like_the_ci_log(
     words = "continue: Fix the test: then run it again now "
     assert last == words + "w" * (CUT - len(words) + len("continue: ") - 1) + "…"
     assert term.screen.display[7].startswith("ptysup 1/0 · 0s · decided: continue")
+    log.emit("decision", iteration=2, action="continue", content='count("  a   b ")\n  is 7')
+    line.flush()
+    assert term.screen.display[7].rstrip().endswith('last: continue: count("  a   b ") is 7')
 
 
 def test_stop_gives_the_whole_terminal_back() -> None:
