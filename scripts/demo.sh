@@ -7,14 +7,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # --help and --clean need nothing installed: they run before any setup, with the
-# standard library only.
-for arg in "$@"; do
-  case $arg in
-    -h | --help) exec "${PYTHON:-python3}" -m ptysup.testing.demo --help ;;
-  esac
-done
-if [ "$*" = --clean ]; then
-  exec "${PYTHON:-python3}" -m ptysup.testing.demo --clean
+# standard library only. (Without a Python, setup says what is missing.)
+py=${PYTHON:-python3}
+if command -v "$py" >/dev/null; then
+  for arg in "$@"; do
+    case $arg in
+      -h | --help) exec "$py" -m ptysup.testing.demo --help ;;
+    esac
+  done
+  if [ "$*" = --clean ]; then
+    exec "$py" -m ptysup.testing.demo --clean
+  fi
 fi
 bash scripts/setup.sh demo
 exec .venv/bin/python -m ptysup.testing.demo "$@"

@@ -38,7 +38,9 @@ Usage: scripts/demo.sh [--clean | PTYSUP-OPTION...]
 Runs `ptysup "{TASK}" --max-iter 50` on a sample project copied to a new temp dir
 ({PREFIX}*, kept for you to look at). The agent and the supervisor are the real
 Claude Code; the model behind both is the bundled scripted fake on 127.0.0.1, so it
-needs no account and no network. Exit code: ptysup's.
+needs no account and no network. Exit code: ptysup's. The first run sets itself up:
+ptysup into .venv and the pinned Claude Code into .tools/ (Python 3.10+ and npm, no
+root, no test tools); --help and --clean set nothing up.
 
   --clean          remove the sample projects earlier demos left in the temp dir
                    (a demo still running keeps its own)
