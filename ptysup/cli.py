@@ -113,7 +113,12 @@ def run_command(
     ] = None,
     max_cost: Annotated[
         float | None,
-        _opt("Stop once the run's cost, agent and supervisor, reaches USD (exit 3).", min=0),
+        _opt(
+            "Stop once the run's cost, agent and supervisor, reaches USD (exit 3).",
+            # More than 0, as the help says (x>0): a cap of 0 would end the run before its
+            # first turn. One range object validates and describes it.
+            click_type=click.FloatRange(min=0, min_open=True),
+        ),
     ] = None,
     agent_cmd: Annotated[
         str, _opt("The agent's command line (split like a shell, never run through one).")
@@ -254,8 +259,6 @@ def run_command(
         raise ConfigError("--log-format: must be text or json" + _origin(ctx, "log_format"))
     if questions not in QUESTIONS:
         raise ConfigError("--questions: must be supervisor or person" + _origin(ctx, "questions"))
-    if max_cost == 0:  # would end the run before its first turn
-        raise ConfigError("--max-cost must be more than zero" + _origin(ctx, "max_cost"))
     # Imported here, not at the top: `ptysup --help` never gets this far.
     from ptysup.redact import Redactor
     from ptysup.supervisor.prompt import validate_template

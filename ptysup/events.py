@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import threading
 import time
@@ -134,8 +135,23 @@ class ConsoleSink:
         pass
 
 
-def _short(text: Any, limit: int = 160) -> str:
-    s = " ".join(clean(str(text)).split())  # model text must not act on the CI's terminal
+# A value shown on one line (in the CI log, the decision on the status line) is cut to
+# this many characters; the README says so. The JSONL log always has it whole.
+CUT = 80
+# Line breaks: newline, CR, vertical tab, form feed, NEL, the separators. Lines are joined
+# by one space; other whitespace is a space each, so a quoted `"  one   two "` in a
+# decision reads as the supervisor wrote it.
+_LINE_BREAK = re.compile("[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]")
+_WHITESPACE = re.compile(r"\s")
+
+
+def shown(text: Any, limit: int = CUT) -> str:
+    """TEXT on one line, as a person reads it: lines joined by one space, tabs as spaces,
+    no whitespace deleted (words never join); nothing that acts on a terminal (model text
+    must not); cut at LIMIT with `…`."""
+    # Whitespace first: clean() would drop some of it (\v, \f, NEL) as controls.
+    lines = (line.strip() for line in _LINE_BREAK.split(str(text)))
+    s = clean(_WHITESPACE.sub(" ", " ".join(line for line in lines if line))).strip()
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
@@ -149,8 +165,8 @@ def _value(value: Any, limit: int) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return _short(shlex.join(value), limit)
-    return _short(value, limit)
+        return shown(shlex.join(value), limit)
+    return shown(value, limit)
 
 
 def _duration(seconds: Any) -> str:
@@ -172,7 +188,7 @@ def _run_start(f: dict[str, Any]) -> str:
         budgets.append(f"${f['max_cost_usd']}")
     task = f.get("task") or f"the plan {f.get('plan')}"  # a plan without a goal
     line = (
-        f"task: {_short(task, 120)} | agent: {_command(f.get('agent_cmd'))}"
+        f"task: {shown(task)} | agent: {_command(f.get('agent_cmd'))}"
         f" | supervisor: {_command(f.get('supervisor_cmd'))} | budget: {', '.join(budgets)}"
     )
     if f.get("verify"):
@@ -190,10 +206,10 @@ def format_line(event: Event) -> str:
     elif name == "decision":
         detail = (
             f"#{f.get('iteration')}/{f.get('max_iter')} {f.get('action')}"
-            f" ({f.get('duration_s', 0):.1f}s): {_short(f.get('content', ''))}"
+            f" ({f.get('duration_s', 0):.1f}s): {shown(f.get('content', ''))}"
         )
     elif name == "inject":
-        detail = f"{f.get('kind')}: {_short(f.get('text', ''))}"
+        detail = f"{f.get('kind')}: {shown(f.get('text', ''))}"
         if f.get("confirmed") is False:
             detail += " (no turn started)"
     elif name == "agent_start":
@@ -206,7 +222,7 @@ def format_line(event: Event) -> str:
         detail = f"after {f.get('elapsed_s', 0):.1f}s"
     elif name == "hook":
         detail = " ".join(
-            _short(f[k], 120)
+            shown(f[k], _WHOLE if k in _WORDS else CUT)
             for k in ("name", "tool_name", "target", "source", "reason", "error")
             if f.get(k)
         )
@@ -234,10 +250,12 @@ def format_line(event: Event) -> str:
                 f" supervisor ${f.get('supervisor_cost_usd') or 0:.4f})"
             )
         if f.get("reason"):
-            detail += f" reason={_short(f['reason'], _WHOLE)}"
+            detail += f" reason={shown(f['reason'], _WHOLE)}"
     else:
         detail = " ".join(
-            f"{k}={_value(v, _WHOLE if k in _WORDS else 80)}" for k, v in f.items() if v is not None
+            f"{k}={_value(v, _WHOLE if k in _WORDS else CUT)}"
+            for k, v in f.items()
+            if v is not None
         )
     return f"{clock} ptysup {name:<16} {detail}".rstrip()
 
@@ -246,9 +264,9 @@ def _question_detail(f: dict[str, Any]) -> str:
     """`to supervisor: Which storage? [SQLite | Redis]` / `by person: Which storage? → Redis`."""
     if "by" in f:
         answers = f.get("answers") or {}
-        return f"by {f['by']}: " + _short("; ".join(f"{q} → {a}" for q, a in answers.items()))
+        return f"by {f['by']}: " + shown("; ".join(f"{q} → {a}" for q, a in answers.items()))
     asked = "; ".join(
         f"{q.get('question')} [{' | '.join(map(str, q.get('options') or ()))}]"
         for q in f.get("questions") or ()
     )
-    return f"to {f.get('to')}: {_short(asked)}"
+    return f"to {f.get('to')}: {shown(asked)}"

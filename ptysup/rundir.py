@@ -17,15 +17,15 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import fcntl
 import json
 import os
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ptysup import pidlock
 from ptysup.config import RunConfig
 from ptysup.redact import Redactor
 
@@ -44,12 +44,8 @@ class RunNotFound(Exception):
     """RUN names no run, or its files cannot be read; the message is one line."""
 
 
-class RunLocked(Exception):
-    """Another live process holds the run's lock."""
-
-    def __init__(self, pid: int | None) -> None:
-        super().__init__(f"pid {pid}" if pid else "another process")
-        self.pid = pid
+# Another live process holds the run's lock.
+RunLocked = pidlock.Taken
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -228,46 +224,11 @@ class RunDir:
 
     def holder(self) -> int | None:
         """The pid of the live process holding the lock, or None when the run is not alive."""
-        try:
-            fd = os.open(self.path / LOCK_FILE, os.O_RDONLY)
-        except OSError:
-            return None
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-            except BlockingIOError:
-                return _read_pid(self.path / LOCK_FILE) or -1
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            return None
-        finally:
-            os.close(fd)
+        return pidlock.holder(self.path / LOCK_FILE)
 
-    @contextlib.contextmanager
-    def lock(self) -> Iterator[None]:
-        """Hold the run's lock (with this pid in it) for the block; RunLocked if taken.
-
-        flock() is released by the kernel when the process dies however it dies, so a
-        `kill -9`ed run is never mistaken for a live one.
-        """
-        self.path.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                raise RunLocked(_read_pid(self.path / LOCK_FILE)) from None
-            os.ftruncate(fd, 0)
-            os.write(fd, f"{os.getpid()}\n".encode())
-            yield
-        finally:
-            os.close(fd)  # also releases the lock
-
-
-def _read_pid(path: Path) -> int | None:
-    try:
-        return int(path.read_text().strip() or 0) or None
-    except (OSError, ValueError):
-        return None
+    def lock(self) -> contextlib.AbstractContextManager[None]:
+        """Hold the run's lock (with this pid in it) for the block; RunLocked if taken."""
+        return pidlock.hold(self.path / LOCK_FILE)
 
 
 def run_dirs(runs_dir: Path = RUNS_DIR) -> list[RunDir]:

@@ -1,9 +1,23 @@
 #!/usr/bin/env bash
-# Sets itself up, then runs the main job on the embedded default:
+# Sets up the demo's part (scripts/setup.sh demo: ptysup and the pinned Claude Code, no
+# test tools), then runs the main job on the embedded default:
 #   ptysup "implement feature X" --max-iter 50
 # with the real Claude Code driven by the bundled fake model, on a small sample project
 # copied to a temp dir. In a terminal you watch the agent's TUI while ptysup supervises it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+# --help and --clean need nothing installed: they run before any setup, with the
+# standard library only. (Without a Python, setup says what is missing.)
+py=${PYTHON:-python3}
+if command -v "$py" >/dev/null; then
+  for arg in "$@"; do
+    case $arg in
+      -h | --help) exec "$py" -m ptysup.testing.demo --help ;;
+    esac
+  done
+  if [ "$*" = --clean ]; then
+    exec "$py" -m ptysup.testing.demo --clean
+  fi
+fi
+bash scripts/setup.sh demo
 exec .venv/bin/python -m ptysup.testing.demo "$@"

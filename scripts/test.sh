@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Sets itself up, then runs lint, types and the whole test suite, end-to-end tests against
-# the real Claude Code and browser tests in headless Chromium included (every marker: no
-# -m here). Extra arguments go to pytest (e.g. -k demo, -m "not e2e").
+# Sets itself up (scripts/setup.sh test: the demo's part and the test tools), then runs
+# lint, types and the whole test suite, end-to-end tests against the real Claude Code and
+# browser tests in headless Chromium included (every marker: no -m here).
+# Extra arguments go to pytest (e.g. -k demo, -m "not e2e").
 set -uo pipefail
-cd "$(dirname "$0")/.."
-bash scripts/setup.sh || exit $?
+cd "$(dirname "$0")/.." || exit 2
+bash scripts/setup.sh test || exit $?
 
 .venv/bin/ruff check ptysup tests scripts || exit 1
 .venv/bin/ruff format --check ptysup tests scripts || exit 1

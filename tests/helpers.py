@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -238,3 +240,44 @@ class GatedModel(ScreenModel):
         self.entered.set()
         self.gate.wait()
         super().feed(data)
+
+
+def fresh_copy(dst: Path) -> Path:
+    """The repository's files as a fresh clone of this tree has them (tracked and new ones,
+    with their changes; nothing ignored: no .venv, no .tools), copied into DST."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=REPO,
+        capture_output=True,
+        check=True,
+    ).stdout
+    for name in filter(None, listed.decode().split("\0")):
+        source = REPO / name
+        if source.is_file():  # not a file deleted in the work tree
+            (dst / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, dst / name)
+    return dst
+
+
+def run_group(
+    argv: Sequence[str], *, cwd: Path, env: Mapping[str, str], timeout: float
+) -> subprocess.CompletedProcess[str]:
+    """ARGV to its end, stdin empty, output captured, in its own process group: on a
+    timeout the whole group (an installer it started included) is killed, then it fails."""
+    proc = subprocess.Popen(
+        list(argv),
+        cwd=cwd,
+        env=dict(env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        raise AssertionError(f"{shlex.join(argv)} still ran after {timeout}s:\n{err}") from None
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)

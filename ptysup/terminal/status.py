@@ -14,7 +14,7 @@ import re
 import time
 from collections.abc import Callable
 
-from ptysup.events import Event
+from ptysup.events import Event, shown
 from ptysup.supervisor.prompt import format_elapsed
 from ptysup.terminal.probes import starts
 
@@ -252,9 +252,7 @@ class StatusLine:
         return b"\x1b7" + self._agent_region() + b"\x1b8"
 
     def _status(self) -> bytes:
-        text = " ".join(self.text.split())
-        if len(text) > self._cols - 1:
-            text = text[: self._cols - 2] + "…"
+        text = shown(self.text, self._cols - 1)
         return (
             b"\x1b7\x1b[%d;1H\x1b[0m\x1b[2K\x1b[7m" % STATUS_ROW + text.encode() + b"\x1b[0m\x1b8"
         )
@@ -308,7 +306,7 @@ class StatusSink:
         elif name == "decision":
             self._iteration = int(f.get("iteration") or 0)
             self._cost = float(f.get("total_cost_usd") or 0.0)
-            self._last = f"{f.get('action')}: {f.get('content', '')}"
+            self._last = f"{f.get('action')}: {shown(f.get('content', ''))}"
             self._state = f"decided: {f.get('action')}"
         elif name == "wait":
             self._state = f"API limit: waiting {f.get('seconds')}s"

@@ -7,15 +7,17 @@ fake (scenario `demo.yaml`), so the run needs no account and no network.
 from __future__ import annotations
 
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+# The standard library and these only at the top: `--help` and `--clean` run before
+# scripts/demo.sh sets anything up, on the system's Python.
+from ptysup import pidlock
 from ptysup.testing.claude_env import claude_env, find_claude
-from ptysup.testing.fakemodel import FakeModel
-from ptysup.testing.scenario import Scenario
 
 SCENARIO = Path(__file__).with_name("scenarios") / "demo.yaml"
 TASK = "implement feature X"
@@ -28,15 +30,20 @@ def _say(message: str) -> None:
 
 
 PREFIX = "ptysup-demo-"
+# Held by the demo for its whole life, in its sample project: `--clean` leaves that alone.
+LOCK = Path(".ptysup") / "demo.lock"
 USAGE = f"""\
 Usage: scripts/demo.sh [--clean | PTYSUP-OPTION...]
 
 Runs `ptysup "{TASK}" --max-iter 50` on a sample project copied to a new temp dir
 ({PREFIX}*, kept for you to look at). The agent and the supervisor are the real
 Claude Code; the model behind both is the bundled scripted fake on 127.0.0.1, so it
-needs no account and no network. Exit code: ptysup's.
+needs no account and no network. Exit code: ptysup's. The first run sets itself up:
+ptysup into .venv and the pinned Claude Code into .tools/ (Python 3.10+ and npm, no
+root, no test tools); --help and --clean set nothing up.
 
   --clean          remove the sample projects earlier demos left in the temp dir
+                   (a demo still running keeps its own)
   PTYSUP-OPTION    passed on to ptysup, e.g. --no-warm-supervisor, --max-cost 0.05,
                    --no-recording (`ptysup --help` lists them)
   -h, --help       this help
@@ -44,30 +51,48 @@ needs no account and no network. Exit code: ptysup's.
 
 
 def clean(tmp: Path | None = None) -> int:
-    """Remove the sample projects earlier demos left for you to look at (in the temp dir)."""
-    import shutil
-
+    """Remove the sample projects earlier demos left for you to look at (in the temp dir);
+    one whose demo still runs is kept, and said so."""
     tmp = tmp or Path(tempfile.gettempdir())
-    removed = [p for p in tmp.glob(f"{PREFIX}*") if p.is_dir()]
-    for path in removed:
+    removed = 0
+    for path in sorted(p for p in tmp.glob(f"{PREFIX}*") if p.is_dir()):
+        pid = pidlock.holder(path / LOCK)
+        if pid is not None:
+            who = f"pid {pid}" if pid > 0 else "another process"
+            _say(f"kept {path}: its demo is still running ({who})")
+            continue
         shutil.rmtree(path, ignore_errors=True)
-    _say(f"removed {len(removed)} demo folder(s) from {tmp}")
+        if path.exists():
+            _say(f"cannot remove {path} (another user's?)")
+        else:
+            removed += 1
+    _say(f"removed {removed} demo folder(s) from {tmp}")
     return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the demo; the exit code is ptysup's. `--clean` removes earlier demos' folders."""
     extra = list(sys.argv[1:] if argv is None else argv)
-    if extra == ["--clean"]:
-        return clean()
     if "-h" in extra or "--help" in extra:
         print(USAGE, end="")
         return 0
+    if extra == ["--clean"]:
+        return clean()
     claude = find_claude()
     if claude is None:
         _say("Claude Code is not installed: run scripts/demo.sh (it installs it)")
         return 2
     project = Path(tempfile.mkdtemp(prefix=PREFIX))
+    with pidlock.hold(project / LOCK):
+        return _run(project, claude, extra)
+
+
+def _run(project: Path, claude: Path, extra: list[str]) -> int:
+    """The demo in PROJECT (a new temp dir); ptysup's exit code."""
+    # Here, not at the top: see the imports.
+    from ptysup.testing.fakemodel import FakeModel
+    from ptysup.testing.scenario import Scenario
+
     scenario = Scenario.load(SCENARIO)
     scenario.seed(project)
     ptysup = Path(sys.executable).with_name("ptysup")

@@ -38,6 +38,16 @@ def test_help_is_grouped_with_examples(flag: str, capsys: pytest.CaptureFixture[
     _no_run_started()
 
 
+def test_max_costs_help_states_the_range_it_refuses_outside_of(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["--help"], {}) == 0
+    option = " ".join(capsys.readouterr().out.split()).split("--max-cost", 1)[1]
+    assert "(exit 3). [env var: PTYSUP_MAX_COST; x>0]" in option.split("--", 1)[0]
+    assert parse_args(["t", "--max-cost", "0"], {}) == 2
+    assert isinstance(parse_args(["t", "--max-cost", "0.01"], {}), RunConfig)
+
+
 @pytest.mark.parametrize("args", [["-V"], ["--version"], ["version"], ["t", "-V"]])
 def test_version(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     assert main(args, {}) == 0
@@ -113,8 +123,8 @@ def test_a_stray_version_variable_is_not_a_request() -> None:
         (["t"], {}, "log-format: xml\n", "--log-format: must be text or json (from /"),
         (["t"], {}, "questions: x\n", "--questions: must be supervisor or person (from /"),
         (["t"], {}, "prompt_template: x\n", "{task} and {agent_output} (from /"),
-        (["t", "--max-cost", "0"], {}, None, "--max-cost must be more than zero"),
-        (["t"], {"PTYSUP_MAX_COST": "0"}, None, "more than zero (from PTYSUP_MAX_COST)"),
+        (["t", "--max-cost", "0"], {}, None, "'--max-cost': 0.0 is not in the range x>0."),
+        (["t"], {"PTYSUP_MAX_COST": "0"}, None, "range x>0. (from PTYSUP_MAX_COST)"),
     ],
 )
 def test_bad_values_say_where_they_came_from(

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ptysup.events import Event, format_line
+from ptysup.events import CUT, Event, format_line
+from tests.helpers import REPO
 
 FIX = (
     "Claude Code is waiting on its folder trust dialog; run `claude` once in this folder "
@@ -40,3 +41,27 @@ def test_run_end_shows_the_runs_cost_when_there_was_any() -> None:
 def test_a_plan_without_a_goal_is_named_as_the_runs_task() -> None:
     start = _detail("run_start", task="", plan="plans/p.yaml", max_iter=3, agent_cmd=["claude"])
     assert start.startswith("task: the plan plans/p.yaml | agent: claude |")
+
+
+def test_a_decision_keeps_its_words_apart_on_one_line_and_is_cut_as_the_readme_says() -> None:
+    said = "Fix\x1b[31m the\ntest:\r\n\tthen\x0brun\x0cit\x85again\u2028now\x1c" + "w" * 200
+    detail = _detail("decision", iteration=1, max_iter=5, action="continue", content=said)
+    content = detail.split(": ", 1)[1]
+    assert content.startswith("Fix the test: then run it again now www")
+    assert len(content) == CUT and content.endswith("w…")
+    assert f"cut at {CUT} characters" in (REPO / "README.md").read_text()
+    quoted = 'word_count("  one   two ") returns 7\n    instead of 2'  # its spaces are data
+    detail = _detail("decision", iteration=1, max_iter=5, action="continue", content=quoted)
+    assert detail.endswith(': word_count("  one   two ") returns 7 instead of 2')
+
+
+def test_an_instruction_and_a_question_read_the_same_way() -> None:
+    typed = _detail("inject", kind="instruction", text="one\ttwo\x0bthree " + "x" * 200)
+    assert (
+        typed.startswith("instruction: one two three x")
+        and len(typed) == len("instruction: ") + CUT
+    )
+    asked = _detail(
+        "question", to="supervisor", questions=[{"question": "A\x0cor B?", "options": []}]
+    )
+    assert asked == "to supervisor: A or B? []"

@@ -6,7 +6,7 @@ from pathlib import Path
 import pyte
 import pytest
 
-from ptysup.events import EventLog
+from ptysup.events import CUT, EventLog
 from ptysup.terminal import status
 from ptysup.terminal.modes import ModeTracker
 from ptysup.terminal.record import output_bytes
@@ -87,6 +87,23 @@ def test_sink_composes_iteration_time_and_last_decision() -> None:
     assert len(pokes) == 3
     log.emit("decision", iteration=3, action="continue", content="go", total_cost_usd=0.4213)
     assert line.text == "ptysup 3/50 · 1m05s · $0.42 · decided: continue · last: continue: go"
+
+
+def test_a_decision_on_the_row_keeps_its_words_apart_and_is_cut_like_the_ci_log() -> None:
+    term = Terminal(8, 200)
+    line = StatusLine(term.write, 8, 200, clock=lambda: 0.0)
+    line.start()
+    log = EventLog([StatusSink(line, lambda: None, clock=lambda: 0.0)])
+    said = "Fix\x1b[31m the\ntest:\r\n\tthen\x0brun\x0cit\x85again\u2028now " + "w" * 200
+    log.emit("decision", iteration=1, action="continue", content=said)
+    line.flush()
+    last = term.screen.display[7].split(" · last: ", 1)[1].rstrip()
+    words = "continue: Fix the test: then run it again now "
+    assert last == words + "w" * (CUT - len(words) + len("continue: ") - 1) + "…"
+    assert term.screen.display[7].startswith("ptysup 1/0 · 0s · decided: continue")
+    log.emit("decision", iteration=2, action="continue", content='count("  a   b ")\n  is 7')
+    line.flush()
+    assert term.screen.display[7].rstrip().endswith('last: continue: count("  a   b ") is 7')
 
 
 def test_stop_gives_the_whole_terminal_back() -> None:
