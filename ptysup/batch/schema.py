@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ptysup.configfile import option_name
+from ptysup.userfile import InputError, Unreadable, compose_yaml, construct, key_name, read_text
 
 # Ids become branch names (ptysup/<id>) and folder names: a charset safe for both, with
 # no dots (git refuses `..`, a trailing `.` and `.lock`) and no leading `-`.
@@ -78,22 +78,18 @@ class Batch:
 def load(path: Path, allowed: Mapping[str, Any]) -> Batch:
     """Read and check TASKS.yaml; `allowed` maps each run option's parameter name to a
     check of its value (raising ValueError), as plans use."""
-    import yaml
-
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BatchError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        problem = " ".join(str(getattr(exc, "problem", None) or exc).split())
-        raise BatchError(f"{where}: not valid YAML: {problem}") from None
+        text = read_text(path)
+    except Unreadable as exc:
+        raise BatchError(f"cannot read {path}: {exc}") from None
+    try:  # within the bounds of every file a person gives (ptysup.userfile), no key twice
+        root = compose_yaml(text, str(path))
+    except InputError as exc:
+        raise BatchError(str(exc)) from None
+    data = construct(root) if root is not None else None
     if not isinstance(data, Mapping):
         raise BatchError(f"{path}: expected a mapping with `tasks` (and optional `jobs`)")
-    options = {k: v for k, v in data.items() if option_name(k) not in _TOP_KEYS}
+    options = {k: v for k, v in data.items() if key_name(k) not in _TOP_KEYS}
     defaults = _options(path, "", options, allowed)
     jobs = data.get("jobs")
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
@@ -134,7 +130,7 @@ def _task(
         raise BatchError(f"{where}: task must be non-empty text")
     if plan is not None and (not isinstance(plan, str) or not plan.strip()):
         raise BatchError(f"{where}: plan must be a file name")
-    rest = {k: v for k, v in item.items() if option_name(k) not in _TASK_KEYS}
+    rest = {k: v for k, v in item.items() if key_name(k) not in _TASK_KEYS}
     options = {**defaults, **_options(path, f"task {task_id!r}: ", rest, allowed)}
     # A plan is found next to TASKS.yaml, wherever the batch is started from.
     plan_path = (path.parent / plan) if isinstance(plan, str) else None
@@ -146,7 +142,7 @@ def _options(
 ) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in values.items():
-        name = option_name(key)
+        name = key_name(key)
         if name in _NOT_IN_BATCH:
             raise BatchError(
                 f"{path}: {where}{key!r} cannot be set in a batch (each task's run keeps "

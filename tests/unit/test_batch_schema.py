@@ -78,7 +78,7 @@ def test_find_outside_the_tasks_says_what_there_is(tmp_path: Path) -> None:
 def test_a_task_becomes_the_run_its_options_describe(tmp_path: Path) -> None:
     batch = _load(
         tmp_path,
-        "max-time: 5m\nwait: false\nverify: [true, 'test -f x']\ntasks:\n"
+        "max-time: 5m\nwait: false\nverify: ['true', 'test -f x']\ntasks:\n"
         "  - {id: a, task: '-starts with a dash', max-iter: 4}\n",
     )
     (task,) = batch.tasks
