@@ -3,11 +3,13 @@ line refuse the same values, each file's with `FILE:LINE`; YAML types are not co
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
 from ptysup.cli import parse_args
 from ptysup.config import RunConfig
@@ -44,8 +46,6 @@ def _plan(tmp_path: Path, line: str) -> Path:
 def test_check_refuses_what_the_run_refuses_with_file_and_line(
     tmp_path: Path, option: str, value: str, problem: str
 ) -> None:
-    import io
-
     path = _plan(tmp_path, f"{option}: {value}")
     out, err = io.StringIO(), io.StringIO()
     assert check.main([str(path)], out, err) == 2
@@ -69,8 +69,6 @@ def test_a_config_file_refuses_the_same_values_with_file_and_line(
 def test_the_command_line_and_environment_refuse_the_same_values(
     capsys: pytest.CaptureFixture[str], option: str, value: str, problem: str
 ) -> None:
-    import yaml
-
     text = str(yaml.safe_load(value))  # the YAML value as the text a shell would pass
     if option == "idle":
         text = "inf"
@@ -101,8 +99,6 @@ def test_a_yaml_type_is_not_coerced(
     config.write_text(f"# options\n{line}\n")
     assert parse_args(["t"], {}) == 2
     assert capsys.readouterr().err == f"ptysup: {config}:2: {problem}\n"
-    import io
-
     err = io.StringIO()
     assert check.main([str(_plan(tmp_path, line))], io.StringIO(), err) == 2
     assert err.getvalue().startswith(f"ptysup: {tmp_path / 'plan.yaml'}:2: {problem}")
@@ -164,3 +160,23 @@ def test_unknown_ptysup_variables_are_named_in_one_warning(tmp_path: Path) -> No
         "(not a run option; see ptysup --help)"
     ]
     assert result.returncode == 4  # a warning, not an error: the run went on to its preflight
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "line"),
+    [
+        (".ptysup.yaml", "max-iter: 3\nquestions: everyone\n", 2),
+        ("pyproject.toml", "[project]\nname = 'x'\n\n[tool.ptysup]\nquestions = 'everyone'\n", 5),
+    ],
+)
+def test_check_validates_a_config_file_as_a_run_reads_it(
+    tmp_path: Path, name: str, text: str, line: int
+) -> None:
+    path = tmp_path / name
+    path.write_text(text)
+    out, err = io.StringIO(), io.StringIO()
+    assert check.main([str(path)], out, err) == 2
+    assert err.getvalue().startswith(f"ptysup: {path}:{line}: questions: must be supervisor")
+    path.write_text(text.replace("everyone", "person"))
+    assert check.main([str(path)], out, err) == 0
+    assert out.getvalue().startswith(f"{path}: ok, ")
