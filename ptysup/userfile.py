@@ -138,6 +138,24 @@ def mapping_items(node: Any) -> Iterator[tuple[str, Any, Any]]:
         yield str(key_node.value), key_node, value_node
 
 
+def key_lines(root: Any) -> dict[tuple[str | int, ...], int]:
+    """The line of every value by its place, e.g. ("tasks", 0, "max-iter") → 7, for
+    readers that work on the plain value (compose_yaml has bounded the document)."""
+    import yaml
+
+    lines: dict[tuple[str | int, ...], int] = {}
+    todo: list[tuple[tuple[str | int, ...], Any]] = [((), root)]
+    while todo:
+        place, node = todo.pop()
+        lines[place] = line_of(node)
+        if isinstance(node, yaml.MappingNode):
+            todo += [((*place, key), value) for key, k, value in mapping_items(node)]
+            lines.update({(*place, key): line_of(k) for key, k, _ in mapping_items(node)})
+        elif isinstance(node, yaml.SequenceNode):
+            todo += [((*place, i), item) for i, item in enumerate(node.value)]
+    return lines
+
+
 _LOADER: Any = None
 
 
