@@ -467,7 +467,7 @@ def _warn_unknown_variables(command: click.Command, env: Mapping[str, str]) -> N
     is no more), as an unknown key would be named; a warning, since a variable may be
     meant for another ptysup version or tool."""
     known = {
-        f"{ENV_PREFIX}_{p.name.upper()}"
+        _variable(p.name)
         for p in command.params
         if p.name and isinstance(p, click.Option) and p.allow_from_autoenv
     }
@@ -491,7 +491,7 @@ def _origin(ctx: click.Context, name: str | None) -> str:
     if name is not None and (
         source is click.core.ParameterSource.ENVIRONMENT or name in ctx.meta.get("from_env", ())
     ):
-        return f" (from {ENV_PREFIX}_{name.upper()})"
+        return f" (from {_variable(name)})"
     if name is None or source is click.core.ParameterSource.DEFAULT_MAP:
         plan = ctx.meta.get("plan")  # a plan's options beat the config file's
         if plan is not None and (name or "prompt_template") in plan.options:

@@ -106,19 +106,12 @@ def check_given(name: str, value: Any) -> None:
 
 def file_check(param: click.Parameter) -> OptionCheck:
     """The check of a file's value for `param` (YAML or TOML types, not the command line's
-    text): the type as the command line converts it, then check_given."""
+    text): the type, converted as the command line converts it, then check_given."""
 
     def one(value: Any) -> Any:
-        is_flag = isinstance(param.type, click.types.BoolParamType)
-        if isinstance(value, bool) != is_flag:  # `max-iter: true` is no 1, `wait: 0` no flag
-            want = "true or false" if is_flag else _expected(param)
-            text = isinstance(param.type, click.types.StringParamType)
-            quote = " (quote it for the text)" if text and isinstance(value, bool) else ""
-            raise ValueError(f"expected {want}, not {_shown(value)}{quote}")
-        if isinstance(value, (list, dict)) or (
-            getattr(param, "multiple", False) and not isinstance(value, str)
-        ):
-            raise ValueError(f"expected {_expected(param)}, not {_shown(value)}")
+        problem = _type_problem(param, value)
+        if problem is not None:
+            raise ValueError(problem)
         try:
             converted = param.type.convert(value, param, None)
         except click.BadParameter as exc:
@@ -134,6 +127,26 @@ def file_check(param: click.Parameter) -> OptionCheck:
         return one(value)
 
     return check
+
+
+def _type_problem(param: click.Parameter, value: Any) -> str | None:
+    """Why a file's value cannot be `param`'s, whatever the command line would make of
+    its text: `max-iter: true` is no 1, `max-iter: 1.5` no 1, `wait: 0` no flag."""
+    kind = param.type
+    flag = isinstance(kind, click.types.BoolParamType)
+    want = "true or false" if flag else _expected(param)
+    if (
+        value is None
+        or isinstance(value, (list, dict))
+        or isinstance(value, bool) != flag
+        or (isinstance(kind, click.types.IntParamType) and isinstance(value, float))
+        or (getattr(param, "multiple", False) and not isinstance(value, str))
+    ):
+        text = isinstance(kind, click.types.StringParamType) and isinstance(value, bool)
+        return f"expected {want}, not {_shown(value)}" + (
+            " (quote it for the text)" if text else ""
+        )
+    return None
 
 
 def _expected(param: click.Parameter) -> str:
