@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 NAME = "ptysup-test"
+REPO = Path(__file__).resolve().parent.parent
 
 
 @dataclass(frozen=True)
@@ -62,9 +63,12 @@ def other_user(tmp_path: Path) -> OtherUser:
     except KeyError:
         subprocess.run(["useradd", "--no-create-home", NAME], check=True)
         entry = pwd.getpwnam(NAME)
-    # The user must reach the tests' folders and ptysup's code on the way.
+    # The user must reach the tests' folders, and ptysup's code and interpreter (a clone
+    # under /root, say) on the way: search permission only, nothing becomes listable.
     for folder in [tmp_path, *tmp_path.parents]:
         folder.chmod(folder.stat().st_mode | 0o005)
+    for folder in {*REPO.parents, *Path(sys.prefix).parents, REPO, Path(sys.prefix)}:
+        folder.chmod(folder.stat().st_mode | 0o001)
     home = tmp_path / "home"
     home.mkdir()
     os.chown(home, entry.pw_uid, entry.pw_gid)
