@@ -87,7 +87,7 @@ def _kind(mode: int) -> str:
         return "a device"
     if stat.S_ISSOCK(mode):
         return "a socket"
-    return "not a plain file"
+    return "another kind of file"
 
 
 def key_name(key: object) -> str:
