@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import gc
-import math
 import os
 import shutil
 import sys
@@ -29,22 +28,33 @@ from ptysup.config import (
     DEFAULT_TURN_TIMEOUT,
     DEFAULT_VERIFY_TIMEOUT,
     DEFAULT_WAIT_BASE,
-    QUESTIONS,
     ConfigError,
     RunConfig,
     parse_duration,
     split_command,
 )
 from ptysup.exitcodes import ExitCode
+from ptysup.optioncheck import check_given, checks
 from ptysup.terminal.keys import DEFAULT_ESCAPE_KEY, parse_escape_key
 
 ENV_PREFIX = "PTYSUP"
-_LOG_FORMATS = ("text", "json")
 # Options read only from a config file, not from the command line.
 _FILE_ONLY = ("prompt_template",)
 # Repeatable: one item per line in PTYSUP_VERIFY etc.
 _LIST_OPTIONS = ("verify", "redact", "notify", "notify_url", "notify_on")
 _NOT_FROM_ENV = ("version", "help")
+# PTYSUP_* variables that are no run option but that ptysup's own tools, tests and
+# deployments set: never warned about.
+OTHER_VARIABLES = frozenset(
+    {
+        "PTYSUP_CLAUDE_BIN",  # ptysup.testing.claude_env: which Claude Code to run
+        "PTYSUP_LINT_TOOLS",  # ptysup.testing.lint_tools: where the linters are
+        "PTYSUP_REQUIRE_E2E",  # scripts/test.sh, CI: a test that cannot run fails
+        "PTYSUP_SOAK_DECISIONS",  # scripts/test.sh: the soak test's length
+        "PTYSUP_TEST_RUN",  # the tests' marker in a child's environment
+        "PTYSUP_REPOSITORY",  # deploy/k8s/job.yaml: the repository to clone
+    }
+)
 
 # No rich markup: it would swallow "[tool.ptysup]" in the help text.
 app = typer.Typer(
@@ -251,17 +261,14 @@ def run_command(
         bool, typer.Option("--version", "-V", help="Print the version and exit.", is_eager=True)
     ] = False,
 ) -> None:
-    for param in ctx.command.params:
-        value = ctx.params.get(param.name or "")
-        if isinstance(value, float) and not math.isfinite(value):  # inf would mean no limit
-            raise click.BadParameter(f"must be a finite number, not {value}", ctx, param)
-    if log_format not in _LOG_FORMATS:
-        raise ConfigError("--log-format: must be text or json" + _origin(ctx, "log_format"))
-    if questions not in QUESTIONS:
-        raise ConfigError("--questions: must be supervisor or person" + _origin(ctx, "questions"))
+    for param in ctx.command.params:  # the same checks as every file's values get
+        name = param.name or ""
+        try:
+            check_given(name, ctx.params.get(name))
+        except ValueError as exc:
+            raise ConfigError(f"--{name.replace('_', '-')}: {exc}{_origin(ctx, name)}") from None
     # Imported here, not at the top: `ptysup --help` never gets this far.
-    from ptysup.redact import Redactor
-    from ptysup.supervisor.prompt import validate_template
+    from ptysup.notify import parse_kinds
     from ptysup.tasktext import resolve_task
 
     loaded = ctx.meta.get("plan")
@@ -280,26 +287,9 @@ def run_command(
     )
     file_only: dict[str, Any] = ctx.meta.get("file_only") or {}
     template = file_only.get("prompt_template")
-    if template is not None:
-        try:
-            validate_template(str(template))
-        except ValueError as exc:
-            raise ConfigError(f"prompt_template: {exc}{_origin(ctx, None)}") from None
-    try:
-        Redactor.with_extra(redact or ())
-    except ValueError as exc:
-        raise ConfigError(f"--redact: {exc}") from None
-    try:
-        escape = parse_escape_key(escape_key)
-    except ValueError as exc:
-        raise ConfigError(f"--escape-key: {exc}{_origin(ctx, 'escape_key')}") from None
-    try:
-        notify_kinds = _notify_kinds(notify_on)
-        duration = parse_duration(max_time, "--max-time") if max_time else None
-    except ConfigError as exc:
-        name = "notify_on" if str(exc).startswith("--notify-on") else "max_time"
-        raise ConfigError(f"{exc}{_origin(ctx, name)}") from None
-    _check_notify_urls(notify_url or ())
+    escape = parse_escape_key(escape_key)  # each value passed check_given above
+    notify_kinds = parse_kinds(notify_on) if notify_on else DEFAULT_NOTIFY_ON
+    duration = parse_duration(max_time, "--max-time") if max_time else None
     ctx.obj = RunConfig(
         task=task or (loaded.goal if loaded is not None else ""),
         plan=loaded,
@@ -340,29 +330,6 @@ def run_command(
     )
 
 
-def _notify_kinds(values: list[str] | None) -> tuple[str, ...]:
-    from ptysup.notify import parse_kinds
-
-    try:
-        return parse_kinds(values) if values else DEFAULT_NOTIFY_ON
-    except ValueError as exc:
-        raise ConfigError(f"--notify-on: {exc}") from None
-
-
-def _check_notify_urls(urls: Sequence[str]) -> None:
-    """--notify-url needs the optional apprise, and URLs it knows."""
-    if not urls:
-        return
-    from ptysup.notify import UrlChannel
-
-    if not UrlChannel.available():
-        raise ConfigError("--notify-url needs apprise: pip install 'ptysup[notify]'")
-    try:
-        UrlChannel(urls)
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from None
-
-
 @functools.cache
 def _command() -> click.Command:
     """The click command typer builds from `app` (built once: it reads every annotation)."""
@@ -401,13 +368,11 @@ def _config_path(args: Sequence[str], env: Mapping[str, str], cwd: Path) -> Path
 
 def _defaults(args: Sequence[str], env: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, Any]]:
     """(click default_map, file-only values) from the config file and list-valued env vars."""
-    command = _command()
     head = args[: args.index("--")] if "--" in args else args
     if "-h" in head or "--help" in head:  # help never depends on a (broken) config file
         return {}, {}
-    known = [p.name for p in command.params if p.name] + list(_FILE_ONLY)
     path = _config_path(args, env, Path.cwd())
-    values = configfile.load(path, known) if path is not None else {}
+    values = configfile.load(path, checks()) if path is not None else {}
     plan_path = _scan(args, env, "plan") or (
         Path(str(values["plan"])) if values.get("plan") else None
     )
@@ -450,6 +415,7 @@ def parse_options(
     if "--version" in head or "-V" in head:
         return version_main([])
     command = _command()
+    _warn_unknown_variables(command, env)
     # click reads PTYSUP_* from the process environment: make it the one we were given.
     saved = dict(os.environ)
     os.environ.clear()
@@ -465,6 +431,8 @@ def parse_options(
         with command.make_context(
             "ptysup", list(args), default_map=default_map, auto_envvar_prefix=ENV_PREFIX
         ) as ctx:
+            # List options from the environment reach click as defaults (see _defaults).
+            ctx.meta["from_env"] = {n for n in _LIST_OPTIONS if env.get(_variable(n))}
             ctx.meta["file_only"] = file_only
             ctx.meta["plan"] = file_only.pop("plan", None)
             ctx.meta["need_task"] = need_task
@@ -494,12 +462,41 @@ def parse_options(
     return config, explicit
 
 
+def _variable(name: str) -> str:
+    """The environment variable of an option (parameter name)."""
+    return f"{ENV_PREFIX}_{name.upper()}"
+
+
+def _warn_unknown_variables(command: click.Command, env: Mapping[str, str]) -> None:
+    """One line naming the PTYSUP_* variables that set nothing (a typo, or an option that
+    is no more), as an unknown key would be named; a warning, since a variable may be
+    meant for another ptysup version or tool."""
+    known = {
+        _variable(p.name)
+        for p in command.params
+        if p.name and isinstance(p, click.Option) and p.allow_from_autoenv
+    }
+    unknown = sorted(
+        name
+        for name in env
+        if name.startswith(f"{ENV_PREFIX}_") and name not in known | OTHER_VARIABLES
+    )
+    if unknown:
+        print(
+            f"ptysup: warning: unknown variable{'s' if len(unknown) > 1 else ''} "
+            f"{', '.join(unknown)} (not a run option; see ptysup --help)",
+            file=sys.stderr,
+        )
+
+
 def _origin(ctx: click.Context, name: str | None) -> str:
     """Where a bad value came from when it was not the command line: ' (from PTYSUP_X)'
     or ' (from FILE)'; `name` None: a value only a file can give."""
     source = None if name is None else ctx.get_parameter_source(name)
-    if name is not None and source is click.core.ParameterSource.ENVIRONMENT:
-        return f" (from {ENV_PREFIX}_{name.upper()})"
+    if name is not None and (
+        source is click.core.ParameterSource.ENVIRONMENT or name in ctx.meta.get("from_env", ())
+    ):
+        return f" (from {_variable(name)})"
     if name is None or source is click.core.ParameterSource.DEFAULT_MAP:
         plan = ctx.meta.get("plan")  # a plan's options beat the config file's
         if plan is not None and (name or "prompt_template") in plan.options:

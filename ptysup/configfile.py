@@ -2,18 +2,24 @@
 
 Looked up in the working directory, then in each parent up to the repository root (the
 folder holding .git), so a run started in a subfolder finds the project's file. Keys are
-option names (`max-iter` or `max_iter`); values as on the command line. The
-command line and PTYSUP_* variables both win over the file.
+option names (`max-iter` or `max_iter`, not both); values as on the command line, each
+checked as the command line checks it. The command line and PTYSUP_* variables both win
+over the file.
 """
 
 from __future__ import annotations
 
+import difflib
+import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ptysup import userfile
 from ptysup.config import ConfigError
+from ptysup.optioncheck import OptionCheck
+from ptysup.userfile import InputError, line_of
 
 YAML_NAME = ".ptysup.yaml"
 
@@ -45,39 +51,77 @@ def _up_to_repo_root(cwd: Path) -> list[Path]:
     return [cwd]
 
 
-def load(path: Path, known: Iterable[str]) -> dict[str, Any]:
-    """The option defaults in `path`, keyed by parameter name; ConfigError if unusable."""
-    import yaml  # only when there is a file: `ptysup --help` starts faster
-
+def load(path: Path, checks: Mapping[str, OptionCheck]) -> dict[str, Any]:
+    """The option defaults in `path`, keyed by parameter name, each value checked as the
+    command line checks it (`checks`: parameter name → check); InputError
+    (`FILE:LINE: problem`) if unusable."""
     text = _read(path)
-    try:
-        if path.suffix == ".toml":
-            data: Any = tomllib.loads(text).get("tool", {}).get("ptysup", {})
-        else:
-            data = yaml.safe_load(text) or {}
-    except (tomllib.TOMLDecodeError, yaml.YAMLError) as exc:
-        first = " ".join(str(exc).split())[:200]
-        raise ConfigError(f"cannot parse {path}: {first}") from exc
-    if not isinstance(data, Mapping):
-        raise ConfigError(f"{path}: expected a table of options")
-    names = set(known)
+    where = str(path)
+    items = _toml_items(text, where) if path.suffix == ".toml" else _yaml_items(text, where)
     values: dict[str, Any] = {}
-    for key, value in data.items():
-        name = option_name(key)
-        if name not in names:
-            raise ConfigError(f"{path}: unknown option {key!r}")
+    seen: dict[str, tuple[int, str]] = {}
+    for key, line, value in items:
+        name = userfile.key_name(key)
+        check = checks.get(name)
+        if check is None:
+            close = difflib.get_close_matches(key, [k.replace("_", "-") for k in checks], n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise InputError(where, line, f"unknown option {key!r}{hint}")
+        if name in seen:  # TOML's own duplicates are refused by tomllib; its spellings here
+            first_line, first = seen[name]
+            raise InputError(
+                where, line, f"`{key}` is given twice: first at line {first_line} as `{first}`"
+            )
+        seen[name] = (line, key)
+        try:
+            check(value)
+        except ValueError as exc:
+            raise InputError(where, line, f"{key}: {' '.join(str(exc).split())}") from None
         values[name] = value
     return values
 
 
-def option_name(key: object) -> str:
-    """A key of a config file or plan as the option's parameter name (`max-iter` → `max_iter`)."""
-    return str(key).replace("-", "_")
+def _yaml_items(text: str, where: str) -> list[tuple[str, int, Any]]:
+    """(key, line, value) of a YAML config file's table."""
+    import yaml  # only when there is a file: `ptysup --help` starts faster
+
+    root = userfile.compose_yaml(text, where)
+    if root is None:
+        return []
+    if not isinstance(root, yaml.MappingNode):
+        raise InputError(where, line_of(root), "expected a table of options (key: value)")
+    return [(key, line_of(k), userfile.construct(v)) for key, k, v in userfile.mapping_items(root)]
+
+
+def _toml_items(text: str, where: str) -> list[tuple[str, int, Any]]:
+    """(key, line, value) of pyproject.toml's [tool.ptysup] table."""
+    try:
+        data: Any = tomllib.loads(text).get("tool", {}).get("ptysup", {})
+    except tomllib.TOMLDecodeError as exc:
+        first = " ".join(str(exc).split())[:200]
+        raise InputError(where, 0, f"cannot parse: {first}") from None
+    except RecursionError:  # tomllib recurses into nested arrays and tables
+        raise InputError(where, 0, "cannot parse: nested too deep") from None
+    if not isinstance(data, Mapping):
+        raise InputError(where, 0, "[tool.ptysup] must be a table of options")
+    return [(str(key), _toml_line(text, str(key)), value) for key, value in data.items()]
+
+
+def _toml_line(text: str, key: str) -> int:
+    """The line of `key = ...` in the [tool.ptysup] table (tomllib keeps no lines)."""
+    pattern = re.compile(rf"""\s*["']?{re.escape(key)}["']?\s*=""")
+    inside = False
+    for number, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        if stripped.startswith("["):
+            inside = stripped.replace(" ", "").startswith(("[tool.ptysup]", "[tool.ptysup."))
+        elif inside and pattern.match(line):
+            return number
+    return 0
 
 
 def _read(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = getattr(exc, "strerror", None) or exc
-        raise ConfigError(f"cannot read {path}: {reason}") from exc
+        return userfile.read_text(path)
+    except userfile.Unreadable as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from None

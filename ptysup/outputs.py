@@ -17,10 +17,13 @@ def problem(path: Path) -> str | None:
     take files): missing parent directories and the file are created and removed again;
     an existing file is opened without truncation.
     """
-    if path.is_dir():
-        return os.strerror(errno.EISDIR)
-    missing = [p for p in path.parents if not p.exists() and not p.is_symlink()]
-    existed = path.exists()
+    try:  # a folder the user cannot enter refuses even a look inside it
+        if path.is_dir():
+            return os.strerror(errno.EISDIR)
+        missing = [p for p in path.parents if not p.exists() and not p.is_symlink()]
+        existed = path.exists()
+    except OSError as exc:
+        return exc.strerror or str(exc)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))

@@ -245,6 +245,17 @@ def run_dirs(runs_dir: Path = RUNS_DIR) -> list[RunDir]:
 def find_run_dir(run: str, runs_dir: Path = RUNS_DIR) -> RunDir:
     """RUN's directory: 'last', a run id or unique prefix, a run directory, or an events
     file (its directory, or the run its run_start names)."""
+    try:
+        return _find_run_dir(run, runs_dir)
+    except OSError as exc:  # a folder the user cannot enter
+        raise _unreadable(run, exc) from None
+
+
+def _unreadable(run: str, exc: OSError) -> RunNotFound:
+    return RunNotFound(f"cannot look at {exc.filename or run}: {exc.strerror or exc}")
+
+
+def _find_run_dir(run: str, runs_dir: Path) -> RunDir:
     path = Path(run)
     if path.is_file():
         if (path.parent / RUN_FILE).is_file():
@@ -269,10 +280,14 @@ def find_run_dir(run: str, runs_dir: Path = RUNS_DIR) -> RunDir:
 def find_run(run: str, runs_dir: Path = RUNS_DIR) -> Path:
     """The event log of RUN (see find_run_dir); an events file given by path is itself."""
     path = Path(run)
-    if path.is_file():
-        return path
-    log = find_run_dir(run, runs_dir).events_file()
-    if not log.is_file():
+    try:
+        if path.is_file():
+            return path
+        log = find_run_dir(run, runs_dir).events_file()
+        found = log.is_file()
+    except OSError as exc:  # a folder the user cannot enter
+        raise _unreadable(run, exc) from None
+    if not found:
         raise RunNotFound(f"run {run!r} has no event log ({log})")
     return log
 

@@ -8,6 +8,7 @@ from typing import IO
 
 from ptysup.config import ConfigError
 from ptysup.terminal.inject import MAX_MESSAGE, as_message
+from ptysup.userfile import Unreadable, read_stream, read_text
 
 
 def resolve_task(task: str | None, task_file: str | None, stdin: IO[str]) -> str:
@@ -34,14 +35,9 @@ def resolve_task(task: str | None, task_file: str | None, stdin: IO[str]) -> str
 
 
 def _read(name: str, stdin: IO[str]) -> str:
-    if name == "-":
-        try:
-            return stdin.read()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"--task-file -: cannot read standard input: {exc}") from None
     try:
-        return Path(name).read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise ConfigError(f"--task-file {name}: not UTF-8 text") from None
-    except OSError as exc:
-        raise ConfigError(f"--task-file {name}: {exc.strerror or exc}") from None
+        return read_stream(stdin) if name == "-" else read_text(Path(name))
+    except Unreadable as exc:
+        raise ConfigError(f"--task-file {name}: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"--task-file -: cannot read standard input: {exc}") from None

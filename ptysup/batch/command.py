@@ -146,23 +146,32 @@ def parse(args: Sequence[str]) -> Options:
     )
 
 
+WARNING = "ptysup: warning:"
+
+
 def check_tasks(batch: Batch, extra: Sequence[str], env: Mapping[str, str]) -> None:
     """Resolve every task's run options as its run will (environment, config file, the
     plan's file): UsageError naming the task for the first that a run would refuse."""
     from ptysup.cli import preflight
 
+    warnings: dict[str, None] = {}  # each task's run would warn alike: said once, here
     for task in batch.tasks:
         err = io.StringIO()
         with contextlib.redirect_stderr(err):
             config = taskrun.config_for(task, extra, env)
+        lines = err.getvalue().strip().splitlines()
+        warnings.update(dict.fromkeys(w for w in lines if w.startswith(WARNING)))
         if isinstance(config, int):
-            problem = err.getvalue().strip().removeprefix("ptysup:").strip()
+            said = [line for line in lines if not line.startswith(WARNING)]
+            problem = "".join(said[-1:]).removeprefix("ptysup:").strip()
             raise UsageError(f"{batch.path}: task {task.id!r}: {problem or f'exit {config}'}")
         # A verify or notify command that is not there (bad input: every try would fail
         # alike); a missing agent or supervisor is the task's outcome (exit 4, 5) as in a run.
         missing = preflight(config, env)
         if missing is not None and missing[1] == ExitCode.USAGE:
             raise UsageError(f"{batch.path}: task {task.id!r}: {missing[0]}")
+    for warning in warnings:
+        print(warning, file=sys.stderr)
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@
         task: Add a cache layer    # or  plan: plans/cache.yaml
         verify: pytest -q          # any run option, for this task only
 
-Every problem is one line naming the file (and the task), raised as BatchError.
+Every problem is one line naming the file and line (and the task), raised as BatchError.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ptysup.configfile import option_name
+from ptysup import userfile
+from ptysup.userfile import InputError, key_name
 
 # Ids become branch names (ptysup/<id>) and folder names: a charset safe for both, with
 # no dots (git refuses `..`, a trailing `.` and `.lock`) and no leading `-`.
@@ -78,42 +79,51 @@ class Batch:
 def load(path: Path, allowed: Mapping[str, Any]) -> Batch:
     """Read and check TASKS.yaml; `allowed` maps each run option's parameter name to a
     check of its value (raising ValueError), as plans use."""
-    import yaml
-
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BatchError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        problem = " ".join(str(getattr(exc, "problem", None) or exc).split())
-        raise BatchError(f"{where}: not valid YAML: {problem}") from None
+        text = userfile.read_text(path)
+    except userfile.Unreadable as exc:
+        raise BatchError(f"cannot read {path}: {exc}") from None
+    try:  # within the bounds of every file a person gives (ptysup.userfile), no key twice
+        root = userfile.compose_yaml(text, str(path))
+    except InputError as exc:
+        raise BatchError(str(exc)) from None
+    data = userfile.construct(root) if root is not None else None
+    at = _Places(path, userfile.key_lines(root) if root is not None else {})
     if not isinstance(data, Mapping):
-        raise BatchError(f"{path}: expected a mapping with `tasks` (and optional `jobs`)")
-    options = {k: v for k, v in data.items() if option_name(k) not in _TOP_KEYS}
-    defaults = _options(path, "", options, allowed)
+        raise BatchError(f"{at()}: expected a mapping with `tasks` (and optional `jobs`)")
+    options = {k: v for k, v in data.items() if key_name(k) not in _TOP_KEYS}
+    defaults = _options(at, (), "", options, allowed)
     jobs = data.get("jobs")
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
-        raise BatchError(f"{path}: jobs: must be a whole number of at least 1, not {jobs!r}")
+        raise BatchError(f"{at('jobs')}: jobs: must be a whole number of at least 1, not {jobs!r}")
     raw = data.get("tasks")
     if not isinstance(raw, list) or not raw:
-        raise BatchError(f"{path}: `tasks` must be a non-empty list of tasks")
-    tasks = tuple(_task(path, i, item, defaults, allowed) for i, item in enumerate(raw))
+        raise BatchError(f"{at('tasks')}: `tasks` must be a non-empty list of tasks")
+    tasks = tuple(_task(at, i, item, defaults, allowed) for i, item in enumerate(raw))
     seen: dict[str, str] = {}
-    for task in tasks:  # case-insensitive: on macOS `Cache` and `cache` are one folder
+    for i, task in enumerate(tasks):  # case-insensitive: on macOS `Cache` and `cache` are one
         if task.id.lower() in seen:
-            raise BatchError(f"{path}: duplicate task id {task.id!r}")
+            raise BatchError(f"{at('tasks', i)}: duplicate task id {task.id!r}")
         seen[task.id.lower()] = task.id
     return Batch(path=path, tasks=tasks, jobs=jobs)
 
 
+class _Places:
+    """`FILE:LINE` of a place in TASKS.yaml (`FILE` where the line is unknown)."""
+
+    def __init__(self, path: Path, lines: Mapping[tuple[str | int, ...], int]) -> None:
+        self.path, self._lines = path, lines
+
+    def __call__(self, *place: str | int) -> str:
+        line = self._lines.get(place) or self._lines.get(place[:-1])
+        return f"{self.path}:{line}" if line else str(self.path)
+
+
 def _task(
-    path: Path, index: int, item: Any, defaults: Mapping[str, Any], allowed: Mapping[str, Any]
+    at: _Places, index: int, item: Any, defaults: Mapping[str, Any], allowed: Mapping[str, Any]
 ) -> Task:
-    where = f"{path}: task {index + 1}"  # counted from 1, as a plan's steps are
+    here = at("tasks", index)
+    where = f"{here}: task {index + 1}"  # counted from 1, as a plan's steps are
     if not isinstance(item, Mapping):
         raise BatchError(f"{where}: expected a mapping with `id` and `task` or `plan`")
     task_id = item.get("id")
@@ -121,43 +131,53 @@ def _task(
         raise BatchError(f"{where}: has no `id` (it names the task's branch and folder)")
     if not isinstance(task_id, str) or not ID_PATTERN.match(task_id):
         raise BatchError(
-            f"{where}: id {task_id!r} must be 1-64 letters, digits, - or _ (not starting "
-            "with - or _): it becomes a branch and a folder name"
+            f"{at('tasks', index, 'id')}: task {index + 1}: id {task_id!r} must be 1-64 "
+            "letters, digits, - or _ (not starting with - or _): it becomes a branch and a "
+            "folder name"
         )
-    where = f"{path}: task {task_id!r}"
+    where = f"{here}: task {task_id!r}"
     text, plan = item.get("task"), item.get("plan")
     if text is not None and plan is not None:
         raise BatchError(f"{where}: has both `task` and `plan`; give one")
     if text is None and plan is None:
         raise BatchError(f"{where}: needs `task` or `plan`")
     if text is not None and (not isinstance(text, str) or not text.strip()):
-        raise BatchError(f"{where}: task must be non-empty text")
+        raise BatchError(
+            f"{at('tasks', index, 'task')}: task {task_id!r}: task must be non-empty text"
+        )
     if plan is not None and (not isinstance(plan, str) or not plan.strip()):
-        raise BatchError(f"{where}: plan must be a file name")
-    rest = {k: v for k, v in item.items() if option_name(k) not in _TASK_KEYS}
-    options = {**defaults, **_options(path, f"task {task_id!r}: ", rest, allowed)}
+        raise BatchError(
+            f"{at('tasks', index, 'plan')}: task {task_id!r}: plan must be a file name"
+        )
+    rest = {k: v for k, v in item.items() if key_name(k) not in _TASK_KEYS}
+    options = {**defaults, **_options(at, ("tasks", index), f"task {task_id!r}: ", rest, allowed)}
     # A plan is found next to TASKS.yaml, wherever the batch is started from.
-    plan_path = (path.parent / plan) if isinstance(plan, str) else None
+    plan_path = (at.path.parent / plan) if isinstance(plan, str) else None
     return Task(id=task_id, task=text, plan=plan_path, options=options)
 
 
 def _options(
-    path: Path, where: str, values: Mapping[Any, Any], allowed: Mapping[str, Any]
+    at: _Places,
+    place: tuple[str | int, ...],
+    where: str,
+    values: Mapping[Any, Any],
+    allowed: Mapping[str, Any],
 ) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in values.items():
-        name = option_name(key)
+        name = key_name(key)
+        here = at(*place, str(key))
         if name in _NOT_IN_BATCH:
             raise BatchError(
-                f"{path}: {where}{key!r} cannot be set in a batch (each task's run keeps "
+                f"{here}: {where}{key!r} cannot be set in a batch (each task's run keeps "
                 "its files in its own run directory)"
             )
         check = allowed.get(name)
         if check is None:
-            raise BatchError(f"{path}: {where}unknown key {key!r}")
+            raise BatchError(f"{here}: {where}unknown key {key!r}")
         try:
             check(value)
         except ValueError as exc:
-            raise BatchError(f"{path}: {where}{key}: {exc}") from None
+            raise BatchError(f"{here}: {where}{key}: {exc}") from None
         out[name] = value
     return out

@@ -1,4 +1,4 @@
-"""`ptysup check FILE`: validate a plan without running anything."""
+"""`ptysup check FILE`: validate a plan (or a config file) without running anything."""
 
 from __future__ import annotations
 
@@ -7,11 +7,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+from ptysup import configfile
 from ptysup.argspec import ArgSpec
 from ptysup.config import ConfigError
 from ptysup.exitcodes import ExitCode
+from ptysup.optioncheck import checks
+from ptysup.plan.options import load
 
-USAGE = "usage: ptysup check FILE   (validate a plan: exit 0, or exit 2 with FILE:LINE: problem)"
+USAGE = (
+    "usage: ptysup check FILE   (validate a plan, or a .ptysup.yaml / pyproject.toml: "
+    "exit 0, or exit 2 with FILE:LINE: problem)"
+)
 ARGS = ArgSpec(args=("file",))
 
 
@@ -23,10 +29,13 @@ def main(args: Sequence[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr
     if len(args) != 1:
         print(USAGE, file=err)
         return int(ExitCode.USAGE)
-    from ptysup.plan.options import load
-
+    path = Path(args[0])
     try:
-        plan = load(Path(args[0]))
+        if path.name in (configfile.YAML_NAME, "pyproject.toml"):
+            options = configfile.load(path, checks())
+            print(f"{args[0]}: ok, {len(options)} option(s)", file=out)
+            return 0
+        plan = load(path)
     except ConfigError as exc:
         print(f"ptysup: {exc}", file=err)
         return int(ExitCode.USAGE)

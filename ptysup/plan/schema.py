@@ -10,7 +10,8 @@
         clear: true                  # optional; /clear before the step
 
 Every problem is reported as `FILE:LINE: problem`, so the loader composes YAML nodes
-(which keep their marks) and reads them itself instead of taking `yaml.safe_load`'s dict.
+(which keep their marks, read within ptysup.userfile's bounds) and reads them itself
+instead of taking `yaml.safe_load`'s dict.
 """
 
 from __future__ import annotations
@@ -23,7 +24,16 @@ from pathlib import Path
 from typing import Any
 
 from ptysup.config import ConfigError, split_command
-from ptysup.configfile import option_name
+from ptysup.userfile import (
+    InputError,
+    Unreadable,
+    compose_yaml,
+    construct,
+    key_name,
+    line_of,
+    mapping_items,
+    read_text,
+)
 
 # Checks one option's value; raises ValueError with the problem (one line).
 OptionCheck = Callable[[Any], Any]
@@ -33,12 +43,8 @@ _TOP_KEYS = ("goal", "steps")
 _STEP_KEYS = ("id", "do", "verify", "max_iter", "clear")
 
 
-class PlanError(Exception):
+class PlanError(InputError):
     """A plan that cannot be used; str() is `FILE:LINE: problem`."""
-
-    def __init__(self, path: str, line: int, problem: str) -> None:
-        super().__init__(f"{path}:{line}: {problem}" if line else f"{path}: {problem}")
-        self.path, self.line, self.problem = path, line, problem
 
 
 @dataclass(frozen=True)
@@ -69,25 +75,15 @@ def load_plan(path: Path, options: Mapping[str, OptionCheck]) -> Plan:
     `options` maps each run option allowed at the top level (parameter name, e.g.
     `max_iter`) to a check of its value.
     """
-    import yaml  # only when there is a plan: `ptysup --help` starts faster
-
     where = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = getattr(exc, "strerror", None) or exc
-        raise PlanError(where, 0, f"cannot read the plan: {reason}") from None
+        text = read_text(path)
+    except Unreadable as exc:
+        raise PlanError(where, 0, f"cannot read the plan: {exc}") from None
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as exc:
-        # A scanner error's context is the line that started the bad token (a key missing
-        # its colon is reported at the next line otherwise); a parser's problem is exact.
-        mark = getattr(exc, "problem_mark", None)
-        if isinstance(exc, yaml.scanner.ScannerError) and exc.context_mark is not None:
-            mark = exc.context_mark
-        line = mark.line + 1 if mark is not None else 1
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise PlanError(where, line, f"not valid YAML: {' '.join(str(problem).split())}") from None
+        root = compose_yaml(text, where)
+    except InputError as exc:
+        raise PlanError(where, exc.line, exc.problem) from None
     return _Reader(where, options).plan(root, text)
 
 
@@ -97,7 +93,7 @@ class _Reader:
         self._options = options
 
     def fail(self, node: Any, problem: str) -> PlanError:
-        return PlanError(self._where, node.start_mark.line + 1 if node is not None else 1, problem)
+        return PlanError(self._where, line_of(node) if node is not None else 1, problem)
 
     def plan(self, root: Any, text: str) -> Plan:
         import yaml
@@ -107,18 +103,13 @@ class _Reader:
         goal = ""
         steps: tuple[Step, ...] | None = None
         opts: dict[str, Any] = {}
-        seen: set[str] = set()
-        for key_node, value_node in root.value:
-            key = str(key_node.value)
-            if key in seen:
-                raise self.fail(key_node, f"`{key}` appears twice")
-            seen.add(key)
+        for key, key_node, value_node in mapping_items(root):  # no key twice: compose_yaml
             if key == "goal":
                 goal = self.string(value_node, "goal")
             elif key == "steps":
                 steps = self.steps(value_node)
-            elif option_name(key) in self._options:
-                opts[option_name(key)] = self.option(key, value_node)
+            elif key_name(key) in self._options:
+                opts[key_name(key)] = self.option(key, value_node)
             else:
                 known = [*_TOP_KEYS, *(k.replace("_", "-") for k in self._options)]
                 raise self.fail(key_node, _unknown(key, known, ""))
@@ -148,14 +139,12 @@ class _Reader:
             raise self.fail(node, f"step {index} must be a mapping with `do`")
         values: dict[str, Any] = {}
         nodes: dict[str, Any] = {}
-        for key_node, value_node in node.value:
-            key = str(key_node.value)
+        for raw, key_node, value_node in mapping_items(node):
+            key = key_name(raw)  # `max-iter` as the top level takes it
             if key not in _STEP_KEYS:
-                raise self.fail(key_node, _unknown(key, _STEP_KEYS, f" in step {index}"))
-            if key in nodes:
-                raise self.fail(key_node, f"`{key}` appears twice in step {index}")
+                raise self.fail(key_node, _unknown(raw, _STEP_KEYS, f" in step {index}"))
             nodes[key] = value_node
-            values[key] = _construct(value_node)
+            values[key] = construct(value_node)
         if "do" not in values:
             raise self.fail(node, f"step {index} has no `do`")
         do = self.string(nodes["do"], "do")
@@ -192,23 +181,17 @@ class _Reader:
             raise self.fail(node, str(exc)) from None
 
     def string(self, node: Any, name: str) -> str:
-        value = _construct(node)
+        value = construct(node)
         if not isinstance(value, str):
             raise self.fail(node, f"{name} must be text, not {type(value).__name__}")
         return value
 
     def option(self, key: str, node: Any) -> Any:
-        value = _construct(node)
+        value = construct(node)
         try:
-            return self._options[option_name(key)](value)
+            return self._options[key_name(key)](value)
         except ValueError as exc:
             raise self.fail(node, f"{key}: {' '.join(str(exc).split())}") from None
-
-
-def _construct(node: Any) -> Any:
-    from yaml.constructor import SafeConstructor
-
-    return SafeConstructor().construct_document(node)
 
 
 def _unknown(key: str, known: Any, where: str) -> str:

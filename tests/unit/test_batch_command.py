@@ -152,3 +152,13 @@ def test_without_a_terminal_each_state_change_is_one_line() -> None:
 def test_batch_is_a_subcommand_with_help(args: list[str]) -> None:
     proc = subprocess.run([sys.executable, "-m", "ptysup", *args], capture_output=True, text=True)
     assert proc.returncode == 0 and "ptysup batch plan TASKS.yaml" in proc.stdout, proc.stderr
+
+
+def test_an_unknown_variable_does_not_muddle_a_task_s_error(
+    tasks: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    env = {"PATH": "/usr/bin:/bin", "PTYSUP_COLOUR": "blue"}
+    assert main(["batch", "TASKS.yaml", "--max-iter", "lots"], env) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "task 'cache': Invalid value" in err
+    assert "COLOUR" not in err

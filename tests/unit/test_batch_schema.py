@@ -78,7 +78,7 @@ def test_find_outside_the_tasks_says_what_there_is(tmp_path: Path) -> None:
 def test_a_task_becomes_the_run_its_options_describe(tmp_path: Path) -> None:
     batch = _load(
         tmp_path,
-        "max-time: 5m\nwait: false\nverify: [true, 'test -f x']\ntasks:\n"
+        "max-time: 5m\nwait: false\nverify: ['true', 'test -f x']\ntasks:\n"
         "  - {id: a, task: '-starts with a dash', max-iter: 4}\n",
     )
     (task,) = batch.tasks
@@ -112,3 +112,20 @@ def test_available_memory_reads_meminfo(tmp_path: Path) -> None:
     meminfo.write_text("MemTotal: 100 kB\nMemAvailable:   2048 kB\n")
     assert concurrency.available_memory(str(meminfo)) == 2048 * 1024
     assert concurrency.available_memory(str(tmp_path / "none")) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("jobs: 2\ntasks:\n  - {id: a, task: x, colour: red}\n", "TASKS.yaml:3: task 'a': unknown"),
+        ("max-iter: 2\nquestions: everyone\ntasks: [{id: a, task: x}]\n", "TASKS.yaml:2: quest"),
+        ("tasks:\n  - id: a\n    task: x\n  - id: a\n    task: y\n", "TASKS.yaml:4: duplicate"),
+        ("tasks:\n  - id: a\n    task: x\n    max-cost: 0\n", "TASKS.yaml:4: task 'a': max-cost"),
+        ("tasks:\n  - id: ../x\n    task: t\n", "TASKS.yaml:2: task 1: id '../x'"),
+        ("tasks:\n  - {id: a, task: x}\njobs: 0\n", "TASKS.yaml:3: jobs:"),
+    ],
+)
+def test_a_bad_tasks_file_names_the_line(tmp_path: Path, text: str, where: str) -> None:
+    with pytest.raises(BatchError) as err:
+        _load(tmp_path, text)
+    assert where in str(err.value)

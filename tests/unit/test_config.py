@@ -93,9 +93,9 @@ def test_config_option_names_a_file(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ("max_iter: [unclosed\n", "cannot parse"),
-        ("colour: blue\n", "unknown option 'colour'"),
-        ("- a\n- b\n", "expected a table"),
+        ("max_iter: [unclosed\n", ".ptysup.yaml:2: not valid YAML"),
+        ("colour: blue\n", ".ptysup.yaml:1: unknown option 'colour'"),
+        ("- a\n- b\n", ".ptysup.yaml:1: expected a table"),
         ("prompt_template: '{nope} {task} {agent_output}'\n", "unknown placeholder {nope}"),
         ("prompt_template: 'no agent output {task}'\n", "needs {task} and {agent_output}"),
     ],
@@ -159,7 +159,7 @@ def test_question_and_notification_options_from_flags_env_and_file(
     err = capsys.readouterr().err
     assert "ptysup: --questions: must be supervisor or person" in err
     assert "ptysup: --notify-on: unknown event 'everything'" in err
-    assert "ptysup: --notify is empty" in err
+    assert "ptysup: --notify: the command is empty" in err
 
 
 def test_the_config_file_is_found_up_to_the_repository_root(tmp_path: Path) -> None:
