@@ -339,9 +339,9 @@ def run_dirs(runs_dir: Path = RUNS_DIR) -> list[RunDir]:
     """Every run under `runs_dir`, oldest first (ids sort by time); RunNotFound if the
     directory is there but cannot be read."""
     try:
-        if not runs_dir.is_dir():
+        if not runs_dir.exists():
             return []
-        entries = sorted(runs_dir.iterdir())
+        entries = sorted(runs_dir.iterdir())  # a file there is an error, not "no runs"
     except OSError as exc:
         raise RunNotFound(f"cannot read {runs_dir}: {exc.strerror or exc}") from exc
     return [RunDir(p) for p in entries if _is_run(p)]
