@@ -6,6 +6,7 @@ answer, refusals included, carries the security headers.
 
 from __future__ import annotations
 
+import io
 import socket
 import threading
 import time
@@ -104,6 +105,31 @@ def _refuse_busy(request: socket.socket) -> None:
         pass  # nothing sent yet (or it is gone): the close alone says no
 
 
+class _Deadline(io.RawIOBase):
+    """The connection's reads, each given what is left of the request's deadline: a
+    request's head must arrive whole within the idle time, however slowly it trickles
+    (a byte every few seconds would keep a per-read timeout from ever firing)."""
+
+    def __init__(self, sock: socket.socket, seconds: float) -> None:
+        super().__init__()
+        self._sock = sock
+        self._seconds = seconds
+        self._deadline = time.monotonic() + seconds
+
+    def start(self) -> None:
+        """A new request may begin: its whole head is due within the idle time."""
+        self._deadline = time.monotonic() + self._seconds
+
+    def readable(self) -> bool:
+        """It is read from."""
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        """Bytes of the connection, or TimeoutError once the deadline has passed."""
+        self._sock.settimeout(max(self._deadline - time.monotonic(), 0.001))
+        return self._sock.recv_into(buffer)
+
+
 class Handler(BaseHTTPRequestHandler):
     """One request: guard, route, answer."""
 
@@ -111,9 +137,25 @@ class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
     def setup(self) -> None:
-        """Every read and write of the connection times out after the server's idle time."""
+        """Reads have the request's deadline; writes time out after the idle time."""
         self.request.settimeout(self.server.idle_timeout)
         super().setup()
+        self.rfile.close()  # the plain reader it made (the socket stays open)
+        self._deadline = _Deadline(self.request, self.server.idle_timeout)
+        self.rfile = io.BufferedReader(self._deadline)
+
+    def handle_one_request(self) -> None:
+        """Read one request (within its deadline) and answer it (each write within the
+        idle time: a stalled reader of a stream is let go)."""
+        self._deadline.start()
+        super().handle_one_request()
+
+    def parse_request(self) -> bool:
+        """Read the headers (within the deadline); from here on the connection only
+        writes, each within the idle time."""
+        parsed = super().parse_request()
+        self.request.settimeout(self.server.idle_timeout)
+        return parsed
 
     def do_GET(self) -> None:
         """Answer a GET."""

@@ -108,11 +108,23 @@ def _idle_ones_dropped(server: Served, socks: list[socket.socket]) -> None:
     wait_for(lambda: all(_closed(sock) for sock in held), 30, "the idle connections dropped")
     status, body = _get(server, "/api/runs")
     assert status == 200 and json.loads(body)[0]["run_id"] == RUN
-    # A request sent slowly, never finished: dropped after the idle time too.
-    slow = socket.create_connection(("127.0.0.1", server.port), 30)
-    with slow:
+    # A request never finished: dropped after the idle time too, even one that trickles
+    # in a byte at a time (each read is quick, the whole head never comes).
+    with socket.create_connection(("127.0.0.1", server.port), 30) as slow:
         slow.sendall(b"GET /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\n")
         wait_for(lambda: _closed(slow), 30, "the unfinished request dropped")
+    with socket.create_connection(("127.0.0.1", server.port), 30) as trickle:
+        trickle.sendall(b"GET /api/runs HTTP/1.1\r\nX-Slow: ")
+        wait_for(lambda: _trickled(trickle), 30, "the trickling request dropped")
+
+
+def _trickled(sock: socket.socket) -> bool:
+    """One more byte of a header that never ends; whether the server closed on it."""
+    try:
+        sock.sendall(b"x")
+    except (BrokenPipeError, ConnectionResetError):
+        return True
+    return _closed(sock)
 
 
 def test_a_live_stream_outlives_the_idle_timeout(tmp_path: Path) -> None:
