@@ -19,7 +19,7 @@ from ptysup.serve.routes import TEXT, Response, Router, Stream
 from ptysup.serve.security import HEADERS, Guard, Verdict
 
 MAX_CONNECTIONS = 64  # open at once (a page uses a few; each holds a thread)
-IDLE_TIMEOUT_S = 30.0  # a connection that sends (or takes) nothing this long is closed
+IDLE_TIMEOUT_S = 30.0  # for a request to arrive whole, and for each write to be taken
 BACKLOG = 128  # connections the kernel queues before accept
 
 
@@ -27,9 +27,9 @@ class Server(ThreadingHTTPServer):
     """The page's server; `stopping` ends the live streams when it shuts down.
 
     Each connection holds a thread, so their number is capped: one more than
-    `max_connections` gets a 503 at once and is closed. A connection that sends or
-    takes nothing for `idle_timeout` seconds is dropped; a live stream is not idle: it
-    writes at least every KEEPALIVE_S (stream.py), well inside the timeout.
+    `max_connections` gets a 503 at once and is closed. A request's head must arrive
+    whole within `idle_timeout` seconds, and each write must be taken within it; a live
+    stream only writes, so a page that watches it for hours is never cut off.
     """
 
     daemon_threads = True
