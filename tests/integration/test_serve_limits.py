@@ -159,9 +159,7 @@ def test_an_idle_timeout_or_cap_that_is_no_number_is_refused(tmp_path: Path) -> 
 def _serve(
     directory: Path, *args: str, user: pwd.struct_passwd | None = None
 ) -> subprocess.CompletedProcess[str]:
-    drop: list[str] = []
-    if user is not None:
-        drop = ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups"]
+    drop = _as(user) if user is not None else []
     return subprocess.run(
         [*drop, *ptysup_argv("serve", str(directory), *args)],
         stdin=subprocess.DEVNULL,
@@ -169,6 +167,11 @@ def _serve(
         text=True,
         timeout=60,
     )
+
+
+def _as(user: pwd.struct_passwd) -> list[str]:
+    """The command's prefix that runs it as `user` (root's powers dropped)."""
+    return ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups"]
 
 
 def test_runs_that_are_a_file_are_refused(tmp_path: Path) -> None:
@@ -214,6 +217,15 @@ def test_a_folder_another_user_cannot_read_is_refused_at_the_start(
         result = _serve(project, user=other_user)
         assert (result.returncode, result.stdout) == (2, "")
         assert result.stderr == f"ptysup: serve: cannot read {runs}: Permission denied\n"
+        listed = subprocess.run(  # `ptysup runs` there says the same
+            [*_as(other_user), *ptysup_argv("runs")],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert (listed.returncode, listed.stdout) == (2, "")
+        assert listed.stderr == f"ptysup: runs: cannot read {RUNS_DIR}: Permission denied\n"
         project.chmod(0o700)  # now the folder itself
         inner = project / "sub"
         inner.mkdir(mode=0o755)
