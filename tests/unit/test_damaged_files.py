@@ -21,6 +21,8 @@ from ptysup.rundir import (
     read_log,
 )
 from ptysup.runstate import read_state
+from ptysup.serve.api import RunsIndex
+from ptysup.serve.routes import Response, Router
 from ptysup.terminal.castread import CastError, load_cast
 
 START = {"event": "run_start", "ts": 1.0, "run_id": "r1", "task": "t", "max_iter": 5}
@@ -191,3 +193,12 @@ def test_a_recording_without_a_usable_header_is_no_recording(tmp_path: Path, fir
     path.write_bytes(first.encode("utf-8", "surrogateescape") + b'\n[0.1, "o", "x"]\n')
     with pytest.raises(CastError, match="is not an asciicast v2 recording"):
         load_cast(path)
+
+
+def test_a_runs_directory_that_cannot_be_read_while_serving_is_a_503(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    runs.write_text("a file where the runs were")  # as unreadable as it gets for root
+    router = Router(RunsIndex(runs), {}, lambda seconds: True, lambda: 0.0)
+    answer = router.get("/api/runs")
+    assert isinstance(answer, Response) and answer.status == 503
+    assert answer.body.decode().startswith(f"cannot read {runs}: ")
