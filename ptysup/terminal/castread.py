@@ -17,8 +17,10 @@ from typing import Any
 
 from ptysup.logread import is_number
 
-_SIZE = re.compile(r"[1-9][0-9]{0,4}x[1-9][0-9]{0,4}")  # a resize: COLSxROWS
-_MAX_SIDE = 10_000  # rows or columns: larger is no terminal, and the screen would not fit
+_SIZE = re.compile(r"([1-9][0-9]{0,4})x([1-9][0-9]{0,4})")  # a resize: COLSxROWS
+# Rows or columns: more is no terminal, and a screen model of 99999x99999 takes half a
+# minute to clear.
+_MAX_SIDE = 10_000
 
 
 class CastError(ValueError):
@@ -44,8 +46,10 @@ def cast_event(item: Any) -> Event | None:
     t, code, data = item
     if not is_number(t) or not isinstance(code, str) or not isinstance(data, str):
         return None
-    if code == "r" and not _SIZE.fullmatch(data):
-        return None
+    if code == "r":
+        size = _SIZE.fullmatch(data)
+        if size is None or max(int(side) for side in size.groups()) > _MAX_SIDE:
+            return None
     return float(t), code, data
 
 

@@ -168,7 +168,13 @@ def test_a_recording_cut_by_a_full_disk_reads_up_to_the_cut(tmp_path: Path) -> N
 
 
 def test_garbled_recording_lines_are_skipped_and_counted(tmp_path: Path) -> None:
-    bad = ["\x00\x00\x00", [0.2, "r", "wide"], ["soon", "o", "x"], [0.2, "o", 5], [1, 2], {}]
+    bad: list[object] = [
+        "\x00\x00\x00",
+        [0.2, "r", "wide"],
+        [0.2, "r", "99999x99999"],
+        ["soon", "o", "x"],
+    ]
+    bad += [[0.2, "o", 5], [1, 2], {}, [float("inf"), "o", "x"]]
     text = _lines(HEADER, [0.1, "o", "a"], *bad, [0.3, "o", "b"])
     cast = load_cast(_cast(tmp_path, text))
     assert cast.events == [(0.1, "o", "a"), (0.3, "o", "b")]
