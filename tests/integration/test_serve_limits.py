@@ -11,6 +11,7 @@ import os
 import pwd
 import socket
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from ptysup.rundir import RUNS_DIR
-from tests.helpers import ptysup_argv, wait_for
+from tests.helpers import REPO, ptysup_argv, wait_for
 from tests.serving import Served, make_run, served
 
 RUN = "20260101-120000-aaaaaa"
@@ -194,14 +195,17 @@ def other_user() -> pwd.struct_passwd:
         if os.environ.get("PTYSUP_REQUIRE_E2E"):
             pytest.fail("must run as root to create another local user")
         pytest.skip("needs root to create another local user")
-    with contextlib.suppress(KeyError):
-        return pwd.getpwnam(OTHER_USER)
     made = subprocess.run(
         ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", OTHER_USER],
         capture_output=True,
         text=True,
     )
-    assert made.returncode in (0, 9), made.stderr  # 9: a parallel test made it first
+    assert made.returncode in (0, 9), made.stderr  # 9: it exists (an earlier test made it)
+    # The user must reach ptysup's code and its interpreter (a clone under /root, say):
+    # search permission only on the way, nothing becomes listable.
+    for start in {REPO, Path(sys.prefix), Path(sys.base_prefix)}:
+        for folder in [start, *start.parents]:
+            folder.chmod(folder.stat().st_mode | 0o001)
     return pwd.getpwnam(OTHER_USER)
 
 
