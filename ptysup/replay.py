@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from ptysup.argspec import ArgSpec
-from ptysup.rundir import RunDir, RunNotFound, find_run, part_recordings, read_events
-from ptysup.terminal.record import as_bytes, read_cast, size_of, wait_complete
+from ptysup.logread import skipped_note
+from ptysup.rundir import RunDir, RunNotFound, find_run, part_recordings, read_log
+from ptysup.terminal.castread import CastError, load_cast
+from ptysup.terminal.record import as_bytes, size_of, wait_complete
 from ptysup.terminal.screen import ScreenModel
 
 ARGS = ArgSpec(args=("file", "text"))  # RUN [RUN-ID], as main() reads them
@@ -33,18 +35,23 @@ def one_run(events: list[dict[str, Any]], run_id: str | None = None) -> list[dic
     return chosen[0]
 
 
-def screens_at_decisions(cast: Path) -> Iterator[tuple[int, str]]:
-    """(iteration, screen text) at each decision marker of a recording."""
+def screens_at_decisions(cast: Path) -> tuple[list[tuple[int, str]], int]:
+    """(iteration, screen text) at each decision marker of a recording, and how many of
+    its lines were skipped; CastError if it is no recording, OSError if unreadable."""
     wait_complete(cast, COMPLETE_WAIT_S)  # if it is still incomplete, show what is there
-    header, events = read_cast(cast)
-    model = ScreenModel(int(header["height"]), int(header["width"]))
-    for _, kind, data in events:
+    read = load_cast(cast)
+    model = ScreenModel(int(read.header["height"]), int(read.header["width"]))
+    screens = []
+    for _, kind, data in read.events:
         if kind == "o":
             model.feed(as_bytes(data))
         elif kind == "r":
             model.resize(*size_of(data))
         elif kind == "m" and data.startswith("decision:"):
-            yield int(data.split(":")[1]), model.snapshot().text()
+            number = data.split(":")[1]
+            if number.isdigit():  # a marker ptysup wrote; any other is not a decision's
+                screens.append((int(number), model.snapshot().text()))
+    return screens, read.skipped
 
 
 def render(events: list[dict[str, Any]], screens: dict[int, str], out: TextIO) -> None:
@@ -53,25 +60,27 @@ def render(events: list[dict[str, Any]], screens: dict[int, str], out: TextIO) -
     out.write(f"run {start.get('run_id', '?')}: {start.get('task', '?')}\n")
     for e in events:
         if e["event"] == "verify":
+            failed = f"FAILED (exit {e.get('exit_code')})"
             out.write(
-                f"  verify {' '.join(e['command'])}: "
-                f"{'passed' if e['passed'] else 'FAILED (exit ' + str(e['exit_code']) + ')'}\n"
+                f"  verify {' '.join(e.get('command') or ())}: "
+                f"{'passed' if e.get('passed') else failed}\n"
             )
         if e["event"] != "decision":
             continue
-        i = e["iteration"]
+        i = e.get("iteration")
+        action = str(e.get("action") or "?")
         out.write(
-            f"\n── decision {i}/{e.get('max_iter', '?')}: {e['action']} "
-            f"({e.get('duration_s', 0):.1f}s) " + "─" * 30 + "\n"
+            f"\n── decision {i}/{e.get('max_iter', '?')}: {action} "
+            f"({e.get('duration_s') or 0:.1f}s) " + "─" * 30 + "\n"
         )
-        screen = screens.get(i)
+        screen = screens.get(i) if isinstance(i, int) else None
         out.write((screen if screen is not None else "(no recording of this screen)") + "\n")
-        out.write(f"── the supervisor said: [{e['action'].upper()}] {e.get('content', '')}\n")
+        out.write(f"── the supervisor said: [{action.upper()}] {e.get('content', '')}\n")
     end = events[-1] if events and events[-1]["event"] == "run_end" else None
     if end:
         out.write(
-            f"\nrun_end: {end['outcome']} (exit {end['exit_code']}) after "
-            f"{end['iterations']} iteration(s), {end.get('elapsed_s', 0):.0f}s, "
+            f"\nrun_end: {end.get('outcome')} (exit {end.get('exit_code')}) after "
+            f"{end.get('iterations') or 0} iteration(s), {end.get('elapsed_s') or 0:.0f}s, "
             f"${end.get('cost_usd') or 0:.4f}\n"
         )
     else:
@@ -91,17 +100,29 @@ def main(args: Sequence[str], out: TextIO | None = None) -> int:
     if len(args) not in (1, 2):
         print(usage, file=sys.stderr)
         return 2
+    notes: list[str] = []
     try:
         log = find_run(args[0])
-        events = one_run(read_events(log), args[1] if len(args) == 2 else None)
+        read = read_log(log)
+        if read.skipped:
+            notes.append(skipped_note(read.skipped, str(log)))
+        events = one_run(read.events, args[1] if len(args) == 2 else None)
         # A resumed run has one recording per part; decision numbers go on across them.
         casts = part_recordings(events, log.with_suffix(".cast"))
         redact = RunDir(log.parent).redactor()  # the recording is raw; what is printed not
-        screens = {
-            i: redact(text) for c in casts if c.is_file() for i, text in screens_at_decisions(c)
-        }
-    except RunNotFound as exc:
-        print(f"ptysup: {exc}", file=sys.stderr)
+        screens: dict[int, str] = {}
+        for cast in (c for c in casts if c.is_file()):
+            found, skipped = screens_at_decisions(cast)
+            screens.update((i, redact(text)) for i, text in found)
+            if skipped:
+                notes.append(skipped_note(skipped, str(cast)))
+    except (RunNotFound, CastError) as exc:
+        print(f"ptysup: replay: {exc}", file=sys.stderr)
         return 2
+    except OSError as exc:
+        print(f"ptysup: replay: cannot read {exc.filename}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    for note in notes:  # before the run, so a person reading it knows it has gaps
+        print(f"ptysup: replay: {note}", file=sys.stderr)
     render(events, screens, out)
     return 0

@@ -4,6 +4,7 @@ Claude Code conversation."""
 from __future__ import annotations
 
 import dataclasses
+import sys
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 from ptysup.argspec import ArgSpec
 from ptysup.config import ConfigError, RunConfig
 from ptysup.exitcodes import ExitCode
+from ptysup.logread import skipped_note
 from ptysup.plan.schema import Plan
 from ptysup.rundir import (
     Part,
@@ -60,6 +62,9 @@ def main(args: Sequence[str], env: Mapping[str, str]) -> int:
         config, part = prepare(run, given, explicit, say)
     except (Refused, RunNotFound, ConfigError) as exc:
         return cli._fail(str(exc), ExitCode.USAGE)
+    if part.resumed is not None and part.resumed.unreadable:  # said before the agent's screen
+        where = f"run {part.run_id}'s event log"
+        print(f"ptysup: resume: {skipped_note(part.resumed.unreadable, where)}", file=sys.stderr)
     from ptysup import lifecycle
 
     return lifecycle.supervise(config, env, fail=cli._fail, preflight=cli.preflight, part=part)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import math
 import os
 import time
 from collections.abc import Mapping
@@ -25,8 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ptysup import pidlock
-from ptysup.config import RunConfig
+from ptysup import logread, pidlock
+from ptysup.config import ConfigError, RunConfig
+from ptysup.logread import LogRead
 from ptysup.redact import Redactor
 
 RUNS_DIR = Path(".ptysup/runs")
@@ -89,6 +91,33 @@ class RunRecord:
         return json.dumps(dataclasses.asdict(self), indent=2, ensure_ascii=False) + "\n"
 
 
+# run.json's fields, the JSON types each may have and their names (a newer version may
+# add fields: those are ignored).
+_RECORD_TYPES: Mapping[str, tuple[tuple[type, ...], str]] = {
+    "run_id": ((str,), "a string"),
+    "config": ((dict,), "an object"),
+    "session_id": ((str, type(None)), "a string or null"),
+    "log_file": ((str,), "a string"),
+    "record": ((str, type(None)), "a string or null"),
+    "cwd": ((str,), "a string"),
+    "started": ((int, float), "a number"),
+    "plan": ((str, type(None)), "a string or null"),
+}
+
+
+def _record_problem(data: Any) -> str | None:
+    """What makes run.json's content unusable, or None."""
+    if not isinstance(data, dict):
+        return "not a JSON object"
+    for name, (types, expected) in _RECORD_TYPES.items():
+        if name not in data and name != "plan":  # plan came later: absent means none
+            return f"{name} is missing"
+        value = data.get(name)
+        if not isinstance(value, types) or isinstance(value, bool):
+            return f"{name} is {json.dumps(value)[:40]}, not {expected}"
+    return None
+
+
 def config_to_json(config: RunConfig) -> dict[str, Any]:
     """The options of a run as JSON values (tuples → lists, paths → strings)."""
     out: dict[str, Any] = {}
@@ -100,18 +129,46 @@ def config_to_json(config: RunConfig) -> dict[str, Any]:
 
 
 def config_from_json(data: Mapping[str, Any], **extra: Any) -> RunConfig:
-    """A RunConfig from config_to_json's output (unknown keys from newer versions ignored)."""
-    names = {f.name for f in dataclasses.fields(RunConfig)} - set(_NOT_STORED)
+    """A RunConfig from config_to_json's output (unknown keys from newer versions ignored);
+    ConfigError for a value of the wrong type or a missing task."""
+    kinds = {f.name: str(f.type) for f in dataclasses.fields(RunConfig)}
     values: dict[str, Any] = {}
     for name, value in data.items():
-        if name not in names:
+        if name not in kinds or name in _NOT_STORED:
             continue
+        if not _fits(kinds[name], value):
+            raise ConfigError(f"run.json's config: {name} is {json.dumps(value)[:40]}")
         if isinstance(value, list):  # --verify is a tuple of argv tuples
             value = tuple(tuple(v) if isinstance(v, list) else v for v in value)
         elif name in _PATHS and isinstance(value, str):
             value = Path(value)
         values[name] = value
-    return RunConfig(**{**values, **extra})
+    values |= extra
+    for f in dataclasses.fields(RunConfig):
+        needed = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        if needed and f.name not in values:
+            raise ConfigError(f"run.json's config: {f.name} is missing")
+    return RunConfig(**values)
+
+
+def _fits(kind: str, value: Any) -> bool:
+    """Whether a JSON value can be RunConfig's field of annotation `kind` (as config_to_json
+    writes it); an annotation not listed here (never stored) lets anything through."""
+    if kind.endswith(" | None"):
+        return value is None or _fits(kind.removesuffix(" | None"), value)
+    if kind == "bool" or isinstance(value, bool):  # JSON's true is no number here
+        return kind == "bool" and isinstance(value, bool)
+    if kind in ("str", "Path"):
+        return isinstance(value, str)
+    if kind == "int":
+        return isinstance(value, int)
+    if kind == "float":
+        return isinstance(value, (int, float)) and math.isfinite(value)
+    if kind == "tuple[str, ...]":
+        return isinstance(value, list) and all(isinstance(v, str) for v in value)
+    if kind == "tuple[tuple[str, ...], ...]":
+        return isinstance(value, list) and all(_fits("tuple[str, ...]", v) for v in value)
+    return True
 
 
 def _to_json(value: Any) -> Any:
@@ -182,12 +239,18 @@ class RunDir:
     def read_record(self) -> RunRecord | None:
         """run.json, or None for a run without one (before resume existed, or a foreign log)."""
         try:
-            data = json.loads(self.record_file.read_text(encoding="utf-8"))
-            return RunRecord(**data)
+            data = json.loads(self.record_file.read_text(encoding="utf-8", errors="replace"))
         except FileNotFoundError:
             return None
-        except (OSError, ValueError, TypeError) as exc:
-            raise RunNotFound(f"cannot read {self.record_file}: {exc}") from exc
+        except OSError as exc:
+            raise RunNotFound(f"cannot read {self.record_file}: {exc.strerror or exc}") from exc
+        except ValueError as exc:
+            raise RunNotFound(f"cannot read {self.record_file}: not JSON ({exc})") from exc
+        wrong = _record_problem(data)
+        if wrong:
+            raise RunNotFound(f"cannot read {self.record_file}: {wrong}")
+        names = {f.name for f in dataclasses.fields(RunRecord)}
+        return RunRecord(**{k: v for k, v in data.items() if k in names})
 
     def redactor(self) -> Redactor:
         """The run's own redaction, as its event log was written: the built-in kinds and
@@ -220,7 +283,8 @@ class RunDir:
 
     def read_progress(self, events_file: Path) -> Progress:
         """The run's Progress from its event log and its `alive` file."""
-        return progress(read_events(events_file), alive=self.last_alive())
+        log = read_log(events_file)
+        return progress(log.events, alive=self.last_alive(), unreadable=log.skipped)
 
     def holder(self) -> int | None:
         """The pid of the live process holding the lock, or None when the run is not alive."""
@@ -232,14 +296,23 @@ class RunDir:
 
 
 def run_dirs(runs_dir: Path = RUNS_DIR) -> list[RunDir]:
-    """Every run under `runs_dir`, oldest first (ids sort by time)."""
-    if not runs_dir.is_dir():
-        return []
-    return [
-        RunDir(p)
-        for p in sorted(runs_dir.iterdir())
-        if p.is_dir() and ((p / RUN_FILE).is_file() or (p / EVENTS_FILE).is_file())
-    ]
+    """Every run under `runs_dir`, oldest first (ids sort by time); RunNotFound if the
+    directory is there but cannot be read."""
+    try:
+        if not runs_dir.exists():
+            return []
+        entries = sorted(runs_dir.iterdir())  # a file there is an error, not "no runs"
+    except OSError as exc:
+        raise RunNotFound(f"cannot read {runs_dir}: {exc.strerror or exc}") from exc
+    return [RunDir(p) for p in entries if _is_run(p)]
+
+
+def _is_run(path: Path) -> bool:
+    """Whether `path` is a run's directory (one that cannot even be looked into is not)."""
+    try:
+        return path.is_dir() and ((path / RUN_FILE).is_file() or (path / EVENTS_FILE).is_file())
+    except OSError:
+        return False
 
 
 def find_run_dir(run: str, runs_dir: Path = RUNS_DIR) -> RunDir:
@@ -304,22 +377,18 @@ def _run_id_in(path: Path) -> str | None:
     return None
 
 
-def read_events(path: Path) -> list[dict[str, Any]]:
-    """Every complete event in a JSONL log (a line cut by a crash is skipped)."""
+def read_log(path: Path) -> LogRead:
+    """A JSONL event log's trusted events and how many lines were skipped (see logread)."""
     try:
-        # Not splitlines(): JSON keeps U+2028 and U+0085 raw inside strings.
-        lines = path.read_text(encoding="utf-8", errors="replace").split("\n")
+        text = path.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
         raise RunNotFound(f"cannot read {path}: {exc.strerror or exc}") from exc
-    events = []
-    for line in lines:
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(event, dict) and "event" in event:
-            events.append(event)
-    return events
+    return logread.parse(text)
+
+
+def read_events(path: Path) -> list[dict[str, Any]]:
+    """Every trusted event in a JSONL log (a line cut by a crash, or garbled, is skipped)."""
+    return read_log(path).events
 
 
 @dataclass(frozen=True)
@@ -341,9 +410,12 @@ class Progress:
     typed: bool = False  # something was typed into the agent: its conversation exists
     started: float | None = None  # Unix time
     clock_from: float | None = None  # Unix time the last part's elapsed time counts from
+    unreadable: int = 0  # lines of the log skipped: not JSON, or a field of the wrong type
 
 
-def progress(events: list[dict[str, Any]], alive: float | None = None) -> Progress:
+def progress(
+    events: list[dict[str, Any]], alive: float | None = None, unreadable: int = 0
+) -> Progress:
     """Fold a run's events (every part of it) into its Progress.
 
     `alive` (RunDir.last_alive): when the run last marked itself alive. A last part without
@@ -391,7 +463,7 @@ def progress(events: list[dict[str, Any]], alive: float | None = None) -> Progre
         p["elapsed_s"] = max(p["elapsed_s"], round(before + alive - part_start, 3))
     p["step_iterations"] = p.get("iterations", 0) - step_from if p.get("step") else 0
     p["steps_done"] = tuple(p["steps_done"])
-    return Progress(**p)
+    return Progress(**p, unreadable=unreadable)
 
 
 def part_recordings(

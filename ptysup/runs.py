@@ -12,6 +12,7 @@ from typing import Any, TextIO
 from ptysup import runstate
 from ptysup.argspec import ArgSpec
 from ptysup.batch import prune
+from ptysup.logread import skipped_note
 from ptysup.rundir import RUNS_DIR, RunDir, RunNotFound, progress, run_dirs
 from ptysup.supervisor.prompt import format_elapsed
 
@@ -35,10 +36,13 @@ def describe(run_dir: RunDir, clock: Callable[[], float] = time.time) -> dict[st
     ticking); an ended one's, until its end."""
     try:
         record = run_dir.read_record()
-        events_file = run_dir.events_file()
+    except RunNotFound:  # a damaged run.json: the run still gets its row, from its events
+        record = None
+    events_file = Path(record.log_file) if record is not None else run_dir.default_events
+    try:
         p = run_dir.read_progress(events_file) if events_file.is_file() else progress([])
-    except RunNotFound:  # a damaged run still gets its row
-        record, p, events_file = None, progress([]), run_dir.default_events
+    except RunNotFound:  # an unreadable log: the row says what it can
+        p = progress([])
     pid = run_dir.holder()
     plan = record.plan if record is not None else None
     saved = runstate.read_state(run_dir.path / runstate.STATE_FILE)
@@ -65,6 +69,7 @@ def describe(run_dir: RunDir, clock: Callable[[], float] = time.time) -> dict[st
         # From state.json while it is current: when the state began, and what it waits on.
         "since": current.get("since") if current else None,
         "detail": str(current.get("detail") or "") if current else "",
+        "unreadable_lines": p.unreadable,
     }
 
 
@@ -97,6 +102,9 @@ def render(rows: list[dict[str, Any]], out: TextIO, now: float | None = None) ->
     for row in table:
         cells = [c.ljust(w) for c, w in zip(row[:-1], widths, strict=True)]
         out.write("  ".join([*cells, row[-1]]).rstrip() + "\n")
+    for r in rows:  # said once per run, under the table: its row may be missing events
+        if r.get("unreadable_lines"):
+            out.write(skipped_note(r["unreadable_lines"], f"run {r['run_id']}'s event log") + "\n")
 
 
 def elapsed(logged_s: float, clock_from: float | None, now: float) -> float:
@@ -133,7 +141,11 @@ def main(args: Sequence[str], out: TextIO = sys.stdout, runs_dir: Path = RUNS_DI
         from ptysup import runswatch  # it imports this module
 
         return runswatch.watch(runs_dir, count, out, as_json)
-    rows = [describe(r) for r in reversed(run_dirs(runs_dir)[-count:])]
+    try:
+        rows = [describe(r) for r in reversed(run_dirs(runs_dir)[-count:])]
+    except RunNotFound as exc:
+        print(f"ptysup: runs: {exc}", file=sys.stderr)
+        return 2
     if as_json:
         out.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
     else:

@@ -22,6 +22,7 @@ from typing import Any
 
 from ptysup.agents.questions import ASK_TOOL
 from ptysup.events import Event
+from ptysup.logread import is_number
 from ptysup.rundir import write_atomic
 
 STATE_FILE = "state.json"
@@ -286,7 +287,22 @@ def read_state(path: Path) -> dict[str, Any] | None:
         return None
     if not isinstance(data, dict) or data.get("state") not in STATES:
         return None
+    if not all(check(data.get(name)) for name, check in _SHOWN.items()):
+        return None  # a field readers show has another type: not a file ptysup wrote
     return data
+
+
+def _number_or_null(value: Any) -> bool:
+    return value is None or is_number(value)
+
+
+# state.json's fields that `runs` and `serve` show or compare, and the types ptysup writes.
+_SHOWN: Mapping[str, Callable[[Any], bool]] = {
+    "since": _number_or_null,
+    "until": _number_or_null,
+    "pid": lambda v: v is None or (isinstance(v, int) and not isinstance(v, bool)),
+    "detail": lambda v: v is None or isinstance(v, str),
+}
 
 
 def derive(saved: Mapping[str, Any] | None, holder: int | None, outcome: str | None) -> str:

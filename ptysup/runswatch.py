@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ptysup import runstate
-from ptysup.rundir import RUNS_DIR, RunDir, run_dirs
+from ptysup.rundir import RUNS_DIR, RunDir, RunNotFound, run_dirs
 from ptysup.runs import describe as describe_run
 from ptysup.runs import render
 
@@ -116,6 +116,9 @@ def watch(
             _lines(watcher, out, as_json, sleep)
     except KeyboardInterrupt:
         return 0
+    except RunNotFound as exc:  # the runs directory became unreadable
+        print(f"ptysup: runs: {exc}", file=sys.stderr)
+        return 2
     except BrokenPipeError:  # `| head`: the reader is gone, nothing more to show
         _quiet(out)
     return 0

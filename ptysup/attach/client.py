@@ -24,7 +24,7 @@ from ptysup.argspec import ArgSpec
 from ptysup.attach import wire
 from ptysup.attach.server import RECORD
 from ptysup.exitcodes import ExitCode
-from ptysup.rundir import RUNS_DIR, RunNotFound, find_run_dir, progress, read_events
+from ptysup.rundir import RUNS_DIR, RunNotFound, find_run_dir, progress
 from ptysup.terminal.modes import ModeTracker
 from ptysup.terminal.tty_ import raw, window_size
 
@@ -83,8 +83,11 @@ def connect(run: str, runs_dir: Path) -> tuple[socket.socket, str]:
     run_id = run_dir.run_id
     record = run_dir.path / RECORD
     if run_dir.holder() is None:
-        events = run_dir.events_file() if run_dir.read_record() else run_dir.default_events
-        done = progress(read_events(events)) if events.is_file() else progress([])
+        try:
+            events = run_dir.events_file()
+            done = run_dir.read_progress(events) if events.is_file() else progress([])
+        except RunNotFound as exc:  # a damaged run.json or log: it is not running either
+            raise Refused(f"run {run_id} is not running, and {exc}") from None
         ended = f"it ended: {done.outcome}" if done.outcome else "its process is gone"
         raise Refused(
             f"run {run_id} is not running ({ended}); watch it with: ptysup replay {run_id}"

@@ -7,6 +7,7 @@ The first line on stdout is the page's URL with its token, for people and for sc
 from __future__ import annotations
 
 import ipaddress
+import math
 import signal
 import sys
 import threading
@@ -18,19 +19,27 @@ from typing import TextIO
 
 from ptysup.argspec import ArgSpec
 from ptysup.exitcodes import ExitCode
-from ptysup.rundir import RUNS_DIR
+from ptysup.rundir import RUNS_DIR, RunNotFound, run_dirs
 from ptysup.serve import assets
 from ptysup.serve.api import RunsIndex
 from ptysup.serve.routes import Router
 from ptysup.serve.security import new_token, url_host
-from ptysup.serve.server import Server
+from ptysup.serve.server import IDLE_TIMEOUT_S, MAX_CONNECTIONS, Server
 
 USAGE = (
-    "usage: ptysup serve [DIR] [--host HOST] [--port PORT]   "
-    "(DIR's runs as a web page; default here, 127.0.0.1, a free port)"
+    "usage: ptysup serve [DIR] [--host HOST] [--port PORT] [--max-connections N] "
+    "[--idle-timeout SECONDS]   (DIR's runs as a web page; default here, 127.0.0.1, a free port)"
 )
 DEFAULT_HOST = "127.0.0.1"
-ARGS = ArgSpec(options={"--host": "text", "--port": "text"}, args=("dir",))
+ARGS = ArgSpec(
+    options={
+        "--host": "text",
+        "--port": "text",
+        "--max-connections": "text",
+        "--idle-timeout": "text",
+    },
+    args=("dir",),
+)
 
 
 class UsageError(Exception):
@@ -44,35 +53,66 @@ class Options:
     directory: Path = Path(".")
     host: str = DEFAULT_HOST
     port: int = 0
+    max_connections: int = MAX_CONNECTIONS
+    idle_timeout: float = IDLE_TIMEOUT_S
 
 
 def parse(args: Sequence[str]) -> Options | None:
     """The options, or None for --help; UsageError on bad ones."""
     directory: Path | None = None
-    host, port = DEFAULT_HOST, 0
+    values: dict[str, str] = {}
     it = iter(args)
     for arg in it:
         name, eq, inline = arg.partition("=")
         if arg in ("-h", "--help"):
             return None
         if name in ARGS.options:
-            value = inline if eq else next(it, "")
-            if not value:
+            values[name] = inline if eq else next(it, "")
+            if not values[name]:
                 raise UsageError(f"{name} needs a value")
-            if name == "--host":
-                host = value.strip("[]")
-            elif not value.isdigit() or int(value) > 65535:
-                raise UsageError(f"--port needs a number from 0 to 65535, not {value!r}")
-            else:
-                port = int(value)
         elif arg.startswith("-") or directory is not None:
             raise UsageError(f"serve: unknown argument {arg!r}; {USAGE}")
         else:
             directory = Path(arg)
     directory = directory or Path(".")
-    if not directory.is_dir():
-        raise UsageError(f"serve: no such directory: {directory}")
-    return Options(directory, host, port)
+    try:
+        if not directory.is_dir():
+            raise UsageError(f"serve: no such directory: {directory}")
+        run_dirs(directory / RUNS_DIR)  # what every request reads: unreadable, no page
+    except OSError as exc:  # DIR itself cannot be looked into
+        raise UsageError(f"serve: cannot read {directory}: {exc.strerror or exc}") from None
+    except RunNotFound as exc:
+        raise UsageError(f"serve: {exc}") from None
+    return Options(
+        directory,
+        values.get("--host", DEFAULT_HOST).strip("[]"),
+        _whole("--port", values.get("--port"), 0, (0, 65535)),
+        _whole("--max-connections", values.get("--max-connections"), MAX_CONNECTIONS, (1, 10_000)),
+        _seconds("--idle-timeout", values.get("--idle-timeout")),
+    )
+
+
+def _whole(option: str, value: str | None, default: int, bounds: tuple[int, int]) -> int:
+    """`value` as a whole number within `bounds`; `default` for None."""
+    low, high = bounds
+    if value is None:
+        return default
+    if not value.isdigit() or not low <= int(value) <= high:
+        raise UsageError(f"{option} needs a number from {low} to {high}, not {value!r}")
+    return int(value)
+
+
+def _seconds(option: str, value: str | None) -> float:
+    """`value` as a positive, finite number of seconds; the default for None."""
+    if value is None:
+        return IDLE_TIMEOUT_S
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    if not math.isfinite(seconds) or seconds <= 0:
+        raise UsageError(f"{option} needs a positive number of seconds, not {value!r}")
+    return seconds
 
 
 def main(args: Sequence[str], out: TextIO = sys.stdout) -> int:
@@ -97,6 +137,8 @@ def main(args: Sequence[str], out: TextIO = sys.stdout) -> int:
             (options.host, options.port),
             token,
             lambda wait, clock: Router(index, files, wait, clock),
+            max_connections=options.max_connections,
+            idle_timeout=options.idle_timeout,
         )
     except OSError as exc:
         where = f"{url_host(options.host)}:{options.port}"

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ptysup.rundir import RunDir
+from ptysup.rundir import RunDir, RunNotFound
 from ptysup.serve import joined, stream
 from ptysup.serve.api import RunsIndex, recording_path, recordings
 from ptysup.serve.assets import Asset
@@ -71,6 +71,12 @@ class Router:
 
     def get(self, path: str) -> Response | Stream:
         """The answer to GET `path` (the query string already removed)."""
+        try:
+            return self._get(path)
+        except RunNotFound as exc:  # the runs directory became unreadable while serving
+            return Response(503, TEXT, f"{exc}\n".encode())
+
+    def _get(self, path: str) -> Response | Stream:
         asset = self.assets.get(path)
         if asset is not None:
             return Response(200, asset.content_type, asset.body)

@@ -6,6 +6,7 @@ answer, refusals included, carries the security headers.
 
 from __future__ import annotations
 
+import io
 import socket
 import threading
 import time
@@ -17,19 +18,37 @@ from urllib.parse import urlsplit
 from ptysup.serve.routes import TEXT, Response, Router, Stream
 from ptysup.serve.security import HEADERS, Guard, Verdict
 
+MAX_CONNECTIONS = 64  # open at once (a page uses a few; each holds a thread)
+IDLE_TIMEOUT_S = 30.0  # for a request to arrive whole, and for each write to be taken
+BACKLOG = 128  # connections the kernel queues before accept
+
 
 class Server(ThreadingHTTPServer):
-    """The page's server; `stopping` ends the live streams when it shuts down."""
+    """The page's server; `stopping` ends the live streams when it shuts down.
+
+    Each connection holds a thread, so their number is capped: one more than
+    `max_connections` gets a 503 at once and is closed. A request's head must arrive
+    whole within `idle_timeout` seconds, and each write must be taken within it; a live
+    stream only writes, so a page that watches it for hours is never cut off.
+    """
 
     daemon_threads = True
     block_on_close = False
+    request_queue_size = BACKLOG
 
     def __init__(
-        self, address: tuple[str, int], token: str, make_router: Callable[..., Router]
+        self,
+        address: tuple[str, int],
+        token: str,
+        make_router: Callable[..., Router],
+        max_connections: int = MAX_CONNECTIONS,
+        idle_timeout: float = IDLE_TIMEOUT_S,
     ) -> None:
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
         super().__init__(address, Handler)
+        self.idle_timeout = idle_timeout
+        self._slots = threading.BoundedSemaphore(max_connections)
         self.stopping = threading.Event()
         self.guard = Guard(token, address[0], self.port)  # the port is known once bound
         self.router = make_router(self.stopping.wait, time.monotonic)
@@ -39,6 +58,25 @@ class Server(ThreadingHTTPServer):
         """The port bound (the one picked when 0 was asked)."""
         return int(self.server_address[1])
 
+    def process_request(self, request: Any, client_address: Any) -> None:
+        """A thread for the connection if a slot is free, else a 503 and the door."""
+        if not self._slots.acquire(blocking=False):
+            _refuse_busy(request)
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:  # no thread started: its slot is free again
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        """Serve the connection in its thread, then give its slot back."""
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
+
     def stop(self) -> None:
         """End the live streams and stop serving (from any thread but the serving one)."""
         self.stopping.set()
@@ -46,11 +84,78 @@ class Server(ThreadingHTTPServer):
         self.server_close()
 
 
+def _refuse_busy(request: socket.socket) -> None:
+    """Tell a connection over the cap to come back later, without waiting on it: the
+    serving thread must not be held up by a client that does not read."""
+    body = b"too many connections; try again\n"
+    head = [
+        "HTTP/1.1 503 Service Unavailable",
+        f"Content-Type: {TEXT}",
+        *(f"{name}: {value}" for name, value in HEADERS),
+        "Retry-After: 1",
+        "Connection: close",
+        f"Content-Length: {len(body)}",
+    ]
+    try:
+        request.setblocking(False)
+        request.send("\r\n".join(head).encode() + b"\r\n\r\n" + body)
+        # What it sent already is read, so closing does not reset the answer away.
+        request.recv(1 << 16)
+    except OSError:
+        pass  # nothing sent yet (or it is gone): the close alone says no
+
+
+class _Deadline(io.RawIOBase):
+    """The connection's reads, each given what is left of the request's deadline: a
+    request's head must arrive whole within the idle time, however slowly it trickles
+    (a byte every few seconds would keep a per-read timeout from ever firing)."""
+
+    def __init__(self, sock: socket.socket, seconds: float) -> None:
+        super().__init__()
+        self._sock = sock
+        self._seconds = seconds
+        self._deadline = time.monotonic() + seconds
+
+    def start(self) -> None:
+        """A new request may begin: its whole head is due within the idle time."""
+        self._deadline = time.monotonic() + self._seconds
+
+    def readable(self) -> bool:
+        """It is read from."""
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        """Bytes of the connection, or TimeoutError once the deadline has passed."""
+        self._sock.settimeout(max(self._deadline - time.monotonic(), 0.001))
+        return self._sock.recv_into(buffer)
+
+
 class Handler(BaseHTTPRequestHandler):
     """One request: guard, route, answer."""
 
     server: Server
     protocol_version = "HTTP/1.1"
+
+    def setup(self) -> None:
+        """Reads have the request's deadline; writes time out after the idle time."""
+        self.request.settimeout(self.server.idle_timeout)
+        super().setup()
+        self.rfile.close()  # the plain reader it made (the socket stays open)
+        self._deadline = _Deadline(self.request, self.server.idle_timeout)
+        self.rfile = io.BufferedReader(self._deadline)
+
+    def handle_one_request(self) -> None:
+        """Read one request (within its deadline) and answer it (each write within the
+        idle time: a stalled reader of a stream is let go)."""
+        self._deadline.start()
+        super().handle_one_request()
+
+    def parse_request(self) -> bool:
+        """Read the headers (within the deadline); from here on the connection only
+        writes, each within the idle time."""
+        parsed = super().parse_request()
+        self.request.settimeout(self.server.idle_timeout)
+        return parsed
 
     def do_GET(self) -> None:
         """Answer a GET."""
@@ -140,5 +245,5 @@ class Handler(BaseHTTPRequestHandler):
             for chunk in answer.chunks:
                 self.wfile.write(chunk)
                 self.wfile.flush()
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the page went away: nothing to tell anyone
+        except (BrokenPipeError, ConnectionResetError, TimeoutError):
+            pass  # the page went away (or stopped reading): nothing to tell anyone

@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from ptysup.terminal.castread import cast_event, header_of
+
 KEEPALIVE_S = 15.0  # an SSE comment this often: a closed page is noticed by the failed write
 POLL_S = 0.1  # how often the recording is looked at while the run lives
 CODES = frozenset({"o", "r"})  # what the player's terminal needs (markers and input are not)
@@ -53,10 +55,12 @@ class CastTail:
                 item = json.loads(line)
             except ValueError:
                 continue
-            if isinstance(item, dict) and self.header is None:
-                self.header = item
-            elif isinstance(item, list) and len(item) == 3:
-                out.append(item)
+            if self.header is None:
+                self.header = header_of(item)
+            else:
+                event = cast_event(item)  # a garbled line is skipped, as replay does
+                if event is not None:
+                    out.append(list(event))
         return out
 
     def more(self) -> bool:

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ptysup.terminal import castwriter
+from ptysup.terminal.castread import load_cast
 
 if TYPE_CHECKING:
     from ptysup.events import Event
@@ -348,15 +349,9 @@ def wait_complete(path: Path, timeout: float) -> bool:
 
 
 def read_cast(path: Path) -> tuple[dict[str, Any], list[tuple[float, str, str]]]:
-    """An asciicast v2 file: its header and its events."""
-    with path.open(encoding="utf-8") as f:
-        header = json.loads(f.readline())
-        events = []
-        for line in f:
-            if line.strip():
-                t, kind, data = json.loads(line)
-                events.append((float(t), str(kind), str(data)))
-    return header, events
+    """An asciicast v2 file: its header and its events (see castread for what is skipped)."""
+    cast = load_cast(path)
+    return cast.header, cast.events
 
 
 def as_bytes(data: str) -> bytes:

@@ -97,3 +97,20 @@ def test_a_live_runs_terminal_follows_its_recording(watched: Watched, tmp_path: 
             f.write(json.dumps([5.0, "o", "THEN-THIS-LINE\r\n"]) + "\n")
         expect(player).to_contain_text("THEN-THIS-LINE", timeout=WAIT_MS)
     assert watched.errors == []
+
+
+def test_a_run_with_unreadable_log_lines_is_shown_and_says_so(
+    watched: Watched, tmp_path: Path
+) -> None:
+    run_dir = make_run(tmp_path, DONE, task="Damaged", decisions=[("complete", "ok")], screen="x")
+    with run_dir.default_events.open("a") as f:
+        f.write('{"event": "decision", "ts": "soon", "iteration": "two"}\n')
+    page = watched.page
+    with served(tmp_path) as server:
+        page.goto(server.url)
+        page.locator(f'#runs tbody tr[data-run-id="{DONE}"]').click()
+        expect(page.locator("#detail-skipped")).to_have_text(
+            "1 unreadable line in its event log skipped", timeout=WAIT_MS
+        )
+        expect(page.locator("#decisions li")).to_have_count(1)
+    assert watched.errors == []

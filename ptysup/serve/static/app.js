@@ -132,6 +132,12 @@
     state.textContent = run.state;
     state.className = stateClass(run.state);
     document.getElementById("detail-task").textContent = run.task || "";
+    // Lines of its event log ptysup could not read: what the page shows may miss events.
+    const skipped = document.getElementById("detail-skipped");
+    const count = run.unreadable_lines || 0;
+    skipped.hidden = count === 0;
+    skipped.textContent = count === 1 ? "1 unreadable line in its event log skipped"
+      : count + " unreadable lines in its event log skipped";
     renderDecisions(run.decisions || []);
     showPlayer(run);
   }

@@ -1,0 +1,89 @@
+"""A recording (asciicast v2) read back tolerantly: its header, its well-formed events, and
+how many lines were not.
+
+A recording is cut when the disk fills or the machine dies mid-write, and may be garbled
+by anything that touched the file. A line that is not an event is skipped and counted
+(the rest of the terminal still replays); a file whose first line is no header is no
+recording at all: CastError, one line saying so.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ptysup.logread import is_number
+
+_SIZE = re.compile(r"([1-9][0-9]{0,4})x([1-9][0-9]{0,4})")  # a resize: COLSxROWS
+# Rows or columns: more is no terminal, and a screen model of 99999x99999 takes half a
+# minute to clear.
+_MAX_SIDE = 10_000
+
+
+class CastError(ValueError):
+    """The file is no asciicast v2 recording; the message is one line."""
+
+
+Event = tuple[float, str, str]
+
+
+@dataclass(frozen=True)
+class CastRead:
+    """A recording: its header, its events in order, and the lines that were skipped."""
+
+    header: dict[str, Any]
+    events: list[Event]
+    skipped: int = 0
+
+
+def cast_event(item: Any) -> Event | None:
+    """One decoded line as an event (time, code, data), or None if it is not one."""
+    if not isinstance(item, list) or len(item) != 3:
+        return None
+    t, code, data = item
+    if not is_number(t) or not isinstance(code, str) or not isinstance(data, str):
+        return None
+    if code == "r":
+        size = _SIZE.fullmatch(data)
+        if size is None or max(int(side) for side in size.groups()) > _MAX_SIDE:
+            return None
+    return float(t), code, data
+
+
+def header_of(item: Any) -> dict[str, Any] | None:
+    """A decoded first line as the recording's header (its size usable), or None."""
+    if not isinstance(item, dict):
+        return None
+    for side in (item.get("width"), item.get("height")):
+        if not isinstance(side, int) or isinstance(side, bool) or not 0 < side <= _MAX_SIDE:
+            return None
+    return item
+
+
+def load_cast(path: Path) -> CastRead:
+    """The recording at `path`; CastError if it has no header, OSError if unreadable."""
+    with path.open(encoding="utf-8", errors="replace") as f:
+        header = header_of(_decode(f.readline()))
+        if header is None:
+            raise CastError(f"{path} is not an asciicast v2 recording (no header line)")
+        events: list[Event] = []
+        skipped = 0
+        for line in f:
+            if not line.strip():
+                continue
+            event = cast_event(_decode(line))
+            if event is not None:
+                events.append(event)
+            elif line.endswith("\n"):  # an unfinished last line is not damage (see logread)
+                skipped += 1
+    return CastRead(header, events, skipped)
+
+
+def _decode(line: str) -> Any:
+    try:
+        return json.loads(line)
+    except ValueError:
+        return None

@@ -1,0 +1,238 @@
+"""`ptysup serve`'s limits, with real sockets on 127.0.0.1: a folder it cannot read is
+refused at the start, connections are capped (each holds a thread), idle ones are dropped,
+and a live stream is not idle."""
+
+from __future__ import annotations
+
+import contextlib
+import http.client
+import json
+import os
+import pwd
+import socket
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ptysup.rundir import RUNS_DIR
+from tests.helpers import REPO, ptysup_argv, wait_for
+from tests.serving import Served, make_run, served
+
+RUN = "20260101-120000-aaaaaa"
+CAP = 4
+IDLE_S = 1.0  # the test's idle timeout: short, so the drop is an event to wait for
+OTHER_USER = "ptysup-reader-test"
+
+
+def _threads(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("Threads:"):
+            return int(line.split()[1])
+    raise AssertionError("no thread count")
+
+
+def _closed(sock: socket.socket) -> bool:
+    """Whether the server closed the connection (what it sent before is read and kept)."""
+    sock.settimeout(0.05)
+    try:
+        return sock.recv(1 << 16) == b""
+    except TimeoutError:
+        return False
+    except ConnectionResetError:
+        return True
+
+
+def _answer(sock: socket.socket) -> bytes:
+    """Everything the server sends until it closes the connection."""
+    sock.settimeout(30)
+    chunks = []
+    while chunk := sock.recv(1 << 16):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _get(server: Served, path: str) -> tuple[int, bytes]:
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+    try:
+        conn.request("GET", path, headers={"Cookie": server.cookie})
+        response = conn.getresponse()
+        return response.status, response.read()
+    finally:
+        conn.close()
+
+
+@contextlib.contextmanager
+def crowded(tmp_path: Path, idle_s: float) -> Iterator[tuple[Served, list[socket.socket]]]:
+    """A server with a cap of CAP and CAP + 50 connections that send nothing."""
+    make_run(tmp_path, RUN, task="watched", decisions=[("complete", "ok")], screen="hi")
+    limits = ("--max-connections", str(CAP), "--idle-timeout", str(idle_s))
+    with served(tmp_path, *limits) as server, contextlib.ExitStack() as stack:
+        socks = []
+        for _ in range(CAP + 50):
+            sock = stack.enter_context(socket.create_connection(("127.0.0.1", server.port), 30))
+            socks.append(sock)
+        yield server, socks
+
+
+def test_connections_over_the_cap_are_refused_at_once_and_threads_stay_bounded(
+    tmp_path: Path,
+) -> None:
+    with crowded(tmp_path, 600.0) as (server, socks):  # the idle ones stay for the test
+        _refused_over_the_cap(server, socks)
+
+
+def _refused_over_the_cap(server: Served, socks: list[socket.socket]) -> None:
+    baseline = 3  # the main thread, the serving thread, and room for one more of Python's
+    over = socks[CAP:]
+    # Those over the cap get a clear 503 and are closed, without sending anything.
+    answers = [_answer(sock) for sock in over]
+    assert all(a.startswith(b"HTTP/1.1 503 ") for a in answers), answers[0]
+    assert b"Content-Security-Policy: default-src 'none'" in answers[0]
+    assert answers[0].endswith(b"too many connections; try again\n")
+    assert _threads(server.proc.pid) <= CAP + baseline
+    # While the idle ones hold every slot, a real request is refused just as clearly.
+    status, body = _get(server, "/api/runs")
+    assert (status, body) in ((503, b"too many connections; try again\n"), (200, body))
+
+
+def test_idle_connections_are_dropped_and_then_requests_are_answered(tmp_path: Path) -> None:
+    with crowded(tmp_path, IDLE_S) as (server, socks):
+        _idle_ones_dropped(server, socks)
+
+
+def _idle_ones_dropped(server: Served, socks: list[socket.socket]) -> None:
+    held = socks[:CAP]
+    wait_for(lambda: all(_closed(sock) for sock in held), 30, "the idle connections dropped")
+    status, body = _get(server, "/api/runs")
+    assert status == 200 and json.loads(body)[0]["run_id"] == RUN
+    # A request never finished: dropped after the idle time too, even one that trickles
+    # in a byte at a time (each read is quick, the whole head never comes).
+    with socket.create_connection(("127.0.0.1", server.port), 30) as slow:
+        slow.sendall(b"GET /api/runs HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        wait_for(lambda: _closed(slow), 30, "the unfinished request dropped")
+    with socket.create_connection(("127.0.0.1", server.port), 30) as trickle:
+        trickle.sendall(b"GET /api/runs HTTP/1.1\r\nX-Slow: ")
+        wait_for(lambda: _trickled(trickle), 30, "the trickling request dropped")
+
+
+def _trickled(sock: socket.socket) -> bool:
+    """One more byte of a header that never ends; whether the server closed on it."""
+    try:
+        sock.sendall(b"x")
+    except (BrokenPipeError, ConnectionResetError):
+        return True
+    return _closed(sock)
+
+
+def test_a_live_stream_outlives_the_idle_timeout(tmp_path: Path) -> None:
+    run_dir = make_run(tmp_path, RUN, task="live", outcome=None, screen="before")
+    cast = run_dir.default_events.with_suffix(".cast")
+    with served(tmp_path, "--idle-timeout", str(IDLE_S)) as server, run_dir.lock():
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=60)
+        conn.request("GET", f"/api/runs/{RUN}/live", headers={"Cookie": server.cookie})
+        response = conn.getresponse()
+        assert response.status == 200
+        assert "before" in json.loads(response.readline().decode()[6:])["init"]
+        assert response.readline() == b"\n"
+        # An idle connection opened now is dropped: the idle time has passed for both.
+        with socket.create_connection(("127.0.0.1", server.port), 30) as idle:
+            wait_for(lambda: _closed(idle), 30, "an idle connection dropped")
+        with cast.open("a") as f:
+            f.write(json.dumps([1.5, "o", "still watched"]) + "\n")
+        assert json.loads(response.readline().decode()[6:]) == [1.5, "o", "still watched"]
+        conn.close()
+
+
+def test_an_idle_timeout_or_cap_that_is_no_number_is_refused(tmp_path: Path) -> None:
+    for args, says in (
+        (("--max-connections", "0"), "--max-connections needs a number from 1 to 10000"),
+        (("--idle-timeout", "nan"), "--idle-timeout needs a positive number of seconds"),
+        (("--idle-timeout", "-1"), "--idle-timeout needs a positive number of seconds"),
+    ):
+        result = _serve(tmp_path, *args)
+        assert (result.returncode, result.stderr) == (2, f"ptysup: {says}, not {args[1]!r}\n")
+
+
+def _serve(
+    directory: Path, *args: str, user: pwd.struct_passwd | None = None
+) -> subprocess.CompletedProcess[str]:
+    drop = _as(user) if user is not None else []
+    return subprocess.run(
+        [*drop, *ptysup_argv("serve", str(directory), *args)],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def _as(user: pwd.struct_passwd) -> list[str]:
+    """The command's prefix that runs it as `user` (root's powers dropped)."""
+    return ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups"]
+
+
+def test_runs_that_are_a_file_are_refused(tmp_path: Path) -> None:
+    (tmp_path / RUNS_DIR).parent.mkdir(parents=True)
+    (tmp_path / RUNS_DIR).write_text("not a directory")
+    result = _serve(tmp_path)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1
+    assert result.stderr.startswith(f"ptysup: serve: cannot read {tmp_path / RUNS_DIR}: ")
+    result = _serve(tmp_path / RUNS_DIR)  # DIR itself a file
+    assert (result.returncode, result.stderr.startswith("ptysup: serve: no such directory")) == (
+        2,
+        True,
+    )
+
+
+@pytest.fixture
+def other_user() -> pwd.struct_passwd:
+    """A local user other than root (root reads every folder whatever its mode)."""
+    if os.geteuid() != 0:
+        if os.environ.get("PTYSUP_REQUIRE_E2E"):
+            pytest.fail("must run as root to create another local user")
+        pytest.skip("needs root to create another local user")
+    made = subprocess.run(
+        ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", OTHER_USER],
+        capture_output=True,
+        text=True,
+    )
+    assert made.returncode in (0, 9), made.stderr  # 9: it exists (an earlier test made it)
+    # The user must reach ptysup's code and its interpreter (a clone under /root, say):
+    # search permission only on the way, nothing becomes listable.
+    for start in {REPO, Path(sys.prefix), Path(sys.base_prefix)}:
+        for folder in [start, *start.parents]:
+            folder.chmod(folder.stat().st_mode | 0o001)
+    return pwd.getpwnam(OTHER_USER)
+
+
+def test_a_folder_another_user_cannot_read_is_refused_at_the_start(
+    other_user: pwd.struct_passwd,
+) -> None:
+    with tempfile.TemporaryDirectory() as top:
+        project = Path(top)
+        project.chmod(0o755)  # the other user may look in here: not in the runs
+        make_run(project, RUN, task="private", screen="secret")
+        runs = project / RUNS_DIR
+        runs.chmod(0o700)
+        result = _serve(project, user=other_user)
+        assert (result.returncode, result.stdout) == (2, "")
+        assert result.stderr == f"ptysup: serve: cannot read {runs}: Permission denied\n"
+        listed = subprocess.run(  # `ptysup runs` there says the same
+            [*_as(other_user), *ptysup_argv("runs")],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert (listed.returncode, listed.stdout) == (2, "")
+        assert listed.stderr == f"ptysup: runs: cannot read {RUNS_DIR}: Permission denied\n"
+        project.chmod(0o700)  # now the folder itself
+        inner = project / "sub"
+        inner.mkdir(mode=0o755)
+        result = _serve(inner, user=other_user)
+        assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+        assert result.stderr == f"ptysup: serve: cannot read {inner}: Permission denied\n"
