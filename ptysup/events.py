@@ -55,6 +55,11 @@ class EventLog:
         with self._lock:
             self._sinks.append(sink)
 
+    def redacted(self, text: str) -> str:
+        """`text` as this log records it: lines of a screen are redacted together, since
+        a secret may go on from one to the next (redacted one by one, it would not be)."""
+        return text if self._redact is None else self._redact(text)
+
     def emit(self, event: str, **fields: Any) -> Event:
         """Record one event in every sink, flushed before this returns."""
         if self._redact is not None:
