@@ -56,8 +56,9 @@ class EventLog:
             self._sinks.append(sink)
 
     def redacted(self, text: str) -> str:
-        """`text` as this log records it: lines of a screen are redacted together, since
-        a secret may go on from one to the next (redacted one by one, it would not be)."""
+        """`text` as this log records it. A screen is redacted whole before a part of it
+        is taken: a secret that goes on from one line to the next, or that the cut splits,
+        would not be seen in the part."""
         return text if self._redact is None else self._redact(text)
 
     def emit(self, event: str, **fields: Any) -> Event:
