@@ -10,7 +10,8 @@ Markers already in the text are left whole, so redacting twice changes nothing.
 Text of several lines is also read as a terminal shows it: a line that fills the width
 may go on at the start of the next (Claude Code breaks a long key over several rows), so
 a secret is looked for in the lines joined there too (see `_Rows`), and one that spans
-rows is hidden whole, the line break with it.
+rows is hidden whole, the line break with it. The width is the widest line's, which a
+marker can shorten: redacting such text again may hide a little more, never less.
 """
 
 from __future__ import annotations
@@ -201,6 +202,7 @@ _FRAME_CHARS = frozenset([*map(chr, range(0x2500, 0x25A0)), "\u23bf"])
 _SLACK = 3
 # Built-in secrets start with one of these: a row that does is read as a new start too,
 # so a word at the end of the row above does not hide the secret's beginning.
+_TOKEN = re.compile(r"[A-Za-z0-9_\-./+=~]+")  # the characters of a secret (and a name)
 _STARTS = ("sk-", "gh", "github_pat_", "akia", "asia", "-----begin", "aws_secret", "bearer")
 
 
@@ -248,9 +250,10 @@ class _Rows:
             if left[1] == left[0] or right[1] == right[0]:
                 continue  # a blank row (or one of frame alone) ends a line
             end = _width(text[a : left[1]])
-            word = text[right[0] : right[1]].split(maxsplit=1)[0]
-            if end >= width or end + 1 + _width(word) > width:
-                fresh = word.lower().startswith(_STARTS)
+            head = text[right[0] : right[1]]
+            word = _TOKEN.match(head)  # the first word of the next row, as a secret has it
+            if end >= width or end + 1 + (word.end() if word else 0) > width:
+                fresh = head[:11].lower().startswith(_STARTS)
                 self._joins.append(_Join(left[1], right[0], end >= width, fresh))
 
     def views(self) -> Iterator[_View]:
