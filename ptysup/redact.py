@@ -186,6 +186,7 @@ def _merged(hidden: list[_Hidden]) -> list[_Hidden]:
 
 
 def _replace(text: str, hidden: list[_Hidden]) -> str:
+    """`text` with each hidden stretch (in order, apart) replaced by its marker."""
     out, at = [], 0
     for h in hidden:
         out += [text[at : h.start], MARKER.format(kind=h.kind)]
