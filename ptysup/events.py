@@ -56,6 +56,12 @@ class EventLog:
         with self._lock:
             self._sinks.append(sink)
 
+    def redacted(self, text: str) -> str:
+        """`text` as this log records it. A screen is redacted whole before a part of it
+        is taken: a secret that goes on from one line to the next, or that the cut splits,
+        would not be seen in the part."""
+        return text if self._redact is None else self._redact(text)
+
     def emit(self, event: str, **fields: Any) -> Event:
         """Record one event in every sink, flushed before this returns."""
         if self._redact is not None:

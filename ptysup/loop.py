@@ -278,7 +278,7 @@ class RunLoop:
             self._log.emit(
                 "turn_end",
                 kind=turn.kind.value,
-                detail=turn.detail[-500:],
+                detail=self._redact(turn.detail)[-500:],  # a cut key would not be seen
                 **({"dialog": True} if turn.dialog else {}),
             )
             if turn.kind is TurnEndKind.API_ERROR:
@@ -645,10 +645,11 @@ class RunLoop:
 
     def _prompt(self, turn: TurnEnd, question: str = "") -> str:
         activity = self._agent.activity
-        screen = "\n".join(self._agent.snapshot().text().splitlines()[-SCREEN_LINES:])
         # Secrets never reach the supervisor (nor its model provider); redacting the parts
-        # before building keeps the prompt within its bound.
+        # before building keeps the prompt within its bound. The whole screen is redacted
+        # before its last lines are taken: a key cut at the excerpt's top would be kept.
         r = self._redact
+        screen = "\n".join(r(self._agent.snapshot().text()).splitlines()[-SCREEN_LINES:])
         plan = self._steps.notes() if self._steps else ()
         ctx = PromptContext(
             task=r(self._cfg.task),
@@ -658,7 +659,7 @@ class RunLoop:
             turn_end="the agent asks a question" if question else turn.kind.value,
             tools=tuple(r(t) for t in activity.tools),
             last_message=r(activity.last_message or turn.detail),
-            screen=r(screen),
+            screen=screen,
             notes=tuple(r(n) for n in (*plan, *self._once, *self._notes)),
             question=r(question),
             dialog=turn.dialog,

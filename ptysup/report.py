@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ptysup.events import Event
+from ptysup.terminal.inject import clean
 
 
 class RunSummary:
@@ -85,7 +86,7 @@ def markdown(summary: dict[str, Any]) -> str:
     """The summary as GitHub-flavoured markdown for $GITHUB_STEP_SUMMARY."""
     ok = summary.get("exit_code") == 0
     lines = [
-        f"### ptysup: {summary.get('outcome')} {'✅' if ok else '❌'}",
+        f"### ptysup: {_cell(summary.get('outcome'))} {'✅' if ok else '❌'}",
         "",
         f"**Task:** {_cell(summary.get('task'))}",
         "",
@@ -99,14 +100,14 @@ def markdown(summary: dict[str, Any]) -> str:
     if summary.get("steps"):
         lines += ["", "| step | outcome | iterations |", "|---|---|---|"]
         lines += [
-            f"| {_cell(s.get('id'))} | {s.get('outcome') or 'started'} "
+            f"| {_cell(s.get('id'))} | {_cell(s.get('outcome') or 'started')} "
             f"| {s.get('iterations', '')} |"
             for s in summary["steps"]
         ]
     if summary.get("decisions"):
         lines += ["", "| # | decision | reason / instruction |", "|---|---|---|"]
         lines += [
-            f"| {d.get('iteration')} | {d.get('action')} | {_cell(d.get('content'))} |"
+            f"| {d.get('iteration')} | {_cell(d.get('action'))} | {_cell(d.get('content'))} |"
             for d in summary["decisions"]
         ]
     if summary.get("reason"):
@@ -117,7 +118,9 @@ def markdown(summary: dict[str, Any]) -> str:
 
 
 def _cell(value: Any, limit: int = 300) -> str:
-    text = " ".join(str(value or "").split()).replace("|", "\\|")
+    """VALUE as one line of a markdown table cell: escape sequences and control bytes
+    (a task's or the agent's text) dropped, so the job's page shows text and no raw bytes."""
+    text = " ".join(clean(str(value or "")).split()).replace("|", "\\|")
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

@@ -246,7 +246,8 @@ def _settled(screen: ScreenModel, feeder: ScreenFeeder) -> ScreenSnapshot:
 def _log_screen_tail(snapshot: ScreenSnapshot, log: EventLog) -> None:
     """Show the agent's last screen in a CI log, so a failure is readable without the
     recording (redacted like every event): as the run left it, before /clear or /exit."""
-    lines = snapshot.text().splitlines()[-SCREEN_TAIL:]
+    # Redacted whole, then cut: a key the cut or a line break split would not be seen.
+    lines = log.redacted(snapshot.text()).splitlines()[-SCREEN_TAIL:]
     if any(line.strip() for line in lines):
         log.emit("agent_screen", lines=lines)
 

@@ -308,7 +308,7 @@ class AgentSession:
                     return self._screen_turn_end()
                 if now >= self.last_output + self.timings.turn:
                     dialog = self.state is ScreenState.DIALOG
-                    return TurnEnd(TurnEndKind.STALLED, self.snapshot().text()[-2000:], dialog)
+                    return TurnEnd(TurnEndKind.STALLED, self._screen_tail(2000), dialog)
                 continue
             if isinstance(event, HookEvent):
                 if event.name == "Stop":
@@ -440,6 +440,11 @@ class AgentSession:
         self._kill()
         return False
 
+    def _screen_tail(self, size: int, snap: ScreenSnapshot | None = None) -> str:
+        """The end of the screen's text, redacted before it is cut: a secret that the cut
+        (or a line wrap) split would not be seen in the part."""
+        return self._log.redacted((snap or self.snapshot()).text())[-size:]
+
     def _keep_last_screen(self) -> None:
         """The screen as the run's work left it, before ptysup types /clear or /exit (whose
         menus would fill it): what a CI log shows of a failed run."""
@@ -557,7 +562,7 @@ class AgentSession:
             return True
         deadline = self._cap(self._clock() + self.timings.confirm, cap)
         if self.profile.screen_state(self.snapshot()) is ScreenState.DIALOG:
-            self._log.emit("dialog_dismissed", screen=self.snapshot().text()[-1500:])
+            self._log.emit("dialog_dismissed", screen=self._screen_tail(1500))
             self._typist.key(self.profile.dismiss_key)
         while self.state is not ScreenState.READY and self._clock() < deadline:
             self._next(deadline)
@@ -578,7 +583,7 @@ class AgentSession:
         self._log.emit(
             "warning",
             message="the input box held text; cleared it before typing",
-            text=self.profile.input_text(snap) or snap.text()[-500:],
+            text=self.profile.input_text(snap) or self._screen_tail(500, snap),
         )
         for key in self.profile.clear_input_keys:
             self._typist.key(key)

@@ -158,7 +158,7 @@ def table(root: Path, expected: Sequence[str] = ()) -> str:
     for s in summaries:
         ok = s.get("exit_code") == 0
         rows.append(
-            f"| {_cell(s.get('batch_id') or '-')} | {s.get('outcome') or 'unknown'} "
+            f"| {_cell(s.get('batch_id') or '-')} | {_cell(s.get('outcome') or 'unknown')} "
             f"{'✅' if ok else '❌'} | {'' if s.get('exit_code') is None else s['exit_code']} "
             f"| {s.get('iterations') or 0} "
             f"| ${s.get('cost_usd') or 0:.4f} | {_cell(s.get('run_id'))} |"

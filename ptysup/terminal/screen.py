@@ -229,22 +229,32 @@ class _Screen(pyte.Screen):
                 line[cursor.x] = cells[char]
                 if cursor.x + 1 < columns:
                     line[cursor.x + 1] = cells[""]  # the stub after a two-cell character
-            elif char_width == 0 and unicodedata.combining(char):
-                if cursor.x:
-                    last = line[cursor.x - 1]
-                    normalized = unicodedata.normalize("NFC", last.data + char)
-                    line[cursor.x - 1] = last._replace(data=normalized)
-                elif cursor.y:
-                    above = self.buffer[cursor.y - 1]
-                    last = above[columns - 1]
-                    normalized = unicodedata.normalize("NFC", last.data + char)
-                    above[columns - 1] = last._replace(data=normalized)
-                    self.dirty.add(cursor.y - 1)  # pyte forgets this line changed
+            elif char_width == 0:
+                # pyte keeps only combining marks and drops the rest of the text at any
+                # other zero-width character: a variation selector (the U+FE0F of ⚠️), a
+                # joiner (👨‍👩‍👧) or U+200B. Each joins the character before it instead.
+                self._join_previous(char)
             else:
                 break  # unprintable: pyte drops the rest of the text
             if char_width > 0:
                 cursor.x = min(cursor.x + char_width, columns)
         self.dirty.add(self.cursor.y)
+
+    def _join_previous(self, char: str) -> None:
+        """Add a zero-width CHAR to the cell before the cursor (the last one of the line
+        above at a line start), past the stub of a wide character."""
+        cursor = self.cursor
+        if cursor.x:
+            y, line, x = cursor.y, self.buffer[cursor.y], cursor.x - 1
+        elif cursor.y:
+            y, line, x = cursor.y - 1, self.buffer[cursor.y - 1], self.columns - 1
+        else:
+            return  # nothing before it to join
+        if x and not line[x].data:
+            x -= 1  # the stub after a two-cell character: the character is left of it
+        last = line[x]
+        line[x] = last._replace(data=unicodedata.normalize("NFC", last.data + char))
+        self.dirty.add(y)  # pyte forgets the line above changed
 
     # -- attributes and cursor moves: pyte's semantics, fewer calls ---------------------
     def select_graphic_rendition(self, *attrs: int) -> None:

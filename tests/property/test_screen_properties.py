@@ -215,3 +215,19 @@ def test_transcript_with_a_piece_dropped_from_the_middle(name: str, i: int, j: i
         model.feed(rec.data[:start])
         model.feed(rec.data[end:])
         read(model.snapshot())
+
+
+# -- zero-width characters ----------------------------------------------------------------
+
+ZERO_WIDTH = "\u200b\u200c\u200d\u2060\ufe0e\ufe0f"
+
+
+@given(st.text(st.sampled_from("ab ⚠👨あ" + ZERO_WIDTH), max_size=60))
+@settings(max_examples=200, deadline=2000)
+def test_no_text_is_lost_around_zero_width_characters(text: str) -> None:
+    model = ScreenModel(3, 200)
+    model.feed(text.encode() + b"\r\nend")
+    shown = model.snapshot().text().split("\n")
+    visible = text.translate(dict.fromkeys(map(ord, ZERO_WIDTH))).rstrip()
+    assert shown[0].translate(dict.fromkeys(map(ord, ZERO_WIDTH))).rstrip() == visible
+    assert shown[1] == "end"

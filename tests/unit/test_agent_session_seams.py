@@ -18,6 +18,7 @@ from ptysup.agents.events import (
 from ptysup.agents.hooks import STATUS_LINE
 from ptysup.agents.session import AgentSession, Timings
 from ptysup.events import EventLog
+from ptysup.redact import Redactor
 from ptysup.terminal.inject import Typist
 from ptysup.terminal.keys import KeyCommand
 from ptysup.terminal.screen import ScreenSnapshot
@@ -213,3 +214,25 @@ def test_text_cleared_from_the_input_box_is_kept_in_the_warning() -> None:
     session.clear()
     [warning] = [e.fields for e in sink.events if e.event == "warning"]
     assert warning["text"] == "half a thought of mine\nover two lines"
+
+
+KEY = "sk-ant-api03-" + "Rt5Yu7Io9Pa2Sd4Fg6Hj8Kl0Zx" * 3  # made up, 91 characters
+
+
+def test_a_stalled_turn_s_screen_is_redacted_before_it_is_cut() -> None:
+    # The detail is the screen's last 2000 characters: this cut falls 40 into the key.
+    filler = ("." * 99 + "\n") * 19 + "." * (2000 - 40 - 1 - 19 * 100)
+    screen = ScreenSnapshot((f"● {KEY}", *filler.split("\n")), "✳ Claude Code", (20, 0))
+    assert screen.text()[-2000:].startswith(KEY[-40:])
+    written: list[bytes] = []
+    session = AgentSession(
+        ClaudeProfile(),
+        Typist(written.append, pause=lambda s: None),
+        lambda: screen,
+        EventLog(redact=Redactor()),
+        Timings(turn=0.5),
+        clock=Tick(0.01),
+    )
+    turn = session.wait_turn_end()
+    assert isinstance(turn, TurnEnd) and turn.kind is TurnEndKind.STALLED
+    assert KEY[-20:] not in turn.detail and turn.detail.endswith("." * 50), turn.detail[:200]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -56,6 +57,14 @@ def test_the_table_lists_every_run_and_every_task_that_left_none(tmp_path: Path)
     assert rows[2] == "| docs\\|x | abort ❌ | 1 | 1 | $0.0000 | r2 |"
     assert rows[3].startswith("| lost | no run ❌ |")
     assert len(rows) == 4
+
+
+def test_the_table_holds_no_control_or_escape_bytes(tmp_path: Path) -> None:
+    raw = "\x1b[2J\x1b]0;owned\x07x\x00\x9b2J"
+    summary(tmp_path, "ptysup-1-run-1", batch_id=f"t{raw}", outcome=f"abort{raw}", run_id=raw)
+    text = ci.table(tmp_path, [f"t{raw}"])
+    assert not re.findall("[\x00-\x08\x0b-\x1f\x7f-\x9f]", text), text
+    assert "| tx | abortx ❌ |" in text and text.rstrip().endswith("| x |")
 
 
 def test_the_table_says_so_when_nothing_was_uploaded(tmp_path: Path) -> None:

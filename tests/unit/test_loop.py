@@ -14,6 +14,7 @@ from ptysup.agents.session import Activity, InjectResult
 from ptysup.events import EventLog
 from ptysup.exitcodes import Outcome
 from ptysup.loop import LoopConfig, RunLoop, Spent
+from ptysup.redact import Redactor
 from ptysup.supervisor.decide import Decided, Supervisor, SupervisorFailed
 from ptysup.supervisor.parse import parse
 from ptysup.supervisor.runner import Answer
@@ -434,3 +435,29 @@ def test_a_decisions_cost_is_logged_without_float_noise() -> None:
     RunLoop(LoopConfig("t", 5), FakeAgent(), sup, EventLog([rec])).run()
     [decision] = [e.fields for e in rec.events if e.event == "decision"]
     assert decision["cost_usd"] == 0.00357 and repr(decision["cost_usd"]) == "0.00357"
+
+
+KEY = "sk-ant-api03-" + "Rt5Yu7Io9Pa2Sd4Fg6Hj8Kl0Zx" * 3  # made up, 91 characters
+
+
+class ScreenAgent(FakeAgent):
+    """An agent whose screen holds a key broken over three 40-column rows, the first just
+    above the last 60 rows, and whose turn stalls with the key 500 characters from the
+    end of what it shows."""
+
+    def snapshot(self) -> ScreenSnapshot:
+        rows = [f"● {KEY[:38]}", f"  {KEY[38:76]}", f"  {KEY[76:]}", *("─" * 40,) * 57, "❯ "]
+        return ScreenSnapshot(tuple(rows), "✳ Claude", (60, 2))
+
+    def wait_turn_end(self, deadline: float | None = None) -> TurnEnd | Ask:
+        self.turns += 1
+        return TurnEnd(TurnEndKind.STALLED, f"it printed {KEY}" + "." * 450)
+
+
+def test_a_key_the_excerpts_cut_never_reaches_the_prompt_or_the_log() -> None:
+    _, _, sup, rec = _run(["[COMPLETE] done"], agent=ScreenAgent(), redact=Redactor())
+    [prompt] = sup.prompts
+    assert KEY[38:76] not in prompt and "[REDACTED:anthropic-key]" in prompt, prompt
+    fragments = {KEY[i : i + 8] for i in range(13, len(KEY) - 7)}
+    [turn_end] = [e for e in rec.events if e.event == "turn_end"]
+    assert not [f for f in fragments if f in turn_end.fields["detail"]], turn_end.fields

@@ -103,3 +103,51 @@ def test_redacting_a_megabyte_is_fast() -> None:
     assert redact(code) == code
     assert redact(noisy) == noisy
     assert time.process_time() - start < 1.0
+
+
+RULE = "─" * 40  # a full-width row, as Claude Code draws above and below its input box
+
+
+def rows(text: str, indent: str = "", width: int = 40) -> str:
+    """`text` broken at `width` columns, the rows after the first indented."""
+    out = [text[:width]]
+    rest = text[width:]
+    while rest:
+        out.append(indent + rest[: width - len(indent)])
+        rest = rest[width - len(indent) :]
+    return "\n".join(out)
+
+
+BOX = f"│ {GITHUB_CLASSIC[:36]} │\n│ {(GITHUB_CLASSIC[36:] + ' done').ljust(36)} │"
+TOKEN = "9" + "aZ-_.~+/" * 4  # 33 characters: a soft wrap puts it on a row of its own
+
+
+@pytest.mark.parametrize(
+    ("screen", "expected"),
+    [
+        # Claude Code breaks a long word at the width and indents the rest by two.
+        (
+            rows(f"● key: {ANTHROPIC} ok", "  ") + f"\n{RULE}",
+            f"● key: [REDACTED:anthropic-key] ok\n{RULE}",
+        ),
+        # A terminal wraps a program's line at the last column, a box's row at its border.
+        (rows(f"x={OPENAI_LEGACY}") + f"\n{RULE}", f"x=[REDACTED:openai-key]\n{RULE}"),
+        (BOX, f"│ [REDACTED:github-token]{' done'.ljust(32)} │"),
+        # The token of a header that the wrap split from its name, or put on the next row.
+        (rows(f"Authorization: Bearer {JWT}"), "Authorization: Bearer [REDACTED:bearer-token]"),
+        (
+            f"{RULE}\nAuthorization: Bearer\n  {TOKEN}",
+            f"{RULE}\nAuthorization: Bearer\n  [REDACTED:bearer-token]",
+        ),
+        # A word that ends the row above does not hide where the key starts.
+        (f"{'word ' * 7}ends\n" + rows(ANTHROPIC), f"{'word ' * 7}ends\n[REDACTED:anthropic-key]"),
+        # A line short of the width goes on nowhere: the next line is its own.
+        (
+            f"k {ANTHROPIC[:30]}\nnext line\n{RULE}",
+            f"k [REDACTED:anthropic-key]\nnext line\n{RULE}",
+        ),
+    ],
+)
+def test_a_secret_that_a_line_wrap_split_is_hidden_whole(screen: str, expected: str) -> None:
+    assert redact(screen) == expected
+    assert redact(expected) == expected

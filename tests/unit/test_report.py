@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 
 from ptysup.app import summary_line
@@ -125,3 +126,27 @@ def test_the_summary_line_names_the_steps() -> None:
         "ptysup: budget after 6 iteration(s) (exit 3), cost $0.0000 (agent $0.0000, "
         "supervisor $0.0000); steps: a ✓, b ✗ budget; events: e.jsonl"
     )
+
+
+RAW = "\x1b[2J\x1b]0;owned\x07red\x1b[31m!\x00\x08\x7f\x9b2J\x1b[0m"  # escapes and controls
+CONTROL_BYTES = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def test_the_step_summary_holds_no_control_or_escape_bytes(tmp_path: Path) -> None:
+    summary = RunSummary()
+    log = EventLog([summary])
+    log.emit("run_start", run_id="r1", task=f"fix {RAW} it", max_iter=5)
+    log.emit("step_start", id=f"s{RAW}", index=1, of=1, do="go")
+    log.emit("step_end", id=f"s{RAW}", outcome=f"budget{RAW}", iterations=1)
+    log.emit("decision", iteration=1, max_iter=5, action="continue", content=f"the agent {RAW}")
+    log.emit("escalation", iteration=1, reason=f"asks {RAW}")
+    log.emit("run_end", outcome="escalated", exit_code=7, iterations=1, reason=f"end {RAW}")
+    target = tmp_path / "step.md"
+    append_step_summary(
+        summary.to_dict(), {"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(target)}
+    )
+    written = target.read_text()
+    assert not CONTROL_BYTES.findall(written), written
+    assert "**Task:** fix red! it" in written  # the text stays, the bytes go
+    for shown in ("| sred! | budgetred! |", "the agent red! |", "asks red!", "end red!"):
+        assert shown in written, written
