@@ -26,22 +26,17 @@ class OtherUser:
     gid: int
     home: Path
 
+    def argv(self, *command: str) -> list[str]:
+        """COMMAND run as this user, root's powers dropped."""
+        return ["setpriv", f"--reuid={self.uid}", f"--regid={self.gid}", "--clear-groups", *command]
+
     def ptysup(
         self, args: Sequence[str], env: Mapping[str, str] | None = None
     ) -> subprocess.CompletedProcess[str]:
         """`python -m ptysup ARGS` as this user, in its home folder."""
         base = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(self.home)}
         return subprocess.run(
-            [
-                "setpriv",
-                f"--reuid={self.uid}",
-                f"--regid={self.gid}",
-                "--clear-groups",
-                sys.executable,
-                "-m",
-                "ptysup",
-                *args,
-            ],
+            self.argv(sys.executable, "-m", "ptysup", *args),
             cwd=self.home,
             env={**base, **(env or {})},
             capture_output=True,
@@ -67,8 +62,9 @@ def other_user(tmp_path: Path) -> OtherUser:
     # under /root, say) on the way: search permission only, nothing becomes listable.
     for folder in [tmp_path, *tmp_path.parents]:
         folder.chmod(folder.stat().st_mode | 0o005)
-    for folder in {*REPO.parents, *Path(sys.prefix).parents, REPO, Path(sys.prefix)}:
-        folder.chmod(folder.stat().st_mode | 0o001)
+    for start in {REPO, Path(sys.prefix), Path(sys.base_prefix)}:
+        for folder in [start, *start.parents]:
+            folder.chmod(folder.stat().st_mode | 0o001)
     home = tmp_path / "home"
     home.mkdir()
     os.chown(home, entry.pw_uid, entry.pw_gid)

@@ -7,11 +7,8 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
-import os
-import pwd
 import socket
 import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,13 +16,13 @@ from pathlib import Path
 import pytest
 
 from ptysup.rundir import RUNS_DIR
-from tests.helpers import REPO, ptysup_argv, wait_for
+from tests.helpers import ptysup_argv, wait_for
+from tests.otheruser import OtherUser, other_user
 from tests.serving import Served, make_run, served
 
 RUN = "20260101-120000-aaaaaa"
 CAP = 4
 IDLE_S = 1.0  # the test's idle timeout: short, so the drop is an event to wait for
-OTHER_USER = "ptysup-reader-test"
 
 
 def _threads(pid: int) -> int:
@@ -158,21 +155,16 @@ def test_an_idle_timeout_or_cap_that_is_no_number_is_refused(tmp_path: Path) -> 
 
 
 def _serve(
-    directory: Path, *args: str, user: pwd.struct_passwd | None = None
+    directory: Path, *args: str, user: OtherUser | None = None
 ) -> subprocess.CompletedProcess[str]:
-    drop = _as(user) if user is not None else []
+    argv = ptysup_argv("serve", str(directory), *args)
     return subprocess.run(
-        [*drop, *ptysup_argv("serve", str(directory), *args)],
+        user.argv(*argv) if user is not None else argv,
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
         timeout=60,
     )
-
-
-def _as(user: pwd.struct_passwd) -> list[str]:
-    """The command's prefix that runs it as `user` (root's powers dropped)."""
-    return ["setpriv", f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups"]
 
 
 def test_runs_that_are_a_file_are_refused(tmp_path: Path) -> None:
@@ -189,28 +181,13 @@ def test_runs_that_are_a_file_are_refused(tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def other_user() -> pwd.struct_passwd:
+def user(tmp_path: Path) -> OtherUser:
     """A local user other than root (root reads every folder whatever its mode)."""
-    if os.geteuid() != 0:
-        if os.environ.get("PTYSUP_REQUIRE_E2E"):
-            pytest.fail("must run as root to create another local user")
-        pytest.skip("needs root to create another local user")
-    made = subprocess.run(
-        ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", OTHER_USER],
-        capture_output=True,
-        text=True,
-    )
-    assert made.returncode in (0, 9), made.stderr  # 9: it exists (an earlier test made it)
-    # The user must reach ptysup's code and its interpreter (a clone under /root, say):
-    # search permission only on the way, nothing becomes listable.
-    for start in {REPO, Path(sys.prefix), Path(sys.base_prefix)}:
-        for folder in [start, *start.parents]:
-            folder.chmod(folder.stat().st_mode | 0o001)
-    return pwd.getpwnam(OTHER_USER)
+    return other_user(tmp_path)
 
 
 def test_a_folder_another_user_cannot_read_is_refused_at_the_start(
-    other_user: pwd.struct_passwd,
+    user: OtherUser,
 ) -> None:
     with tempfile.TemporaryDirectory() as top:
         project = Path(top)
@@ -218,11 +195,11 @@ def test_a_folder_another_user_cannot_read_is_refused_at_the_start(
         make_run(project, RUN, task="private", screen="secret")
         runs = project / RUNS_DIR
         runs.chmod(0o700)
-        result = _serve(project, user=other_user)
+        result = _serve(project, user=user)
         assert (result.returncode, result.stdout) == (2, "")
         assert result.stderr == f"ptysup: serve: cannot read {runs}: Permission denied\n"
         listed = subprocess.run(  # `ptysup runs` there says the same
-            [*_as(other_user), *ptysup_argv("runs")],
+            user.argv(*ptysup_argv("runs")),
             cwd=project,
             capture_output=True,
             text=True,
@@ -233,6 +210,6 @@ def test_a_folder_another_user_cannot_read_is_refused_at_the_start(
         project.chmod(0o700)  # now the folder itself
         inner = project / "sub"
         inner.mkdir(mode=0o755)
-        result = _serve(inner, user=other_user)
+        result = _serve(inner, user=user)
         assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
         assert result.stderr == f"ptysup: serve: cannot read {inner}: Permission denied\n"
