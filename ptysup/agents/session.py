@@ -129,6 +129,9 @@ class AgentSession:
         self._reports_cost = False  # the agent reports its spend (Claude Code's status line)
         self._turn_ended_at: float | None = None  # a Stop whose spend is not reported yet
         self.last_screen: ScreenSnapshot | None = None  # before ptysup ended the agent
+        # Called in the thread that saw the agent exit: a decision being made is dropped
+        # at once, not waited for (the run loop is busy waiting for the supervisor).
+        self.on_exit: list[Callable[[], object]] = []
 
     # -- posted from other threads -------------------------------------------------
     def post(self, event: AgentEvent) -> None:
@@ -140,6 +143,9 @@ class AgentSession:
             if self.person.submitted(prompt):
                 self._log.emit("person_prompt", text=prompt)
         self._queue.put(event)
+        if isinstance(event, AgentExit):
+            for callback in list(self.on_exit):
+                callback()
 
     def now(self) -> float:
         """The session clock (the clock events are stamped with)."""
