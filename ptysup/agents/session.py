@@ -381,7 +381,12 @@ class AgentSession:
         """Wait for the agent's output to settle on its final frame (see settle.py)."""
         t = self.timings
         held = settle_output(
-            self._next, lambda: self.last_output, self._clock, t.settle, t.settle_max
+            self._next,
+            lambda: self.last_output,
+            self._clock,
+            t.settle,
+            t.settle_max,
+            self._idle_now,
         )
         self._pushback.extend(held)
 
@@ -510,11 +515,18 @@ class AgentSession:
             raise TimeUp()
         self._next(self._cap(now + RECHECK_S, deadline))
 
+    def _idle_now(self) -> bool:
+        """Whether the screen reads as waiting for input (always, without hooks: then only
+        the quiet time tells)."""
+        if not self.profile.uses_hooks:
+            return True
+        return self.profile.screen_state(self.snapshot()) is ScreenState.READY
+
     def _idle(self) -> bool:
         """Whether the agent waits for input now (no hooks: quiet for the idle time)."""
         if not self.profile.uses_hooks:
             return self._clock() >= self.last_output + self.timings.idle
-        if self.profile.screen_state(self.snapshot()) is not ScreenState.READY:
+        if not self._idle_now():
             return False
         # UserPromptSubmit comes before the screen shows the turn: a prompt just sent is a
         # turn in progress, unless the screen has stayed ready since (an Esc sends no Stop).
