@@ -509,16 +509,17 @@ class RunLoop:
         i = self.iterations
         person = self._agent.person
         prompts = person.prompts
+        by = ""
         try:
             decided: Decided | None = self._supervisor.decide(
                 self._prompt(turn, question), i, self._remaining(), system=self._system
             )
-        except DecisionCancelled:
-            decided = None
+        except DecisionCancelled as exc:
+            decided, by = None, str(exc)
         if decided is not None:
             self.cost_usd += decided.answer.cost_usd or 0.0  # spent, even if overtaken
         if decided is None or person.prompts != prompts or person.paused:
-            why = "the person's message" if person.prompts != prompts else "the person"
+            why = "the person's message" if person.prompts != prompts else by or "the person"
             self._log.emit("decision_cancelled", iteration=i, reason=f"overtaken by {why}")
             return None
         d = decided.decision

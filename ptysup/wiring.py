@@ -51,6 +51,7 @@ from ptysup.terminal.tty_ import cursor_position, raw
 from ptysup.verify import Verifier, VerifyStop
 from ptysup.waits import WaitPolicy
 
+AGENT_GONE = "the agent's exit"  # what overtook a decision when the agent exited
 SUSPENDED = "Claude Code suspended itself (Ctrl-Z) where no shell can bring it back: resumed it"
 STOP_GRACE_S = 5.0  # after a stop signal, the most the run may take to wind down
 BLOCKED_SETTLE_S = 2.0  # without a person, a first-run dialog shown this long ends the start
@@ -310,6 +311,7 @@ def _loop(
     )
     supervisor = Supervisor(runner, log, backoff, waits, clock)
     session.person.on_takeover.append(supervisor.abandon)
+    session.on_exit.append(functools.partial(supervisor.end, AGENT_GONE))
     return RunLoop(
         loop_config,
         session,

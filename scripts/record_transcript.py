@@ -48,6 +48,7 @@ QUIET = 0.5
 # bracketed paste anyway, then Enter in its own write once the text is in the input box.
 PASTE_START, PASTE_END = "\x1b[200~", "\x1b[201~"
 ESC = "\x1b"
+CTRL_Z = "\x1a"
 
 _RULE = re.compile(r"^\s*─{10,}\s*$")
 # `✶ Crafting… (3s · ↓ 12 tokens)`: a glyph, a gerund (some have hyphens: `Sock-hopping`)
@@ -68,9 +69,10 @@ def screen_text(snap: ScreenSnapshot) -> str:
 
 
 def input_box(snap: ScreenSnapshot) -> str | None:
-    """The text of the `❯` line right under a rule, or None when there is no input box."""
+    """The text of the lowest `❯` line right under a rule (after Ctrl-Z the old box stays
+    on screen above the redrawn one), or None when there is no input box."""
     lines = snap.lines
-    for i in range(1, len(lines)):
+    for i in range(len(lines) - 1, 0, -1):
         if _RULE.match(lines[i - 1]) and lines[i].lstrip().startswith("❯"):
             return lines[i].lstrip()[1:].strip()
     return None
@@ -89,6 +91,16 @@ def spinning(snap: ScreenSnapshot) -> bool:
 def title_first(snap: ScreenSnapshot) -> bool:
     """The ✳ title is written but the spinner is not erased yet: the turn is still on."""
     return snap.title.startswith("✳") and spinning(snap)
+
+
+def spinning_below(text: str) -> Callable[[ScreenSnapshot], bool]:
+    """A spinner line is on screen below the line showing TEXT."""
+
+    def below(snap: ScreenSnapshot) -> bool:
+        at = [i for i, line in enumerate(snap.lines) if text in line]
+        return bool(at) and any(_SPINNER.match(line) for line in snap.lines[at[0] + 1 :])
+
+    return below
 
 
 def showing(text: str) -> Callable[[ScreenSnapshot], bool]:
@@ -299,11 +311,30 @@ def interrupted(s: Session) -> None:
 
 def interrupted_early(s: Session) -> None:
     """Esc before any reply: the prompt goes back into the input box, Claude waits."""
+    _working_before_any_reply(s)
+    _esc_puts_the_prompt_back(s)
+
+
+def suspended_interrupted(s: Session) -> None:
+    """Ctrl-Z while working, continued (SIGCONT, as ptysup does), then Esc: the prompt goes
+    back into the redrawn box, below the old box left on screen."""
+    _working_before_any_reply(s)
+    s.type(CTRL_Z)
+    s.wait("the suspend notice", showing("Claude Code has been suspended"))
+    s.agent.resume()
+    s.wait("the screen redrawn below the notice", spinning_below("has been suspended"))
+    _esc_puts_the_prompt_back(s)
+
+
+def _working_before_any_reply(s: Session) -> None:
     s.ready()
     s.submit("take your time")
     s.wait_request("the agent request", lambda r: r.kind is RequestKind.AGENT)
     s.wait("the spinner", spinning)
     s.mark("working")
+
+
+def _esc_puts_the_prompt_back(s: Session) -> None:
     s.type(ESC)
     s.settle(
         "the prompt back in the box",
@@ -329,6 +360,7 @@ RECORDINGS: dict[str, Script] = {
     "resize": Script(resize),
     "interrupted": Script(interrupted, ("--permission-mode", "acceptEdits")),
     "interrupted_early": Script(interrupted_early),
+    "suspended_interrupted": Script(suspended_interrupted),
 }
 
 

@@ -147,8 +147,14 @@ class ClaudeProfile:
 def _input_text(lines: Sequence[str], whole: bool = False) -> str | None:
     """The text in the input box (a `❯` line right under a full-width rule), or None.
     `whole`: with the lines after it, up to the box's closing rule (if it is on screen:
-    otherwise they could be the footer)."""
-    for i, (above, below) in enumerate(itertools.pairwise(lines)):
+    otherwise they could be the footer).
+
+    The live box is the lowest one: after Ctrl-Z, Claude Code 2.1.197 redraws its whole
+    screen below its suspend notice, and the old, empty box stays on screen above it
+    (recorded: an interrupted prompt put back in the new box was read as an empty box,
+    and /exit was typed after it)."""
+    for i in range(len(lines) - 2, -1, -1):
+        above, below = lines[i], lines[i + 1]
         if _RULE.match(above) and below.lstrip().startswith("❯"):
             first = below.lstrip()[1:].strip()
             rest = lines[i + 2 :]

@@ -129,6 +129,9 @@ class AgentSession:
         self._reports_cost = False  # the agent reports its spend (Claude Code's status line)
         self._turn_ended_at: float | None = None  # a Stop whose spend is not reported yet
         self.last_screen: ScreenSnapshot | None = None  # before ptysup ended the agent
+        # Called in the thread that saw the agent exit: a decision being made is dropped
+        # at once, not waited for (the run loop is busy waiting for the supervisor).
+        self.on_exit: list[Callable[[], object]] = []
 
     # -- posted from other threads -------------------------------------------------
     def post(self, event: AgentEvent) -> None:
@@ -140,6 +143,9 @@ class AgentSession:
             if self.person.submitted(prompt):
                 self._log.emit("person_prompt", text=prompt)
         self._queue.put(event)
+        if isinstance(event, AgentExit):
+            for callback in list(self.on_exit):
+                callback()
 
     def now(self) -> float:
         """The session clock (the clock events are stamped with)."""
@@ -216,10 +222,8 @@ class AgentSession:
     def command(self, command: str, deadline: float | None = None) -> bool:
         """Type a slash command such as /clear and wait briefly for it to take effect;
         whether it did (without hooks: whether it was typed). `deadline` caps every wait."""
-        if not self._wait_settled(deadline):
+        if not self._wait_settled(deadline) or not self._type_command(command, deadline):
             return False
-        self.person.ptysup_types(command)
-        self._typist.command(command)
         deadline = self._cap(self._clock() + self.timings.confirm, deadline)
         while (event := self._next(deadline)) is not None:
             if not self.profile.uses_hooks:
@@ -377,7 +381,12 @@ class AgentSession:
         """Wait for the agent's output to settle on its final frame (see settle.py)."""
         t = self.timings
         held = settle_output(
-            self._next, lambda: self.last_output, self._clock, t.settle, t.settle_max
+            self._next,
+            lambda: self.last_output,
+            self._clock,
+            t.settle,
+            t.settle_max,
+            self._idle_now,
         )
         self._pushback.extend(held)
 
@@ -427,10 +436,13 @@ class AgentSession:
             self.settle_cost(deadline)  # the last turn's spend is in the run's figures
         except AgentExited:
             return True
-        if self.profile.exit_command is None or not self._wait_settled(deadline):
+        command = self.profile.exit_command
+        if command is None or not self._wait_settled(deadline):
             self._kill()
-            return self.profile.exit_command is None
-        self._typist.command(self.profile.exit_command)
+            return command is None
+        if not self._type_command(command, deadline):
+            self._kill()
+            return False
         deadline = self._cap(self._clock() + self.timings.exit, deadline)
         try:
             while self.exited is None and self._next(deadline) is not None:
@@ -508,11 +520,18 @@ class AgentSession:
             raise TimeUp()
         self._next(self._cap(now + RECHECK_S, deadline))
 
+    def _idle_now(self) -> bool:
+        """Whether the screen reads as waiting for input (always, without hooks: then only
+        the quiet time tells)."""
+        if not self.profile.uses_hooks:
+            return True
+        return self.profile.screen_state(self.snapshot()) is ScreenState.READY
+
     def _idle(self) -> bool:
         """Whether the agent waits for input now (no hooks: quiet for the idle time)."""
         if not self.profile.uses_hooks:
             return self._clock() >= self.last_output + self.timings.idle
-        if self.profile.screen_state(self.snapshot()) is not ScreenState.READY:
+        if not self._idle_now():
             return False
         # UserPromptSubmit comes before the screen shows the turn: a prompt just sent is a
         # turn in progress, unless the screen has stayed ready since (an Esc sends no Stop).
@@ -585,11 +604,64 @@ class AgentSession:
             message="the input box held text; cleared it before typing",
             text=self.profile.input_text(snap) or self._screen_tail(500, snap),
         )
+        self._clear_input(deadline)
+
+    def _clear_input(self, deadline: float) -> None:
+        """Clear the input box (Claude Code: Esc Esc) and wait until it shows empty."""
         for key in self.profile.clear_input_keys:
             self._typist.key(key)
             self._typist.pause()
         while self.profile.input_has_text(self.snapshot()) and self._next(deadline) is not None:
             pass
+
+    def _type_command(self, command: str, cap: float | None) -> bool:
+        """Type a command into the agent's empty input box and submit it only once it shows
+        there alone: text left in the box (a prompt Claude Code put back after an
+        interrupt) would be sent with it as one prompt. Cleared and typed again once if it
+        landed beside other text. False when nothing was submitted."""
+        self.person.ptysup_types(command)
+        if not self.profile.uses_hooks:
+            self._typist.command(command)  # nothing can be read off a generic agent's box
+            return True
+        for attempt in (1, 2):
+            if self.profile.input_has_text(self.snapshot()):
+                self._log.emit(
+                    "warning",
+                    message=f"the input box would not clear; {command} was not typed",
+                    text=self.profile.input_text(self.snapshot()),
+                )
+                return False
+            self._typist.keys(command)
+            shown = self._shown_in_box(command, cap)
+            if shown in (None, "", command):
+                # Unreadable, or not drawn yet: an Enter in an empty box sends nothing.
+                self._typist.enter()
+                return True
+            self._log.emit(
+                "warning",
+                message=f"{command} landed beside other text in the input box; cleared it",
+                text=shown,
+                attempt=attempt,
+            )
+            self._clear_input(self._cap(self._clock() + self.timings.confirm, cap))
+        return False
+
+    def _shown_in_box(self, command: str, cap: float | None) -> str | None:
+        """The input box's text once it is more than a part of `command` just typed, or
+        what it shows after `timings.landed`."""
+        deadline = self._cap(self._clock() + self.timings.landed, cap)
+        kept: list[AgentEvent] = []  # kept for later, as in _wait_landed
+        try:
+            while (shown := self.profile.input_text(self.snapshot())) is not None:
+                if not command.startswith(shown) or shown == command:
+                    return shown
+                if (event := self._next(deadline)) is None:
+                    return shown
+                if not isinstance(event, ScreenUpdate):
+                    kept.append(event)
+            return None
+        finally:
+            self._pushback.extend(kept)
 
     def _wait_landed(self) -> None:
         """Observed with Claude Code 2.1.197: for about a second after its input box first

@@ -27,7 +27,8 @@ class ApiErrorNotWaited(Exception):
 
 
 class DecisionCancelled(Exception):
-    """The decision was abandoned (the person took over): its supervisor was ended."""
+    """The decision was abandoned (the person took over, the agent exited): its supervisor
+    was ended. Its text says by what."""
 
 
 class Runner(Protocol):
@@ -75,12 +76,22 @@ class Supervisor:
         self._clock = clock
         self._now = wall_clock
         self._abandoned = threading.Event()
+        self._abandoned_by = ""
+        self._ended_by = ""  # every decision from now on is dropped (the agent is gone)
 
-    def abandon(self) -> None:
-        """Drop the decision being made (any thread): its supervisor process is ended and
-        decide() raises DecisionCancelled; the next decision is not affected."""
+    def abandon(self, by: str = "the person") -> None:
+        """Drop the decision being made (any thread) because of `by`: its supervisor
+        process is ended and decide() raises DecisionCancelled; the next decision is not
+        affected."""
+        self._abandoned_by = by
         self._abandoned.set()
         self._runner.end_current()
+
+    def end(self, by: str) -> None:
+        """Drop the decision being made and every later one (any thread): the run is
+        ending because of `by`, and no decision may start after it either."""
+        self._ended_by = by
+        self.abandon(by)
 
     def prepare(self, system: str | None = None) -> None:
         """Get the next decision's supervisor ready ahead of time (a warm spare)."""
@@ -97,6 +108,8 @@ class Supervisor:
         `system` is the unchanging part of the prompt for a supervisor that takes one."""
         deadline = None if timeout is None else self._clock() + timeout
         self._abandoned.clear()  # an abandon() between decisions concerned none of them
+        if self._ended_by:
+            raise DecisionCancelled(self._ended_by)
         attempt = 0
         while True:
             error: SupervisorError | None = None
@@ -104,11 +117,11 @@ class Supervisor:
                 attempt += 1
                 try:
                     if self._abandoned.is_set():
-                        raise DecisionCancelled()
+                        raise DecisionCancelled(self._abandoned_by)
                     answer = self._runner.run(prompt, time_left(deadline, self._clock()), system)
                 except SupervisorError as exc:
                     if self._abandoned.is_set():
-                        raise DecisionCancelled() from None
+                        raise DecisionCancelled(self._abandoned_by) from None
                     if self._runner.cancelled.is_set():  # the run is ending: no retry
                         raise SupervisorFailed("cancelled") from None
                     time_left(deadline, self._clock())  # the time budget is over: no retry

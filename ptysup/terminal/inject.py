@@ -85,8 +85,12 @@ class Typist:
 
     def command(self, command: str) -> None:
         """Type a slash command (e.g. /clear) as keystrokes and submit it."""
-        self._write(command.encode())
+        self.keys(command)
         self.enter()
+
+    def keys(self, text: str) -> None:
+        """Type already-cleaned text as keystrokes, without submitting it."""
+        self._write(text.encode())
 
     def key(self, key: bytes) -> None:
         """Press one key (e.g. Esc), alone in its write."""

@@ -81,3 +81,23 @@ def test_settling_is_bounded_for_an_agent_that_keeps_drawing() -> None:
     agent = FakeAgent([(n * 0.05, screen(n * 0.05)) for n in range(1, 100)])
     settle_output(agent.next_event, lambda: agent.last_output, lambda: agent.now, 0.1, 1.0)
     assert agent.now == 1.0
+
+
+def test_settling_waits_for_the_screen_to_read_as_done() -> None:
+    # Claude Code's `running stop hook` frame, then a quiet spell longer than the window
+    # while its hook process exits, then the final frame (✳ title, `Worked for`).
+    agent = FakeAgent([(0.02, screen(0.02)), (0.3, screen(0.3))])
+
+    def done() -> bool:
+        return agent.last_output >= 0.3
+
+    settle_output(agent.next_event, lambda: agent.last_output, lambda: agent.now, 0.1, 1.0, done)
+    assert agent.now == pytest.approx(0.4)  # the quiet window after the final frame
+
+
+def test_settling_for_a_screen_that_never_reads_done_is_bounded() -> None:
+    agent = FakeAgent([(0.02, screen(0.02))])
+    settle_output(
+        agent.next_event, lambda: agent.last_output, lambda: agent.now, 0.1, 1.0, lambda: False
+    )
+    assert agent.now == 1.0

@@ -356,3 +356,16 @@ def test_resume_right_after_the_persons_prompt_waits_for_that_turn() -> None:
     clock.t = session.timings.screen_grace + 1
     resume_soon()
     assert session.hold(turn) is turn
+
+
+def test_a_decision_ended_by_the_agent_s_exit_stays_ended() -> None:
+    # The agent exited: the decision being made is dropped at once, and one the loop starts
+    # just after (it had not seen the exit yet) never runs a supervisor.
+    runner = SlowRunner()
+    supervisor = Supervisor(runner, EventLog(), backoff=(0.01, 0.01))
+    threading.Timer(0.2, supervisor.end, ["the agent's exit"]).start()
+    with pytest.raises(DecisionCancelled, match="the agent's exit"):
+        supervisor.decide("prompt", 1)
+    with pytest.raises(DecisionCancelled, match="the agent's exit"):
+        supervisor.decide("prompt", 2)
+    assert runner.runs == 1
