@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -91,22 +92,51 @@ def _redact_values(value: Any, redact: Callable[[str], str]) -> Any:
 
 
 class JsonlSink:
-    """Appends one JSON line per event and flushes it at once; the file is made 0600."""
+    """Appends one JSON line per event, written through at once; the file is made 0600.
+
+    Every line starts on a fresh line: a log whose last line was cut (a kill mid-write, a
+    full disk) gets a newline first, so the cut line stays alone and the next event is
+    whole JSON. A failed write raises OSError naming the file.
+    """
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        # A lone surrogate (JSON's "\ud83d" in a hook payload, a non-UTF-8 command line)
-        # cannot be encoded; written as its JSON escape, the line stays valid JSON.
-        self._file = os.fdopen(fd, "a", encoding="utf-8", errors="backslashreplace")
+        # Read as well as append: the last byte says whether the file ends on a fresh line.
+        self._fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
         self.path = path
+        self._fresh: bool | None = None  # None: not known (at the start, after a failure)
 
     def write(self, event: Event) -> None:
-        self._file.write(json.dumps(event.to_json(), ensure_ascii=False) + "\n")
-        self._file.flush()
+        line = json.dumps(event.to_json(), ensure_ascii=False) + "\n"
+        # A lone surrogate (JSON's "\ud83d" in a hook payload, a non-UTF-8 command line)
+        # cannot be encoded; written as its JSON escape, the line stays valid JSON.
+        data = line.encode("utf-8", errors="backslashreplace")
+        try:
+            if not self._ends_fresh():
+                data = b"\n" + data
+            view = memoryview(data)
+            while view:
+                self._fresh = None  # a write cut short leaves a cut line
+                view = view[os.write(self._fd, view) :]
+        except OSError as exc:
+            raise OSError(exc.errno, exc.strerror, str(self.path)) from exc
+        self._fresh = True
+
+    def _ends_fresh(self) -> bool:
+        if self._fresh is None:
+            st = os.fstat(self._fd)
+            # Not a file (a pipe, a terminal): there is no last byte to read back.
+            self._fresh = (
+                not stat.S_ISREG(st.st_mode)
+                or st.st_size == 0
+                or os.pread(self._fd, 1, st.st_size - 1) == b"\n"
+            )
+        return self._fresh
 
     def close(self) -> None:
-        self._file.close()
+        if self._fd >= 0:
+            fd, self._fd = self._fd, -1
+            os.close(fd)
 
 
 class ConsoleSink:

@@ -6,6 +6,7 @@ event written is run_end.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import time
@@ -55,7 +56,7 @@ def supervise(
     part: Part | None = None,
 ) -> int:
     """Run one supervised session (or resume one: `part`) and return the exit code."""
-    part = part or Part(app.new_run_id(), str(uuid.uuid4()))
+    part = _numbered(config, part or Part(app.new_run_id(), str(uuid.uuid4())))
     # Every output path is checked before anything is created, the run directory included.
     log_path, recording = _outputs(config, part)
     named = [
@@ -78,14 +79,29 @@ def supervise(
         )
 
 
-def _outputs(config: RunConfig, part: Part) -> tuple[Path, Path | None]:
-    """The run's event log and recording (each resumed part records to its own file)."""
-    log_path = app.log_path(config, part.run_id)
-    recording = record_path(config, log_path, part.run_id)
-    if recording is not None and part.resumed is not None:
+def _numbered(config: RunConfig, part: Part) -> Part:
+    """A resumed part with its number: after the earlier parts the log names, and past
+    any recording already made (a part whose run_resume the log lost), so no part's
+    recording is ever overwritten."""
+    if part.resumed is None:
+        return part
+    number = max(part.resumed.parts, 1) + 1  # the run_start is part 1, even if lost
+    while (recording := _recording(config, part, number)) is not None and recording.exists():
+        number += 1
+    return dataclasses.replace(part, number=number)
+
+
+def _recording(config: RunConfig, part: Part, number: int) -> Path | None:
+    recording = record_path(config, app.log_path(config, part.run_id), part.run_id)
+    if recording is not None and number > 1:
         # Each part records its own terminal: the earlier recordings stay as they were.
-        recording = recording.with_name(f"{recording.stem}.part{part.resumed.parts + 1}.cast")
-    return log_path, recording
+        recording = recording.with_name(f"{recording.stem}.part{number}.cast")
+    return recording
+
+
+def _outputs(config: RunConfig, part: Part) -> tuple[Path, Path | None]:
+    """The run's event log and this part's recording."""
+    return app.log_path(config, part.run_id), _recording(config, part, part.number)
 
 
 def _supervise(
@@ -204,7 +220,7 @@ def _part_fields(config: RunConfig, part: Part) -> dict[str, object]:
     before = part.resumed
     if before is not None:
         fields.update(
-            part=before.parts + 1,
+            part=part.number,
             elapsed_before_s=before.elapsed_s,
             iterations=before.iterations,
             cost_usd=before.cost_usd,

@@ -361,7 +361,7 @@ class Progress:
     steps_of: int | None = None
     step_iterations: int = 0  # decisions since the current step started
     outcome: str | None = None  # run_end's, None when the last part has no run_end
-    parts: int = 0  # run_start + run_resume events
+    parts: int = 0  # run_start + run_resume events (the highest part number they name)
     typed: bool = False  # something was typed into the agent: its conversation exists
     started: float | None = None  # Unix time
     clock_from: float | None = None  # Unix time the last part's elapsed time counts from
@@ -382,7 +382,8 @@ def progress(events: list[dict[str, Any]], alive: float | None = None) -> Progre
         name = e.get("event")
         ts = float(e.get("ts") or 0.0)
         if name in ("run_start", "run_resume"):
-            p["parts"] = p.get("parts", 0) + 1
+            # A part's number, if it says: a part whose start the log lost still counts.
+            p["parts"] = max(p.get("parts", 0) + 1, int(e.get("part") or 0))
             before = float(e.get("elapsed_before_s") or 0.0)
             part_start = ts
             p["clock_from"] = ts - before
@@ -440,6 +441,7 @@ class Part:
     session_id: str
     resumed: Progress | None = None
     say: str | None = None
+    number: int = 1  # 1 for the run's start; a resumed part's, never one used before
     # The agent's conversation exists (something was typed into it): reopen it and ask the
     # supervisor first. Else the resumed run starts the agent on its task afresh.
     reopen: bool = False
