@@ -193,7 +193,7 @@ def _on_hook(holder: list[AgentSession], state: StateTracker | None, event: Hook
 def summary_line(result: RunResult, path: Path, steps: str = "") -> str:
     """The one line printed after a run in a terminal."""
     where = f"; events: {path}"
-    why = f": {result.reason}" if result.outcome is Outcome.ESCALATED else ""
+    why = f": {result.reason}" if result.outcome in (Outcome.ESCALATED, Outcome.LOG_ERROR) else ""
     steps = f"; {steps}" if steps else ""
     cost = (
         f", cost ${result.cost_usd:.4f} (agent ${result.agent_cost_usd:.4f}, "

@@ -50,11 +50,28 @@ class EventLog:
         self._lock = threading.Lock()
         self.last: Event | None = None
         self.errors: list[OSError] = []  # sink writes that failed (e.g. a full disk)
+        self._watchers: list[Callable[[OSError], None]] = []
+        self._told = False  # the watchers heard of the first failure
 
     def add(self, sink: Sink) -> None:
         """Add a sink (e.g. once the log file is open)."""
         with self._lock:
             self._sinks.append(sink)
+
+    def on_failure(self, watcher: Callable[[OSError], None]) -> None:
+        """Call `watcher` with the first write that fails (from the thread that emitted):
+        what the log could not hold must be said, and the run must not end as a success."""
+        with self._lock:
+            self._watchers.append(watcher)
+            err = self.errors[0] if self._told else None
+        if err is not None:  # it failed before this watcher came: it hears of it now
+            watcher(err)
+
+    @property
+    def failed(self) -> OSError | None:
+        """The first write that failed, if one did."""
+        with self._lock:
+            return self.errors[0] if self.errors else None
 
     def emit(self, event: str, **fields: Any) -> Event:
         """Record one event in every sink, flushed before this returns."""
@@ -66,8 +83,9 @@ class EventLog:
             for sink in self._sinks:
                 try:
                     sink.write(ev)
-                except OSError as exc:  # a full disk must not stop the agent's run
+                except OSError as exc:  # the other sinks still get the event
                     self.errors.append(exc)
+        self._tell()
         return ev
 
     def close(self) -> None:
@@ -79,6 +97,23 @@ class EventLog:
                 except OSError as exc:  # the last flush of a full disk
                     self.errors.append(exc)
             self._sinks.clear()
+        self._tell()
+
+    def _tell(self) -> None:
+        """The watchers hear of the first failure once, outside the lock (they may emit)."""
+        with self._lock:
+            if self._told or not self.errors:
+                return
+            self._told = True
+            err, watchers = self.errors[0], list(self._watchers)
+        for watcher in watchers:
+            watcher(err)
+
+
+def failure_text(err: OSError) -> str:
+    """`cannot write PATH: REASON` for a write that failed."""
+    where = f" {err.filename}" if err.filename else ""
+    return f"cannot write{where}: {err.strerror or err}"
 
 
 def _redact_values(value: Any, redact: Callable[[str], str]) -> Any:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ptysup import __version__, app, notify, outputs, report, runstate
 from ptysup.config import RunConfig
-from ptysup.events import Event, EventLog
+from ptysup.events import Event, EventLog, failure_text
 from ptysup.exitcodes import ExitCode, Outcome, RunResult
 from ptysup.redact import Redactor
 from ptysup.rundir import Part, RunDir, RunLocked, read_events
@@ -185,6 +185,9 @@ def _supervise(
         return fail(
             f"cannot write the event log: {err.strerror or err}: {log_path}", ExitCode.USAGE
         )
+    # From here on, a failed write is said at once, marked for runs and resume, and
+    # ends the run (wiring) with its own exit code, never as a success.
+    log.on_failure(lambda err: _failed_write(err, run_dir, part))
     result = RunResult(Outcome.ERROR, 0, "not started")
     try:
         problem = preflight(config, env)
@@ -204,7 +207,7 @@ def _supervise(
         result = RunResult(Outcome.ERROR, 0, f"{type(exc).__name__}: {exc}")
         fail(f"internal error: {type(exc).__name__}: {exc}", ExitCode.INTERNAL)
     finally:
-        _finish(log, result, time.monotonic() - start, config, summary, env)
+        result = _finish(log, result, time.monotonic() - start, config, summary, env)
     if streams.interactive:
         steps = report.steps_line(summary.to_dict())
         print(app.summary_line(result, log_path, steps), file=sys.stderr)
@@ -230,6 +233,27 @@ def _part_fields(config: RunConfig, part: Part) -> dict[str, object]:
     return fields
 
 
+def _failed_write(err: OSError, run_dir: RunDir, part: Part) -> None:
+    """A write to the event log failed: say so on stderr now, and mark the run."""
+    text = failure_text(err)
+    # The terminal may be raw while the agent runs: the line ends where it began.
+    end = "\r\n" if sys.stderr.isatty() else "\n"
+    sys.stderr.write(f"{end}ptysup: {text}{end}".lstrip("\n"))
+    sys.stderr.flush()
+    run_dir.mark_incomplete(text, part.number)
+
+
+def _unrecorded(log: EventLog, result: RunResult) -> RunResult:
+    """A run whose log lost events ends with LOG_ERROR, whatever else it came to."""
+    err = log.failed
+    if err is None or result.outcome is Outcome.LOG_ERROR:
+        return result
+    came_to = f" (the run came to: {result.outcome.value})"
+    return dataclasses.replace(
+        result, outcome=Outcome.LOG_ERROR, reason=failure_text(err) + came_to, signum=None
+    )
+
+
 def _finish(
     log: EventLog,
     result: RunResult,
@@ -237,7 +261,9 @@ def _finish(
     config: RunConfig,
     summary: report.RunSummary,
     env: Mapping[str, str],
-) -> None:
+) -> RunResult:
+    """Log run_end and write the summaries; the result, LOG_ERROR if the log failed."""
+    result = _unrecorded(log, result)
     log.emit(
         "run_end",
         outcome=result.outcome.value,
@@ -250,6 +276,7 @@ def _finish(
         supervisor_cost_usd=result.supervisor_cost_usd,
     )
     log.close()
+    result = _unrecorded(log, result)  # run_end itself, or the last flush, failed
     data = summary.to_dict()
     try:
         if config.summary_json is not None:
@@ -258,3 +285,4 @@ def _finish(
     except OSError as exc:
         where = exc.filename or config.summary_json
         print(f"ptysup: cannot write the summary: {exc.strerror or exc}: {where}", file=sys.stderr)
+    return result

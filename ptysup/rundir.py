@@ -11,6 +11,9 @@ lock          flock()ed for the run's whole life, holding its pid
 state.json    the run's state, kept current (ptysup.runstate)
 alive         empty; touched after every quiet minute of a live run (ptysup.heartbeat):
               its mtime says how long a killed run lived past its last event
+log_incomplete  written when a write to the event log failed: what the run used is
+              not all in its log (when the run directory itself cannot be written, it
+              goes to $XDG_STATE_HOME/ptysup/incomplete/<id>.json instead)
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ PLAN_FILE = "plan.yaml"
 EVENTS_FILE = "events.jsonl"
 LOCK_FILE = "lock"
 ALIVE_FILE = "alive"
+INCOMPLETE_FILE = "log_incomplete"
 # Not options: run.json keeps them apart (the plan has its own file, cwd is the run's).
 # The escape key belongs to the terminal a run is watched in: a resume takes its own.
 _NOT_STORED = ("plan", "cwd", "runs_dir", "escape_key")
@@ -222,6 +226,37 @@ class RunDir:
         except OSError:
             return None
 
+    def mark_incomplete(self, reason: str, part: int, elsewhere: Path | None = None) -> None:
+        """Say that this run's event log misses events (a write failed): in the run
+        directory, else as an empty file there (a full disk still makes one), else in
+        `elsewhere` (default: incomplete_dir()); silent if none can be written."""
+        text = json.dumps({"run_id": self.run_id, "part": part, "reason": reason}) + "\n"
+        with contextlib.suppress(OSError):
+            write_atomic(self.path / INCOMPLETE_FILE, text)
+            return
+        with contextlib.suppress(OSError):
+            os.close(os.open(self.path / INCOMPLETE_FILE, os.O_WRONLY | os.O_CREAT, 0o600))
+            return
+        with contextlib.suppress(OSError):
+            write_atomic((elsewhere or incomplete_dir()) / f"{self.run_id}.json", text)
+
+    def incomplete(self, elsewhere: Path | None = None) -> str | None:
+        """Why this run's event log misses events, or None when it is whole (as far as
+        any part could tell: see mark_incomplete)."""
+        for path in (
+            self.path / INCOMPLETE_FILE,
+            (elsewhere or incomplete_dir()) / f"{self.run_id}.json",
+        ):
+            try:
+                text = path.read_text(encoding="utf-8")
+            except OSError:
+                continue
+            try:
+                return str(json.loads(text)["reason"])
+            except (ValueError, TypeError, KeyError):
+                return "a write to the event log failed"  # the marker itself was cut
+        return None
+
     def read_progress(self, events_file: Path) -> Progress:
         """The run's Progress from its event log and its `alive` file."""
         return progress(read_events(events_file), alive=self.last_alive())
@@ -261,6 +296,13 @@ class RunDir:
             yield
         finally:
             os.close(fd)  # also releases the lock
+
+
+def incomplete_dir(env: Mapping[str, str] = os.environ) -> Path:
+    """Where the incomplete mark of a run whose directory cannot be written goes:
+    outside every project, in the person's state directory."""
+    base = env.get("XDG_STATE_HOME") or os.path.join(env.get("HOME") or "~", ".local", "state")
+    return Path(base).expanduser() / "ptysup" / "incomplete"
 
 
 def _read_pid(path: Path) -> int | None:

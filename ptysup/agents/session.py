@@ -19,6 +19,8 @@ from ptysup.agents.events import (
     AgentExit,
     AgentExited,
     CostUp,
+    Halted,
+    HaltRequest,
     HookEvent,
     Interrupted,
     PersonCommand,
@@ -652,6 +654,8 @@ class AgentSession:
             and not self._ending
         ):
             raise PersonStopped()
+        elif isinstance(event, HaltRequest) and not self._ending:
+            raise Halted(event.reason)
 
     def _record_hook(self, event: HookEvent) -> None:
         p = event.payload

@@ -1,0 +1,237 @@
+"""The run's files under real faults, with the real Claude Code: a disk that fills and a
+run directory that turns read-only mid-run, a SIGKILL that cuts the log's last line."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import subprocess
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ptysup.testing.fakemodel import RequestKind
+from tests.e2e.conftest import AGENT, Rig
+from tests.helpers import wait_for
+
+pytestmark = pytest.mark.e2e
+
+RESUMED = "has just been resumed"
+GATE = "gate"  # the agent's tool call waits for this file in the project
+STARTED = "started"  # which it makes first
+
+
+def _gated(reply: str = "Done.") -> dict[str, Any]:
+    """An agent whose first turn runs a command that waits for GATE, so the test acts on
+    the disk while the turn is under way; then commands enough to log more than the page
+    a tmpfs file has room left in (a full tmpfs still takes what fits in that page)."""
+    wait = f"touch {STARTED}; while [ ! -e {GATE} ]; do sleep 0.1; done"
+    echo = {"tool": "Bash", "input": {"command": "echo " + "x" * 190, "description": "echo"}}
+    return {
+        "agent": [
+            {
+                "match": "the task",
+                "steps": [
+                    {"tool": "Bash", "input": {"command": wait, "description": "wait"}},
+                    *[echo] * 16,
+                    {"text": reply},
+                ],
+            },
+            {"reply": reply},
+        ],
+        "supervisor": [{"reply": "[COMPLETE] done"}],
+    }
+
+
+Mount = Callable[[Path, str], Path]
+
+
+@pytest.fixture
+def tmpfs() -> Iterator[Mount]:
+    """Mount a small tmpfs (root only; under PTYSUP_REQUIRE_E2E=1 a failure, else a skip
+    without root); every mount is undone afterwards."""
+    _root("mounting a tmpfs")
+    mounted: list[Path] = []
+
+    def mount(path: Path, size: str) -> Path:
+        path.mkdir(parents=True, exist_ok=True)
+        subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], check=True
+        )
+        mounted.append(path)
+        return path
+
+    yield mount
+    for path in reversed(mounted):
+        subprocess.run(["umount", "-l", str(path)], check=False)
+
+
+class Ext4:
+    """A small ext4 image mounted with errors=remount-ro: ext4's own error trigger turns it
+    read-only under the open files, as a failing disk does."""
+
+    def __init__(self, image: Path, path: Path) -> None:
+        self.image, self.path = image, path
+        subprocess.run(["truncate", "-s", "32M", str(image)], check=True)
+        subprocess.run(["mkfs.ext4", "-q", "-F", str(image)], check=True)
+        self.mount()
+
+    def mount(self) -> None:
+        self.path.mkdir(parents=True, exist_ok=True)
+        options = "loop,errors=remount-ro"
+        subprocess.run(["mount", "-o", options, str(self.image), str(self.path)], check=True)
+
+    def turn_read_only(self) -> None:
+        source = subprocess.run(
+            ["findmnt", "-n", "-o", "SOURCE", str(self.path)], capture_output=True, text=True
+        ).stdout.strip()
+        Path(f"/sys/fs/ext4/{Path(source).name}/trigger_fs_error").write_text("test\n")
+
+    def repair(self) -> None:
+        """Unmount, check and mount it again, writable."""
+        self.unmount()
+        subprocess.run(["e2fsck", "-f", "-y", str(self.image)], capture_output=True)
+        self.mount()
+
+    def unmount(self) -> None:
+        subprocess.run(["umount", str(self.path)], check=False)
+
+
+def _root(what: str) -> None:
+    if os.geteuid() != 0:
+        message = f"{what} needs root"
+        if os.environ.get("PTYSUP_REQUIRE_E2E") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+@pytest.fixture
+def ext4(tmp_path: Path) -> Iterator[Callable[[Path], Ext4]]:
+    """Mount an ext4 image that can be turned read-only (root only, like `tmpfs`)."""
+    _root("mounting an ext4 image")
+    made: list[Ext4] = []
+
+    def make(path: Path) -> Ext4:
+        made.append(Ext4(tmp_path / f"ext4-{len(made)}.img", path))
+        return made[-1]
+
+    yield make
+    for fs in made:
+        fs.unmount()
+
+
+def _fill(disk: Path) -> None:
+    """Write to `disk` until it is full."""
+    with (disk / "ballast").open("ab") as f:
+        chunk = b"x" * 65536
+        try:
+            while True:
+                f.write(chunk)
+                f.flush()
+        except OSError as exc:
+            assert exc.errno == errno.ENOSPC
+        with_chunks = f.tell()
+    assert with_chunks > 0
+
+
+def _whole_lines(path: Path) -> list[dict[str, Any]]:
+    """The log's lines as JSON; a line cut by the fault may stand alone, never joined."""
+    lines = path.read_text(encoding="utf-8").split("\n")
+    parsed = []
+    for i, line in enumerate(lines):
+        try:
+            parsed.append(json.loads(line))
+        except ValueError:
+            assert i == len(lines) - 1 or '"event": "run_resume"' not in line, line
+    return parsed
+
+
+def _the_run(r: Rig) -> Path:
+    (run_dir,) = (r.project / ".ptysup" / "runs").iterdir()
+    return run_dir
+
+
+def _halted(r: Rig, proc: subprocess.Popen[str]) -> tuple[int, str]:
+    """Let the agent's command end, and the run with it."""
+    (r.project / GATE).touch()
+    try:
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.stderr is not None
+    return proc.returncode, proc.stderr.read()
+
+
+def test_a_disk_that_fills_mid_run_is_said_at_once_and_resume_counts_the_budget_as_spent(
+    rig: Callable[..., Rig], tmpfs: Mount, tmp_path: Path
+) -> None:
+    r = rig(_gated())
+    disk = tmpfs(tmp_path / "disk", "1m")
+    log = disk / "events.jsonl"
+    proc = r.start(
+        "the task", "--agent-cmd", f"{AGENT} --allowedTools Bash", "--log-file", str(log)
+    )
+    wait_for((r.project / STARTED).exists, 90, "the agent's command to start")
+    _fill(disk)
+    code, stderr = _halted(r, proc)
+    # One line, at once, naming the file and why; the run ended with its own exit code.
+    assert code == 74, stderr
+    assert stderr.count("\n") == 1
+    assert stderr == f"ptysup: cannot write {log}: No space left on device\n"
+    wait_for(lambda: not r.leftovers(), 30, "the agent to be ended")
+    events = _whole_lines(log)
+    assert events[0]["event"] == "run_start" and "run_end" not in [e["event"] for e in events]
+    run_dir = _the_run(r)
+    assert "No space left on device" in (run_dir / "log_incomplete").read_text()
+    (row,) = json.loads(r.ptysup("runs", "--json").stdout)
+    assert row["state"] == "crashed" and "No space left" in row["log_incomplete"]
+    assert r.ptysup("runs").stdout.splitlines()[1].split()[2:4] == ["-", "0+/50"]
+    # What the log could not hold is unknown: resume counts the budget as spent.
+    refused = r.ptysup("resume")
+    assert refused.returncode == 2
+    assert refused.stderr.startswith(f"ptysup: run {run_dir.name}'s event log is incomplete (")
+    assert refused.stderr.endswith("give the resume its budget: --max-iter N\n")
+    (disk / "ballast").unlink()
+    resumed = r.ptysup("resume", "--max-iter", "5", "--agent-cmd", AGENT)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    events = _whole_lines(log)
+    assert [e.get("part") for e in events if e["event"] == "run_resume"] == [2]
+    assert (events[-1]["event"], events[-1]["outcome"]) == ("run_end", "complete")
+
+
+def test_a_run_directory_turned_read_only_ends_the_run_and_marks_it_elsewhere(
+    rig: Callable[..., Rig], ext4: Callable[[Path], Ext4], tmp_path: Path
+) -> None:
+    r = rig(_gated())
+    state = tmp_path / "state"
+    r.env["XDG_STATE_HOME"] = str(state)
+    store = ext4(r.project / ".ptysup")
+    proc = r.start("the task", "--agent-cmd", f"{AGENT} --allowedTools Bash")
+    wait_for((r.project / STARTED).exists, 90, "the agent's command to start")
+    run_dir = _the_run(r)
+    log = run_dir / "events.jsonl"
+    store.turn_read_only()
+    code, stderr = _halted(r, proc)
+    assert code == 74, stderr
+    assert stderr == f"ptysup: cannot write {log}: Read-only file system\n"
+    wait_for(lambda: not r.leftovers(), 30, "the agent to be ended")
+    # The run directory takes nothing: the mark went to the person's state directory.
+    marker = json.loads((state / "ptysup" / "incomplete" / f"{run_dir.name}.json").read_text())
+    assert (marker["run_id"], marker["part"]) == (run_dir.name, 1)
+    assert "Read-only file system" in marker["reason"]
+    (row,) = json.loads(r.ptysup("runs", "--json").stdout)
+    assert row["state"] == "crashed" and "Read-only" in row["log_incomplete"]
+    refused = r.ptysup("resume", "--max-cost", "5")
+    assert refused.returncode == 2 and "--max-iter N" in refused.stderr
+    assert "--max-cost" not in refused.stderr  # given: its own budget for this resume
+    store.repair()
+    resumed = r.ptysup("resume", "--max-iter", "5", "--agent-cmd", AGENT)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    events = _whole_lines(log)
+    assert [e["event"] for e in events].count("run_resume") == 1
+    assert (events[-1]["event"], events[-1]["outcome"]) == ("run_end", "complete")
+    assert r.model.requests_of(RequestKind.SUPERVISOR)
