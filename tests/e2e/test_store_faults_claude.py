@@ -235,3 +235,70 @@ def test_a_run_directory_turned_read_only_ends_the_run_and_marks_it_elsewhere(
     assert [e["event"] for e in events].count("run_resume") == 1
     assert (events[-1]["event"], events[-1]["outcome"]) == ("run_end", "complete")
     assert r.model.requests_of(RequestKind.SUPERVISOR)
+
+
+def _transcribed(r: Rig, text: str) -> bool:
+    """Whether Claude Code's transcript of this run's conversation holds `text`."""
+    (run_json,) = (r.project / ".ptysup" / "runs").glob("*/run.json")
+    session = json.loads(run_json.read_text())["session_id"]
+    files = Path(r.env["CLAUDE_CONFIG_DIR"]).glob(f"projects/*/{session}.jsonl")
+    return any(text in f.read_text(errors="replace") for f in files)
+
+
+def _kill_mid_turn(r: Rig, proc: subprocess.Popen[str], prompt: str) -> None:
+    """SIGKILL ptysup once the agent works on `prompt`, then cut the log's last line in
+    two, as a kill in the middle of a write leaves it."""
+    try:
+        r.model.wait_for(lambda q: prompt in q.human_text, timeout=120)
+        # Claude Code writes a prompt to its transcript a moment after sending it.
+        wait_for(lambda: _transcribed(r, prompt), 30, "the prompt in the transcript")
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+    wait_for(lambda: not r.leftovers(), 30, "the killed run's agent and recorder to end")
+    log = _the_run(r) / "events.jsonl"
+    text = log.read_bytes()
+    last = text.rstrip(b"\n").rsplit(b"\n", 1)[-1]
+    os.truncate(log, len(text) - len(last) // 2 - 1)
+
+
+def test_a_log_cut_by_sigkill_takes_each_resume_on_a_line_of_its_own(
+    rig: Callable[..., Rig],
+) -> None:
+    r = rig(
+        {
+            "agent": [
+                {"match": "finish it", "reply": "Finished."},
+                {"match": "slow", "delay": 300, "reply": "never seen"},
+            ],
+            "supervisor": [
+                {"match": RESUMED, "times": 1, "reply": "[CONTINUE] go on slowly"},
+                {"match": RESUMED, "reply": "[CONTINUE] finish it"},
+                {"reply": "[COMPLETE] done"},
+            ],
+        }
+    )
+    _kill_mid_turn(r, r.start("the slow task", "--agent-cmd", AGENT), "the slow task")
+    _kill_mid_turn(r, r.start("resume", "--agent-cmd", AGENT), "go on slowly")
+    run_dir = _the_run(r)
+    part2 = (run_dir / "events.part2.cast").read_bytes()
+    resumed = r.ptysup("resume", "--agent-cmd", AGENT)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    lines = (run_dir / "events.jsonl").read_text(encoding="utf-8").split("\n")
+    assert lines[-1] == ""
+    parsed, cut = [], []
+    for line in lines[:-1]:
+        try:
+            parsed.append(json.loads(line))
+        except ValueError:
+            cut.append(line)
+    assert len(cut) == 2 and all('"run_' not in line for line in cut)  # the two kills' cuts
+    starts = [e for e in parsed if e["event"] in ("run_start", "run_resume")]
+    assert [e.get("part", 1) for e in starts] == [1, 2, 3]
+    assert [e["record"] for e in starts] == [
+        str(run_dir / name) for name in ("events.cast", "events.part2.cast", "events.part3.cast")
+    ]
+    # The second part's recording is as its part left it; the third has one of its own.
+    assert (run_dir / "events.part2.cast").read_bytes() == part2
+    assert b"finish it" in (run_dir / "events.part3.cast").read_bytes()
+    assert (parsed[-1]["event"], parsed[-1]["outcome"]) == ("run_end", "complete")
