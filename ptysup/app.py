@@ -142,6 +142,7 @@ def run(
                     on_event=functools.partial(_on_hook, holder, state),
                     on_foreign=lambda why: log.emit("warning", message=f"hook ignored: {why}"),
                     clock=clock,
+                    run_id=part.run_id if part is not None else None,
                 )
             )
         argv = profile.argv(config.agent_cmd, channel.command() if channel else None)

@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ptysup import __version__, app, notify, outputs, report, runstate
+from ptysup.agents import hooks
 from ptysup.config import RunConfig
 from ptysup.events import Event, EventLog, failure_text
 from ptysup.exitcodes import ExitCode, Outcome, RunResult
@@ -116,6 +117,8 @@ def _supervise(
     run_id = part.run_id
     log_path = app.log_path(config, run_id)
     earlier = read_events(log_path) if part.resumed is not None else []
+    if part.resumed is not None:  # the lock is held: no other part of this run is alive
+        hooks.remove_left(run_id)
     _, recording = _outputs(config, part)
     try:
         github = report.in_github_actions(env) and config.log_format == "text"

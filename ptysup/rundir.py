@@ -8,7 +8,7 @@ events.jsonl  the journal: every event flushed as it happens; progress (iteratio
               moment loses nothing but a cut last line
 events.cast   the agent's terminal (each resumed part records to events.partN.cast)
 lock          flock()ed for the run's whole life, holding its pid
-state.json    the run's state, kept current (ptysup.runstate)
+state.json    the run's state, kept current (ptysup.runstate), with its spend so far
 alive         empty; touched after every quiet minute of a live run (ptysup.heartbeat):
               its mtime says how long a killed run lived past its last event
 log_incomplete  written when a write to the event log failed: what the run used is
@@ -39,6 +39,7 @@ EVENTS_FILE = "events.jsonl"
 LOCK_FILE = "lock"
 ALIVE_FILE = "alive"
 INCOMPLETE_FILE = "log_incomplete"
+STATE_FILE = "state.json"  # written by ptysup.runstate
 # Not options: run.json keeps them apart (the plan has its own file, cwd is the run's).
 # The escape key belongs to the terminal a run is watched in: a resume takes its own.
 _NOT_STORED = ("plan", "cwd", "runs_dir", "escape_key")
@@ -258,8 +259,21 @@ class RunDir:
         return None
 
     def read_progress(self, events_file: Path) -> Progress:
-        """The run's Progress from its event log and its `alive` file."""
-        return progress(read_events(events_file), alive=self.last_alive())
+        """The run's Progress from its event log, its `alive` file and the spend its
+        state.json holds: the agent's, as it reported it, even after the last event (a
+        part killed with SIGKILL mid-turn)."""
+        done = progress(read_events(events_file), alive=self.last_alive())
+        spent = self._spent()
+        if spent > done.cost_usd:  # every part's figures are totals: the highest is whole
+            done = dataclasses.replace(done, cost_usd=spent)
+        return done
+
+    def _spent(self) -> float:
+        try:
+            cost = json.loads((self.path / STATE_FILE).read_text(encoding="utf-8"))["cost_usd"]
+        except (OSError, ValueError, TypeError, KeyError):
+            return 0.0
+        return float(cost) if isinstance(cost, (int, float)) and cost > 0 else 0.0
 
     def holder(self) -> int | None:
         """The pid of the live process holding the lock, or None when the run is not alive."""

@@ -22,9 +22,8 @@ from typing import Any
 
 from ptysup.agents.questions import ASK_TOOL
 from ptysup.events import Event
+from ptysup.rundir import STATE_FILE as STATE_FILE  # the run directory names its files
 from ptysup.rundir import write_atomic
-
-STATE_FILE = "state.json"
 
 WORKING = "working"  # the agent works on what it was given (or is starting)
 NEEDS_INPUT = "needs_input"  # a permission dialog, a question or an escalation waits
@@ -186,6 +185,15 @@ class StateTracker:
 
     def close(self) -> None:
         """Nothing to release: every change was written when it happened."""
+
+    def spent(self, cost_usd: float) -> None:
+        """The run's spend so far, agent and supervisor, whenever the agent reports its
+        own: kept at once, so a part killed mid-turn is charged what it spent."""
+        with self._lock:
+            if cost_usd <= self._data["cost_usd"]:
+                return
+            self._data["cost_usd"] = round(cost_usd, 6)
+            self._flush()
 
     # -- the taps --------------------------------------------------------------------
     def hook(self, name: str, payload: Mapping[str, Any]) -> None:

@@ -161,6 +161,8 @@ def supervise(
     )
     steps = _plan(config, log, part, verifier_for)
     loop = _loop(config, session, runner, log, clock, part, steps, in_fd is not None, verifier_for)
+    if state is not None:  # the run's spend is kept as the agent reports it (state.json)
+        session.on_spend.append(lambda _: state.spent(loop.cost))
     attach = _attach(config, part, log, screen, feeder, session, agent)
     if attach is not None:
         stack.callback(attach.close)

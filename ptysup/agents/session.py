@@ -128,6 +128,7 @@ class AgentSession:
         self._cost_base: float | None = None
         self._prompted = False  # a prompt reached the agent (UserPromptSubmit)
         self.cost_cap: float | None = None  # wait_turn_end raises CostUp at this spend
+        self.on_spend: list[Callable[[float], None]] = []  # hear cost_usd when it rises
         self._reports_cost = False  # the agent reports its spend (Claude Code's status line)
         self._turn_ended_at: float | None = None  # a Stop whose spend is not reported yet
         self.last_screen: ScreenSnapshot | None = None  # before ptysup ended the agent
@@ -463,7 +464,11 @@ class AgentSession:
         if isinstance(total, (int, float)) and not isinstance(total, bool) and total >= 0:
             if self._cost_base is None:
                 self._cost_base = float(total) if self.reopened and not self._prompted else 0.0
-            self.cost_usd = max(self.cost_usd, float(total) - self._cost_base)
+            spent = float(total) - self._cost_base
+            if spent > self.cost_usd:
+                self.cost_usd = spent
+                for hear in self.on_spend:
+                    hear(spent)
 
     def _api_error_detail(self, event: HookEvent) -> str:
         """The hook's error kind plus the message on screen, which may show a reset time.

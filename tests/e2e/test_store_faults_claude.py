@@ -7,6 +7,7 @@ import errno
 import json
 import os
 import subprocess
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ import pytest
 
 from ptysup.testing.fakemodel import RequestKind
 from tests.e2e.conftest import AGENT, Rig
-from tests.helpers import wait_for
+from tests.helpers import read_events, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -302,3 +303,72 @@ def test_a_log_cut_by_sigkill_takes_each_resume_on_a_line_of_its_own(
     assert (run_dir / "events.part2.cast").read_bytes() == part2
     assert b"finish it" in (run_dir / "events.part3.cast").read_bytes()
     assert (parsed[-1]["event"], parsed[-1]["outcome"]) == ("run_end", "complete")
+
+
+def _hook_dirs(run_id: str) -> set[Path]:
+    return {
+        p
+        for parent in {tempfile.gettempdir(), "/tmp"}
+        for p in Path(parent).glob(f"ptysup-hooks-{run_id}-*")
+    }
+
+
+def test_a_sigkilled_parts_spend_counts_on_resume_and_its_hook_directory_goes(
+    rig: Callable[..., Rig],
+) -> None:
+    r = rig(
+        {
+            "agent": [
+                {
+                    "match": "now the slow part",
+                    "steps": [
+                        {
+                            "tool": "Write",
+                            "input": {"file_path": "{workdir}/a.txt", "content": "a"},
+                        },
+                        {"delay": 300, "text": "never seen"},
+                    ],
+                },
+                {"reply": "Started."},
+            ],
+            "supervisor": [
+                {"match": RESUMED, "reply": "[COMPLETE] done"},
+                {"reply": "[CONTINUE] now the slow part"},
+            ],
+        }
+    )
+    proc = r.start("the task", "--agent-cmd", AGENT)
+
+    def state() -> dict[str, Any]:
+        saved: dict[str, Any] = json.loads((_the_run(r) / "state.json").read_text())
+        return saved
+
+    def logged() -> float:
+        decisions = [
+            e for e in read_events(_the_run(r) / "events.jsonl") if e["event"] == "decision"
+        ]
+        return float(decisions[-1]["total_cost_usd"]) if decisions else float("inf")
+
+    try:
+        # The slow turn's first reply is paid for and reported; its second never comes.
+        r.model.wait_for(lambda q: "now the slow part" in q.human_text, timeout=120)
+        wait_for(lambda: state()["cost_usd"] > logged(), 60, "the turn's spend in state.json")
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+    wait_for(lambda: not r.leftovers(), 30, "the killed run's agent to end")
+    run_id = _the_run(r).name
+    spent, before = state()["cost_usd"], logged()
+    assert _hook_dirs(run_id), "a SIGKILLed part leaves its hook directory"
+    (row,) = json.loads(r.ptysup("runs", "--json").stdout)
+    assert row["cost_usd"] == pytest.approx(spent)
+    # A budget between what the log says and what was spent is used up.
+    refused = r.ptysup("resume", "--max-cost", f"{(spent + before) / 2:.6f}")
+    assert refused.returncode == 2 and "used its cost budget" in refused.stderr
+    resumed = r.ptysup("resume", "--max-cost", "100", "--agent-cmd", AGENT)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    events = read_events(_the_run(r) / "events.jsonl")
+    (resume,) = [e for e in events if e["event"] == "run_resume"]
+    assert resume["cost_usd"] == pytest.approx(spent)
+    assert events[-1]["cost_usd"] >= spent
+    assert not _hook_dirs(run_id)  # the killed part's, and the resumed part's own
