@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ptysup.events import Event, EventLog, JsonlSink
+from ptysup.events import Event, EventLog, JsonlSink, failure_text
 from ptysup.rundir import progress, read_events
 
 
@@ -46,3 +46,46 @@ def test_a_part_whose_start_the_log_lost_still_counts_by_its_number() -> None:
         {"event": "run_resume", "ts": 2.0, "part": 3},  # part 2's run_resume was lost
     ]
     assert progress(events).parts == 3
+
+
+class _Full:
+    """A sink whose disk is full from its second write on."""
+
+    def __init__(self) -> None:
+        self.writes = 0
+
+    def write(self, event: Event) -> None:
+        self.writes += 1
+        if self.writes > 1:
+            raise OSError(28, "No space left on device", "/runs/r/events.jsonl")
+
+    def close(self) -> None:
+        raise OSError(28, "No space left on device", "/runs/r/events.jsonl")
+
+
+class _Seen:
+    def __init__(self) -> None:
+        self.events: list[str] = []
+
+    def write(self, event: Event) -> None:
+        self.events.append(event.event)
+
+    def close(self) -> None:
+        pass
+
+
+def test_the_first_failed_write_is_told_once_and_to_a_late_watcher_too() -> None:
+    told: list[str] = []
+    seen = _Seen()
+    log = EventLog([_Full(), seen])
+    log.on_failure(lambda err: told.append(failure_text(err)))
+    log.emit("run_start")
+    assert told == [] and log.failed is None
+    log.emit("hook")
+    log.emit("run_end")
+    log.close()
+    assert told == ["cannot write /runs/r/events.jsonl: No space left on device"]
+    assert seen.events == ["run_start", "hook", "run_end"]  # the other sinks got every event
+    late: list[OSError] = []
+    log.on_failure(late.append)
+    assert late == [log.failed] and log.failed is not None and log.failed.errno == 28
