@@ -164,6 +164,7 @@ def _supervise(
         run_id,
         os.getpid(),
         redact=Redactor.with_extra(config.redact),
+        warn=lambda err: _say(failure_text(err)),
     )
     log.add(tracker)
     log.emit(
@@ -239,11 +240,16 @@ def _part_fields(config: RunConfig, part: Part) -> dict[str, object]:
 def _failed_write(err: OSError, run_dir: RunDir, part: Part) -> None:
     """A write to the event log failed: say so on stderr now, and mark the run."""
     text = failure_text(err)
-    # The terminal may be raw while the agent runs: the line ends where it began.
+    _say(text)
+    run_dir.mark_incomplete(text, part.number)
+
+
+def _say(text: str) -> None:
+    """One `ptysup:` line on stderr, now; the terminal may be raw while the agent runs,
+    so the line starts and ends at the left margin."""
     end = "\r\n" if sys.stderr.isatty() else "\n"
     sys.stderr.write(f"{end}ptysup: {text}{end}".lstrip("\n"))
     sys.stderr.flush()
-    run_dir.mark_incomplete(text, part.number)
 
 
 def _unrecorded(log: EventLog, result: RunResult) -> RunResult:

@@ -63,11 +63,13 @@ class StateTracker:
         clock: Callable[[], float] = time.time,
         redact: Callable[[str], str] = lambda text: text,
         write: Callable[[Path, str], None] = write_atomic,
+        warn: Callable[[OSError], None] = lambda err: None,
     ) -> None:
         self.path = path
         self._clock = clock
         self._redact = redact
         self._write = write
+        self._warn = warn  # hears the first write that failed, naming state.json
         self._lock = threading.Lock()
         self._dialog = False  # the screen shows a dialog
         self._paused = False  # the person paused supervision (the escape key)
@@ -264,7 +266,9 @@ class StateTracker:
             return
         try:
             self._write(self.path, json.dumps(self._data, ensure_ascii=False) + "\n")
-        except OSError as exc:  # a full disk must not stop the run
+        except OSError as exc:  # said, but the run goes on: its log has every change
+            if not self.errors:
+                self._warn(OSError(exc.errno, exc.strerror, str(self.path)))
             self.errors.append(exc)
             return
         self._written = dict(self._data)

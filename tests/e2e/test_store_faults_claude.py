@@ -218,7 +218,11 @@ def test_a_run_directory_turned_read_only_ends_the_run_and_marks_it_elsewhere(
     store.turn_read_only()
     code, stderr = _halted(r, proc)
     assert code == 74, stderr
-    assert stderr == f"ptysup: cannot write {log}: Read-only file system\n"
+    # Each file that could not be written is said once: the log, and the run's state.
+    assert sorted(stderr.splitlines()) == sorted(
+        f"ptysup: cannot write {path}: Read-only file system"
+        for path in (log, run_dir / "state.json")
+    )
     wait_for(lambda: not r.leftovers(), 30, "the agent to be ended")
     # The run directory takes nothing: the mark went to the person's state directory.
     marker = json.loads((state / "ptysup" / "incomplete" / f"{run_dir.name}.json").read_text())
@@ -247,20 +251,24 @@ def _transcribed(r: Rig, text: str) -> bool:
 
 
 def _kill_mid_turn(r: Rig, proc: subprocess.Popen[str], prompt: str) -> None:
-    """SIGKILL ptysup once the agent works on `prompt`, then cut the log's last line in
-    two, as a kill in the middle of a write leaves it."""
+    """SIGKILL ptysup once the agent works on `prompt`, then end the log with half an
+    event, as a kill in the middle of a write leaves it."""
     try:
         r.model.wait_for(lambda q: prompt in q.human_text, timeout=120)
         # Claude Code writes a prompt to its transcript a moment after sending it.
         wait_for(lambda: _transcribed(r, prompt), 30, "the prompt in the transcript")
-    finally:
+    except BaseException:
         proc.kill()
-        proc.wait(timeout=30)
+        out, err = proc.communicate(timeout=30)
+        print(out[-4000:], err[-2000:])  # shown with the failure
+        raise
+    proc.kill()
+    proc.wait(timeout=30)
     wait_for(lambda: not r.leftovers(), 30, "the killed run's agent and recorder to end")
     log = _the_run(r) / "events.jsonl"
-    text = log.read_bytes()
-    last = text.rstrip(b"\n").rsplit(b"\n", 1)[-1]
-    os.truncate(log, len(text) - len(last) // 2 - 1)
+    last = log.read_bytes().rstrip(b"\n").rsplit(b"\n", 1)[-1]
+    with log.open("ab") as f:  # the first half of one more event, and no newline
+        f.write(last[: len(last) // 2])
 
 
 def test_a_log_cut_by_sigkill_takes_each_resume_on_a_line_of_its_own(
