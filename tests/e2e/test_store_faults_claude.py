@@ -16,7 +16,7 @@ import pytest
 
 from ptysup.testing.fakemodel import RequestKind
 from tests.e2e.conftest import AGENT, Rig
-from tests.helpers import read_events, wait_for
+from tests.helpers import Tmux, ptysup_argv, read_events, terminal_script, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -380,3 +380,38 @@ def test_a_sigkilled_parts_spend_counts_on_resume_and_its_hook_directory_goes(
     assert resume["cost_usd"] == pytest.approx(spent)
     assert events[-1]["cost_usd"] >= spent
     assert not _hook_dirs(run_id)  # the killed part's, and the resumed part's own
+
+
+def test_in_a_terminal_a_full_disk_is_said_on_its_own_line_and_the_summary_says_why(
+    rig: Callable[..., Rig], tmpfs: Mount, tmp_path: Path
+) -> None:
+    r = rig(_gated())
+    disk = tmpfs(tmp_path / "disk", "1m")
+    log = disk / "events.jsonl"
+    done, seen = tmp_path / "done", tmp_path / "pane.out"
+    argv = ptysup_argv(
+        "the task", "--agent-cmd", f"{AGENT} --allowedTools Bash", "--log-file", str(log)
+    )
+    tmux = Tmux("ptysup-store")
+    tmux.start(terminal_script(tmp_path / "run.sh", r.project, r.env, argv, done))
+    try:
+        tmux.pipe_to(seen)
+        wait_for((r.project / STARTED).exists, 90, "the agent's command to start")
+        _fill(disk)
+        (r.project / GATE).touch()
+        wait_for(done.exists, 60, "ptysup to end")
+        result = done.read_text()
+        screen = tmux.capture()
+    finally:
+        tmux.kill()
+    assert result.startswith("exit=74\n")
+    modes = result.split()
+    assert "icanon" in modes and "echo" in modes  # the terminal is cooked again
+    said = f"ptysup: cannot write {log}: No space left on device"
+    # Written while the terminal was raw: the line starts and ends at the left margin.
+    out = seen.read_bytes().decode(errors="replace")
+    assert f"\r\n{said}\r\n" in out
+    # Then the summary, shown on the screen as the run left it, says why.
+    assert "ptysup: log_error after 0 iteration(s) (exit 74)" in " ".join(screen.split())
+    summary = out[out.index("ptysup: log_error after") :].splitlines()[0]
+    assert f": {said.removeprefix('ptysup: ')}; events: {log}" in summary
