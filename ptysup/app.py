@@ -142,6 +142,7 @@ def run(
                     on_event=functools.partial(_on_hook, holder, state),
                     on_foreign=lambda why: log.emit("warning", message=f"hook ignored: {why}"),
                     clock=clock,
+                    run_id=part.run_id if part is not None else None,
                 )
             )
         argv = profile.argv(config.agent_cmd, channel.command() if channel else None)
@@ -193,7 +194,7 @@ def _on_hook(holder: list[AgentSession], state: StateTracker | None, event: Hook
 def summary_line(result: RunResult, path: Path, steps: str = "") -> str:
     """The one line printed after a run in a terminal."""
     where = f"; events: {path}"
-    why = f": {result.reason}" if result.outcome is Outcome.ESCALATED else ""
+    why = f": {result.reason}" if result.outcome in (Outcome.ESCALATED, Outcome.LOG_ERROR) else ""
     steps = f"; {steps}" if steps else ""
     cost = (
         f", cost ${result.cost_usd:.4f} (agent ${result.agent_cost_usd:.4f}, "

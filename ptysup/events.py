@@ -6,6 +6,7 @@ import json
 import os
 import re
 import shlex
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -50,6 +51,8 @@ class EventLog:
         self._lock = threading.Lock()
         self.last: Event | None = None
         self.errors: list[OSError] = []  # sink writes that failed (e.g. a full disk)
+        self._watchers: list[Callable[[OSError], None]] = []
+        self._told = False  # the watchers heard of the first failure
 
     def add(self, sink: Sink) -> None:
         """Add a sink (e.g. once the log file is open)."""
@@ -62,6 +65,21 @@ class EventLog:
         would not be seen in the part."""
         return text if self._redact is None else self._redact(text)
 
+    def on_failure(self, watcher: Callable[[OSError], None]) -> None:
+        """Call `watcher` with the first write that fails (from the thread that emitted):
+        what the log could not hold must be said, and the run must not end as a success."""
+        with self._lock:
+            self._watchers.append(watcher)
+            err = self.errors[0] if self._told else None
+        if err is not None:  # it failed before this watcher came: it hears of it now
+            watcher(err)
+
+    @property
+    def failed(self) -> OSError | None:
+        """The first write that failed, if one did."""
+        with self._lock:
+            return self.errors[0] if self.errors else None
+
     def emit(self, event: str, **fields: Any) -> Event:
         """Record one event in every sink, flushed before this returns."""
         if self._redact is not None:
@@ -72,8 +90,9 @@ class EventLog:
             for sink in self._sinks:
                 try:
                     sink.write(ev)
-                except OSError as exc:  # a full disk must not stop the agent's run
+                except OSError as exc:  # the other sinks still get the event
                     self.errors.append(exc)
+        self._tell()
         return ev
 
     def close(self) -> None:
@@ -85,6 +104,23 @@ class EventLog:
                 except OSError as exc:  # the last flush of a full disk
                     self.errors.append(exc)
             self._sinks.clear()
+        self._tell()
+
+    def _tell(self) -> None:
+        """The watchers hear of the first failure once, outside the lock (they may emit)."""
+        with self._lock:
+            if self._told or not self.errors:
+                return
+            self._told = True
+            err, watchers = self.errors[0], list(self._watchers)
+        for watcher in watchers:
+            watcher(err)
+
+
+def failure_text(err: OSError) -> str:
+    """`cannot write PATH: REASON` for a write that failed."""
+    where = f" {err.filename}" if err.filename else ""
+    return f"cannot write{where}: {err.strerror or err}"
 
 
 def _redact_values(value: Any, redact: Callable[[str], str]) -> Any:
@@ -98,22 +134,51 @@ def _redact_values(value: Any, redact: Callable[[str], str]) -> Any:
 
 
 class JsonlSink:
-    """Appends one JSON line per event and flushes it at once; the file is made 0600."""
+    """Appends one JSON line per event, written through at once; the file is made 0600.
+
+    Every line starts on a fresh line: a log whose last line was cut (a kill mid-write, a
+    full disk) gets a newline first, so the cut line stays alone and the next event is
+    whole JSON. A failed write raises OSError naming the file.
+    """
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        # A lone surrogate (JSON's "\ud83d" in a hook payload, a non-UTF-8 command line)
-        # cannot be encoded; written as its JSON escape, the line stays valid JSON.
-        self._file = os.fdopen(fd, "a", encoding="utf-8", errors="backslashreplace")
+        # Read as well as append: the last byte says whether the file ends on a fresh line.
+        self._fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
         self.path = path
+        self._fresh: bool | None = None  # None: not known (at the start, after a failure)
 
     def write(self, event: Event) -> None:
-        self._file.write(json.dumps(event.to_json(), ensure_ascii=False) + "\n")
-        self._file.flush()
+        line = json.dumps(event.to_json(), ensure_ascii=False) + "\n"
+        # A lone surrogate (JSON's "\ud83d" in a hook payload, a non-UTF-8 command line)
+        # cannot be encoded; written as its JSON escape, the line stays valid JSON.
+        data = line.encode("utf-8", errors="backslashreplace")
+        try:
+            if not self._ends_fresh():
+                data = b"\n" + data
+            view = memoryview(data)
+            while view:
+                self._fresh = None  # a write cut short leaves a cut line
+                view = view[os.write(self._fd, view) :]
+        except OSError as exc:
+            raise OSError(exc.errno, exc.strerror, str(self.path)) from exc
+        self._fresh = True
+
+    def _ends_fresh(self) -> bool:
+        if self._fresh is None:
+            st = os.fstat(self._fd)
+            # Not a file (a pipe, a terminal): there is no last byte to read back.
+            self._fresh = (
+                not stat.S_ISREG(st.st_mode)
+                or st.st_size == 0
+                or os.pread(self._fd, 1, st.st_size - 1) == b"\n"
+            )
+        return self._fresh
 
     def close(self) -> None:
-        self._file.close()
+        if self._fd >= 0:
+            fd, self._fd = self._fd, -1
+            os.close(fd)
 
 
 class ConsoleSink:

@@ -19,6 +19,7 @@ class ExitCode(enum.IntEnum):
     ESCALATED = 7  # the supervisor handed the run to a person, and none was at a terminal
     STOPPED = 8  # the person stopped the run with the escape key
     INTERNAL = 70  # a bug in ptysup (EX_SOFTWARE); the event log has the traceback
+    LOG_ERROR = 74  # the event log could not be written (EX_IOERR): the run was ended
 
     @staticmethod
     def for_signal(signum: int) -> int:
@@ -42,6 +43,7 @@ class Outcome(str, enum.Enum):
     STOPPED = "stopped"  # the person pressed the escape key's stop command
     USAGE = "usage"
     ERROR = "error"
+    LOG_ERROR = "log_error"  # a write to the event log failed: the run was ended at once
 
     def exit_code(self, signum: int | None = None) -> int:
         """The process exit status for this outcome."""
@@ -63,6 +65,7 @@ _CODES = {
     Outcome.USAGE: ExitCode.USAGE,
     Outcome.ERROR: ExitCode.INTERNAL,
     Outcome.STOPPED: ExitCode.STOPPED,
+    Outcome.LOG_ERROR: ExitCode.LOG_ERROR,
 }
 
 

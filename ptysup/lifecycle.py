@@ -6,6 +6,7 @@ event written is run_end.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 import time
@@ -15,8 +16,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ptysup import __version__, app, notify, outputs, report, runstate
+from ptysup.agents import hooks
 from ptysup.config import RunConfig
-from ptysup.events import Event, EventLog
+from ptysup.events import Event, EventLog, failure_text
 from ptysup.exitcodes import ExitCode, Outcome, RunResult
 from ptysup.redact import Redactor
 from ptysup.rundir import Part, RunDir, RunLocked, read_events
@@ -55,7 +57,7 @@ def supervise(
     part: Part | None = None,
 ) -> int:
     """Run one supervised session (or resume one: `part`) and return the exit code."""
-    part = part or Part(app.new_run_id(), str(uuid.uuid4()))
+    part = _numbered(config, part or Part(app.new_run_id(), str(uuid.uuid4())))
     # Every output path is checked before anything is created, the run directory included.
     log_path, recording = _outputs(config, part)
     named = [
@@ -78,14 +80,29 @@ def supervise(
         )
 
 
-def _outputs(config: RunConfig, part: Part) -> tuple[Path, Path | None]:
-    """The run's event log and recording (each resumed part records to its own file)."""
-    log_path = app.log_path(config, part.run_id)
-    recording = record_path(config, log_path, part.run_id)
-    if recording is not None and part.resumed is not None:
+def _numbered(config: RunConfig, part: Part) -> Part:
+    """A resumed part with its number: after the earlier parts the log names, and past
+    any recording already made (a part whose run_resume the log lost), so no part's
+    recording is ever overwritten."""
+    if part.resumed is None:
+        return part
+    number = max(part.resumed.parts, 1) + 1  # the run_start is part 1, even if lost
+    while (recording := _recording(config, part, number)) is not None and recording.exists():
+        number += 1
+    return dataclasses.replace(part, number=number)
+
+
+def _recording(config: RunConfig, part: Part, number: int) -> Path | None:
+    recording = record_path(config, app.log_path(config, part.run_id), part.run_id)
+    if recording is not None and number > 1:
         # Each part records its own terminal: the earlier recordings stay as they were.
-        recording = recording.with_name(f"{recording.stem}.part{part.resumed.parts + 1}.cast")
-    return log_path, recording
+        recording = recording.with_name(f"{recording.stem}.part{number}.cast")
+    return recording
+
+
+def _outputs(config: RunConfig, part: Part) -> tuple[Path, Path | None]:
+    """The run's event log and this part's recording."""
+    return app.log_path(config, part.run_id), _recording(config, part, part.number)
 
 
 def _supervise(
@@ -100,6 +117,8 @@ def _supervise(
     run_id = part.run_id
     log_path = app.log_path(config, run_id)
     earlier = read_events(log_path) if part.resumed is not None else []
+    if part.resumed is not None:  # the lock is held: no other part of this run is alive
+        hooks.remove_left(run_id)
     _, recording = _outputs(config, part)
     try:
         github = report.in_github_actions(env) and config.log_format == "text"
@@ -145,6 +164,7 @@ def _supervise(
         run_id,
         os.getpid(),
         redact=Redactor.with_extra(config.redact),
+        warn=lambda err: _say(failure_text(err)),
     )
     log.add(tracker)
     log.emit(
@@ -169,6 +189,9 @@ def _supervise(
         return fail(
             f"cannot write the event log: {err.strerror or err}: {log_path}", ExitCode.USAGE
         )
+    # From here on, a failed write is said at once, marked for runs and resume, and
+    # ends the run (wiring) with its own exit code, never as a success.
+    log.on_failure(lambda err: _failed_write(err, run_dir, part))
     result = RunResult(Outcome.ERROR, 0, "not started")
     try:
         problem = preflight(config, env)
@@ -188,7 +211,7 @@ def _supervise(
         result = RunResult(Outcome.ERROR, 0, f"{type(exc).__name__}: {exc}")
         fail(f"internal error: {type(exc).__name__}: {exc}", ExitCode.INTERNAL)
     finally:
-        _finish(log, result, time.monotonic() - start, config, summary, env)
+        result = _finish(log, result, time.monotonic() - start, config, summary, env)
     if streams.interactive:
         steps = report.steps_line(summary.to_dict())
         print(app.summary_line(result, log_path, steps), file=sys.stderr)
@@ -204,7 +227,7 @@ def _part_fields(config: RunConfig, part: Part) -> dict[str, object]:
     before = part.resumed
     if before is not None:
         fields.update(
-            part=before.parts + 1,
+            part=part.number,
             elapsed_before_s=before.elapsed_s,
             iterations=before.iterations,
             cost_usd=before.cost_usd,
@@ -214,6 +237,32 @@ def _part_fields(config: RunConfig, part: Part) -> dict[str, object]:
     return fields
 
 
+def _failed_write(err: OSError, run_dir: RunDir, part: Part) -> None:
+    """A write to the event log failed: say so on stderr now, and mark the run."""
+    text = failure_text(err)
+    _say(text)
+    run_dir.mark_incomplete(text, part.number)
+
+
+def _say(text: str) -> None:
+    """One `ptysup:` line on stderr, now; the terminal may be raw while the agent runs,
+    so the line starts and ends at the left margin."""
+    end = "\r\n" if sys.stderr.isatty() else "\n"
+    sys.stderr.write(f"{end}ptysup: {text}{end}".lstrip("\n"))
+    sys.stderr.flush()
+
+
+def _unrecorded(log: EventLog, result: RunResult) -> RunResult:
+    """A run whose log lost events ends with LOG_ERROR, whatever else it came to."""
+    err = log.failed
+    if err is None or result.outcome is Outcome.LOG_ERROR:
+        return result
+    came_to = f" (the run came to: {result.outcome.value})"
+    return dataclasses.replace(
+        result, outcome=Outcome.LOG_ERROR, reason=failure_text(err) + came_to, signum=None
+    )
+
+
 def _finish(
     log: EventLog,
     result: RunResult,
@@ -221,7 +270,9 @@ def _finish(
     config: RunConfig,
     summary: report.RunSummary,
     env: Mapping[str, str],
-) -> None:
+) -> RunResult:
+    """Log run_end and write the summaries; the result, LOG_ERROR if the log failed."""
+    result = _unrecorded(log, result)
     log.emit(
         "run_end",
         outcome=result.outcome.value,
@@ -234,6 +285,7 @@ def _finish(
         supervisor_cost_usd=result.supervisor_cost_usd,
     )
     log.close()
+    result = _unrecorded(log, result)  # run_end itself, or the last flush, failed
     data = summary.to_dict()
     try:
         if config.summary_json is not None:
@@ -242,3 +294,4 @@ def _finish(
     except OSError as exc:
         where = exc.filename or config.summary_json
         print(f"ptysup: cannot write the summary: {exc.strerror or exc}: {where}", file=sys.stderr)
+    return result

@@ -12,6 +12,7 @@ from typing import Protocol
 from ptysup.agents.events import (
     AgentExited,
     CostUp,
+    Halted,
     Interrupted,
     PersonStopped,
     TimeUp,
@@ -218,6 +219,10 @@ class RunLoop:
             self._interrupt(self._clock() + HARD_STOP_S)
             self._end_agent(self._clock() + HARD_STOP_S)
             outcome, reason = Outcome.STOPPED, "stopped by the person"
+        except Halted as exc:
+            self._interrupt(self._clock() + HARD_STOP_S)
+            self._end_agent(self._clock() + HARD_STOP_S)
+            outcome, reason = Outcome.LOG_ERROR, str(exc)
         except SupervisorFailed as exc:
             self._end_agent()
             outcome, reason = Outcome.SUPERVISOR_FAILED, str(exc)

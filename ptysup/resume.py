@@ -122,6 +122,7 @@ def prepare(
     # The escape key belongs to the terminal at hand (run.json leaves it out): the resume's
     # own, from its command line, environment or config file.
     config = dataclasses.replace(config, escape_key=given.escape_key)
+    _check_unknown(run_dir, config, explicit)
     _check_budgets(run_dir.run_id, config, done)
     done = _fresh_step_budget(config, done)
     # A conversation that never got a message has nothing to reopen: a new one starts.
@@ -140,6 +141,25 @@ def _plan(run_dir: RunDir, path: str | None) -> Plan | None:
 
     loaded = options.load(run_dir.plan_file)
     return dataclasses.replace(loaded, path=path) if path else loaded
+
+
+def _check_unknown(run_dir: RunDir, config: RunConfig, explicit: frozenset[str]) -> None:
+    """A run whose event log misses events used an unknown share of its budgets: they
+    count as spent, so this resume must be given each of them anew."""
+    lost = run_dir.incomplete()
+    if lost is None:
+        return
+    budgets = {"max_iter": "--max-iter N"}
+    if config.max_time is not None:
+        budgets["max_time"] = "--max-time SECONDS"
+    if config.max_cost is not None:
+        budgets["max_cost"] = "--max-cost USD"
+    missing = [flag for name, flag in budgets.items() if name not in explicit]
+    if missing:
+        raise Refused(
+            f"run {run_dir.run_id}'s event log is incomplete ({lost}): what it used is "
+            f"unknown and counts as spent; give the resume its budget: {' '.join(missing)}"
+        )
 
 
 def _check_budgets(run_id: str, config: RunConfig, done: Progress) -> None:

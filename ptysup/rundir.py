@@ -8,9 +8,12 @@ events.jsonl  the journal: every event flushed as it happens; progress (iteratio
               moment loses nothing but a cut last line
 events.cast   the agent's terminal (each resumed part records to events.partN.cast)
 lock          flock()ed for the run's whole life, holding its pid
-state.json    the run's state, kept current (ptysup.runstate)
+state.json    the run's state, kept current (ptysup.runstate), with its spend so far
 alive         empty; touched after every quiet minute of a live run (ptysup.heartbeat):
               its mtime says how long a killed run lived past its last event
+log_incomplete  written when a write to the event log failed: what the run used is
+              not all in its log (when the run directory itself cannot be written, it
+              goes to $XDG_STATE_HOME/ptysup/incomplete/<id>.json instead)
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ PLAN_FILE = "plan.yaml"
 EVENTS_FILE = "events.jsonl"
 LOCK_FILE = "lock"
 ALIVE_FILE = "alive"
+INCOMPLETE_FILE = "log_incomplete"
+STATE_FILE = "state.json"  # written by ptysup.runstate
 # Not options: run.json keeps them apart (the plan has its own file, cwd is the run's).
 # The escape key belongs to the terminal a run is watched in: a resume takes its own.
 _NOT_STORED = ("plan", "cwd", "runs_dir", "escape_key")
@@ -281,10 +286,54 @@ class RunDir:
         except OSError:
             return None
 
+    def mark_incomplete(self, reason: str, part: int, elsewhere: Path | None = None) -> None:
+        """Say that this run's event log misses events (a write failed): in the run
+        directory, else as an empty file there (a full disk still makes one), else in
+        `elsewhere` (default: incomplete_dir()); silent if none can be written."""
+        text = json.dumps({"run_id": self.run_id, "part": part, "reason": reason}) + "\n"
+        with contextlib.suppress(OSError):
+            write_atomic(self.path / INCOMPLETE_FILE, text)
+            return
+        with contextlib.suppress(OSError):
+            os.close(os.open(self.path / INCOMPLETE_FILE, os.O_WRONLY | os.O_CREAT, 0o600))
+            return
+        with contextlib.suppress(OSError):
+            write_atomic((elsewhere or incomplete_dir()) / f"{self.run_id}.json", text)
+
+    def incomplete(self, elsewhere: Path | None = None) -> str | None:
+        """Why this run's event log misses events, or None when it is whole (as far as
+        any part could tell: see mark_incomplete)."""
+        for path in (
+            self.path / INCOMPLETE_FILE,
+            (elsewhere or incomplete_dir()) / f"{self.run_id}.json",
+        ):
+            try:
+                text = path.read_text(encoding="utf-8")
+            except OSError:
+                continue
+            try:
+                return str(json.loads(text)["reason"])
+            except (ValueError, TypeError, KeyError):
+                return "a write to the event log failed"  # the marker itself was cut
+        return None
+
     def read_progress(self, events_file: Path) -> Progress:
-        """The run's Progress from its event log and its `alive` file."""
+        """The run's Progress from its event log, its `alive` file and the spend its
+        state.json holds: the agent's, as it reported it, even after the last event (a
+        part killed with SIGKILL mid-turn)."""
         log = read_log(events_file)
-        return progress(log.events, alive=self.last_alive(), unreadable=log.skipped)
+        done = progress(log.events, alive=self.last_alive(), unreadable=log.skipped)
+        spent = self._spent()
+        if spent > done.cost_usd:  # every part's figures are totals: the highest is whole
+            done = dataclasses.replace(done, cost_usd=spent)
+        return done
+
+    def _spent(self) -> float:
+        try:
+            cost = json.loads((self.path / STATE_FILE).read_text(encoding="utf-8"))["cost_usd"]
+        except (OSError, ValueError, TypeError, KeyError):
+            return 0.0
+        return float(cost) if logread.is_number(cost) and cost > 0 else 0.0
 
     def holder(self) -> int | None:
         """The pid of the live process holding the lock, or None when the run is not alive."""
@@ -293,6 +342,13 @@ class RunDir:
     def lock(self) -> contextlib.AbstractContextManager[None]:
         """Hold the run's lock (with this pid in it) for the block; RunLocked if taken."""
         return pidlock.hold(self.path / LOCK_FILE)
+
+
+def incomplete_dir(env: Mapping[str, str] = os.environ) -> Path:
+    """Where the incomplete mark of a run whose directory cannot be written goes:
+    outside every project, in the person's state directory."""
+    base = env.get("XDG_STATE_HOME") or os.path.join(env.get("HOME") or "~", ".local", "state")
+    return Path(base).expanduser() / "ptysup" / "incomplete"
 
 
 def run_dirs(runs_dir: Path = RUNS_DIR) -> list[RunDir]:
@@ -406,7 +462,7 @@ class Progress:
     steps_of: int | None = None
     step_iterations: int = 0  # decisions since the current step started
     outcome: str | None = None  # run_end's, None when the last part has no run_end
-    parts: int = 0  # run_start + run_resume events
+    parts: int = 0  # run_start + run_resume events (the highest part number they name)
     typed: bool = False  # something was typed into the agent: its conversation exists
     started: float | None = None  # Unix time
     clock_from: float | None = None  # Unix time the last part's elapsed time counts from
@@ -430,7 +486,8 @@ def progress(
         name = e.get("event")
         ts = float(e.get("ts") or 0.0)
         if name in ("run_start", "run_resume"):
-            p["parts"] = p.get("parts", 0) + 1
+            # A part's number, if it says: a part whose start the log lost still counts.
+            p["parts"] = max(p.get("parts", 0) + 1, int(e.get("part") or 0))
             before = float(e.get("elapsed_before_s") or 0.0)
             part_start = ts
             p["clock_from"] = ts - before
@@ -488,6 +545,7 @@ class Part:
     session_id: str
     resumed: Progress | None = None
     say: str | None = None
+    number: int = 1  # 1 for the run's start; a resumed part's, never one used before
     # The agent's conversation exists (something was typed into it): reopen it and ask the
     # supervisor first. Else the resumed run starts the agent on its task afresh.
     reopen: bool = False

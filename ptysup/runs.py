@@ -66,6 +66,9 @@ def describe(run_dir: RunDir, clock: Callable[[], float] = time.time) -> dict[st
         "task": p.task or (f"plan {plan}" if plan else ""),
         "parts": p.parts,
         "events": str(events_file),
+        # Why the event log misses events (a write failed): iterations and cost are at least
+        # what it shows.
+        "log_incomplete": run_dir.incomplete(),
         # From state.json while it is current: when the state began, and what it waits on.
         "since": current.get("since") if current else None,
         "detail": str(current.get("detail") or "") if current else "",
@@ -81,7 +84,8 @@ def render(rows: list[dict[str, Any]], out: TextIO, now: float | None = None) ->
     table = [("RUN", "STATE", "STEP", "ITER", "ELAPSED", "COST", "TASK")]
     for r in rows:
         step = f"{r['step_index']}/{r['steps_of']} {r['step']}" if r["step"] else "-"
-        its = f"{r['iterations']}/{r['max_iter']}" if r["max_iter"] else str(r["iterations"])
+        more = "+" if r.get("log_incomplete") else ""  # at least this much: the log is cut
+        its = f"{r['iterations']}{more}" + (f"/{r['max_iter']}" if r["max_iter"] else "")
         task = " ".join(str(r["task"] or "").split())
         if r.get("detail") and r["state"] in WAITING:  # what it waits on comes first
             task = f"[{r['detail']}] {task}"
@@ -94,7 +98,7 @@ def render(rows: list[dict[str, Any]], out: TextIO, now: float | None = None) ->
                 format_elapsed(
                     r["elapsed_s"] if now is None else elapsed(r["elapsed_s"], r["clock_from"], now)
                 ),
-                f"${r['cost_usd']:.4f}",
+                f"${r['cost_usd']:.4f}{more}",
                 task if len(task) <= 60 else task[:59] + "…",
             )
         )

@@ -23,9 +23,8 @@ from typing import Any
 from ptysup.agents.questions import ASK_TOOL
 from ptysup.events import Event
 from ptysup.logread import is_number
+from ptysup.rundir import STATE_FILE as STATE_FILE  # the run directory names its files
 from ptysup.rundir import write_atomic
-
-STATE_FILE = "state.json"
 
 WORKING = "working"  # the agent works on what it was given (or is starting)
 NEEDS_INPUT = "needs_input"  # a permission dialog, a question or an escalation waits
@@ -65,11 +64,13 @@ class StateTracker:
         clock: Callable[[], float] = time.time,
         redact: Callable[[str], str] = lambda text: text,
         write: Callable[[Path, str], None] = write_atomic,
+        warn: Callable[[OSError], None] = lambda err: None,
     ) -> None:
         self.path = path
         self._clock = clock
         self._redact = redact
         self._write = write
+        self._warn = warn  # hears the first write that failed, naming state.json
         self._lock = threading.Lock()
         self._dialog = False  # the screen shows a dialog
         self._paused = False  # the person paused supervision (the escape key)
@@ -188,6 +189,15 @@ class StateTracker:
     def close(self) -> None:
         """Nothing to release: every change was written when it happened."""
 
+    def spent(self, cost_usd: float) -> None:
+        """The run's spend so far, agent and supervisor, whenever the agent reports its
+        own: kept at once, so a part killed mid-turn is charged what it spent."""
+        with self._lock:
+            if cost_usd <= self._data["cost_usd"]:
+                return
+            self._data["cost_usd"] = round(cost_usd, 6)
+            self._flush()
+
     # -- the taps --------------------------------------------------------------------
     def hook(self, name: str, payload: Mapping[str, Any]) -> None:
         """A Claude Code hook, as it arrives (before the loop's thread sees it)."""
@@ -257,7 +267,9 @@ class StateTracker:
             return
         try:
             self._write(self.path, json.dumps(self._data, ensure_ascii=False) + "\n")
-        except OSError as exc:  # a full disk must not stop the run
+        except OSError as exc:  # said, but the run goes on: its log has every change
+            if not self.errors:
+                self._warn(OSError(exc.errno, exc.strerror, str(self.path)))
             self.errors.append(exc)
             return
         self._written = dict(self._data)

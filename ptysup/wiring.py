@@ -16,7 +16,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ptysup.agents.events import AgentExit, ScreenState, ScreenUpdate, StopRequest
+from ptysup.agents.events import (
+    AgentExit,
+    HaltRequest,
+    ScreenState,
+    ScreenUpdate,
+    StopRequest,
+)
 from ptysup.agents.person import Person, PersonKeys
 from ptysup.agents.profile import AgentProfile
 from ptysup.agents.session import AgentSession, Timings
@@ -24,7 +30,7 @@ from ptysup.app import Started
 from ptysup.attach.server import AttachError, AttachServer, Tap, socket_dir
 from ptysup.attach.snapshot import render
 from ptysup.config import RunConfig, backoff_schedule
-from ptysup.events import EventLog
+from ptysup.events import EventLog, failure_text
 from ptysup.exitcodes import Outcome, RunResult
 from ptysup.heartbeat import Heartbeat
 from ptysup.loop import LoopConfig, RunLoop, Spent
@@ -105,6 +111,8 @@ def supervise(
     )
     session.person.enter_submits = not profile.uses_hooks
     session.reopened = started.resume  # its earlier parts' spend is counted already
+    # A run whose events cannot be recorded ends at once: nothing it does after counts.
+    log.on_failure(functools.partial(_halt, session, runner))
     started.holder.append(session)
     feeder = ScreenFeeder(
         screen,
@@ -154,6 +162,8 @@ def supervise(
     )
     steps = _plan(config, log, part, verifier_for)
     loop = _loop(config, session, runner, log, clock, part, steps, in_fd is not None, verifier_for)
+    if state is not None:  # the run's spend is kept as the agent reports it (state.json)
+        session.on_spend.append(lambda _: state.spent(loop.cost))
     attach = _attach(config, part, log, screen, feeder, session, agent)
     if attach is not None:
         stack.callback(attach.close)
@@ -180,6 +190,12 @@ def supervise(
     if not interactive and result.exit_code != 0:
         _log_screen_tail(session.last_screen or _settled(screen, feeder), log)
     return result
+
+
+def _halt(session: AgentSession, runner: SupervisorRunner, err: OSError) -> None:
+    """End the run: a decision under way is cancelled, the agent interrupted and ended."""
+    session.post(HaltRequest(failure_text(err), session.now()))
+    runner.cancel()
 
 
 def _attach(

@@ -71,7 +71,15 @@ class PersonCommand:
     ts: float
 
 
-AgentEvent = ScreenUpdate | HookEvent | AgentExit | StopRequest | PersonCommand
+@dataclass(frozen=True)
+class HaltRequest:
+    """ptysup must end the run now: what it does can no longer be recorded."""
+
+    reason: str
+    ts: float
+
+
+AgentEvent = ScreenUpdate | HookEvent | AgentExit | StopRequest | PersonCommand | HaltRequest
 
 
 class TurnEndKind(str, enum.Enum):
@@ -112,6 +120,10 @@ class Interrupted(Exception):
 
 class PersonStopped(Exception):
     """The person stopped the run with ptysup's escape key."""
+
+
+class Halted(Exception):
+    """The run was halted (HaltRequest); the message says why."""
 
 
 class TimeUp(Exception):

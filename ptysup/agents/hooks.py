@@ -10,6 +10,7 @@ import secrets
 import shlex
 import shutil
 import socket
+import stat
 import sys
 import tempfile
 import threading
@@ -42,16 +43,19 @@ class HookChannel:
         on_foreign: Callable[[str], object] = lambda reason: None,
         clock: Callable[[], float] = time.time,
         parent: str | None = None,
+        run_id: str | None = None,
     ) -> None:
         self._on_event = on_event
         self._on_foreign = on_foreign
         self._clock = clock
         self._token = secrets.token_hex(16)
         name = f"hooks-{secrets.token_hex(8)}.sock"
-        self._dir = tempfile.mkdtemp(prefix="ptysup-", dir=parent)  # mkdtemp makes it 0700
+        # Named after the run, so that a resume finds what a killed part left (remove_left).
+        prefix = _prefix(run_id)
+        self._dir = tempfile.mkdtemp(prefix=prefix, dir=parent)  # mkdtemp makes it 0700
         if len(os.path.join(self._dir, name).encode()) > _MAX_SOCKET_PATH:
             os.rmdir(self._dir)
-            self._dir = tempfile.mkdtemp(prefix="ptysup-", dir=_FALLBACK_PARENT)
+            self._dir = tempfile.mkdtemp(prefix=prefix, dir=_FALLBACK_PARENT)
         self.path = os.path.join(self._dir, name)
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
@@ -172,6 +176,27 @@ class HookChannel:
             return True
         self._on_foreign(f"hook from unknown session {session!r}")
         return False
+
+
+def _prefix(run_id: str | None) -> str:
+    return f"ptysup-hooks-{run_id}-" if run_id else "ptysup-"
+
+
+def remove_left(run_id: str, parents: tuple[str, ...] | None = None) -> list[str]:
+    """Remove the hook directories earlier parts of run `run_id` left (a SIGKILL leaves
+    its directory behind); the removed paths. Call it holding the run's lock: then no
+    live process of this run uses one. Only this user's directories are touched."""
+    removed = []
+    for parent in parents or (tempfile.gettempdir(), _FALLBACK_PARENT):
+        for path in sorted(Path(parent).glob(_prefix(run_id) + "*")):
+            try:
+                st = path.lstat()
+            except OSError:
+                continue
+            if stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid() and str(path) not in removed:
+                shutil.rmtree(path, ignore_errors=True)
+                removed.append(str(path))
+    return removed
 
 
 class HookReply:

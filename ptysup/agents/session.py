@@ -19,6 +19,8 @@ from ptysup.agents.events import (
     AgentExit,
     AgentExited,
     CostUp,
+    Halted,
+    HaltRequest,
     HookEvent,
     Interrupted,
     PersonCommand,
@@ -126,6 +128,7 @@ class AgentSession:
         self._cost_base: float | None = None
         self._prompted = False  # a prompt reached the agent (UserPromptSubmit)
         self.cost_cap: float | None = None  # wait_turn_end raises CostUp at this spend
+        self.on_spend: list[Callable[[float], None]] = []  # hear cost_usd when it rises
         self._reports_cost = False  # the agent reports its spend (Claude Code's status line)
         self._turn_ended_at: float | None = None  # a Stop whose spend is not reported yet
         self.last_screen: ScreenSnapshot | None = None  # before ptysup ended the agent
@@ -478,7 +481,11 @@ class AgentSession:
         if isinstance(total, (int, float)) and not isinstance(total, bool) and total >= 0:
             if self._cost_base is None:
                 self._cost_base = float(total) if self.reopened and not self._prompted else 0.0
-            self.cost_usd = max(self.cost_usd, float(total) - self._cost_base)
+            spent = float(total) - self._cost_base
+            if spent > self.cost_usd:
+                self.cost_usd = spent
+                for hear in self.on_spend:
+                    hear(spent)
 
     def _api_error_detail(self, event: HookEvent) -> str:
         """The hook's error kind plus the message on screen, which may show a reset time.
@@ -729,6 +736,8 @@ class AgentSession:
             and not self._ending
         ):
             raise PersonStopped()
+        elif isinstance(event, HaltRequest) and not self._ending:
+            raise Halted(event.reason)
 
     def _record_hook(self, event: HookEvent) -> None:
         p = event.payload

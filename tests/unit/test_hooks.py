@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from ptysup.agents.events import HookEvent
-from ptysup.agents.hooks import HookChannel
+from ptysup.agents.hooks import HookChannel, remove_left
 
 WAIT = 10.0  # seconds to wait for an event that must come
 
@@ -332,3 +332,18 @@ def test_a_waiting_request_returns_at_once_when_ptysup_is_killed() -> None:
         child.kill()
         child.wait()
         shutil.rmtree(os.path.dirname(command.split()[-3]), ignore_errors=True)
+
+
+def test_a_resume_removes_only_its_own_runs_hook_directories() -> None:
+    parent = tempfile.mkdtemp(prefix="ph", dir="/tmp")  # short: socket paths must fit
+    try:
+        killed = Path(parent, "ptysup-hooks-run-a-killed")  # what a SIGKILLed part left
+        killed.mkdir(mode=0o700)
+        (killed / "hooks-x.sock").touch()
+        with HookChannel(on_event=lambda e: None, parent=parent, run_id="run-b") as live:
+            assert Path(live.path).parent.name.startswith("ptysup-hooks-run-b-")
+            assert remove_left("run-a", (parent,)) == [str(killed)]
+            assert not killed.exists()
+            assert Path(live.path).exists()  # another run's stays, alive or not
+    finally:
+        shutil.rmtree(parent)

@@ -222,9 +222,16 @@ def test_a_failed_write_is_kept_and_the_run_goes_on(tmp_path: Path) -> None:
     def full_disk(_path: Path, _text: str) -> None:
         raise OSError(28, "No space left on device")
 
-    t = runstate.StateTracker(tmp_path / "state.json", "r1", 1, write=full_disk)
+    told: list[OSError] = []
+    t = runstate.StateTracker(tmp_path / "state.json", "r1", 1, write=full_disk, warn=told.append)
     t.write(Event("turn_end", 0.0, {"kind": "stop"}))
-    assert t.state == "deciding" and len(t.errors) == 1
+    t.write(Event("decision", 0.0, {"iteration": 1, "action": "continue"}))
+    t.spent(0.5)
+    assert t.state == "deciding" and len(t.errors) == 3
+    # Said once, naming the file, not the temp file write_atomic uses.
+    assert [(e.filename, e.strerror) for e in told] == [
+        (str(tmp_path / "state.json"), "No space left on device")
+    ]
 
 
 # -- readers ---------------------------------------------------------------------------
