@@ -55,6 +55,7 @@ _START = {
     "max_iter": _or_null(_integer),
     "elapsed_before_s": _or_null(is_number),
     "record": _or_null(_text),
+    "part": _or_null(_integer),
 }
 FIELDS: Mapping[str, Mapping[str, Check]] = {
     "run_start": _START,
