@@ -55,6 +55,7 @@ from ptysup.waits import WaitPolicy
 SUSPENDED = "Claude Code suspended itself (Ctrl-Z) where no shell can bring it back: resumed it"
 STOP_GRACE_S = 5.0  # after a stop signal, the most the run may take to wind down
 BLOCKED_SETTLE_S = 2.0  # without a person, a first-run dialog shown this long ends the start
+CATCH_UP_S = 0.2  # after a grow, the most the relay waits for the model to catch up
 SCREEN_TAIL = 25  # lines of the agent's screen printed when a run fails without a terminal
 
 
@@ -382,7 +383,8 @@ def _drive(
         parts.log.emit("resize", rows=rows, cols=cols)  # the person's window
         cursor.release()  # the output so far is modelled in the old size
         if parts.status is not None:
-            parts.status.resize(rows, cols)
+            grown = rows - 1 > parts.status.agent_size()[0]
+            parts.status.resize(rows, cols, _cursor_row(parts, cursor) if grown else None)
             parts.status.flush()  # the row and region now, before the agent writes again
             rows, cols = parts.status.agent_size()
         parts.screen.resize(rows, cols)  # the model first, so the repaint lands in the new size
@@ -489,6 +491,16 @@ def _place_model(parts: _Parts, row: int, col: int) -> None:
     if parts.status is not None:  # its start puts the cursor at the row's start, above it
         row, col = min(row, parts.status.agent_size()[0] - 1), 0
     parts.screen.place_cursor(row, col)
+
+
+def _cursor_row(parts: _Parts, cursor: CursorAnswer) -> int | None:
+    """The person's cursor's row as the screen model has it, if the model knows it: it
+    started where the terminal said, is on the main screen (a full-screen program repaints
+    the other one), and has caught up with what the terminal got."""
+    if not cursor.placed or not parts.feeder.drained(CATCH_UP_S):
+        return None
+    row, main = parts.screen.painted(lambda screen, alternate: (screen.cursor.y, not alternate))[0]
+    return row if main else None
 
 
 def _leave(parts: _Parts, cursor: CursorAnswer, out_fd: int | None) -> None:
