@@ -354,10 +354,17 @@ def _drive(
     waker = _Waker()
     results: list[RunResult] = []
     model_input = parts.attach.output if parts.attach is not None else parts.feeder.put
-    cursor = CursorAnswer(functools.partial(_place_model, parts), model_input)
+    model_started = threading.Event()
+    place = functools.partial(_place_model, parts)
+    cursor = CursorAnswer(place, model_input, started=model_started.set)
 
     def loop_thread() -> None:
         try:
+            # The loop reads the screen, and times the agent's quiet from it: it starts
+            # with the model, which may wait for the terminal's answer (at most WAIT_S).
+            model_started.wait()
+            # Output held for the model was not quiet: the loop times it from here.
+            session.last_output = max(session.last_output, session.now())
             results.append(loop.run())
         finally:
             waker.wake()

@@ -37,10 +37,12 @@ class CursorAnswer:
         place: Callable[[int, int], None],
         feed: Callable[[bytes], object],
         *,
+        started: Callable[[], object] = lambda: None,
         hold_max: int = HOLD_MAX,
     ) -> None:
         self._place = place  # (row, col) from 0: where the model starts
         self._feed = feed  # the screen model's input
+        self._started = started  # once, as the model starts (whatever started it)
         self._hold_max = hold_max
         self._held: list[bytes] = []
         self._held_size = 0
@@ -93,6 +95,7 @@ class CursorAnswer:
             held, self._held, self._held_size = self._held, [], 0
             if held:
                 self._feed(b"".join(held))
+            self._started()
 
     def unasked(self) -> None:
         """No terminal to ask: no answer comes, and the model starts at the top."""

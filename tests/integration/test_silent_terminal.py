@@ -13,7 +13,7 @@ from pathlib import Path
 from ptyprocess import PtyProcess
 
 from ptysup.terminal.cursor import QUERY
-from tests.helpers import FAKES, ptysup_argv
+from tests.helpers import FAKES, ptysup_argv, read_events
 
 # Says hi at once, then records every byte typed to it until the person's last word.
 AGENT = """\
@@ -84,3 +84,47 @@ def test_the_agent_is_relayed_before_the_answer_and_a_late_answer_is_not_typed(
     got = typed.read_bytes()
     assert b"person-keys the-end" in got
     assert b"7;1R" not in got and b"\x1b" not in got, got
+
+
+# Prints for over a second, never pausing for long, then says when it stopped.
+TICKER = """\
+i=0; while [ $i -lt 50 ]; do echo tick $i; sleep 0.02; i=$((i+1)); done
+date +%s.%N > stopped
+exec cat > typed
+"""
+
+
+def test_output_held_for_the_answer_is_not_taken_for_a_quiet_agent(tmp_path: Path) -> None:
+    # The screen model waits up to a second for the answer; the agent's quiet is timed
+    # from what the model sees, so until then the output it holds must not count as quiet:
+    # the task would be typed into an agent still printing.
+    (tmp_path / "ticker.sh").write_text(TICKER)
+    (tmp_path / "answers.json").write_text('["[COMPLETE] done"]')
+    log = tmp_path / "events.jsonl"
+    argv = ptysup_argv(
+        "the task",
+        "--agent-cmd",
+        "sh ticker.sh",
+        "--supervisor-cmd",
+        f"{sys.executable} {FAKES / 'supervisor.py'}",
+        "--idle",
+        "0.6",
+        "--log-file",
+        str(log),
+    )
+    env = {
+        **os.environ,
+        "FAKE_SUPERVISOR_ANSWERS": str(tmp_path / "answers.json"),
+        "FAKE_SUPERVISOR_LOG": str(tmp_path / "supervisor.jsonl"),
+        "TERM": "xterm-256color",
+    }
+    term = PtyProcess.spawn(argv, cwd=str(tmp_path), env=env, dimensions=(30, 100))
+    seen = bytearray()
+    try:
+        read_until(term, seen, None, 60)  # never answering
+    finally:
+        term.close(force=True)
+    ready = [e for e in read_events(log) if e["event"] == "agent_ready"]
+    stopped = float((tmp_path / "stopped").read_text())
+    assert ready and ready[0]["ts"] >= stopped, (ready, stopped)
+    assert (tmp_path / "typed").read_text().startswith("the task")

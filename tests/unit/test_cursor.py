@@ -97,3 +97,16 @@ def test_without_a_terminal_nothing_is_held_or_taken_out() -> None:
     cursor.output(b"out")
     assert cursor.keys(b"\x1b[1;2R\x1b") == b"\x1b[1;2R\x1b"
     assert model.calls == [b"out"]
+
+
+def test_the_model_starts_once_whatever_starts_it() -> None:
+    starts: list[int] = []
+    model = Model()
+    cursor = CursorAnswer(model.place, model.feed, started=lambda: starts.append(1))
+    cursor.output(b"x")
+    assert starts == []
+    cursor.keys(b"\x1b[1;1R")
+    cursor.time_up()
+    cursor.settle()
+    cursor.release()
+    assert starts == [1]
