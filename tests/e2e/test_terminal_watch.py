@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ptysup.testing.fakemodel import RequestKind
-from tests.e2e.conftest import AGENT, Rig
+from tests.e2e.conftest import AGENT, Rig, Screen
 from tests.helpers import Tmux, ptysup_argv, read_events, run_ptysup, terminal_script, wait_for
 
 pytestmark = pytest.mark.e2e
@@ -137,6 +137,36 @@ def test_after_a_grow_no_old_status_text_is_left_in_the_agents_lines(
     assert all(row == "" or row.isdigit() for row in agent_rows), screen
     numbers = [int(row) for row in agent_rows if row]
     assert numbers == list(range(1, last + 1)), screen
+
+
+def test_after_a_grow_claude_codes_next_reply_has_no_old_status_text_in_it(
+    screen: Callable[..., Screen],
+) -> None:
+    # Claude Code's first reply stays near the top of a 40-row window; the window grows
+    # while the supervisor decides, and the next reply runs down over the old status row.
+    items = "\n".join(f"- item {n}" for n in range(1, 46))  # a list: one line each
+    s = screen(
+        {
+            "agent": [{"times": 1, "reply": "Ready."}, {"reply": items}],
+            "supervisor": [
+                {"times": 1, "delay": 3, "reply": "[CONTINUE] list the items"},
+                {"reply": "[COMPLETE] listed"},
+            ],
+        },
+        "get ready",
+    )
+    s.wait_event("turn_end")
+    s.tmux.resize(120, 50)
+    wait_for(lambda: len(s.text().rstrip("\n").splitlines()) == 50, 10, "50 rows")
+    wait_for(lambda: s.status().startswith("ptysup "), 10, "the status row on the new last row")
+    try:
+        wait_for(lambda: "item 45" in s.text(), 60, "the second reply")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}:\n{s.text()}") from None
+    shown = s.tmux.capture(history=True).rstrip("\n").splitlines()
+    assert s.finish().startswith("exit=0"), s.events()
+    stale = [row for row in shown[:-1] if "Ctrl-] keys" in row or "ptysup 1/" in row]
+    assert not stale, "\n".join(shown)
 
 
 def test_the_status_row_and_region_are_drawn_again_right_after_a_clear_reset_or_screen_switch(
