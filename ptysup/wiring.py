@@ -43,6 +43,7 @@ from ptysup.supervisor.decide import Supervisor
 from ptysup.supervisor.judge import JudgeOptions, lean_argv, takes_system_prompt
 from ptysup.supervisor.prompt import SUPERVISOR_MARKER
 from ptysup.supervisor.runner import SupervisorRunner
+from ptysup.terminal.cursor import QUERY, WAIT_S, CursorAnswer
 from ptysup.terminal.inject import Typist
 from ptysup.terminal.keys import EscapeKeys, describe
 from ptysup.terminal.modes import BRACKETED_PASTE, ModeTracker
@@ -53,7 +54,7 @@ from ptysup.terminal.screen import ScreenFeeder, ScreenModel, ScreenSnapshot
 from ptysup.terminal.signals import STOP_SIGNALS, signal_pipe
 from ptysup.terminal.status import StatusLine, StatusSink
 from ptysup.terminal.ticker import Ticker
-from ptysup.terminal.tty_ import cursor_position, raw
+from ptysup.terminal.tty_ import raw
 from ptysup.verify import Verifier, VerifyStop
 from ptysup.waits import WaitPolicy
 
@@ -61,6 +62,7 @@ AGENT_GONE = "the agent's exit"  # what overtook a decision when the agent exite
 SUSPENDED = "Claude Code suspended itself (Ctrl-Z) where no shell can bring it back: resumed it"
 STOP_GRACE_S = 5.0  # after a stop signal, the most the run may take to wind down
 BLOCKED_SETTLE_S = 2.0  # without a person, a first-run dialog shown this long ends the start
+CATCH_UP_S = 0.2  # after a grow, the most the relay waits for the model to catch up
 SCREEN_TAIL = 25  # lines of the agent's screen printed when a run fails without a terminal
 
 
@@ -370,9 +372,18 @@ def _drive(
     agent, session, runner = parts.agent, parts.session, parts.runner
     waker = _Waker()
     results: list[RunResult] = []
+    model_input = parts.attach.output if parts.attach is not None else parts.feeder.put
+    model_started = threading.Event()
+    place = functools.partial(_place_model, parts)
+    cursor = CursorAnswer(place, model_input, started=model_started.set)
 
     def loop_thread() -> None:
         try:
+            # The loop reads the screen, and times the agent's quiet from it: it starts
+            # with the model, which may wait for the terminal's answer (at most WAIT_S).
+            model_started.wait()
+            # Output held for the model was not quiet: the loop times it from here.
+            session.last_output = max(session.last_output, session.now())
             results.append(loop.run())
         finally:
             waker.wake()
@@ -389,14 +400,17 @@ def _drive(
         results.append(RunResult(Outcome.SIGNAL, loop.iterations, f"signal {signum}", signum))
 
     def on_eof() -> None:
+        cursor.release()  # the last output must be modelled, answer or not
         parts.feeder.ended()  # no quiet spell to wait for: the output is over
         parts.feeder.drained(1.0)  # whoever handles the exit sees the agent's last screen
         session.post(AgentExit(agent.wait(1.0), session.now()))
 
     def on_resize(rows: int, cols: int) -> None:
         parts.log.emit("resize", rows=rows, cols=cols)  # the person's window
+        cursor.release()  # the output so far is modelled in the old size
         if parts.status is not None:
-            parts.status.resize(rows, cols)
+            grown = rows - 1 > parts.status.agent_size()[0]
+            parts.status.resize(rows, cols, _cursor_row(parts, cursor) if grown else None)
             parts.status.flush()  # the row and region now, before the agent writes again
             rows, cols = parts.status.agent_size()
         parts.screen.resize(rows, cols)  # the model first, so the repaint lands in the new size
@@ -415,10 +429,7 @@ def _drive(
             parts.status.observe(data)
             if switched:
                 parts.status.erased()  # the other screen has a row of its own, not ours
-        if parts.attach is not None:
-            parts.attach.output(data)  # the screen model and any viewers, in one step
-        else:
-            parts.feeder.put(data)
+        cursor.output(data)  # the screen model (and any viewers), once it knows where to start
         if parts.recording is not None:
             parts.recording.output(data)
 
@@ -430,7 +441,6 @@ def _drive(
     if parts.status is not None:
         handlers.to_person = parts.status.for_person
         handlers.on_written = parts.status.after_output
-        handlers.on_poke = parts.status.flush
         handlers.on_pause = parts.status.flush
         hint = describe(escape.prefix) if escape is not None else None
         sink = StatusSink(parts.status, waker.poke, loop.max_iter, escape_key=hint)
@@ -438,10 +448,32 @@ def _drive(
         ticker = Ticker(sink.tick)
         if parts.notifier is not None:
             parts.notifier.add(TerminalChannel(parts.status.alert, waker.poke))
+    keys = None
     if escape is not None:
         menu = sink.menu if sink is not None else None
         keys = PersonKeys(escape, session.person, session.post, parts.log, menu, session.now)
-        handlers.on_input = keys.feed
+
+    def past_escape(data: bytes) -> bytes:  # the person's keys, ptysup's escape key taken out
+        return keys.feed(data) if keys is not None and data else data
+
+    def on_input(data: bytes) -> bytes:
+        return past_escape(cursor.keys(data))  # the terminal's answer is not the person's
+
+    def on_poke() -> None:
+        if typed := past_escape(cursor.settle()):  # kept as a possible answer's start
+            agent.write(typed)
+        if parts.status is not None:
+            parts.status.flush()
+
+    handlers.on_input = on_input
+    handlers.on_poke = on_poke
+
+    def answer_late() -> None:
+        cursor.time_up()
+        waker.poke()  # on_poke settles it in the relay's thread
+
+    time_up = threading.Timer(WAIT_S, answer_late)
+    time_up.daemon = True
     signals = [*STOP_SIGNALS, signal.SIGWINCH]
     worker = threading.Thread(target=loop_thread, name="ptysup-loop", daemon=True)
     try:
@@ -449,7 +481,12 @@ def _drive(
             relay = Relay(
                 agent, handlers, signal_fd=sig_fd, wake_fd=waker.fd, out_fd=out_fd, in_fd=in_fd
             )
-            _sync_cursor(parts, in_fd, out_fd)
+            if in_fd is not None and out_fd is not None:
+                # Asked, never waited for: the answer comes with the person's keys.
+                write_to_terminal(out_fd, QUERY)
+                time_up.start()
+            else:
+                cursor.unasked()
             if parts.status is not None:
                 parts.status.start()
             worker.start()
@@ -458,9 +495,10 @@ def _drive(
             try:
                 relay.run()
             finally:
+                time_up.cancel()
                 if ticker is not None:
                     ticker.stop()
-                _leave(parts, out_fd)
+                _leave(parts, cursor, out_fd)
     finally:
         worker.join(timeout=STOP_GRACE_S)
         waker.close()
@@ -474,26 +512,29 @@ def _drive(
     return results[0] if results else RunResult(Outcome.ERROR, loop.iterations, "run loop died")
 
 
-def _sync_cursor(parts: _Parts, in_fd: int | None, out_fd: int | None) -> None:
-    """Start the screen model where the person's cursor is (see ScreenModel.place_cursor);
-    keys typed meanwhile go on to the agent."""
-    if in_fd is None or out_fd is None:
-        return
-    where, typed = cursor_position(in_fd, out_fd)
-    if typed:
-        parts.agent.write(typed)
-    if where is not None:
-        row, col = where
-        if parts.status is not None:  # its start puts the cursor at the row's start, above it
-            row, col = min(row, parts.status.agent_size()[0] - 1), 0
-        parts.screen.place_cursor(row, col)
+def _place_model(parts: _Parts, row: int, col: int) -> None:
+    """Start the screen model where the person's cursor was (see ScreenModel.place_cursor)."""
+    if parts.status is not None:  # its start puts the cursor at the row's start, above it
+        row, col = min(row, parts.status.agent_size()[0] - 1), 0
+    parts.screen.place_cursor(row, col)
 
 
-def _leave(parts: _Parts, out_fd: int | None) -> None:
+def _cursor_row(parts: _Parts, cursor: CursorAnswer) -> int | None:
+    """The person's cursor's row as the screen model has it, if the model knows it: it
+    started where the terminal said, is on the main screen (a full-screen program repaints
+    the other one), and has caught up with what the terminal got."""
+    if not cursor.placed or not parts.feeder.drained(CATCH_UP_S):
+        return None
+    row, main = parts.screen.painted(lambda screen, alternate: (screen.cursor.y, not alternate))[0]
+    return row if main else None
+
+
+def _leave(parts: _Parts, cursor: CursorAnswer, out_fd: int | None) -> None:
     """Leave the person's terminal as it was: the modes the agent left on switched off
     (first: the status row to clear is on the main screen), the status row cleared, and
     the cursor on a clean line below everything the agent drew, for the summary (not
     inside its input box, nor over a full-screen program's footer)."""
+    cursor.release()  # the model must have everything the agent printed
     if out_fd is None:
         if parts.status is not None:
             parts.status.stop()

@@ -33,7 +33,9 @@ Items:
   warm       turn end → parsed decision with and without the warm spare (an instant
              model), and the spare's memory while it waits
   exit       a whole run of an agent printing 100 MB then exiting, recording on, against
-             two nested `script`s (the same two PTY hops), and with --no-recording
+             two nested `script`s (the same two PTY hops), with --no-recording, and under
+             a terminal that never answers ptysup's cursor query (as `script` in CI);
+             then a run of an agent that only prints `hi`, under that terminal
 """
 
 from __future__ import annotations
@@ -149,11 +151,14 @@ class Terminal:
     seen: bytearray = field(default_factory=bytearray)
     marks: dict[bytes, float] = field(default_factory=dict)
     total: int = 0
+    answers: bool = True  # False: like `script` with no terminal behind it (CI)
 
     @classmethod
-    def spawn(cls, argv: Sequence[str], env: dict[str, str], cwd: Path) -> Terminal:
+    def spawn(
+        cls, argv: Sequence[str], env: dict[str, str], cwd: Path, answers: bool = True
+    ) -> Terminal:
         proc = PtyProcess.spawn(list(argv), env=env, cwd=str(cwd), dimensions=SIZE)
-        return cls(proc)
+        return cls(proc, answers=answers)
 
     def pump(self, until: Callable[[Terminal], bool], timeout: float) -> None:
         """Read until UNTIL holds, EOF, or TIMEOUT; note when START/END first show up."""
@@ -176,9 +181,9 @@ class Terminal:
                 return
             self.total += len(data)
             tail = bytes(self.seen[-64:]) + data
-            if DSR in tail[-len(data) - len(DSR) + 1 :]:
+            if self.answers and DSR in tail[-len(data) - len(DSR) + 1 :]:
                 # Like any real terminal (xterm, tmux, a terminal under `script`): ptysup
-                # asks where the cursor is when it starts, and waits a while for the answer.
+                # asks where the cursor is when it starts (and once waited for the answer).
                 os.write(fd, b"\x1b[1;1R")
             for mark in (START, END):
                 if mark not in self.marks and mark in tail:
@@ -1039,18 +1044,21 @@ def bench_warm(quick: bool, runs: int) -> dict[str, Any]:
 
 # -- a whole run's end ------------------------------------------------------------------
 def exit_once(tmp: Path, via: str, repeat: int) -> float:
-    """Seconds from start to the end of a run whose agent prints REPEAT MB and exits."""
+    """Seconds from start to the end of a run whose agent prints REPEAT MB and exits
+    (`hi`: only that word). A `silent` terminal never answers ptysup's query."""
     payload, _ = payload_file(tmp, "plain")
     (tmp / "printer.py").write_text(PRINTER)
     agent = ["python3", str(tmp / "printer.py"), str(payload), "exit", str(tmp / "d"), str(repeat)]
-    if via == "script":
+    if via.startswith("hi"):
+        agent = ["echo", "hi"]
+    if via in ("script", "hi_script"):
         inner = ["script", "-q", "-c", shlex.join(agent), "/dev/null"]
     else:
         extra = ["--no-recording"] if via == "no_recording" else []
         inner = ptysup_argv("t", agent, tmp, *extra)
     argv = ["script", "-q", "-c", shlex.join(inner), "/dev/null"]
     start = time.perf_counter()
-    term = Terminal.spawn(argv, bench_env(tmp), tmp)
+    term = Terminal.spawn(argv, bench_env(tmp), tmp, answers=not via.endswith("silent"))
     term.pump(lambda t: b"EOF" in t.marks, timeout=600)
     seconds = term.marks[b"EOF"] - start
     term.close()
@@ -1059,7 +1067,8 @@ def exit_once(tmp: Path, via: str, repeat: int) -> float:
 
 def bench_exit(quick: bool, runs: int) -> dict[str, Any]:
     repeat = 20 if quick else 100  # MB
-    times_s: dict[str, list[float]] = {"script": [], "ptysup": [], "no_recording": []}
+    vias = ("script", "ptysup", "no_recording", "silent", "hi_script", "hi_silent")
+    times_s: dict[str, list[float]] = {via: [] for via in vias}
     for _ in range(runs):
         for via in times_s:
             with workdir() as tmp:
@@ -1071,6 +1080,10 @@ def bench_exit(quick: bool, runs: int) -> dict[str, Any]:
         "ptysup_s": round(median(times_s["ptysup"]), 2),
         "ratio": round(median(times_s["ptysup"]) / base, 2),
         "no_recording_ratio": round(median(times_s["no_recording"]) / base, 2),
+        "silent_s": round(median(times_s["silent"]), 2),
+        "silent_ratio": round(median(times_s["silent"]) / base, 2),
+        "hi_script_s": round(median(times_s["hi_script"]), 3),
+        "hi_silent_s": round(median(times_s["hi_silent"]), 3),
     }
 
 
@@ -1231,6 +1244,12 @@ def rows(r: dict[str, Any]) -> list[Row]:
         what = f"whole run, agent prints {e['mb']} MB and exits, x two nested `script`"
         out.append((what, got, "<= 1.25x", e["ratio"] <= 1.25))
         out.append(("  same, --no-recording", f"{e['no_recording_ratio']:.2f}x", "", None))
+        if "silent_ratio" in e:
+            got = f"{e['silent_ratio']:.2f}x ({e['silent_s']} s)"
+            what = "  same, a terminal that never answers (`script` in CI)"
+            out.append((what, got, "<= 1.25x", e["silent_ratio"] <= 1.25))
+            got = f"{e['hi_silent_s']} s (two `script`s: {e['hi_script_s']} s)"
+            out.append(("  whole run, agent prints `hi`, terminal never answers", got, "", None))
     if "cold" in r:
         c = r["cold"]
         got = f"{c['help_ms_p50']} ms p50 ({c['help_ms_min']} min)"

@@ -155,9 +155,11 @@ class Tmux:
             check=True,
         )
 
-    def capture(self) -> str:
+    def capture(self, history: bool = False) -> str:
+        """The pane's screen (`history`: with every line above it, from the first)."""
+        start = ["-S", "-"] if history else []
         return subprocess.run(
-            [*self._base, "capture-pane", "-p"], capture_output=True, text=True
+            [*self._base, "capture-pane", "-p", *start], capture_output=True, text=True
         ).stdout
 
     def display(self, fmt: str) -> str:

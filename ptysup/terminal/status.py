@@ -35,6 +35,16 @@ STATUS_ROW = 999
 # DECSTBM that drops the region homes the cursor, hence the save and restore around it.
 FREE_LAST_ROW = b"\x1b7\x1b[r\x1b8\n\x1b[A"
 
+# After a grow the old status row is still on the screen, inside the agent's rows now: a
+# line agent's next lines land on it and leave its tail (`18ysup 1/500 · 10s`). Where it
+# is depends on the terminal: tmux and xterm pull lines from the scrollback into a grown
+# window, moving the old row (and the cursor) down by as many; without scrollback the new
+# rows come in below it. Either way it stays as far below the cursor as it was, so it is
+# erased there: the region dropped first (a terminal may keep the old one, which would
+# stop the cursor above the row), the cursor's attributes (saved with it) reset for the
+# erase, so the row is left blank rather than in the agent's colours.
+ERASE_BELOW = b"\x1b7\x1b[r\x1b8\x1b7\x1b[%dB\x1b[0m\x1b[2K\x1b8"
+
 _CSI_DONE = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]")
 _STRING_DONE = re.compile(rb"\x1b[\]PX^_].*?(?:\x07|\x1b\\)", re.DOTALL)
 _OTHER_DONE = re.compile(rb"\x1b[ -/]*[0-~]")
@@ -118,6 +128,7 @@ class StatusLine:
         self._loose = False  # the cursor may sit on the status row: free it at the next draw
         self._region_due = False  # the region may be gone: the next draw sets it again
         self._region_at = float("-inf")
+        self._stale_below = 0  # after a grow: how far below the cursor the old row is
         self._alerts: queue.SimpleQueue[bytes] = queue.SimpleQueue()  # any thread puts
         self._begun = b""  # how much of a `CSI r` the last chunk ended with
         self._seam = b""  # the last batch's last bytes: an erase may be split
@@ -136,8 +147,12 @@ class StatusLine:
         self._write(b"\r\n\x1b[A" + self._region() + self._status())
         self._drawn_at = self._region_at = self._clock()
 
-    def resize(self, rows: int, cols: int) -> None:
-        """Follow a window-size change; the next draw also frees the status row."""
+    def resize(self, rows: int, cols: int, cursor_row: int | None = None) -> None:
+        """Follow a window-size change; the next draw also frees the status row and, after
+        a grow, erases the old one if the cursor's row (from 0) is known."""
+        grown = rows > self._rows
+        if grown and cursor_row is not None and 0 <= cursor_row < self._rows - 1:
+            self._stale_below = self._rows - 1 - cursor_row
         self._rows, self._cols = rows, cols
         self._pending = True
         self._loose = True
@@ -217,6 +232,7 @@ class StatusLine:
         GAP_S; the relay's next pause in the output (`flush`) draws what is left.
         """
         self._last = data
+        self._stale_below = 0  # the cursor moved: where the old row is is not known now
         now = self._clock()
         if not self._region_due and now - self._region_at > REDRAW_S:
             self._pending = self._region_due = True
@@ -229,7 +245,9 @@ class StatusLine:
             # Cleared before the text is read: an update() from the loop thread meanwhile
             # stays pending instead of being lost.
             self._pending = False
-            repair = FREE_LAST_ROW if self._loose else b""
+            repair = ERASE_BELOW % self._stale_below if self._stale_below else b""
+            repair += FREE_LAST_ROW if self._loose else b""
+            self._stale_below = 0
             region = self._region() if self._region_due else b""
             self._loose = self._region_due = False
             self._write(repair + region + self._status() + self._take_alerts())

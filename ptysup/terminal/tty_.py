@@ -6,11 +6,8 @@ import contextlib
 import errno
 import fcntl
 import os
-import re
-import select
 import struct
 import termios
-import time
 import tty
 from collections.abc import Iterator
 
@@ -48,29 +45,3 @@ def window_size(fd: int | None) -> tuple[int, int]:
             if rows > 0 and cols > 0:
                 return rows, cols
     return DEFAULT_SIZE
-
-
-_POSITION = re.compile(rb"\x1b\[(\d+);(\d+)R")
-
-
-def cursor_position(
-    in_fd: int, out_fd: int, timeout: float = 1.0
-) -> tuple[tuple[int, int] | None, bytes]:
-    """Ask the terminal where its cursor is (DSR 6; `in_fd` in raw mode): (row, col) from
-    0, or None if it does not answer in time, and whatever else was read meanwhile (keys
-    the person typed, to be passed on)."""
-    os.write(out_fd, b"\x1b[6n")  # 4 bytes: one write
-    got = b""
-    deadline = time.monotonic() + timeout
-    while (m := _POSITION.search(got)) is None:
-        left = deadline - time.monotonic()
-        if left <= 0 or not select.select([in_fd], [], [], left)[0]:
-            return None, got
-        try:
-            chunk = os.read(in_fd, 1024)
-        except OSError:
-            return None, got
-        if not chunk:
-            return None, got
-        got += chunk
-    return (int(m[1]) - 1, int(m[2]) - 1), got[: m.start()] + got[m.end() :]

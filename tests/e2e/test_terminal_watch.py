@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ptysup.testing.fakemodel import RequestKind
-from tests.e2e.conftest import AGENT, Rig
+from tests.e2e.conftest import AGENT, Rig, Screen
 from tests.helpers import Tmux, ptysup_argv, read_events, run_ptysup, terminal_script, wait_for
 
 pytestmark = pytest.mark.e2e
@@ -88,6 +88,85 @@ def test_after_a_shrink_a_line_agent_still_scrolls_above_the_status_row(
     finally:
         tmux.kill()
     assert done.read_text().startswith("exit=0"), r.log.read_text()
+
+
+# A line agent: prints its first lines at once, the rest slowly once `go` exists, and
+# exits once `end` does.
+LINES = """\
+seq 1 {first}
+while [ ! -e go ]; do sleep 0.05; done
+i={first}; while [ $i -lt {last} ]; do i=$((i+1)); echo $i; sleep 0.05; done
+while [ ! -e end ]; do sleep 0.05; done
+"""
+
+
+@pytest.mark.parametrize(
+    "first",
+    [3, 14, 40],
+    ids=["nothing-scrolled", "some-scrolled-back-in", "all-new-rows-from-the-scrollback"],
+)
+def test_after_a_grow_no_old_status_text_is_left_in_the_agents_lines(
+    rig: Callable[..., Rig], tmp_path: Path, first: int
+) -> None:
+    # tmux fills a grown window from its scrollback first, moving the old status row down
+    # with the agent's lines (all of it in the last case, none in the first), and adds
+    # blank rows for the rest. A 12-row window grown to 20: the agent's next lines scroll
+    # over the row where the old status line was left, and on into the scrollback.
+    last = first + 25
+    r = rig({"agent": [{"reply": "unused"}], "supervisor": [{"delay": 40, "reply": "[COMPLETE]"}]})
+    (r.project / "lines.sh").write_text(LINES.format(first=first, last=last))
+    argv = ptysup_argv("t", "--agent-cmd", "sh lines.sh", "--idle", "30", "--log-file", str(r.log))
+    tmux = Tmux("ptysup-grow", cols=80, rows=12)
+    done = tmp_path / "done"
+    tmux.start(terminal_script(tmp_path / "run.sh", r.project, r.env, argv, done))
+    try:
+        wait_for(lambda: f"\n{first}\n" in tmux.capture(), 30, f"the agent's first {first} lines")
+        wait_for(lambda: status_row(tmux).startswith("ptysup "), 30, "the status row")
+        tmux.resize(80, 20)
+        wait_for(lambda: len(tmux.capture().rstrip("\n").splitlines()) == 20, 10, "20 rows")
+        wait_for(lambda: status_row(tmux).startswith("ptysup "), 10, "the status row, moved")
+        (r.project / "go").touch()
+        wait_for(lambda: f"\n{last}\n" in tmux.capture(), 30, "the agent's last line")
+        screen = tmux.capture(history=True)
+        (r.project / "end").touch()
+        wait_for(done.exists, 30, "ptysup to finish")
+    finally:
+        tmux.kill()
+    *agent_rows, status = screen.rstrip("\n").splitlines()
+    assert status.startswith("ptysup "), screen
+    assert all(row == "" or row.isdigit() for row in agent_rows), screen
+    numbers = [int(row) for row in agent_rows if row]
+    assert numbers == list(range(1, last + 1)), screen
+
+
+def test_after_a_grow_claude_codes_next_reply_has_no_old_status_text_in_it(
+    screen: Callable[..., Screen],
+) -> None:
+    # Claude Code's first reply stays near the top of a 40-row window; the window grows
+    # while the supervisor decides, and the next reply runs down over the old status row.
+    items = "\n".join(f"- item {n}" for n in range(1, 46))  # a list: one line each
+    s = screen(
+        {
+            "agent": [{"times": 1, "reply": "Ready."}, {"reply": items}],
+            "supervisor": [
+                {"times": 1, "delay": 3, "reply": "[CONTINUE] list the items"},
+                {"reply": "[COMPLETE] listed"},
+            ],
+        },
+        "get ready",
+    )
+    s.wait_event("turn_end")
+    s.tmux.resize(120, 50)
+    wait_for(lambda: len(s.text().rstrip("\n").splitlines()) == 50, 10, "50 rows")
+    wait_for(lambda: s.status().startswith("ptysup "), 10, "the status row on the new last row")
+    try:
+        wait_for(lambda: "item 45" in s.text(), 60, "the second reply")
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}:\n{s.text()}") from None
+    shown = s.tmux.capture(history=True).rstrip("\n").splitlines()
+    assert s.finish().startswith("exit=0"), s.events()
+    stale = [row for row in shown[:-1] if "Ctrl-] keys" in row or "ptysup 1/" in row]
+    assert not stale, "\n".join(shown)
 
 
 def test_the_status_row_and_region_are_drawn_again_right_after_a_clear_reset_or_screen_switch(

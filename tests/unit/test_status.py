@@ -306,6 +306,52 @@ def test_a_status_change_before_ptysup_hears_of_a_grown_window_keeps_the_output_
     assert [row.rstrip() for row in term.screen.display[8:12]] == ["17", "18", "19", "20"]
 
 
+@pytest.mark.parametrize("pulled", [0, 2, 4])
+def test_after_a_grow_the_old_status_row_is_erased_wherever_the_terminal_moved_it(
+    pulled: int,
+) -> None:
+    # A grown terminal first moves lines from its scrollback into the new rows (tmux,
+    # xterm), the old status row and the cursor down with them, then adds blank rows.
+    term = Terminal(8, 40)
+    line = StatusLine(term.write, 8, 40, clock=lambda: 0.0)
+    line.start()
+    relay(line, term.write, b"one\r\ntwo\r\nthree\r\n")
+    line.flush()
+    assert term.screen.display[7].startswith("ptysup")
+    term.screen.resize(12, 40)
+    term.write(b"\x1b[r\x1b[H" + b"\x1bM" * pulled + b"\x1b[%d;1H" % (4 + pulled))
+    old = 7 + pulled
+    assert term.screen.display[old].startswith("ptysup")
+    line.resize(12, 40, cursor_row=3)  # the cursor's row before the grow
+    line.flush()
+    assert term.screen.display[11].startswith("ptysup")
+    if old != 11:
+        assert term.screen.display[old].strip() == ""
+    assert [term.screen.display[y].rstrip() for y in range(pulled, pulled + 3)] == [
+        "one",
+        "two",
+        "three",
+    ]
+    assert (term.screen.cursor.y, term.screen.cursor.x) == (3 + pulled, 0)
+
+
+def test_after_a_grow_output_before_the_draw_leaves_the_old_row_alone() -> None:
+    # The draw waits for the end of the agent's sequence; the cursor may have moved by
+    # then, so how far below it the old row is is not known any more.
+    writes: list[bytes] = []
+    line = StatusLine(writes.append, 8, 40, clock=lambda: 0.0)
+    line.after_output(b"text\x1b[3")
+    line.resize(12, 40, cursor_row=3)
+    line.flush()
+    assert writes == []
+    line.after_output(b"1m\r\n\r\n")
+    assert len(writes) == 1 and b"ptysup" in writes[0]  # the new row's draw
+    assert b"B\x1b[0m\x1b[2K" not in writes[0]  # but no erase below the cursor
+    line.resize(16, 40)  # without the cursor's row: nothing to erase
+    line.flush()
+    assert b"B\x1b[0m\x1b[2K" not in writes[-1]
+
+
 # Claude Code's last bytes as it exits (2.1.197): drop the scroll region, say how to resume.
 GOODBYE = b"\x1b7\x1b[r\x1b8\r\nResume this session with:\r\nclaude --resume ID\r\n"
 
