@@ -292,14 +292,29 @@ def _body(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
+# Marks and format characters take no column, nor does a character after a joiner
+# (👨‍👩‍👧 is one two-column character); an emoji selector (U+FE0F) makes a one-column
+# character two wide (⚠️). Counted otherwise, a row with emoji would seem wider than the
+# terminal, and no row would fill the width. As Claude Code and ptysup's screen count.
+_ZERO_WIDTH = frozenset({"Mn", "Me", "Cf"})
+
+
 def _width(text: str) -> int:
     """The columns `text` takes in a terminal (wide characters take two)."""
     if text.isascii():
         return len(text)
-    return sum(
-        0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
-        for c in text
-    )
+    total, last, joined = 0, 0, False
+    for c in text:
+        if joined:
+            width, joined = 0, False
+        elif c == "\ufe0f":
+            width, last = (1 if last == 1 else 0), 2
+        elif unicodedata.category(c) in _ZERO_WIDTH:
+            width, joined = 0, c == "\u200d"
+        else:
+            width = last = 2 if unicodedata.east_asian_width(c) in "WF" else 1
+        total += width
+    return total
 
 
 def redact_strings(value: Any, redact: Callable[[str], str]) -> Any:
