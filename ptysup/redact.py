@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import bisect
 import re
-import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
+
+from ptysup.textwidth import columns
 
 MARKER = "[REDACTED:{kind}]"
 CUSTOM = "custom"
@@ -245,12 +246,12 @@ class _Rows:
             rows.append((at, at + len(line)))
             at += len(line) + 1
         body = [_body(text, a, b) for a, b in rows]
-        width = max(_width(text[a:b].rstrip()) for a, b in rows) - _SLACK
+        width = max(columns(text[a:b].rstrip()) for a, b in rows) - _SLACK
         self._joins: list[_Join] = []
         for (a, _), left, right in zip(rows, body, body[1:], strict=False):
             if left[1] == left[0] or right[1] == right[0]:
                 continue  # a blank row (or one of frame alone) ends a line
-            end = _width(text[a : left[1]])
+            end = columns(text[a : left[1]])
             head = text[right[0] : right[1]]
             word = _TOKEN.match(head)  # the first word of the next row, as a secret has it
             if end >= width or end + 1 + (word.end() if word else 0) > width:
@@ -290,31 +291,6 @@ def _body(text: str, start: int, end: int) -> tuple[int, int]:
     while end > start and (text[end - 1].isspace() or text[end - 1] in _FRAME_CHARS):
         end -= 1
     return start, end
-
-
-# Marks and format characters take no column, nor does a character after a joiner
-# (👨‍👩‍👧 is one two-column character); an emoji selector (U+FE0F) makes a one-column
-# character two wide (⚠️). Counted otherwise, a row with emoji would seem wider than the
-# terminal, and no row would fill the width. As Claude Code and ptysup's screen count.
-_ZERO_WIDTH = frozenset({"Mn", "Me", "Cf"})
-
-
-def _width(text: str) -> int:
-    """The columns `text` takes in a terminal (wide characters take two)."""
-    if text.isascii():
-        return len(text)
-    total, last, joined = 0, 0, False
-    for c in text:
-        if joined:
-            width, joined = 0, False
-        elif c == "\ufe0f":
-            width, last = (1 if last == 1 else 0), 2
-        elif unicodedata.category(c) in _ZERO_WIDTH:
-            width, joined = 0, c == "\u200d"
-        else:
-            width = last = 2 if unicodedata.east_asian_width(c) in "WF" else 1
-        total += width
-    return total
 
 
 def redact_strings(value: Any, redact: Callable[[str], str]) -> Any:
