@@ -316,3 +316,22 @@ def test_a_decision_in_wide_characters_stays_on_the_status_row(
     assert status.endswith("…") and columns(status) <= s.tmux.cols, status
     stale = [row for row in shown[:-1] if "ptysup 1/" in row or "直してください。…" in row]
     assert not stale, "\n".join(shown)
+
+
+def test_the_last_line_says_why_the_run_ended(screen: Callable[..., Screen]) -> None:
+    # The status row that showed the decision is gone when the run ends: the summary line
+    # is all the person has left, and it says why (one line, redacted).
+    key = "sk-ant-api03-" + "Zq4Wx8Ec2Rv6Tb1Yn5Um9Ik3Ol7Pa0Sd" * 3
+    s = screen(
+        {
+            "agent": [{"reply": "I gave up."}],
+            "supervisor": [{"reply": f"[ABORT] the agent gave up\nand printed {key}"}],
+        },
+        "try it",
+    )
+    assert s.finish().startswith("exit=1"), s.events()
+    shown = "".join(s.tmux.capture(history=True).split())  # the line wraps at the width
+    said = "ptysup:abortafter1iteration(s)(exit1)"
+    assert said in shown, s.text()
+    why = shown[shown.index(said) :].split("events:")[0]
+    assert why.endswith(":theagentgaveupandprinted[REDACTED:anthropic-key];"), why
