@@ -19,13 +19,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
-from ptysup.agents.person import REPORTS
 from ptysup.argspec import ArgSpec
 from ptysup.attach import wire
 from ptysup.attach.server import RECORD
 from ptysup.exitcodes import ExitCode
 from ptysup.rundir import RUNS_DIR, RunNotFound, find_run_dir, progress
 from ptysup.terminal.modes import ModeTracker
+from ptysup.terminal.reports import REPORTS
 from ptysup.terminal.tty_ import raw, window_size
 
 USAGE = "usage: ptysup attach RUN [--rw]   (RUN: a run id, a unique prefix of one, or last)"
