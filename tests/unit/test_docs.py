@@ -126,3 +126,17 @@ def test_every_page_is_in_the_sites_navigation() -> None:
     nav = (REPO / "mkdocs.yml").read_text()
     for page in DOCS.rglob("*.md"):
         assert f" {page.relative_to(DOCS).as_posix()}\n" in nav, page
+
+
+def test_the_readme_is_read_in_minutes_and_keeps_its_two_commands() -> None:
+    readme = (REPO / "README.md").read_text()
+    assert len(readme.splitlines()) <= 400
+    assert "scripts/demo.sh     # " in readme and "scripts/test.sh     # " in readme
+
+
+def test_the_readmes_links_into_the_docs_reach_a_page() -> None:
+    readme = (REPO / "README.md").read_text()
+    links = re.findall(r"\]\((docs/[^)#]+)(?:#[^)]*)?\)", readme)
+    assert links
+    for link in links:
+        assert (REPO / link).is_file(), link
