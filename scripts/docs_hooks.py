@@ -99,7 +99,7 @@ def _takes(spec: ArgSpec) -> Iterator[str]:
     for arg in spec.args:
         yield _code("|".join(arg) if isinstance(arg, tuple) else arg.upper())
     if spec.run_options:
-        but = ", ".join(sorted(spec.not_run_options))
+        but = ", ".join(map(_code, sorted(spec.not_run_options)))
         yield "a run's options" + (f" (but {but})" if but else "")
 
 

@@ -140,3 +140,11 @@ def test_the_readmes_links_into_the_docs_reach_a_page() -> None:
     assert links
     for link in links:
         assert (REPO / link).is_file(), link
+
+
+def test_the_performance_page_holds_the_table_as_the_bench_prints_it() -> None:
+    # scripts/bench.py prints its results as this table: a new run replaces the page's.
+    header = '"| measure | result | target | met |", "|---|---|---|---|"'
+    assert header in (REPO / "scripts" / "bench.py").read_text()
+    page = (DOCS / "performance.md").read_text()
+    assert "| measure | result | target | met |\n|---|---|---|---|\n" in page
