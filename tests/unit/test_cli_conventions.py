@@ -14,6 +14,7 @@ import pytest
 from ptysup import __version__, cli
 from ptysup.cli import SUBCOMMANDS, main, parse_args
 from ptysup.config import RunConfig
+from ptysup.exitcodes import ExitCode
 from tests.helpers import ptysup_argv
 
 
@@ -36,6 +37,12 @@ def test_help_is_grouped_with_examples(flag: str, capsys: pytest.CaptureFixture[
     assert "ptysup -- replay" in out and "Exit codes:" in out
     assert "--no-version" not in out and "PTYSUP_VERSION" not in out
     _no_run_started()
+
+
+def test_help_names_every_exit_code(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--help"], {}) == 0
+    said = " ".join(capsys.readouterr().out.split("Exit codes:", 1)[1].split())
+    assert [code.value for code in ExitCode if f"{code.value} " not in said] == []
 
 
 def test_max_costs_help_states_the_range_it_refuses_outside_of(
