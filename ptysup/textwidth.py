@@ -2,7 +2,8 @@
 
 Wide characters take two; marks and format characters none, nor does a character after a
 joiner (👨‍👩‍👧 is one two-column character); an emoji selector (U+FE0F) makes a one-column
-character two wide (⚠️).
+character two wide (⚠️); a skin tone joins its emoji (👍🏽) and two regional indicators
+are one flag (🇺🇸).
 """
 
 from __future__ import annotations
@@ -17,16 +18,18 @@ _EMOJI_SELECTOR = "\ufe0f"
 
 def _widths(text: str) -> Iterator[int]:
     """The columns each character of TEXT adds."""
-    last, joined = 0, False
+    last, joined, flag = 0, False, False
     for c in text:
-        if joined:
-            width, joined = 0, False
+        half = "\U0001f1e6" <= c <= "\U0001f1ff"  # a regional indicator: two are a flag
+        if joined or (half and flag) or "\U0001f3fb" <= c <= "\U0001f3ff":  # 🇺🇸, 👍🏽
+            width, joined, flag = 0, False, False
         elif c == _EMOJI_SELECTOR:
             width, last = (1 if last == 1 else 0), 2
         elif unicodedata.category(c) in _ZERO_WIDTH:
             width, joined = 0, c == _JOINER
         else:
-            width = last = 2 if unicodedata.east_asian_width(c) in "WF" else 1
+            width = last = 2 if half or unicodedata.east_asian_width(c) in "WF" else 1
+            flag = half
         yield width
 
 

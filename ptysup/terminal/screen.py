@@ -87,6 +87,12 @@ class _Widths(dict[str, int]):
 _WIDTHS = _Widths()
 _JOINER = "\u200d"
 _EMOJI_SELECTOR = "\ufe0f"
+_SKIN_TONES = ("\U0001f3fb", "\U0001f3ff")
+
+
+def _flag_half(char: str) -> bool:
+    """A regional indicator: two of them are one flag."""
+    return "\U0001f1e6" <= char <= "\U0001f1ff"
 
 
 def _cell_width(data: str) -> int:
@@ -119,6 +125,8 @@ class _Screen(pyte.Screen):
         self._main: Any = None  # the main screen's lines while the alternate one shows
         # Where the cursor was after a joiner: a character drawn there joins its cell.
         self._joining: tuple[int, int] | None = None
+        # Where the cursor was after a lone regional indicator: the next one joins it (🇺🇸).
+        self._flag_at: tuple[int, int] | None = None
         super().__init__(columns, lines)
         self._answer = answer
 
@@ -170,9 +178,13 @@ class _Screen(pyte.Screen):
             data = data.translate(self.g1_charset if self.charset else self.g0_charset)
         cursor = self.cursor
         mode = self.mode
-        if self._joining is not None and self._joining != (cursor.y, cursor.x):
-            self._joining = None  # the cursor moved on since the joiner
-        if mo.DECAWM not in mode or mo.IRM in mode or cursor.x > self.columns or self._joining:
+        if (self._joining or self._flag_at) and (cursor.y, cursor.x) not in (
+            self._joining,
+            self._flag_at,
+        ):
+            self._joining = self._flag_at = None  # the cursor moved on since
+        joins = self._joining or self._flag_at
+        if mo.DECAWM not in mode or mo.IRM in mode or cursor.x > self.columns or joins:
             self._draw_each(data)
             return
         attrs = cursor.attrs
@@ -226,14 +238,18 @@ class _Screen(pyte.Screen):
         columns = self.columns
         for char in data:
             char_width = _WIDTHS[char]
-            if char_width > 0 and self._joining is not None:
-                joins = self._joining == (self.cursor.y, self.cursor.x)
-                self._joining = None
+            if char_width > 0 and (self._joining or self._flag_at):
+                here = (self.cursor.y, self.cursor.x)
+                joins = self._joining == here or (self._flag_at == here and _flag_half(char))
+                self._joining = self._flag_at = None
                 if joins:
-                    # 👨‍👩‍👧 is one character of two cells, as Claude Code (and a terminal
-                    # that joins emoji) counts it; drawn as three, the row would move on.
+                    # 👨‍👩‍👧 and 🇺🇸 are one character of two cells, as Claude Code (and a
+                    # terminal that joins emoji) counts them; drawn as more, the row moves on.
                     self._join_previous(char)
                     continue
+            if _SKIN_TONES[0] <= char <= _SKIN_TONES[1]:
+                self._join_previous(char)  # 👍🏽: the tone is part of the emoji before it
+                continue
             cursor = self.cursor
             if cursor.x == columns:
                 if mo.DECAWM in self.mode:
@@ -261,6 +277,8 @@ class _Screen(pyte.Screen):
                 break  # unprintable: pyte drops the rest of the text
             if char_width > 0:
                 cursor.x = min(cursor.x + char_width, columns)
+                if _flag_half(char):
+                    self._flag_at = (cursor.y, cursor.x)
         self.dirty.add(self.cursor.y)
 
     def _join_previous(self, char: str) -> None:

@@ -87,10 +87,11 @@ def test_a_failed_runs_screen_in_the_log_hides_a_wrapped_key(rig: Callable[..., 
     assert not fragments(run.stdout), run.stdout
 
 
-# ⚠️ is a one-column character and a selector, 👨‍👩‍👧 three wide emoji and two joiners;
-# Claude Code gives each two columns. Counted otherwise, the rows of the screen drift and
+# ⚠️ is a one-column character and a selector, 👨‍👩‍👧 three wide emoji and two joiners,
+# 👍🏽 an emoji and a skin tone, 🇺🇸 two regional indicators; Claude Code gives each two
+# columns. Counted otherwise, the rows of the screen drift and
 # a row with them seems wider than the terminal, so a wrapped key's rows were not joined.
-EMOJI = "⚠️ 👨‍👩‍👧"
+EMOJI = "⚠️ 👨‍👩‍👧 👍🏽 🇺🇸"
 
 
 @pytest.mark.parametrize("cols", [40, 80])

@@ -417,3 +417,11 @@ def test_a_joiner_joins_only_the_character_drawn_right_after_it() -> None:
     model = ScreenModel(3, 20)
     model.feed("a\u200d\r\nb\x1b[1;3Hc".encode())  # the cursor moved: c is its own
     assert model.snapshot().text().splitlines() == ["a\u200d c", "b"]
+
+
+def test_a_skin_tone_and_a_flag_take_two_columns_each() -> None:
+    # 👍🏽 (an emoji and its tone) and 🇺🇸 (two regional indicators), as Claude Code draws
+    # them: the text after them stays where it was drawn.
+    model = ScreenModel(3, 20)
+    model.feed("👍🏽 🇺🇸 🇫ok\x1b[20Gz".encode())
+    assert model.snapshot().lines[0] == "👍🏽 🇺🇸 🇫ok" + " " * 9 + "z"
