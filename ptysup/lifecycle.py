@@ -214,7 +214,7 @@ def _supervise(
         result = _finish(log, result, time.monotonic() - start, config, summary, env)
     if streams.interactive:
         steps = report.steps_line(summary.to_dict())
-        print(app.summary_line(result, log_path, steps), file=sys.stderr)
+        print(app.summary_line(result, log_path, steps, log.redacted), file=sys.stderr)
     return result.exit_code
 
 

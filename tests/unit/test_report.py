@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from ptysup.app import summary_line
-from ptysup.events import Event, EventLog
+from ptysup.events import CUT, Event, EventLog
 from ptysup.exitcodes import Outcome, RunResult
 from ptysup.report import (
     GithubSink,
@@ -150,3 +150,16 @@ def test_the_step_summary_holds_no_control_or_escape_bytes(tmp_path: Path) -> No
     assert "**Task:** fix red! it" in written  # the text stays, the bytes go
     for shown in ("| sred! | budgetred! |", "the agent red! |", "asks red!", "end red!"):
         assert shown in written, written
+
+
+def test_the_summary_line_says_why_on_one_line_cut_and_redacted() -> None:
+    reason = "the tests fail\n\x1b[2Jbadly: " + "x" * 200
+    line = summary_line(
+        RunResult(Outcome.ABORT, 3, reason), Path("e.jsonl"), redact=lambda t: t.replace("x", "y")
+    )
+    head = "ptysup: abort after 3 iteration(s) (exit 1), cost $0.0000 (agent $0.0000, "
+    why = line.removeprefix(head + "supervisor $0.0000): ").removesuffix("; events: e.jsonl")
+    assert why.startswith("the tests fail badly: yyy") and why.endswith("…"), line
+    assert len(why) == CUT and "\x1b" not in why and "x" not in why
+    escalated = summary_line(RunResult(Outcome.ESCALATED, 1, "a" * 300), Path("e.jsonl"))
+    assert ": " + "a" * 300 + "; events" in escalated  # what the person must act on: whole
