@@ -205,6 +205,8 @@ def summary_line(
     # acting on the terminal (a supervisor's words).
     whole = result.outcome in (Outcome.ESCALATED, Outcome.LOG_ERROR)
     why = f": {shown(reason, len(reason) if whole else CUT)}" if reason.strip() else ""
+    if why.endswith(".") and not why.endswith(".."):  # a sentence's stop before "; events"
+        why = why[:-1]
     steps = f"; {steps}" if steps else ""
     cost = (
         f", cost ${result.cost_usd:.4f} (agent ${result.agent_cost_usd:.4f}, "

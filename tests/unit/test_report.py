@@ -163,3 +163,10 @@ def test_the_summary_line_says_why_on_one_line_cut_and_redacted() -> None:
     assert len(why) == CUT and "\x1b" not in why and "x" not in why
     escalated = summary_line(RunResult(Outcome.ESCALATED, 1, "a" * 300), Path("e.jsonl"))
     assert ": " + "a" * 300 + "; events" in escalated  # what the person must act on: whole
+
+
+def test_the_summary_line_drops_a_reasons_full_stop_and_keeps_an_ellipsis() -> None:
+    said = summary_line(RunResult(Outcome.ABORT, 1, "The tests fail."), Path("e.jsonl"))
+    assert said.endswith(": The tests fail; events: e.jsonl"), said
+    trailing = summary_line(RunResult(Outcome.ABORT, 1, "wait..."), Path("e.jsonl"))
+    assert trailing.endswith(": wait...; events: e.jsonl"), trailing
