@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterator
@@ -381,6 +382,10 @@ def test_a_sigkilled_parts_spend_counts_on_resume_and_its_hook_directory_goes(
     (resume,) = [e for e in events if e["event"] == "run_resume"]
     assert resume["cost_usd"] == pytest.approx(spent)
     assert events[-1]["cost_usd"] >= spent
+    # The CI lines say what the killed part used, and the run's cost adds up from its parts.
+    assert f"| part 2, used before: {resume['iterations']} iterations," in resumed.stdout
+    assert f"${spent:.4f} | run {run_id}" in resumed.stdout
+    assert re.search(r"earlier parts \$\d+\.\d{4}\) reason=", resumed.stdout), resumed.stdout
     assert not _hook_dirs(run_id)  # the killed part's, and the resumed part's own
 
 
