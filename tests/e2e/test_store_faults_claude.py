@@ -168,6 +168,44 @@ def _halted(r: Rig, proc: subprocess.Popen[str]) -> tuple[int, str]:
     return proc.returncode, proc.stderr.read()
 
 
+@pytest.mark.parametrize("room", [0, 3 * 4096], ids=["nothing-left", "room-for-run-json"])
+def test_a_disk_full_from_the_outset_is_one_line_and_the_run_still_names_its_task(
+    tmpfs: Mount, tmp_path: Path, room: int
+) -> None:
+    # The whole project on a full disk, but for ROOM bytes (pages: run.json and the lock
+    # fit, the event log's first line not).
+    project = tmpfs(tmp_path / "disk", "1m")
+    with (project / "filler").open("wb", buffering=0) as filler, pytest.raises(OSError) as full:
+        while True:
+            filler.write(b"x" * 4096)
+    assert full.value.errno == errno.ENOSPC
+    os.truncate(project / "filler", max(0, (project / "filler").stat().st_size - room))
+    proc = subprocess.run(
+        ptysup_argv("the task", "--agent-cmd", AGENT),
+        cwd=project,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    (run,) = (project / ".ptysup" / "runs").iterdir()
+    assert proc.returncode == 2, proc.stderr
+    # One line, `cannot write PATH: REASON` as every failed write (README, exit codes).
+    assert re.fullmatch(
+        f"ptysup: cannot write {re.escape(str(run))}(/[a-z.]+)?: No space left on device\n",
+        proc.stderr,
+    ), proc.stderr
+    if room:
+        assert (
+            proc.stderr == f"ptysup: cannot write {run / 'events.jsonl'}: No space left on device\n"
+        )
+        listed = subprocess.run(
+            ptysup_argv("runs", "--json"), cwd=project, capture_output=True, text=True, timeout=60
+        )
+        (row,) = json.loads(listed.stdout)
+        assert (row["run_id"], row["task"]) == (run.name, "the task")
+
+
 def test_a_disk_that_fills_mid_run_is_said_at_once_and_resume_counts_the_budget_as_spent(
     rig: Callable[..., Rig], tmpfs: Mount, tmp_path: Path
 ) -> None:
