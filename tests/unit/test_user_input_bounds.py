@@ -197,6 +197,26 @@ def test_a_toml_key_in_both_spellings_is_refused(tmp_path: Path) -> None:
     _refused(_ptysup(tmp_path, *AGENT, "a task"), f"{pyproject}:6:", "given twice")
 
 
+@pytest.mark.parametrize(
+    ("line", "words"),
+    [
+        ("max-cost = 2026-01-01", ("max-cost: expected a number, not a date",)),
+        ("agent-cmd = 10:00:00", ("agent-cmd: expected text, not a time", "quote it")),
+        (
+            "verify = 2026-01-01T10:00:00",
+            ("verify: expected text or a list of text, not a datetime",),
+        ),
+    ],
+)
+def test_a_toml_date_is_refused_where_an_option_wants_another_type(
+    tmp_path: Path, line: str, words: tuple[str, ...]
+) -> None:
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text(f"[tool.ptysup]\n{line}\n")
+    _refused(_ptysup(tmp_path, *AGENT, "a task"), f"{pyproject}:2:", *words)
+    assert not (tmp_path / "started").exists()
+
+
 def test_the_task_on_standard_input_is_bounded(tmp_path: Path) -> None:
     result = subprocess.run(
         ptysup_argv("--task-file", "-", *AGENT),
