@@ -9,7 +9,7 @@ import shlex
 import stat
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
@@ -339,14 +339,23 @@ def format_line(event: Event) -> str:
     return f"{clock} ptysup {name:<16} {detail}".rstrip()
 
 
+def earlier_cost(f: Mapping[str, Any]) -> float | None:
+    """What a resumed run's earlier parts spent, from run_end's (or the summary's) figures:
+    its agent and supervisor spend are this part's, its cost every part's. None when there
+    is nothing to show at four decimals (a run of one part)."""
+    earlier = float(f.get("cost_usd") or 0) - float(f.get("agent_cost_usd") or 0)
+    earlier -= float(f.get("supervisor_cost_usd") or 0)
+    return earlier if earlier >= 0.00005 else None
+
+
 def _cost_parts(f: dict[str, Any]) -> str:
-    """run_end's agent and supervisor spend are this part's: a resumed run's earlier parts
-    are named too, so the figures add up to the run's cost."""
-    agent = f.get("agent_cost_usd") or 0
-    supervisor = f.get("supervisor_cost_usd") or 0
-    parts = f"agent ${agent:.4f}, supervisor ${supervisor:.4f}"
-    earlier = f["cost_usd"] - agent - supervisor
-    return parts + (f", earlier parts ${earlier:.4f}" if earlier >= 0.00005 else "")
+    """The agent's and the supervisor's spend, and the earlier parts', adding up to the cost."""
+    parts = (
+        f"agent ${f.get('agent_cost_usd') or 0:.4f}, "
+        f"supervisor ${f.get('supervisor_cost_usd') or 0:.4f}"
+    )
+    earlier = earlier_cost(f)
+    return parts + (f", earlier parts ${earlier:.4f}" if earlier is not None else "")
 
 
 def _question_detail(f: dict[str, Any]) -> str:
