@@ -60,9 +60,11 @@ def supervise(
     part = _numbered(config, part or Part(app.new_run_id(), str(uuid.uuid4())))
     # Every output path is checked before anything is created, the run directory included.
     log_path, recording = _outputs(config, part)
+    # A path the person gave is named by its option; a default one by what it is, so the
+    # line does not send them looking for an option they never used.
     named = [
-        ("--log-file", log_path),
-        ("--record", recording),
+        ("--log-file" if config.log_file is not None else "the event log", log_path),
+        ("--record" if config.record is not None else "the recording", recording),
         ("--summary-json", config.summary_json),
     ]
     unwritable = outputs.first_problem(named) or outputs.same_file(named)
