@@ -13,7 +13,7 @@ from ptysup import runstate
 from ptysup.argspec import ArgSpec
 from ptysup.batch import prune
 from ptysup.logread import skipped_note
-from ptysup.rundir import RUNS_DIR, RunDir, RunNotFound, progress, run_dirs
+from ptysup.rundir import RUNS_DIR, RunDir, RunNotFound, RunRecord, progress, run_dirs
 from ptysup.supervisor.prompt import format_elapsed
 
 USAGE = (
@@ -28,6 +28,13 @@ ARGS = ArgSpec(
 )
 DEFAULT_COUNT = 20
 WAITING = (runstate.NEEDS_INPUT, runstate.API_WAIT)  # states whose detail the table shows
+
+
+def _stored_task(record: RunRecord | None) -> str:
+    """The task run.json names: a run whose log took nothing (a disk full from the outset)
+    still says what it was to do."""
+    task = record.config.get("task") if record is not None else None
+    return task if isinstance(task, str) else ""
 
 
 def describe(run_dir: RunDir, clock: Callable[[], float] = time.time) -> dict[str, Any]:
@@ -63,7 +70,7 @@ def describe(run_dir: RunDir, clock: Callable[[], float] = time.time) -> dict[st
         "elapsed_s": round(elapsed(p.elapsed_s, clock_from, clock()), 3),
         "clock_from": clock_from,
         "cost_usd": round(p.cost_usd, 6),
-        "task": p.task or (f"plan {plan}" if plan else ""),
+        "task": p.task or _stored_task(record) or (f"plan {plan}" if plan else ""),
         "parts": p.parts,
         "events": str(events_file),
         # Why the event log misses events (a write failed): iterations and cost are at least

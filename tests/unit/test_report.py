@@ -170,3 +170,17 @@ def test_the_summary_line_drops_a_reasons_full_stop_and_keeps_an_ellipsis() -> N
     assert said.endswith(": The tests fail; events: e.jsonl"), said
     trailing = summary_line(RunResult(Outcome.ABORT, 1, "wait..."), Path("e.jsonl"))
     assert trailing.endswith(": wait...; events: e.jsonl"), trailing
+
+
+def test_a_resumed_runs_step_summary_shows_what_the_earlier_parts_spent() -> None:
+    summary = RunSummary()
+    log = EventLog([summary])
+    log.emit("run_start", run_id="r1", task="g", max_iter=9)
+    log.emit("run_resume", run_id="r1", task="g", max_iter=9, part=2, cost_usd=0.1209)
+    costs = {"cost_usd": 0.1525, "agent_cost_usd": 0.0273, "supervisor_cost_usd": 0.0043}
+    log.emit("run_end", outcome="budget", exit_code=3, iterations=9, elapsed_s=21.0, **costs)
+    md = markdown(summary.to_dict())
+    assert "| cost | agent | supervisor | earlier parts |" in md
+    assert "| $0.1525 | $0.0273 | $0.0043 | $0.1209 |" in md
+    one_part = {**summary.to_dict(), "cost_usd": 0.0316}
+    assert "earlier parts" not in markdown(one_part)
