@@ -250,9 +250,14 @@ def _command(argv: Any) -> str:
     return shlex.join(str(a) for a in argv) if isinstance(argv, list) else str(argv or "")
 
 
+def counted(n: object, noun: str) -> str:
+    """`1 iteration`, `2 iterations`: a count with its noun, as a person writes it."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def _run_start(f: dict[str, Any]) -> str:
     """The first line of a CI log: the task, the agent, the supervisor and the budgets."""
-    budgets = [f"{f.get('max_iter')} iterations"]
+    budgets = [counted(f.get("max_iter"), "iteration")]
     if f.get("max_time_s"):
         budgets.append(_duration(f["max_time_s"]))
     if f.get("max_cost_usd") is not None:
@@ -266,7 +271,7 @@ def _run_start(f: dict[str, Any]) -> str:
         line += " | verify: " + "; ".join(_command(v) for v in f["verify"])
     if f.get("part"):  # run_resume: what the earlier parts used counts against the budgets
         line += (
-            f" | part {f['part']}, used before: {f.get('iterations')} iterations,"
+            f" | part {f['part']}, used before: {counted(f.get('iterations'), 'iteration')},"
             f" {_duration(f.get('elapsed_before_s'))}, ${_usd(f.get('cost_usd'))}"
         )
         if f.get("step"):

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ptysup.argspec import ArgSpec
 from ptysup.config import ConfigError, RunConfig
+from ptysup.events import counted
 from ptysup.exitcodes import ExitCode
 from ptysup.logread import skipped_note
 from ptysup.plan.schema import Plan
@@ -168,9 +169,10 @@ def _check_budgets(run_id: str, config: RunConfig, done: Progress) -> None:
     # that did 20) must not read as if the run had stopped there.
     if done.iterations >= config.max_iter:
         used = (
-            f"used its {config.max_iter} iterations"
+            f"used its {counted(config.max_iter, 'iteration')}"
             if done.iterations == config.max_iter
-            else f"used {done.iterations} iterations, more than --max-iter {config.max_iter}"
+            else f"used {counted(done.iterations, 'iteration')}, "
+            f"more than --max-iter {config.max_iter}"
         )
         raise Refused(
             f"run {run_id} {used}: raise the budget, e.g. --max-iter {done.iterations + 10}"

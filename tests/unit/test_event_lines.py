@@ -53,6 +53,13 @@ def test_a_resumed_runs_lines_say_what_the_earlier_parts_used() -> None:
     assert "cost=$0.1525 (agent $0.0273, supervisor $0.0043, earlier parts $0.1209)" in end
 
 
+def test_one_iteration_reads_as_one() -> None:
+    start = _detail("run_start", task="t", max_iter=1, agent_cmd=["a"], supervisor_cmd=["s"])
+    assert "budget: 1 iteration |" in start
+    resume = _detail("run_resume", task="t", max_iter=2, part=2, iterations=1, cost_usd=0.1)
+    assert "used before: 1 iteration," in resume
+
+
 def test_run_end_shows_the_runs_cost_when_there_was_any() -> None:
     costs = {"cost_usd": 0.0637, "agent_cost_usd": 0.0587, "supervisor_cost_usd": 0.005}
     end = _detail("run_end", outcome="cost", exit_code=3, iterations=1, elapsed_s=2, **costs)
