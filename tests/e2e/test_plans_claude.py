@@ -297,7 +297,7 @@ def test_a_spent_budget_is_raised_on_the_resume_command_line(rig: Callable[..., 
     assert first.code == 3
     refused = _run(r, "resume")
     assert refused.code == 2
-    assert refused.stderr.startswith("ptysup: run ") and "used its 1 iterations" in refused.stderr
+    assert refused.stderr.startswith("ptysup: run ") and "used its 1 iteration:" in refused.stderr
     assert "--max-iter" in refused.stderr and refused.stderr.count("\n") == 1
     resumed = _run(r, "resume", "last", "--max-iter", "3", "--say", "use the second approach")
     assert resumed.code == 0, resumed.stdout + resumed.stderr

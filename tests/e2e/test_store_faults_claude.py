@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from ptysup.events import counted
 from ptysup.testing.fakemodel import RequestKind
 from tests.e2e.conftest import AGENT, Rig
 from tests.helpers import Tmux, ptysup_argv, read_events, terminal_script, wait_for
@@ -421,7 +422,8 @@ def test_a_sigkilled_parts_spend_counts_on_resume_and_its_hook_directory_goes(
     assert resume["cost_usd"] == pytest.approx(spent)
     assert events[-1]["cost_usd"] >= spent
     # The CI lines say what the killed part used, and the run's cost adds up from its parts.
-    assert f"| part 2, used before: {resume['iterations']} iterations," in resumed.stdout
+    used = counted(resume["iterations"], "iteration")
+    assert f"| part 2, used before: {used}," in resumed.stdout
     assert f"${spent:.4f} | run {run_id}" in resumed.stdout
     assert re.search(r"earlier parts \$\d+\.\d{4}\) reason=", resumed.stdout), resumed.stdout
     assert not _hook_dirs(run_id)  # the killed part's, and the resumed part's own
