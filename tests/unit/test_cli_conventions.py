@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from ptysup import __version__, cli
-from ptysup.cli import SUBCOMMANDS, main, parse_args
+from ptysup import __version__
+from ptysup.cli import commandline as cli
+from ptysup.cli.commandline import SUBCOMMANDS, main, parse_args
 from ptysup.config import RunConfig
 from tests.helpers import ptysup_argv
 

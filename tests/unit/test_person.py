@@ -21,7 +21,7 @@ from ptysup.agents.person import Person, PersonKeys
 from ptysup.agents.session import AgentSession, InjectResult
 from ptysup.events import EventLog
 from ptysup.exitcodes import Outcome
-from ptysup.loop import LoopConfig, RunLoop
+from ptysup.run.loop import LoopConfig, RunLoop
 from ptysup.supervisor.decide import Decided, DecisionCancelled, Supervisor, SupervisorFailed
 from ptysup.supervisor.parse import parse
 from ptysup.supervisor.runner import Answer, SupervisorError

@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
-from ptysup import runs, runstate, runswatch
 from ptysup.events import Event, EventLog
-from ptysup.rundir import RunDir, write_atomic
-from ptysup.runs import describe
+from ptysup.store import runstate
+from ptysup.store.rundir import RunDir, write_atomic
+from ptysup.views import runs, runswatch
+from ptysup.views.runs import describe
 
 
 class Clock:

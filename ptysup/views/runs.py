@@ -9,11 +9,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from ptysup import runstate
 from ptysup.argspec import ArgSpec
 from ptysup.batch import prune
 from ptysup.logread import skipped_note
-from ptysup.rundir import RUNS_DIR, RunDir, RunNotFound, progress, run_dirs
+from ptysup.store import runstate
+from ptysup.store.rundir import RUNS_DIR, RunDir, RunNotFound, progress, run_dirs
 from ptysup.supervisor.prompt import format_elapsed
 
 USAGE = (
@@ -142,7 +142,7 @@ def main(args: Sequence[str], out: TextIO = sys.stdout, runs_dir: Path = RUNS_DI
             print(f"ptysup: runs: unknown argument {arg!r}; {USAGE}", file=sys.stderr)
             return 2
     if watch:
-        from ptysup import runswatch  # it imports this module
+        from ptysup.views import runswatch  # it imports this module
 
         return runswatch.watch(runs_dir, count, out, as_json)
     try:

@@ -14,8 +14,10 @@ from typing import Annotated, Any
 import click
 import typer
 
-from ptysup import __version__, configfile
-from ptysup.clihelp import EPILOG, GroupedCommand
+from ptysup import __version__
+from ptysup.cli import configfile
+from ptysup.cli.help import EPILOG, GroupedCommand
+from ptysup.cli.optioncheck import check_given, checks
 from ptysup.config import (
     DEFAULT_IDLE,
     DEFAULT_MAX_WAITS,
@@ -34,7 +36,6 @@ from ptysup.config import (
     split_command,
 )
 from ptysup.exitcodes import ExitCode
-from ptysup.optioncheck import check_given, checks
 from ptysup.terminal.keys import DEFAULT_ESCAPE_KEY, parse_escape_key
 
 ENV_PREFIX = "PTYSUP"
@@ -67,14 +68,14 @@ app = typer.Typer(
 # Subcommands: NAME → "module:function", a `function(args) -> int` imported only when used.
 # A task that is literally one of these words runs as `ptysup -- WORD`.
 SUBCOMMANDS: dict[str, str] = {
-    "replay": "ptysup.replay:main",
-    "doctor": "ptysup.doctor:main",
-    "completion": "ptysup.completion:main",
-    "help": "ptysup.cli:help_main",
-    "version": "ptysup.cli:version_main",
-    "check": "ptysup.plan.check:main",
-    "resume": "ptysup.resume:main",
-    "runs": "ptysup.runs:main",
+    "replay": "ptysup.views.replay:main",
+    "doctor": "ptysup.cli.doctor:main",
+    "completion": "ptysup.cli.completion:main",
+    "help": "ptysup.cli.commandline:help_main",
+    "version": "ptysup.cli.commandline:version_main",
+    "check": "ptysup.cli.check:main",
+    "resume": "ptysup.cli.resume:main",
+    "runs": "ptysup.views.runs:main",
     "attach": "ptysup.attach.client:main",
     "batch": "ptysup.batch.command:main",
     "serve": "ptysup.serve.cli:main",
@@ -268,8 +269,8 @@ def run_command(
         except ValueError as exc:
             raise ConfigError(f"--{name.replace('_', '-')}: {exc}{_origin(ctx, name)}") from None
     # Imported here, not at the top: `ptysup --help` never gets this far.
+    from ptysup.cli.tasktext import resolve_task
     from ptysup.notify import parse_kinds
-    from ptysup.tasktext import resolve_task
 
     loaded = ctx.meta.get("plan")
     if (
@@ -377,7 +378,7 @@ def _defaults(args: Sequence[str], env: Mapping[str, str]) -> tuple[dict[str, An
         Path(str(values["plan"])) if values.get("plan") else None
     )
     if plan_path is not None:
-        from ptysup.plan import options as plan_options
+        from ptysup.cli import planoptions as plan_options
 
         plan = plan_options.load(plan_path)
         values.update(plan.options)  # the plan beats the config file
@@ -575,7 +576,7 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
     args = list(sys.argv[1:] if argv is None else argv)
     environ = dict(os.environ if env is None else env)
     if "_PTYSUP_COMPLETE" in environ:  # the shell asks for completions
-        from ptysup.completion import complete
+        from ptysup.cli.completion import complete
 
         return complete(environ) or 0
     if not _cwd_exists() and not (args and args[0] in ("help", "version", "completion")):
@@ -600,7 +601,7 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
     parsed = parse_args(args, environ)
     if isinstance(parsed, int):
         return parsed
-    from ptysup import lifecycle  # keeps `ptysup --help` light
+    from ptysup.run import lifecycle  # keeps `ptysup --help` light
 
     return lifecycle.supervise(parsed, environ, fail=_fail, preflight=preflight)
 

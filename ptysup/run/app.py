@@ -27,7 +27,7 @@ from ptysup.events import ConsoleSink, EventLog, JsonlSink
 from ptysup.exitcodes import Outcome, RunResult
 from ptysup.procutil import is_claude
 from ptysup.redact import Redactor
-from ptysup.rundir import Part
+from ptysup.store.rundir import Part
 from ptysup.terminal.pty_ import AgentProcess, AgentStartError
 from ptysup.terminal.relay import write_to_terminal
 from ptysup.terminal.status import StatusLine
@@ -36,7 +36,7 @@ from ptysup.terminal.tty_ import window_size
 if TYPE_CHECKING:
     from ptysup.agents.session import AgentSession
     from ptysup.notify import Notifier
-    from ptysup.runstate import StateTracker
+    from ptysup.store.runstate import StateTracker
 
 
 @dataclass
@@ -164,7 +164,7 @@ def run(
         )
 
         # Imported only now: the agent boots while Python loads the rest of ptysup.
-        from ptysup import wiring
+        from ptysup.run import wiring
 
         started = Started(
             agent, profile, holder, status, rows, cols, in_fd, out_fd, interactive, clock, resume

@@ -26,19 +26,20 @@ from ptysup.agents.events import (
 from ptysup.agents.person import Person, PersonKeys
 from ptysup.agents.profile import AgentProfile
 from ptysup.agents.session import AgentSession, Timings
-from ptysup.app import Started
 from ptysup.attach.server import AttachError, AttachServer, Tap, socket_dir
 from ptysup.attach.snapshot import render
 from ptysup.config import RunConfig, backoff_schedule
 from ptysup.events import EventLog, failure_text
 from ptysup.exitcodes import Outcome, RunResult
-from ptysup.heartbeat import Heartbeat
-from ptysup.loop import LoopConfig, RunLoop, Spent
 from ptysup.notify import Notifier, TerminalChannel
-from ptysup.plan.driver import MakeVerifier, PlanDriver
 from ptysup.redact import Redactor
-from ptysup.rundir import Part, RunDir
-from ptysup.runstate import StateTracker
+from ptysup.run.app import Started
+from ptysup.run.heartbeat import Heartbeat
+from ptysup.run.loop import LoopConfig, RunLoop, Spent
+from ptysup.run.plandriver import MakeVerifier, PlanDriver
+from ptysup.run.verify import Verifier, VerifyStop
+from ptysup.store.rundir import Part, RunDir
+from ptysup.store.runstate import StateTracker
 from ptysup.supervisor.decide import Supervisor
 from ptysup.supervisor.judge import JudgeOptions, lean_argv, takes_system_prompt
 from ptysup.supervisor.prompt import SUPERVISOR_MARKER
@@ -55,7 +56,6 @@ from ptysup.terminal.signals import STOP_SIGNALS, signal_pipe
 from ptysup.terminal.status import StatusLine, StatusSink
 from ptysup.terminal.ticker import Ticker
 from ptysup.terminal.tty_ import raw
-from ptysup.verify import Verifier, VerifyStop
 from ptysup.waits import WaitPolicy
 
 AGENT_GONE = "the agent's exit"  # what overtook a decision when the agent exited
