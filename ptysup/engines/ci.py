@@ -24,9 +24,9 @@ from typing import Any, TextIO
 from ptysup.attach.server import RECORD as ATTACH
 from ptysup.redact import redact_strings
 from ptysup.run.report import _cell
+from ptysup.store.listing import describe
 from ptysup.store.rundir import LOCK_FILE, RUN_FILE, RUNS_DIR, RunDir
 from ptysup.testing.claude_env import write_config
-from ptysup.views.runs import describe
 
 SUMMARY_FILE = "summary.json"  # the run's --summary-json, copied next to its events
 PATCH_FILE = "changes.patch"  # what the run changed in its git work tree, for `git apply`

@@ -12,7 +12,7 @@ import functools
 import secrets
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
@@ -89,23 +89,6 @@ def open_log(
     return log
 
 
-@dataclass(frozen=True)
-class Started:
-    """The agent just started, and what its start decided for the rest of the run."""
-
-    agent: AgentProcess
-    profile: AgentProfile
-    holder: list[AgentSession]  # the session, once there is one (the hooks post to it)
-    status: StatusLine | None
-    rows: int  # the agent's size (the terminal's, less the status row)
-    cols: int
-    in_fd: int | None  # the person's keyboard, if they can type
-    out_fd: int | None  # the person's terminal, if they watch
-    interactive: bool
-    clock: Callable[[], float]
-    resume: bool  # Claude Code reopens an earlier part's conversation
-
-
 def run(
     config: RunConfig,
     log: EventLog,
@@ -166,7 +149,7 @@ def run(
         # Imported only now: the agent boots while Python loads the rest of ptysup.
         from ptysup.run import wiring
 
-        started = Started(
+        started = wiring.Started(
             agent, profile, holder, status, rows, cols, in_fd, out_fd, interactive, clock, resume
         )
         return wiring.supervise(

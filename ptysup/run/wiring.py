@@ -33,7 +33,6 @@ from ptysup.events import EventLog, failure_text
 from ptysup.exitcodes import Outcome, RunResult
 from ptysup.notify import Notifier, TerminalChannel
 from ptysup.redact import Redactor
-from ptysup.run.app import Started
 from ptysup.run.heartbeat import Heartbeat
 from ptysup.run.loop import LoopConfig, RunLoop, Spent
 from ptysup.run.plandriver import MakeVerifier, PlanDriver
@@ -64,6 +63,23 @@ STOP_GRACE_S = 5.0  # after a stop signal, the most the run may take to wind dow
 BLOCKED_SETTLE_S = 2.0  # without a person, a first-run dialog shown this long ends the start
 CATCH_UP_S = 0.2  # after a grow, the most the relay waits for the model to catch up
 SCREEN_TAIL = 25  # lines of the agent's screen printed when a run fails without a terminal
+
+
+@dataclass(frozen=True)
+class Started:
+    """The agent just started, and what its start decided for the rest of the run."""
+
+    agent: AgentProcess
+    profile: AgentProfile
+    holder: list[AgentSession]  # the session, once there is one (the hooks post to it)
+    status: StatusLine | None
+    rows: int  # the agent's size (the terminal's, less the status row)
+    cols: int
+    in_fd: int | None  # the person's keyboard, if they can type
+    out_fd: int | None  # the person's terminal, if they watch
+    interactive: bool
+    clock: Callable[[], float]
+    resume: bool  # Claude Code reopens an earlier part's conversation
 
 
 def supervise(

@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ptysup.store import runstate
+from ptysup.store.listing import describe as describe_run
 from ptysup.store.rundir import RUNS_DIR, RunDir, RunNotFound, run_dirs
-from ptysup.views.runs import describe as describe_run
-from ptysup.views.runs import render
+from ptysup.views.table import render
 
 POLL_S = 0.3  # between looks at the files: a change shows within this, at little cost
 FINAL = frozenset({runstate.DONE, runstate.FAILED, runstate.CRASHED})

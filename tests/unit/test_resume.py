@@ -12,8 +12,8 @@ import pytest
 from ptysup.agents.claude import ClaudeProfile, settings_json
 from ptysup.cli.resume import Refused, prepare
 from ptysup.config import RunConfig
+from ptysup.store.listing import describe
 from ptysup.store.rundir import RunDir, RunRecord, config_to_json
-from ptysup.views.runs import describe
 
 STORED = RunConfig(task="the task", max_iter=5, verify=(("pytest",),), max_cost=1.0)
 
