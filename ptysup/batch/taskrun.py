@@ -36,7 +36,7 @@ def load(path: Path) -> Batch:
 def task_args(task: Task, extra: Sequence[str] = ()) -> list[str]:
     """The run's command line for `task` (no program name): its options from the file,
     then `extra` (the batch's own command line, which wins), then the task text."""
-    from ptysup.cli.commandline import option_params
+    from ptysup.cli.options import option_params
 
     params = {p.name: p for p in option_params() if isinstance(p, click.Option) and p.name}
     args: list[str] = []

@@ -9,7 +9,7 @@ from typing import TextIO
 
 from ptysup.argspec import ArgSpec
 from ptysup.cli import configfile
-from ptysup.cli.optioncheck import checks
+from ptysup.cli.options import checks
 from ptysup.cli.planoptions import load
 from ptysup.config import ConfigError
 from ptysup.exitcodes import ExitCode

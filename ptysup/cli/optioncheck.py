@@ -164,12 +164,3 @@ def _shown(value: Any) -> str:
     if value is None:
         return "nothing (null)"
     return repr(value) if not isinstance(value, (list, dict)) else f"a {type(value).__name__}"
-
-
-def checks(exclude: tuple[str, ...] = ()) -> dict[str, OptionCheck]:
-    """Each run option a file may set (parameter name) → the check of its value."""
-    from ptysup.cli.commandline import option_params
-
-    out = {p.name: file_check(p) for p in option_params() if p.name and p.name not in exclude}
-    out["prompt_template"] = _prompt_template
-    return out

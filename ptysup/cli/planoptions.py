@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ptysup.cli.optioncheck import OptionCheck
-from ptysup.cli.optioncheck import checks as option_checks
+from ptysup.cli.options import checks as option_checks
 from ptysup.config import ConfigError
 from ptysup.plan.schema import Plan, PlanError, load_plan
 

@@ -13,7 +13,8 @@ import pytest
 
 from ptysup import __version__
 from ptysup.cli import commandline as cli
-from ptysup.cli.commandline import SUBCOMMANDS, main, parse_args
+from ptysup.cli.commandline import main, parse_args
+from ptysup.cli.options import SUBCOMMANDS
 from ptysup.config import RunConfig
 from tests.helpers import ptysup_argv
 
