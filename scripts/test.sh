@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets itself up (scripts/setup.sh test: the demo's part and the test tools), then runs
-# lint, types and the whole test suite, end-to-end tests against the real Claude Code and
-# browser tests in headless Chromium included (every marker: no -m here).
+# lint, types, the import layers and the whole test suite, end-to-end tests against the
+# real Claude Code and browser tests in headless Chromium included (every marker: no -m here).
 # Extra arguments go to pytest (e.g. -k demo, -m "not e2e").
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -10,6 +10,8 @@ bash scripts/setup.sh test || exit $?
 .venv/bin/ruff check ptysup tests scripts || exit 1
 .venv/bin/ruff format --check ptysup tests scripts || exit 1
 .venv/bin/mypy || exit 1
+# The layers in pyproject.toml ([tool.importlinter]): no import runs back up.
+.venv/bin/lint-imports || exit 1
 
 # Every e2e and browser test must run: a missing Claude Code or Chromium fails the suite
 # instead of skipping.
