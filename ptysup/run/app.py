@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from ptysup.agents.claude import ClaudeProfile
+from ptysup.agents.claude.hooks import HookChannel
+from ptysup.agents.claude.profile import ClaudeProfile
 from ptysup.agents.events import HookEvent
-from ptysup.agents.generic import GenericProfile
-from ptysup.agents.hooks import HookChannel
+from ptysup.agents.generic.profile import GenericProfile
 from ptysup.agents.profile import AgentProfile
 from ptysup.config import RunConfig
 from ptysup.events import ConsoleSink, EventLog, JsonlSink

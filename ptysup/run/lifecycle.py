@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ptysup import __version__, notify
-from ptysup.agents import hooks
+from ptysup.agents.claude import hooks
 from ptysup.config import RunConfig
 from ptysup.events import Event, EventLog, failure_text
 from ptysup.exitcodes import ExitCode, Outcome, RunResult

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from ptysup.agents.claude import ClaudeProfile
+from ptysup.agents.claude.profile import ClaudeProfile
 from ptysup.agents.events import (
     HookEvent,
     PersonCommand,
@@ -16,7 +16,7 @@ from ptysup.agents.events import (
     TurnEnd,
     TurnEndKind,
 )
-from ptysup.agents.generic import GenericProfile
+from ptysup.agents.generic.profile import GenericProfile
 from ptysup.agents.person import Person, PersonKeys
 from ptysup.agents.session import AgentSession, InjectResult
 from ptysup.events import EventLog

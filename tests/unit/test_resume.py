@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ptysup.agents.claude import ClaudeProfile, settings_json
+from ptysup.agents.claude.profile import ClaudeProfile, settings_json
 from ptysup.cli.resume import Refused, prepare
 from ptysup.config import RunConfig
 from ptysup.store.listing import describe

@@ -4,7 +4,7 @@ import datetime as dt
 
 import pytest
 
-from ptysup.agents.claude import ClaudeProfile
+from ptysup.agents.claude.profile import ClaudeProfile
 from ptysup.terminal.screen import ScreenSnapshot
 from ptysup.waits import MAX_WAIT_S, WaitPolicy, is_api_error, reset_delay
 
