@@ -17,15 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
+from ptysup.agents import registry
 from ptysup.agents.claude.hooks import HookChannel
-from ptysup.agents.claude.profile import ClaudeProfile
 from ptysup.agents.events import HookEvent
-from ptysup.agents.generic.profile import GenericProfile
-from ptysup.agents.profile import AgentProfile
 from ptysup.config import RunConfig
 from ptysup.events import ConsoleSink, EventLog, JsonlSink
 from ptysup.exitcodes import Outcome, RunResult
-from ptysup.procutil import is_claude
 from ptysup.redact import Redactor
 from ptysup.store.rundir import Part
 from ptysup.terminal.pty_ import AgentProcess, AgentStartError
@@ -102,10 +99,10 @@ def run(
     """Start the agent, supervise it to an outcome, and leave nothing running behind.
 
     `state` hears the hooks and the screen's dialogs as they happen (state.json)."""
-    claude = is_claude(config.agent_cmd)
-    session_id = part.session_id if part is not None and claude else None
+    kind = registry.find(config.agent_cmd)
+    session_id = part.session_id if part is not None and kind.resumes else None
     resume = part is not None and part.reopen
-    profile: AgentProfile = ClaudeProfile(session_id, resume) if claude else GenericProfile()
+    profile = kind.profile(session_id, resume)
     interactive = streams.interactive
     out_fd = streams.fd(streams.stdout) if interactive else None
     in_fd = streams.fd(streams.stdin) if interactive and _isatty(streams.stdin) else None
