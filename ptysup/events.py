@@ -207,7 +207,7 @@ class ConsoleSink:
 
 
 # A value shown on one line (in the CI log, the decision on the status line) is cut to
-# this many characters; the README says so. The JSONL log always has it whole.
+# this many characters; docs/ci.md says so. The JSONL log always has it whole.
 CUT = 80
 # Line breaks: newline, CR, vertical tab, form feed, NEL, the separators. Lines are joined
 # by one space; other whitespace is a space each, so a quoted `"  one   two "` in a

@@ -6,7 +6,7 @@ break `runs`, `resume`, `replay` or `serve` for the whole folder: each reader ge
 events it can trust and the number of lines it could not read, to say so once.
 
 An event is trusted when it is a JSON object with a string `event`, and each field that
-readers use has the type the README's event table documents. A line cut short at the end
+readers use has the type docs/reference/events.md documents. A line cut short at the end
 of the file (the writer is still writing it, or was killed mid-line) is not counted: it
 is not damage, it is a line not yet there.
 """
@@ -47,7 +47,7 @@ def _or_null(check: Check) -> Check:
     return lambda value: value is None or check(value)
 
 
-# The fields readers compute with, by event (README, Events); any event may carry `ts`.
+# The fields readers compute with, by event (docs/reference/events.md); any event may carry `ts`.
 # A field that is absent is fine (older versions wrote fewer); one of another type is not.
 _START = {
     "run_id": _text,

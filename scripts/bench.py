@@ -1258,7 +1258,7 @@ def rows(r: dict[str, Any]) -> list[Row]:
 
 
 def table(r: dict[str, Any]) -> str:
-    """Markdown, as in the README."""
+    """Markdown, as on the docs' Performance page (docs/performance.md)."""
     lines = ["| measure | result | target | met |", "|---|---|---|---|"]
     for what, got, target, met in rows(r):
         mark = "" if met is None else "yes" if met else "**no**"

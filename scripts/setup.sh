@@ -4,9 +4,10 @@
 #                            dependencies only, and the pinned Claude Code in
 #                            .tools/claude-code. Needs Python 3.10+ and npm, nothing else;
 #                            no root, no apt-get.
-#   scripts/setup.sh [test]  the demo's part and the test tools: ptysup's [test] extras,
-#                            the pinned linters, and, with apt-get as root, tmux, htop,
-#                            less, vim, Chromium and ShellCheck.
+#   scripts/setup.sh [test]  the demo's part and the test tools: ptysup's [test] and
+#                            [docs] extras (pytest, mkdocs…), the pinned linters, and,
+#                            with apt-get as root, tmux, htop, less, vim, Chromium and
+#                            ShellCheck.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,7 +36,7 @@ fi
 want="$(sha256sum pyproject.toml | cut -d' ' -f1) compat"
 if [ "$(cat ".venv/.ptysup-$part" 2>/dev/null)" != "$want" ]; then
   if [ "$part" = test ]; then
-    target='.[test]' parts=(test demo)
+    target='.[test,docs]' parts=(test demo)
     say "installing ptysup and its test tools into .venv (a minute on a fresh machine)"
   else
     target=. parts=(demo)

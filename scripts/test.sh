@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets itself up (scripts/setup.sh test: the demo's part and the test tools), then runs
-# lint, types, the import layers and the whole test suite, end-to-end tests against the
-# real Claude Code and browser tests in headless Chromium included (every marker: no -m here).
+# lint, types, the import layers, the docs site's strict build and the whole test suite,
+# end-to-end tests against the real Claude Code and browser tests in headless Chromium
+# included (every marker: no -m here).
 # Extra arguments go to pytest (e.g. -k demo, -m "not e2e").
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -12,6 +13,19 @@ bash scripts/setup.sh test || exit $?
 .venv/bin/mypy || exit 1
 # The layers in pyproject.toml ([tool.importlinter]): no import runs back up.
 .venv/bin/lint-imports || exit 1
+
+# The docs site, strictly: a broken link or anchor, or a page missing from mkdocs.yml's
+# nav, fails (never --quiet: it hides the warnings that strict mode fails on). Built into a
+# temp dir, so the checkout keeps no site/.
+site=$(mktemp -d) || exit 1
+NO_MKDOCS_2_WARNING=1 PYTHONWARNINGS=ignore::DeprecationWarning \
+  .venv/bin/mkdocs build --strict --site-dir "$site"
+rc=$?
+rm -rf "$site"
+if [ "$rc" -ne 0 ]; then
+  echo "test.sh: the docs site does not build (mkdocs build --strict)" >&2
+  exit 1
+fi
 
 # Every e2e and browser test must run: a missing Claude Code or Chromium fails the suite
 # instead of skipping.

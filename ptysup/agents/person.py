@@ -6,7 +6,6 @@ run loop; every method is a few attribute writes under a lock, so the relay stay
 
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections.abc import Callable
@@ -14,12 +13,7 @@ from collections.abc import Callable
 from ptysup.agents.events import PersonCommand
 from ptysup.events import EventLog
 from ptysup.terminal.keys import EscapeKeys, KeyCommand
-
-# What a terminal sends on stdin by itself: focus in/out (Claude Code turns on mode 1004),
-# answers to device-attribute, cursor-position and status queries, OSC replies. Not typing.
-REPORTS = re.compile(
-    rb"(?:\x1b\[(?:I|O|[?>]?[\d;]*[cRnt]|\d+;\d+\$y)|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\))+"
-)
+from ptysup.terminal.reports import REPORTS
 
 
 def _norm(text: str) -> str:
@@ -50,7 +44,7 @@ class Person:
     def keys(self, data: bytes) -> bool:
         """The person typed `data` (relay thread); True if that counts as sending a message."""
         if data[:1] == b"\x1b" and REPORTS.fullmatch(data):
-            return False  # their terminal reporting, not their typing
+            return False  # their terminal reporting (focus, answers to queries), not typing
         self._keys_at = self._clock()
         if self.enter_submits and b"\r" in data:
             with self._lock:

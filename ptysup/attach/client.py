@@ -19,13 +19,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, BinaryIO, TextIO
 
-from ptysup.agents.person import REPORTS
 from ptysup.argspec import ArgSpec
 from ptysup.attach import wire
 from ptysup.attach.server import RECORD
 from ptysup.exitcodes import ExitCode
 from ptysup.store.rundir import RUNS_DIR, RunNotFound, find_run_dir, progress
 from ptysup.terminal.modes import ModeTracker
+from ptysup.terminal.reports import REPORTS, report_end
 from ptysup.terminal.tty_ import raw, window_size
 
 USAGE = "usage: ptysup attach RUN [--rw]   (RUN: a run id, a unique prefix of one, or last)"
@@ -199,7 +199,13 @@ class View:
     def _keys(self, data: bytes) -> bool:
         """Handle the viewer's keys; True to detach."""
         out = bytearray()
-        for byte in (data[i : i + 1] for i in range(len(data))):
+        i = 0
+        while i < len(data):
+            if self._prefix and (end := report_end(data, i)) is not None:
+                i = end  # the terminal answering between Ctrl-] and d (dropped below anyway)
+                continue
+            byte = data[i : i + 1]
+            i += 1
             if self._prefix:
                 self._prefix = False
                 if byte == DETACH_KEY:

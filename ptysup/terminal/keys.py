@@ -3,6 +3,8 @@
 Like ssh's `~.` or a terminal multiplexer's prefix. The relay feeds every chunk the person
 types through `EscapeKeys.feed`, which returns the bytes for the agent and the commands
 for ptysup; a prefix at the end of one read and its command key in the next are one press.
+What the terminal reports between the two (its answer to the agent's query, a focus
+event) is the agent's and goes on to it; the command key is still the next key pressed.
 Pure and cheap: no I/O, one `bytes.find` per chunk when no prefix is pending.
 """
 
@@ -11,6 +13,8 @@ from __future__ import annotations
 import enum
 import re
 from dataclasses import dataclass
+
+from ptysup.terminal.reports import begun, report_end
 
 DEFAULT_ESCAPE_KEY = "ctrl-]"
 
@@ -83,9 +87,12 @@ class EscapeKeys:
         self.prefix = prefix
         self._forms = (prefix, _csi_u(prefix))
         self._pending = False  # the prefix ended the previous chunk
+        self._begun = b""  # after the prefix, the start of a report the last read cut short
 
     def feed(self, data: bytes) -> Keys:
         """Split one read of the person's keys; every other byte is forwarded unchanged."""
+        if self._begun:
+            data, self._begun = self._begun + data, b""
         if not self._pending and not any(form in data for form in self._forms):
             return Keys(data)  # the hot path: no prefix anywhere
         out = bytearray()
@@ -109,6 +116,17 @@ class EscapeKeys:
 
     def _command(self, data: bytes, i: int, out: bytearray, commands: list[KeyCommand]) -> int:
         """Read the key after a prefix at `data[i]`; returns where to go on."""
+        # After Ctrl-Z Claude Code asks the terminal who it is, and the answers came
+        # between a person's Ctrl-] and `s` (seen in tmux), which then went into its
+        # input box: a report is passed on, and the key after it is the command.
+        if (end := report_end(data, i)) is not None:
+            out += data[i:end]
+            self._pending = True
+            return end
+        if begun(data, i):
+            self._begun = data[i:]
+            self._pending = True
+            return len(data)
         for form in self._forms:
             if data.startswith(form, i):
                 out += self.prefix  # the prefix twice: send it once to the agent

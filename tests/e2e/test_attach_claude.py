@@ -115,3 +115,31 @@ def test_attaching_to_a_finished_run_says_so_and_points_to_replay(
     assert "is not running (it ended: complete)" in done.stderr
     assert "ptysup replay" in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert not list((run.rig.project / ".ptysup" / "runs").glob("*/attach"))  # cleaned up
+
+
+def test_a_viewers_detach_key_outlasts_its_terminals_answers(
+    screen: Callable[..., Screen], tmp_path: Path
+) -> None:
+    run = screen({"agent": [{"delay": 60, "reply": "slow"}]}, "the task")
+    run.rig.model.wait_for(lambda req: req.kind is RequestKind.AGENT, timeout=60)
+    pane, done = viewer(run, tmp_path)
+    try:
+        wait_for(lambda: "the task" in pane.capture(), 20, "the run's screen in the viewer")
+        pane.send_keys("C-]")
+        # Ctrl-Z at the run: continued, Claude Code draws itself again and asks the terminal
+        # its name and attributes; the viewer's terminal answers too, on the viewer's stdin,
+        # between its Ctrl-] and `d`.
+        run.tmux.send_keys("C-z")
+        run.wait_event("warning")
+
+        def drawn_again() -> bool:
+            after = pane.capture(history=True).rsplit("has been suspended", 1)
+            return len(after) == 2 and "accept edits on" in after[1]
+
+        wait_for(drawn_again, 20, "Claude Code drawn again in the viewer")
+        pane.send_keys("d")
+        wait_for(done.exists, 20, "the viewer to detach")
+        assert done.read_text().strip() == "exit=0"
+        assert not run.done.exists()  # the run goes on
+    finally:
+        pane.kill()

@@ -72,12 +72,12 @@ def test_a_supervisor_command_that_names_its_tools_keeps_them(rig: Callable[...,
     assert sorted(t["name"] for t in request.body["tools"]) == ["Bash", "Read"]
 
 
-def test_the_readme_recipe_runs_ptysup_by_hand_against_the_fake_model(tmp_path: Path) -> None:
-    # The recipe from README "Development", with its paths moved into tmp_path.
+def test_the_docs_recipe_runs_ptysup_by_hand_against_the_fake_model(tmp_path: Path) -> None:
+    # The recipe from the docs' Development page, with its paths moved into tmp_path.
     repo = Path(__file__).parents[2]
-    readme = (repo / "README.md").read_text()
-    start = readme.index("  mkdir -p /tmp/try\n")
-    recipe = readme[start : readme.index("```", start)].replace("/tmp/try", str(tmp_path / "try"))
+    page = (repo / "docs" / "development.md").read_text()
+    start = page.index("  mkdir -p /tmp/try\n")
+    recipe = page[start : page.index("```", start)].replace("/tmp/try", str(tmp_path / "try"))
     env = {k: v for k, v in os.environ.items() if not k.startswith("PTYSUP")}
     env["PATH"] = f"{sys.prefix}/bin:{env['PATH']}"  # `ptysup` as installed
     env["PTYSUP_MAX_TIME"] = "200"  # a broken recipe fails the test, never hangs it

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.e2e
 TEST_TOOLS = frozenset(
     {"tmux", "htop", "less", "vim", "chromium", "shellcheck", "apt-get", "apt", "sudo"}
 )
-TEST_MODULES = ("pytest", "hypothesis", "mypy", "playwright", "zizmor", "apprise")
+TEST_MODULES = ("pytest", "hypothesis", "mypy", "playwright", "zizmor", "apprise", "mkdocs")
 BIN_DIRS = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
 
 

@@ -34,16 +34,19 @@ class Pane(Tmux):
 
 
 def ptysup_pids(log: Path) -> list[int]:
-    """The ptysup processes writing LOG (from their command lines)."""
-    found = []
+    """The ptysup processes writing LOG (from their command lines). A child ptysup has
+    forked and not yet exec'd (the supervisor's, a hook's) shows its parent's command line
+    for a moment: it is not another ptysup."""
+    found: dict[int, int] = {}
     for entry in Path("/proc").iterdir():
         try:
             argv = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
+            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
             continue
         if b"ptysup" in argv and str(log).encode() in argv:
-            found.append(int(entry.name))
-    return found
+            found[int(entry.name)] = parent
+    return [pid for pid, parent in found.items() if parent not in found]
 
 
 def fresh_pane(tmp_path: Path) -> tuple[str, str]:

@@ -38,8 +38,8 @@ def test_stop_after_ctrl_z_types_exit_alone_and_claude_code_exits(
 ) -> None:
     s = screen(SLOW, "implement feature X")
     _suspend_and_resume(s)
-    # Both keys in one write: Claude Code's `\x1b[c` query after the resume is answered by
-    # the terminal, and a reply read between Ctrl-] and `s` cancels the escape key.
+    # Both keys in one write; pressed apart, with the terminal's answers to Claude Code
+    # between them, in test_escape_key_claude.py.
     s.tmux.send_keys("C-]", "s")
     s.wait_event("person_command", timeout=10, command="stop")
     result = s.finish()

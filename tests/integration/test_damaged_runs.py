@@ -55,7 +55,7 @@ class Project:
 
 
 def one_line_error(result: subprocess.CompletedProcess[str], says: str) -> None:
-    """The command refused as the README says: exit 2, one `ptysup:` line, no traceback."""
+    """The command refused as the docs say: exit 2, one `ptysup:` line, no traceback."""
     assert result.returncode == 2, result.stderr
     assert result.stderr.count("\n") == 1 and result.stderr.startswith("ptysup: "), result.stderr
     assert says in result.stderr

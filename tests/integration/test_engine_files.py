@@ -138,7 +138,7 @@ def test_the_readme_overlay_sets_tasks_image_count_and_secret(tmp_path: Path) ->
     overlay = tmp_path / "overlay"
     overlay.mkdir()
     shutil.copytree(K8S, tmp_path / "ptysup-base")
-    (overlay / "kustomization.yaml").write_text(readme_block("kustomization.yaml"))
+    (overlay / "kustomization.yaml").write_text(docs_block("kustomization.yaml"))
     (overlay / "TASKS.yaml").write_text("tasks:\n  - id: a\n    task: A\n  - id: b\n    task: B\n")
     (overlay / "anthropic.env").write_text("ANTHROPIC_API_KEY=sk-ant-example\n")
     docs = kustomize(overlay)
@@ -159,14 +159,13 @@ def test_the_readme_overlay_sets_tasks_image_count_and_secret(tmp_path: Path) ->
     assert key_ref["valueFrom"]["secretKeyRef"]["name"] == secret["metadata"]["name"]
 
 
-def readme_block(marker: str) -> str:
-    """The README's code block (in the scaling-out section) whose first line names MARKER."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text.split("## Scaling out: GitHub Actions and Kubernetes", 1)[1].split("\n## ", 1)[0]
+def docs_block(marker: str) -> str:
+    """The code block of the docs' scaling-out page whose first line names MARKER."""
+    section = (ROOT / "docs" / "scaling-out.md").read_text(encoding="utf-8")
     for block in re.findall(r"```ya?ml\n(.*?)```", section, re.S):
         if block.splitlines()[0].strip() == f"# {marker}":
             return str(block)
-    raise AssertionError(f"no ```yaml block starting with '# {marker}' in the README section")
+    raise AssertionError(f"no ```yaml block starting with '# {marker}' in docs/scaling-out.md")
 
 
 def shell_scripts() -> list[tuple[str, str, str]]:
@@ -306,7 +305,8 @@ def test_the_workflow_plans_a_matrix_of_ids_and_summarises_always() -> None:
     jobs = doc["jobs"]
     plan_script = next(s["run"] for s in jobs["plan"]["steps"] if s.get("id") == "plan")
     assert '"$PTYSUP" batch plan "$TASKS" --format github-matrix' in plan_script
-    assert "ptysup batch plan TASKS.yaml --format github-matrix" in (ROOT / "README.md").read_text()
+    batches = (ROOT / "docs" / "plans-and-batches.md").read_text()
+    assert "ptysup batch plan TASKS.yaml --format github-matrix" in batches
     assert jobs["run"]["if"] == "needs.plan.outputs.count != '0'"  # no empty matrix
     strategy = jobs["run"]["strategy"]
     assert strategy["matrix"] == "${{ fromJSON(needs.plan.outputs.matrix) }}"

@@ -180,6 +180,10 @@ def test_a_read_write_viewer_sends_keys_not_its_terminals_answers() -> None:
         view = View(ours, "run-1", stdin, stdout, rw=True)
         assert not view._keys(b"\x1b[12;40R\x1b[Ihi\x1b]11;rgb:0000/0000/0000\x07")
         assert view._keys(b"\x1d") is False and view._keys(b"d") is True  # Ctrl-] d
+        # The viewer's terminal answering Claude Code (after a Ctrl-Z) between the two keys.
+        assert view._keys(b"\x1d") is False
+        assert view._keys(b"\x1bP>|tmux 3.3a\x1b\\\x1b[?1;2c") is False
+        assert view._keys(b"d") is True
         theirs.settimeout(5)
         assert list(wire.Reader().feed(theirs.recv(100))) == [(wire.INPUT, b"hi")]
 

@@ -16,6 +16,7 @@ from ptysup.cli import commandline as cli
 from ptysup.cli.commandline import main, parse_args
 from ptysup.cli.options import SUBCOMMANDS
 from ptysup.config import RunConfig
+from ptysup.exitcodes import ExitCode
 from tests.helpers import ptysup_argv
 
 
@@ -38,6 +39,12 @@ def test_help_is_grouped_with_examples(flag: str, capsys: pytest.CaptureFixture[
     assert "ptysup -- replay" in out and "Exit codes:" in out
     assert "--no-version" not in out and "PTYSUP_VERSION" not in out
     _no_run_started()
+
+
+def test_help_names_every_exit_code(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--help"], {}) == 0
+    said = " ".join(capsys.readouterr().out.split("Exit codes:", 1)[1].split())
+    assert [code.value for code in ExitCode if f"{code.value} " not in said] == []
 
 
 def test_max_costs_help_states_the_range_it_refuses_outside_of(

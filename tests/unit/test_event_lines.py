@@ -43,13 +43,13 @@ def test_a_plan_without_a_goal_is_named_as_the_runs_task() -> None:
     assert start.startswith("task: the plan plans/p.yaml | agent: claude |")
 
 
-def test_a_decision_keeps_its_words_apart_on_one_line_and_is_cut_as_the_readme_says() -> None:
+def test_a_decision_keeps_its_words_apart_on_one_line_and_is_cut_as_the_docs_say() -> None:
     said = "Fix\x1b[31m the\ntest:\r\n\tthen\x0brun\x0cit\x85again\u2028now\x1c" + "w" * 200
     detail = _detail("decision", iteration=1, max_iter=5, action="continue", content=said)
     content = detail.split(": ", 1)[1]
     assert content.startswith("Fix the test: then run it again now www")
     assert len(content) == CUT and content.endswith("w…")
-    assert f"cut at {CUT} characters" in (REPO / "README.md").read_text()
+    assert f"cut at {CUT} characters" in (REPO / "docs" / "ci.md").read_text()
     quoted = 'word_count("  one   two ") returns 7\n    instead of 2'  # its spaces are data
     detail = _detail("decision", iteration=1, max_iter=5, action="continue", content=quoted)
     assert detail.endswith(': word_count("  one   two ") returns 7 instead of 2')

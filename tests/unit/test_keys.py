@@ -81,6 +81,50 @@ def test_kitty_keyboard_protocol_form_of_the_prefix() -> None:
     assert _feed_all([b"\x1b[93;5u\x1b[93;5u"]) == (P, [M, C])
 
 
+# What tmux sent on stdin a tenth of a second after Claude Code was continued (Ctrl-Z),
+# between a person's Ctrl-] and `s`; and what a terminal says unasked.
+REPLIES = [
+    b"\x1bP>|tmux 3.3a\x1b\\",  # the terminal's name (XTVERSION)
+    b"\x1b[?1;2c",  # device attributes
+    b"\x1b[>0;95;0c",  # secondary device attributes
+    b"\x1b[12;40R",  # the cursor's place
+    b"\x1b[I",  # focus in, focus out (mode 1004)
+    b"\x1b[O",
+    b"\x1b[?997;1n",  # the theme changed (mode 2031)
+    b"\x1b[?2004;1$y",  # a mode's state (DECRPM)
+    b"\x1b[?1u",  # the kitty keyboard protocol's flags
+    b"\x1b]11;rgb:0000/0000/0000\x1b\\",  # a colour, ended by ST or BEL
+    b"\x1b]10;rgb:ffff/ffff/ffff\x07",
+]
+
+
+@pytest.mark.parametrize("reply", REPLIES)
+def test_a_terminal_reply_between_prefix_and_command_key_goes_to_the_agent(reply: bytes) -> None:
+    assert _feed_all([P, reply, b"s"]) == (reply, [M, KeyCommand.STOP])
+    assert _feed_all([b"a" + P + reply + reply + b"pb"]) == (
+        b"a" + reply + reply + b"b",
+        [M, KeyCommand.TOGGLE],
+    )
+
+
+def test_after_ctrl_z_every_split_of_the_replies_keeps_the_escape_key() -> None:
+    replies = b"".join(REPLIES)
+    stream = P + replies + b"s"
+    # A read that ends with a reply's ESC alone ends with the person's Esc key as far as
+    # anyone can tell: it goes to the agent at once (see the next test).
+    lone_esc = {len(P) + replies.index(reply) + 1 for reply in REPLIES}
+    for cut in sorted(set(range(len(stream) + 1)) - lone_esc):
+        assert _feed_all([stream[:cut], stream[cut:]]) == (replies, [M, KeyCommand.STOP]), cut
+
+
+def test_keys_after_the_prefix_that_only_look_like_a_reply_cancel_it() -> None:
+    # The person's Esc reaches the agent at once; a key with modifiers is a key.
+    assert _feed_all([P, b"\x1b"]) == (P + b"\x1b", [M, C])
+    assert _feed_all([P, b"\x1b[1;5A", b"s"]) == (P + b"\x1b[1;5As", [M, C])
+    # A reply cut short and never finished is the person's typing after all.
+    assert _feed_all([P, b"\x1b[?1;", b"x"]) == (P + b"\x1b[?1;x", [M, C])
+
+
 def test_a_pending_prefix_survives_an_empty_read() -> None:
     keys = EscapeKeys(P)
     assert keys.feed(P).commands == (M,)

@@ -269,7 +269,9 @@ def test_an_instruction_the_persons_message_beat_is_not_typed() -> None:
 def test_terminal_reports_on_stdin_are_not_the_person_typing() -> None:
     person = Person(present=True)
     person.enter_submits = True
-    for report in (b"\x1b[I", b"\x1b[O", b"\x1b[?6c", b"\x1b[12;40R", b"\x1b]11;rgb:0/0/0\x07"):
+    reports = (b"\x1b[I", b"\x1b[O", b"\x1b[?6c", b"\x1b[12;40R", b"\x1b]11;rgb:0/0/0\x07")
+    # tmux's name, in answer to Claude Code's `ESC [ > 0 q` at its start and after Ctrl-Z.
+    for report in (*reports, b"\x1bP>|tmux 3.3a\x1b\\"):
         assert not person.keys(report)
         assert not person.owns_input(), report
     assert not person.keys(b"\x1b[A")  # an arrow key is typing, though no message
