@@ -9,7 +9,7 @@ import shlex
 import stat
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
@@ -250,9 +250,14 @@ def _command(argv: Any) -> str:
     return shlex.join(str(a) for a in argv) if isinstance(argv, list) else str(argv or "")
 
 
+def counted(n: object, noun: str) -> str:
+    """`1 iteration`, `2 iterations`: a count with its noun, as a person writes it."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def _run_start(f: dict[str, Any]) -> str:
     """The first line of a CI log: the task, the agent, the supervisor and the budgets."""
-    budgets = [f"{f.get('max_iter')} iterations"]
+    budgets = [counted(f.get("max_iter"), "iteration")]
     if f.get("max_time_s"):
         budgets.append(_duration(f["max_time_s"]))
     if f.get("max_cost_usd") is not None:
@@ -264,7 +269,18 @@ def _run_start(f: dict[str, Any]) -> str:
     )
     if f.get("verify"):
         line += " | verify: " + "; ".join(_command(v) for v in f["verify"])
+    if f.get("part"):  # run_resume: what the earlier parts used counts against the budgets
+        line += (
+            f" | part {f['part']}, used before: {counted(f.get('iterations'), 'iteration')},"
+            f" {_duration(f.get('elapsed_before_s'))}, ${_usd(f.get('cost_usd'))}"
+        )
+        if f.get("step"):
+            line += f", at step {shown(f['step'])}"
     return line + f" | run {f.get('run_id')}, log {f.get('log_file')}"
+
+
+def _usd(value: Any) -> str:
+    return f"{value:.4f}" if isinstance(value, (int, float)) else "?"
 
 
 def format_line(event: Event) -> str:
@@ -272,7 +288,7 @@ def format_line(event: Event) -> str:
     f = event.fields
     clock = time.strftime("%H:%M:%S", time.localtime(event.ts))
     name = event.event
-    if name == "run_start":
+    if name in ("run_start", "run_resume"):
         detail = _run_start(f)
     elif name == "decision":
         detail = (
@@ -316,10 +332,7 @@ def format_line(event: Event) -> str:
             f" iterations={f.get('iterations')} elapsed={f.get('elapsed_s', 0):.1f}s"
         )
         if f.get("cost_usd"):
-            detail += (
-                f" cost=${f['cost_usd']:.4f} (agent ${f.get('agent_cost_usd') or 0:.4f},"
-                f" supervisor ${f.get('supervisor_cost_usd') or 0:.4f})"
-            )
+            detail += f" cost=${f['cost_usd']:.4f} ({_cost_parts(f)})"
         if f.get("reason"):
             detail += f" reason={shown(f['reason'], _WHOLE)}"
     else:
@@ -329,6 +342,25 @@ def format_line(event: Event) -> str:
             if v is not None
         )
     return f"{clock} ptysup {name:<16} {detail}".rstrip()
+
+
+def earlier_cost(f: Mapping[str, Any]) -> float | None:
+    """What a resumed run's earlier parts spent, from run_end's (or the summary's) figures:
+    its agent and supervisor spend are this part's, its cost every part's. None when there
+    is nothing to show at four decimals (a run of one part)."""
+    earlier = float(f.get("cost_usd") or 0) - float(f.get("agent_cost_usd") or 0)
+    earlier -= float(f.get("supervisor_cost_usd") or 0)
+    return earlier if earlier >= 0.00005 else None
+
+
+def _cost_parts(f: dict[str, Any]) -> str:
+    """The agent's and the supervisor's spend, and the earlier parts', adding up to the cost."""
+    parts = (
+        f"agent ${f.get('agent_cost_usd') or 0:.4f}, "
+        f"supervisor ${f.get('supervisor_cost_usd') or 0:.4f}"
+    )
+    earlier = earlier_cost(f)
+    return parts + (f", earlier parts ${earlier:.4f}" if earlier is not None else "")
 
 
 def _question_detail(f: dict[str, Any]) -> str:

@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import bisect
 import re
-import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple
+
+from ptysup.textwidth import columns
 
 MARKER = "[REDACTED:{kind}]"
 CUSTOM = "custom"
@@ -245,12 +246,12 @@ class _Rows:
             rows.append((at, at + len(line)))
             at += len(line) + 1
         body = [_body(text, a, b) for a, b in rows]
-        width = max(_width(text[a:b].rstrip()) for a, b in rows) - _SLACK
+        width = max(columns(text[a:b].rstrip()) for a, b in rows) - _SLACK
         self._joins: list[_Join] = []
         for (a, _), left, right in zip(rows, body, body[1:], strict=False):
             if left[1] == left[0] or right[1] == right[0]:
                 continue  # a blank row (or one of frame alone) ends a line
-            end = _width(text[a : left[1]])
+            end = columns(text[a : left[1]])
             head = text[right[0] : right[1]]
             word = _TOKEN.match(head)  # the first word of the next row, as a secret has it
             if end >= width or end + 1 + (word.end() if word else 0) > width:
@@ -290,16 +291,6 @@ def _body(text: str, start: int, end: int) -> tuple[int, int]:
     while end > start and (text[end - 1].isspace() or text[end - 1] in _FRAME_CHARS):
         end -= 1
     return start, end
-
-
-def _width(text: str) -> int:
-    """The columns `text` takes in a terminal (wide characters take two)."""
-    if text.isascii():
-        return len(text)
-    return sum(
-        0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1
-        for c in text
-    )
 
 
 def redact_strings(value: Any, redact: Callable[[str], str]) -> Any:

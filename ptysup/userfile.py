@@ -189,8 +189,27 @@ def _bounded_loader() -> Any:
             finally:
                 self.depth -= 1
 
+    # YAML 1.1 reads 2026-01-01 as a date, which no option, plan or task takes: it stays text.
+    BoundedLoader.yaml_implicit_resolvers = {
+        first: [(tag, regexp) for tag, regexp in resolvers if tag != _TIMESTAMP]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
     _LOADER = BoundedLoader
     return _LOADER
+
+
+_YAML = "tag:yaml.org,2002:"
+_TIMESTAMP = _YAML + "timestamp"
+# What a person's file may hold: the values JSON has (and `<<` merges). Any other tag
+# (!!python/…, !!set, !!binary, a custom !tag) has no meaning here and would reach an
+# option's check as an object it cannot read.
+_PLAIN_TAGS = frozenset(
+    _YAML + t for t in ("str", "int", "float", "bool", "null", "seq", "map", "merge")
+)
+
+
+def _shown_tag(tag: str) -> str:
+    return "!!" + tag[len(_YAML) :] if tag.startswith(_YAML) else tag
 
 
 class _Walk:
@@ -217,6 +236,13 @@ class _Walk:
             raise InputError(
                 self.where, line_of(node), f"nested more than {MAX_DEPTH} deep (with aliases)"
             )
+        if node.tag not in _PLAIN_TAGS:
+            raise InputError(
+                self.where,
+                line_of(node),
+                f"the YAML tag {_shown_tag(node.tag)} is not supported "
+                "(plain values only: text, numbers, true/false, null, lists, mappings)",
+            )
         self.open.add(id(node))
         known = 1 + sum(self.size(child, depth + 1) for child in self.children(node))
         self.open.discard(id(node))
@@ -233,6 +259,9 @@ class _Walk:
         seen: dict[str, tuple[int, str]] = {}
         out: list[Any] = []
         for key, key_node, value_node in mapping_items(node):
+            if not isinstance(key_node, yaml.ScalarNode):
+                kind = "a list" if isinstance(key_node, yaml.SequenceNode) else "a mapping"
+                raise InputError(self.where, line_of(key_node), f"a key must be text, not {kind}")
             name = key_name(key)
             if name in seen:
                 line, first = seen[name]

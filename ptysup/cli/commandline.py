@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import gc
 import os
+import select
 import shutil
+import signal
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -294,9 +296,41 @@ def _cwd_exists() -> bool:
 
 def entry(*_: Any) -> None:
     """Console-script entry point."""
-    code = main()
+    try:
+        code = main()
+    except BrokenPipeError:
+        if not _reader_gone():
+            raise  # some other pipe: a bug, with its traceback
+        _silence_stdout()
+        code = 128 + signal.SIGPIPE  # cut short, as a program killed by SIGPIPE is
+    else:
+        try:
+            sys.stdout.flush()
+        except BrokenPipeError:
+            if not _reader_gone():
+                raise
+            _silence_stdout()  # the command did its work: its exit code stands
     # The interpreter's last garbage collections walk every object ptysup made: ~15 ms
     # at every exit (scripts/bench.py `exit`). Frozen, they are skipped; atexit handlers,
     # flushes and finalizers still run.
     gc.freeze()
     sys.exit(code)
+
+
+def _reader_gone() -> bool:
+    """Whether stdout is a pipe whose reader went away (`ptysup replay RUN | head`)."""
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, ValueError, OSError):
+        return False
+    poller = select.poll()
+    poller.register(fd, 0)  # a pipe without a reader reports POLLERR to its writer
+    return any(events & select.POLLERR for _, events in poller.poll(0))
+
+
+def _silence_stdout() -> None:
+    """Nothing more can be said to a reader that left: stdout goes to /dev/null, so the
+    interpreter's last flush of what is still buffered fails no more (no traceback)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)

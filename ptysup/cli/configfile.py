@@ -51,6 +51,11 @@ def _up_to_repo_root(cwd: Path) -> list[Path]:
     return [cwd]
 
 
+# Options a config file has no use for: the file found is the one used (`config` in it
+# would be ignored), and `version` prints the version instead of running.
+_NOT_IN_FILE = ("config", "version")
+
+
 def load(path: Path, checks: Mapping[str, OptionCheck]) -> dict[str, Any]:
     """The option defaults in `path`, keyed by parameter name, each value checked as the
     command line checks it (`checks`: parameter name → check); InputError
@@ -62,6 +67,10 @@ def load(path: Path, checks: Mapping[str, OptionCheck]) -> dict[str, Any]:
     seen: dict[str, tuple[int, str]] = {}
     for key, line, value in items:
         name = userfile.key_name(key)
+        if name in _NOT_IN_FILE:
+            raise InputError(
+                where, line, f"`{key}` cannot be set in a config file (only on the command line)"
+            )
         check = checks.get(name)
         if check is None:
             close = difflib.get_close_matches(key, [k.replace("_", "-") for k in checks], n=1)

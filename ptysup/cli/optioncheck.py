@@ -8,6 +8,7 @@ option's name, which the caller adds with where the value came from).
 
 from __future__ import annotations
 
+import datetime
 import math
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -137,12 +138,14 @@ def _type_problem(param: click.Parameter, value: Any) -> str | None:
     want = "true or false" if flag else _expected(param)
     if (
         value is None
-        or isinstance(value, (list, dict))
+        or not isinstance(value, (str, int, float))  # a list, a table, a TOML date or time
         or isinstance(value, bool) != flag
         or (isinstance(kind, click.types.IntParamType) and isinstance(value, float))
         or (getattr(param, "multiple", False) and not isinstance(value, str))
     ):
-        text = isinstance(kind, click.types.StringParamType) and isinstance(value, bool)
+        # true, or a TOML date or time, was meant as text more often than not
+        looks_like_text = isinstance(value, (bool, datetime.date, datetime.time))
+        text = isinstance(kind, click.types.StringParamType) and looks_like_text
         return f"expected {want}, not {_shown(value)}" + (
             " (quote it for the text)" if text else ""
         )
@@ -163,4 +166,4 @@ def _shown(value: Any) -> str:
         return "true" if value else "false"
     if value is None:
         return "nothing (null)"
-    return repr(value) if not isinstance(value, (list, dict)) else f"a {type(value).__name__}"
+    return repr(value) if isinstance(value, (str, int, float)) else f"a {type(value).__name__}"

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ptysup.argspec import ArgSpec
 from ptysup.config import ConfigError, RunConfig
+from ptysup.events import counted
 from ptysup.exitcodes import ExitCode
 from ptysup.logread import skipped_note
 from ptysup.plan.schema import Plan
@@ -164,15 +165,28 @@ def _check_unknown(run_dir: RunDir, config: RunConfig, explicit: frozenset[str])
 
 def _check_budgets(run_id: str, config: RunConfig, done: Progress) -> None:
     """A spent budget must be raised on the command line, or the run would stop at once."""
+    # Each refusal names what the run used: a budget given below it (--max-iter 5 for a run
+    # that did 20) must not read as if the run had stopped there.
     if done.iterations >= config.max_iter:
+        used = (
+            f"used its {counted(config.max_iter, 'iteration')}"
+            if done.iterations == config.max_iter
+            else f"used {counted(done.iterations, 'iteration')}, "
+            f"more than --max-iter {config.max_iter}"
+        )
         raise Refused(
-            f"run {run_id} used its {config.max_iter} iterations: "
-            f"raise the budget, e.g. --max-iter {done.iterations + 10}"
+            f"run {run_id} {used}: raise the budget, e.g. --max-iter {done.iterations + 10}"
         )
     if config.max_time is not None and done.elapsed_s >= config.max_time:
-        raise Refused(f"run {run_id} used its time budget: raise it with --max-time")
+        raise Refused(
+            f"run {run_id} used {done.elapsed_s:.0f}s of its time budget "
+            f"({config.max_time:.0f}s): raise it with --max-time"
+        )
     if config.max_cost is not None and done.cost_usd >= config.max_cost:
-        raise Refused(f"run {run_id} used its cost budget: raise it with --max-cost")
+        raise Refused(
+            f"run {run_id} used ${done.cost_usd:.4f} of its cost budget "
+            f"(${config.max_cost:.4f}): raise it with --max-cost"
+        )
 
 
 def _fresh_step_budget(config: RunConfig, done: Progress) -> Progress:

@@ -12,7 +12,7 @@ import functools
 import secrets
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
@@ -21,7 +21,7 @@ from ptysup.agents import registry
 from ptysup.agents.claude.hooks import HookChannel
 from ptysup.agents.events import HookEvent
 from ptysup.config import RunConfig
-from ptysup.events import ConsoleSink, EventLog, JsonlSink
+from ptysup.events import CUT, ConsoleSink, EventLog, JsonlSink, shown
 from ptysup.exitcodes import Outcome, RunResult
 from ptysup.redact import Redactor
 from ptysup.store.rundir import Part
@@ -171,10 +171,22 @@ def _on_hook(holder: list[AgentSession], state: StateTracker | None, event: Hook
         holder[0].post(event)
 
 
-def summary_line(result: RunResult, path: Path, steps: str = "") -> str:
-    """The one line printed after a run in a terminal."""
+def summary_line(
+    result: RunResult,
+    path: Path,
+    steps: str = "",
+    redact: Callable[[str], str] = lambda text: text,
+) -> str:
+    """The one line printed after a run in a terminal, with why it ended: the status line
+    that showed the last decision is gone by then."""
     where = f"; events: {path}"
-    why = f": {result.reason}" if result.outcome in (Outcome.ESCALATED, Outcome.LOG_ERROR) else ""
+    reason = redact(result.reason)
+    # What the person must act on is shown whole; every reason on one line, nothing in it
+    # acting on the terminal (a supervisor's words).
+    whole = result.outcome in (Outcome.ESCALATED, Outcome.LOG_ERROR)
+    why = f": {shown(reason, len(reason) if whole else CUT)}" if reason.strip() else ""
+    if why.endswith(".") and not why.endswith(".."):  # a sentence's stop before "; events"
+        why = why[:-1]
     steps = f"; {steps}" if steps else ""
     cost = (
         f", cost ${result.cost_usd:.4f} (agent ${result.agent_cost_usd:.4f}, "

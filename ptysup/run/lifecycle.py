@@ -62,9 +62,11 @@ def supervise(
     part = _numbered(config, part or Part(app.new_run_id(), str(uuid.uuid4())))
     # Every output path is checked before anything is created, the run directory included.
     log_path, recording = _outputs(config, part)
+    # A path the person gave is named by its option; a default one by what it is, so the
+    # line does not send them looking for an option they never used.
     named = [
-        ("--log-file", log_path),
-        ("--record", recording),
+        ("--log-file" if config.log_file is not None else "the event log", log_path),
+        ("--record" if config.record is not None else "the recording", recording),
         ("--summary-json", config.summary_json),
     ]
     unwritable = outputs.first_problem(named) or outputs.same_file(named)
@@ -77,9 +79,14 @@ def supervise(
     except RunLocked as exc:
         return fail(f"run {part.run_id} is still running ({exc})", ExitCode.USAGE)
     except OSError as exc:
-        return fail(
-            f"cannot write the run directory: {exc.strerror or exc}: {run_dir.path}", ExitCode.USAGE
-        )
+        return fail(_unwritable(exc, run_dir.path), ExitCode.USAGE)
+
+
+def _unwritable(err: OSError, path: Path) -> str:
+    """`cannot write PATH: REASON`, the form every failed write is said in."""
+    if not err.filename:
+        err = OSError(err.errno, err.strerror or str(err), str(path))
+    return failure_text(err)
 
 
 def _numbered(config: RunConfig, part: Part) -> Part:
@@ -128,9 +135,7 @@ def _supervise(
             config, log_path, streams, report.GITHUB_PRINTS if github else frozenset()
         )
     except OSError as exc:
-        return fail(
-            f"cannot write the event log: {exc.strerror or exc}: {log_path}", ExitCode.USAGE
-        )
+        return fail(_unwritable(exc, log_path), ExitCode.USAGE)
     # Every run has its run directory (run.json, the lock), whatever --log-file says.
     # (.ptysup/ for the default runs_dir; a batch's child gets an absolute one)
     outputs.ignore_in_git((config.cwd / config.runs_dir).parent)
@@ -157,9 +162,7 @@ def _supervise(
         run_dir.store(config, part.session_id, log_path, recording)
     except OSError as exc:
         log.close()
-        return fail(
-            f"cannot write the run directory: {exc.strerror or exc}: {run_dir.path}", ExitCode.USAGE
-        )
+        return fail(_unwritable(exc, run_dir.path), ExitCode.USAGE)
     # state.json follows the run from run_start to run_end (see ptysup.store.runstate).
     tracker = runstate.StateTracker(
         run_dir.path / runstate.STATE_FILE,
@@ -168,8 +171,7 @@ def _supervise(
         redact=Redactor.with_extra(config.redact),
         warn=lambda err: _say(failure_text(err)),
     )
-    log.add(tracker)
-    log.emit(
+    started = log.emit(
         "run_start" if part.resumed is None else "run_resume",
         run_id=run_id,
         version=__version__,
@@ -187,10 +189,11 @@ def _supervise(
     )
     if log.errors:
         log.close()
-        err = log.errors[0]
-        return fail(
-            f"cannot write the event log: {err.strerror or err}: {log_path}", ExitCode.USAGE
-        )
+        return fail(_unwritable(log.errors[0], log_path), ExitCode.USAGE)
+    # state.json starts once the log holds the start: a disk full from the outset is said
+    # in one line (the log's), not once more for state.json.
+    tracker.write(started)
+    log.add(tracker)
     # From here on, a failed write is said at once, marked for runs and resume, and
     # ends the run (wiring) with its own exit code, never as a success.
     log.on_failure(lambda err: _failed_write(err, run_dir, part))
@@ -216,7 +219,7 @@ def _supervise(
         result = _finish(log, result, time.monotonic() - start, config, summary, env)
     if streams.interactive:
         steps = report.steps_line(summary.to_dict())
-        print(app.summary_line(result, log_path, steps), file=sys.stderr)
+        print(app.summary_line(result, log_path, steps, log.redacted), file=sys.stderr)
     return result.exit_code
 
 

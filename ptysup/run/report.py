@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from ptysup.events import Event
+from ptysup.events import Event, earlier_cost
 from ptysup.terminal.inject import clean
 
 
@@ -85,17 +85,19 @@ def write_json(path: Path, summary: dict[str, Any]) -> None:
 def markdown(summary: dict[str, Any]) -> str:
     """The summary as GitHub-flavoured markdown for $GITHUB_STEP_SUMMARY."""
     ok = summary.get("exit_code") == 0
+    earlier = earlier_cost(summary)  # a resumed run: agent and supervisor are this part's
+    more = ("", "", "") if earlier is None else (" earlier parts |", "---|", f" ${earlier:.4f} |")
     lines = [
         f"### ptysup: {_cell(summary.get('outcome'))} {'✅' if ok else '❌'}",
         "",
         f"**Task:** {_cell(summary.get('task'))}",
         "",
-        "| exit code | iterations | elapsed | cost | agent | supervisor |",
-        "|---|---|---|---|---|---|",
+        "| exit code | iterations | elapsed | cost | agent | supervisor |" + more[0],
+        "|---|---|---|---|---|---|" + more[1],
         f"| {summary.get('exit_code')} | {summary.get('iterations')}/{summary.get('max_iter')} "
         f"| {summary.get('elapsed_s') or 0:.0f}s | ${summary.get('cost_usd') or 0:.4f} "
         f"| ${summary.get('agent_cost_usd') or 0:.4f} "
-        f"| ${summary.get('supervisor_cost_usd') or 0:.4f} |",
+        f"| ${summary.get('supervisor_cost_usd') or 0:.4f} |" + more[2],
     ]
     if summary.get("steps"):
         lines += ["", "| step | outcome | iterations |", "|---|---|---|"]

@@ -10,7 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from ptysup.store import runstate
-from ptysup.store.rundir import RunDir, RunNotFound, progress
+from ptysup.store.rundir import RunDir, RunNotFound, RunRecord, progress
+
+
+def _stored_task(record: RunRecord | None) -> str:
+    """The task run.json names: a run whose log took nothing (a disk full from the outset)
+    still says what it was to do."""
+    task = record.config.get("task") if record is not None else None
+    return task if isinstance(task, str) else ""
 
 
 def describe(run_dir: RunDir, clock: Callable[[], float] = time.time) -> dict[str, Any]:
@@ -46,7 +53,7 @@ def describe(run_dir: RunDir, clock: Callable[[], float] = time.time) -> dict[st
         "elapsed_s": round(elapsed(p.elapsed_s, clock_from, clock()), 3),
         "clock_from": clock_from,
         "cost_usd": round(p.cost_usd, 6),
-        "task": p.task or (f"plan {plan}" if plan else ""),
+        "task": p.task or _stored_task(record) or (f"plan {plan}" if plan else ""),
         "parts": p.parts,
         "events": str(events_file),
         # Why the event log misses events (a write failed): iterations and cost are at least

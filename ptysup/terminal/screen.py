@@ -85,6 +85,23 @@ class _Widths(dict[str, int]):
 
 
 _WIDTHS = _Widths()
+_JOINER = "\u200d"
+_EMOJI_SELECTOR = "\ufe0f"
+_SKIN_TONES = ("\U0001f3fb", "\U0001f3ff")
+
+
+def _flag_half(char: str) -> bool:
+    """A regional indicator: two of them are one flag."""
+    return "\U0001f1e6" <= char <= "\U0001f1ff"
+
+
+def _cell_width(data: str) -> int:
+    """The cells a cell's text takes: its first character's, two for one an emoji
+    selector widened."""
+    width = _WIDTHS[data[0]] if data else 0
+    return 2 if width == 1 and _EMOJI_SELECTOR in data else width
+
+
 _BLANK = {False: Char(" "), True: Char(" ", reverse=True)}
 _LATIN1 = charsets.LAT1_MAP
 # Every cache here is bounded, so memory stays flat whatever the agent prints.
@@ -106,6 +123,10 @@ class _Screen(pyte.Screen):
         self._rendered: dict[int, str] = {}
         self._rendered_size = (0, 0)
         self._main: Any = None  # the main screen's lines while the alternate one shows
+        # Where the cursor was after a joiner: a character drawn there joins its cell.
+        self._joining: tuple[int, int] | None = None
+        # Where the cursor was after a lone regional indicator: the next one joins it (🇺🇸).
+        self._flag_at: tuple[int, int] | None = None
         super().__init__(columns, lines)
         self._answer = answer
 
@@ -157,7 +178,13 @@ class _Screen(pyte.Screen):
             data = data.translate(self.g1_charset if self.charset else self.g0_charset)
         cursor = self.cursor
         mode = self.mode
-        if mo.DECAWM not in mode or mo.IRM in mode or cursor.x > self.columns:
+        if (self._joining or self._flag_at) and (cursor.y, cursor.x) not in (
+            self._joining,
+            self._flag_at,
+        ):
+            self._joining = self._flag_at = None  # the cursor moved on since
+        joins = self._joining or self._flag_at
+        if mo.DECAWM not in mode or mo.IRM in mode or cursor.x > self.columns or joins:
             self._draw_each(data)
             return
         attrs = cursor.attrs
@@ -211,6 +238,18 @@ class _Screen(pyte.Screen):
         columns = self.columns
         for char in data:
             char_width = _WIDTHS[char]
+            if char_width > 0 and (self._joining or self._flag_at):
+                here = (self.cursor.y, self.cursor.x)
+                joins = self._joining == here or (self._flag_at == here and _flag_half(char))
+                self._joining = self._flag_at = None
+                if joins:
+                    # 👨‍👩‍👧 and 🇺🇸 are one character of two cells, as Claude Code (and a
+                    # terminal that joins emoji) counts them; drawn as more, the row moves on.
+                    self._join_previous(char)
+                    continue
+            if _SKIN_TONES[0] <= char <= _SKIN_TONES[1]:
+                self._join_previous(char)  # 👍🏽: the tone is part of the emoji before it
+                continue
             cursor = self.cursor
             if cursor.x == columns:
                 if mo.DECAWM in self.mode:
@@ -238,11 +277,15 @@ class _Screen(pyte.Screen):
                 break  # unprintable: pyte drops the rest of the text
             if char_width > 0:
                 cursor.x = min(cursor.x + char_width, columns)
+                if _flag_half(char):
+                    self._flag_at = (cursor.y, cursor.x)
         self.dirty.add(self.cursor.y)
 
     def _join_previous(self, char: str) -> None:
-        """Add a zero-width CHAR to the cell before the cursor (the last one of the line
-        above at a line start), past the stub of a wide character."""
+        """Add CHAR to the cell before the cursor (the last one of the line above at a line
+        start), past the stub of a wide character: a zero-width one, or the one after a
+        joiner. A joiner joins the next character too; an emoji selector (U+FE0F) makes a
+        one-cell character two cells wide (⚠️), as Claude Code counts it."""
         cursor = self.cursor
         if cursor.x:
             y, line, x = cursor.y, self.buffer[cursor.y], cursor.x - 1
@@ -253,6 +296,11 @@ class _Screen(pyte.Screen):
         if x and not line[x].data:
             x -= 1  # the stub after a two-cell character: the character is left of it
         last = line[x]
+        if char == _EMOJI_SELECTOR and _cell_width(last.data) == 1 and y == cursor.y:
+            if cursor.x < self.columns:
+                line[cursor.x] = self._cells_of(cursor.attrs)[""]
+            cursor.x = min(cursor.x + 1, self.columns)
+        self._joining = (cursor.y, cursor.x) if char == _JOINER else None
         line[x] = last._replace(data=unicodedata.normalize("NFC", last.data + char))
         self.dirty.add(y)  # pyte forgets the line above changed
 
@@ -468,7 +516,7 @@ class _Screen(pyte.Screen):
                 out.append(" ")
                 continue
             out.append(char)
-            wide = _WIDTHS[char[0]] == 2
+            wide = _cell_width(char) == 2
         return "".join(out)
 
 

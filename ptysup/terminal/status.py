@@ -17,6 +17,7 @@ from collections.abc import Callable
 from ptysup.events import Event, shown
 from ptysup.supervisor.prompt import format_elapsed
 from ptysup.terminal.probes import starts
+from ptysup.textwidth import fit
 
 MIN_ROWS = 6  # below this the agent needs every row; no status line
 REDRAW_S = 2.0  # while output flows, redraw this often anyway (an erase may have gone unseen)
@@ -270,7 +271,8 @@ class StatusLine:
         return b"\x1b7" + self._agent_region() + b"\x1b8"
 
     def _status(self) -> bytes:
-        text = shown(self.text, self._cols - 1)
+        # Cut by columns: a wider text would wrap past the last row and scroll the screen.
+        text = fit(shown(self.text, self._cols - 1), self._cols - 1)
         return (
             b"\x1b7\x1b[%d;1H\x1b[0m\x1b[2K\x1b[7m" % STATUS_ROW + text.encode() + b"\x1b[0m\x1b8"
         )

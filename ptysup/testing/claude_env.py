@@ -208,7 +208,10 @@ def _print_env(url: str | None, projects: Sequence[Path], config_dir: Path | Non
         return 2
     config_dir = config_dir or Path(tempfile.mkdtemp(prefix="ptysup-claude-"))
     write_config(config_dir, projects)
-    env = make_env(url, config_dir, find_claude(), base={"PATH": os.environ.get("PATH", "")})
+    # The shell that evals these lines runs `ptysup` next: this interpreter's own (a fresh
+    # clone's .venv/bin is on no PATH), so the recipe works without activating the venv.
+    outer_path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    env = make_env(url, config_dir, find_claude(), base={"PATH": outer_path})
     stray = sorted(k for k in os.environ if k.startswith(_STRIPPED_PREFIXES) and k not in env)
     if stray:  # a real account or endpoint of the outer shell must not leak in
         print(f"unset {' '.join(stray)}")

@@ -103,6 +103,11 @@ def _run(project: Path, claude: Path, extra: list[str]) -> int:
         _say(f"model: the bundled fake at {model.url}; agent: {AGENT_CMD}")
         _say(f"running: ptysup {shlex.join(command[1:])}")
         code = subprocess.call(command, cwd=project, env=env)
+    log = next(project.glob(".ptysup/runs/*/events.jsonl"), None)
+    if log is None:  # ptysup refused before a run began (e.g. a mistyped option)
+        shutil.rmtree(project, ignore_errors=True)
+        _say(f"ptysup exited {code} before the run began; the sample project is removed")
+        return code
     tests = subprocess.run(
         [sys.executable, "-m", "unittest", "-q"], cwd=project, capture_output=True, text=True
     )
@@ -110,7 +115,7 @@ def _run(project: Path, claude: Path, extra: list[str]) -> int:
         f"ptysup exited {code}; the sample project's tests "
         + ("pass" if tests.returncode == 0 else "FAIL")
     )
-    _say(f"event log: {next(project.glob('.ptysup/runs/*/events.jsonl'), 'none')}")
+    _say(f"event log: {log}")
     _say(f"kept for you to look at: {project} (scripts/demo.sh --clean removes it)")
     return code
 

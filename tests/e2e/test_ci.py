@@ -79,7 +79,10 @@ def test_the_docs_recipe_runs_ptysup_by_hand_against_the_fake_model(tmp_path: Pa
     start = page.index("  mkdir -p /tmp/try\n")
     recipe = page[start : page.index("```", start)].replace("/tmp/try", str(tmp_path / "try"))
     env = {k: v for k, v in os.environ.items() if not k.startswith("PTYSUP")}
-    env["PATH"] = f"{sys.prefix}/bin:{env['PATH']}"  # `ptysup` as installed
+    # A new user's shell: no venv active, so only the recipe itself can find `ptysup`.
+    venv_bin = str(Path(sys.executable).parent)
+    env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if p != venv_bin)
+    env.pop("VIRTUAL_ENV", None)
     env["PTYSUP_MAX_TIME"] = "200"  # a broken recipe fails the test, never hangs it
     out = tmp_path / "out.txt"
     with out.open("w") as sink:

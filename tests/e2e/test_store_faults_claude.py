@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterator
@@ -165,6 +166,44 @@ def _halted(r: Rig, proc: subprocess.Popen[str]) -> tuple[int, str]:
             proc.kill()
     assert proc.stderr is not None
     return proc.returncode, proc.stderr.read()
+
+
+@pytest.mark.parametrize("room", [0, 3 * 4096], ids=["nothing-left", "room-for-run-json"])
+def test_a_disk_full_from_the_outset_is_one_line_and_the_run_still_names_its_task(
+    tmpfs: Mount, tmp_path: Path, room: int
+) -> None:
+    # The whole project on a full disk, but for ROOM bytes (pages: run.json and the lock
+    # fit, the event log's first line not).
+    project = tmpfs(tmp_path / "disk", "1m")
+    with (project / "filler").open("wb", buffering=0) as filler, pytest.raises(OSError) as full:
+        while True:
+            filler.write(b"x" * 4096)
+    assert full.value.errno == errno.ENOSPC
+    os.truncate(project / "filler", max(0, (project / "filler").stat().st_size - room))
+    proc = subprocess.run(
+        ptysup_argv("the task", "--agent-cmd", AGENT),
+        cwd=project,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    (run,) = (project / ".ptysup" / "runs").iterdir()
+    assert proc.returncode == 2, proc.stderr
+    # One line, `cannot write PATH: REASON` as every failed write (README, exit codes).
+    assert re.fullmatch(
+        f"ptysup: cannot write {re.escape(str(run))}(/[a-z.]+)?: No space left on device\n",
+        proc.stderr,
+    ), proc.stderr
+    if room:
+        assert (
+            proc.stderr == f"ptysup: cannot write {run / 'events.jsonl'}: No space left on device\n"
+        )
+        listed = subprocess.run(
+            ptysup_argv("runs", "--json"), cwd=project, capture_output=True, text=True, timeout=60
+        )
+        (row,) = json.loads(listed.stdout)
+        assert (row["run_id"], row["task"]) == (run.name, "the task")
 
 
 def test_a_disk_that_fills_mid_run_is_said_at_once_and_resume_counts_the_budget_as_spent(
@@ -372,13 +411,19 @@ def test_a_sigkilled_parts_spend_counts_on_resume_and_its_hook_directory_goes(
     assert row["cost_usd"] == pytest.approx(spent)
     # A budget between what the log says and what was spent is used up.
     refused = r.ptysup("resume", "--max-cost", f"{(spent + before) / 2:.6f}")
-    assert refused.returncode == 2 and "used its cost budget" in refused.stderr
+    # It says what the killed part spent, the state.json figure, not the log's lower one.
+    assert refused.returncode == 2, refused.stderr
+    assert f"used ${spent:.4f} of its cost budget" in refused.stderr
     resumed = r.ptysup("resume", "--max-cost", "100", "--agent-cmd", AGENT)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     events = read_events(_the_run(r) / "events.jsonl")
     (resume,) = [e for e in events if e["event"] == "run_resume"]
     assert resume["cost_usd"] == pytest.approx(spent)
     assert events[-1]["cost_usd"] >= spent
+    # The CI lines say what the killed part used, and the run's cost adds up from its parts.
+    assert f"| part 2, used before: {resume['iterations']} iterations," in resumed.stdout
+    assert f"${spent:.4f} | run {run_id}" in resumed.stdout
+    assert re.search(r"earlier parts \$\d+\.\d{4}\) reason=", resumed.stdout), resumed.stdout
     assert not _hook_dirs(run_id)  # the killed part's, and the resumed part's own
 
 

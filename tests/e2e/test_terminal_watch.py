@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from ptysup.testing.fakemodel import RequestKind
+from ptysup.textwidth import columns
 from tests.e2e.conftest import AGENT, Rig, Screen
 from tests.helpers import Tmux, ptysup_argv, read_events, run_ptysup, terminal_script, wait_for
 
@@ -285,3 +286,52 @@ def test_sequences_the_model_rejected_are_one_warning_with_their_count(
     assert run.code == 0, run.stderr
     warnings = [e["message"] for e in run.named("warning") if "screen model" in e["message"]]
     assert len(warnings) == 1 and "could not apply 3 escape sequence(s)" in warnings[0]
+
+
+def test_a_decision_in_wide_characters_stays_on_the_status_row(
+    screen: Callable[..., Screen],
+) -> None:
+    # Each of these characters takes two columns: cut by characters, the status text is
+    # twice as wide as the row, wraps past the last column and scrolls the screen.
+    wide = "テストが失敗しています。関数を直してください。" * 4
+    s = screen(
+        {
+            "agent": [{"times": 1, "reply": "First try."}, {"delay": 6, "reply": "Fixed."}],
+            "supervisor": [
+                {"times": 1, "reply": f"[CONTINUE] {wide}"},
+                {"reply": "[COMPLETE] fixed"},
+            ],
+        },
+        "fix it",
+    )
+    s.wait_event("decision", action="continue")
+    wait_for(lambda: "last: continue: テスト" in s.status(), 10, "the decision on the status row")
+    # The instruction typed, the second turn runs: the status row is drawn again each tick.
+    wait_for(lambda: len(s.events("inject")) == 2, 30, "the instruction typed")
+    wait_for(lambda: "agent working" in s.status(), 30, "the second turn")
+    shown = s.tmux.capture(history=True).rstrip("\n").splitlines()
+    assert s.finish().startswith("exit=0"), s.events()
+    status = shown[-1]
+    assert status.startswith("ptysup 1/50 · "), "\n".join(shown)
+    assert status.endswith("…") and columns(status) <= s.tmux.cols, status
+    stale = [row for row in shown[:-1] if "ptysup 1/" in row or "直してください。…" in row]
+    assert not stale, "\n".join(shown)
+
+
+def test_the_last_line_says_why_the_run_ended(screen: Callable[..., Screen]) -> None:
+    # The status row that showed the decision is gone when the run ends: the summary line
+    # is all the person has left, and it says why (one line, redacted).
+    key = "sk-ant-api03-" + "Zq4Wx8Ec2Rv6Tb1Yn5Um9Ik3Ol7Pa0Sd" * 3
+    s = screen(
+        {
+            "agent": [{"reply": "I gave up."}],
+            "supervisor": [{"reply": f"[ABORT] the agent gave up\nand printed {key}"}],
+        },
+        "try it",
+    )
+    assert s.finish().startswith("exit=1"), s.events()
+    shown = "".join(s.tmux.capture(history=True).split())  # the line wraps at the width
+    said = "ptysup:abortafter1iteration(s)(exit1)"
+    assert said in shown, s.text()
+    why = shown[shown.index(said) :].split("events:")[0]
+    assert why.endswith(":theagentgaveupandprinted[REDACTED:anthropic-key];"), why

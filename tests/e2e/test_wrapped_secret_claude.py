@@ -39,20 +39,26 @@ def _windows(text: str) -> set[str]:
     return {text[i : i + FRAGMENT] for i in range(len(text) - FRAGMENT + 1)}
 
 
-@pytest.mark.parametrize("cols", [80, 120])
-def test_a_wrapped_key_never_reaches_the_supervisor(
-    rig: Callable[..., Rig], tmp_path: Path, cols: int
-) -> None:
-    r = rig(SCENARIO)
+def run_in_tmux(r: Rig, tmp_path: Path, task: str, cols: int) -> str:
+    """Run ptysup on TASK in a COLS-wide tmux pane to its end; what the script's `done`
+    file says (`exit=N`)."""
     done = tmp_path / "done"
-    argv = ptysup_argv("make me an API key", "--agent-cmd", AGENT, "--log-file", str(r.log))
+    argv = ptysup_argv(task, "--agent-cmd", AGENT, "--log-file", str(r.log))
     tmux = Tmux("ptysup-secret", cols=cols, rows=30)
     tmux.start(terminal_script(tmp_path / "run.sh", r.project, r.env, argv, done))
     try:
         wait_for(done.exists, 120, "ptysup to finish")
     finally:
         tmux.kill()
-    assert done.read_text().startswith("exit=0")
+    return done.read_text()
+
+
+@pytest.mark.parametrize("cols", [80, 120])
+def test_a_wrapped_key_never_reaches_the_supervisor(
+    rig: Callable[..., Rig], tmp_path: Path, cols: int
+) -> None:
+    r = rig(SCENARIO)
+    assert run_in_tmux(r, tmp_path, "make me an API key", cols).startswith("exit=0")
     requests = r.model.requests_of(RequestKind.SUPERVISOR)
     assert requests
     for request in requests:
@@ -79,3 +85,34 @@ def test_a_failed_runs_screen_in_the_log_hides_a_wrapped_key(rig: Callable[..., 
     logged = r.log.read_text()
     assert not fragments(logged), fragments(logged)
     assert not fragments(run.stdout), run.stdout
+
+
+# ⚠️ is a one-column character and a selector, 👨‍👩‍👧 three wide emoji and two joiners,
+# 👍🏽 an emoji and a skin tone, 🇺🇸 two regional indicators; Claude Code gives each two
+# columns. Counted otherwise, the rows of the screen drift and
+# a row with them seems wider than the terminal, so a wrapped key's rows were not joined.
+EMOJI = "⚠️ 👨‍👩‍👧 👍🏽 🇺🇸"
+
+
+@pytest.mark.parametrize("cols", [40, 80])
+def test_a_wrapped_key_beside_emoji_never_reaches_the_supervisor(
+    rig: Callable[..., Rig], tmp_path: Path, cols: int
+) -> None:
+    # The task holds the key too: Claude Code shows it again, wrapped, above its reply.
+    r = rig(
+        {
+            "agent": [{"reply": f"{EMOJI} careful: {REPLY}"}],
+            "supervisor": [{"reply": "[COMPLETE] the key is stored"}],
+        }
+    )
+    task = f"{EMOJI} store the key {KEY} please"
+    assert run_in_tmux(r, tmp_path, task, cols).startswith("exit=0")
+    requests = r.model.requests_of(RequestKind.SUPERVISOR)
+    assert requests
+    for request in requests:
+        assert "👨\u200d👩\u200d👧" in request.human_text  # the rows with emoji were there
+        sent = json.dumps(request.body, ensure_ascii=False)
+        assert not fragments(sent), (fragments(sent), request.human_text)
+    logged = r.log.read_text()
+    assert not fragments(logged), fragments(logged)
+    assert read_events(r.log)[-1]["event"] == "run_end"

@@ -81,3 +81,19 @@ def test_clean_keeps_a_running_demo_and_removes_finished_ones(
     assert sorted(p.name for p in tmp_path.iterdir()) == [running.name, other.name]
     assert f"demo: kept {running}: its demo is still running (pid {pid})\n" in done.stderr
     assert done.stderr.endswith(f"demo: removed 2 demo folder(s) from {tmp_path}\n")
+
+
+def test_an_option_ptysup_refuses_leaves_no_sample_project(tmp_path: Path) -> None:
+    # A mistyped option: ptysup says so and exits 2 before any run; there is nothing to
+    # look at, and no project tests ran to FAIL.
+    done = run_group(
+        [sys.executable, "-m", "ptysup.testing.demo", "--max-iterr", "3"],
+        cwd=REPO,
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "ptysup: No such option" in done.stderr
+    assert "FAIL" not in done.stderr and "kept for you" not in done.stderr, done.stderr
+    assert "before the run began" in done.stderr.splitlines()[-1]
+    assert list(tmp_path.glob(f"{PREFIX}*")) == []

@@ -191,3 +191,31 @@ def test_the_entry_point_exits_with_mains_code_and_skips_the_last_collections(
         cli.entry()
     assert ended.value.code == 3
     assert calls == ["main", "freeze"]
+
+
+@pytest.mark.parametrize(
+    "args", [["doctor"], ["help"], ["runs"], ["completion", "bash"], ["version"]], ids=str
+)
+def test_a_reader_that_went_away_ends_the_command_quietly(args: list[str]) -> None:
+    # `ptysup replay RUN | head`: the pipe's reader is gone before the output is written.
+    proc = _to_a_gone_reader(args)
+    assert (proc.returncode, proc.stderr) == (141, ""), proc.stderr[-2000:]
+
+
+def test_a_run_whose_reader_went_away_keeps_its_outcomes_exit_code() -> None:
+    proc = _to_a_gone_reader(["t", "--agent-cmd", "no-such-agent-cmd"])
+    assert (proc.returncode, proc.stderr) == (
+        4,
+        "ptysup: agent command not found: no-such-agent-cmd\n",
+    )
+
+
+def _to_a_gone_reader(args: list[str]) -> subprocess.CompletedProcess[str]:
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        return subprocess.run(
+            ptysup_argv(*args), stdout=write, stderr=subprocess.PIPE, text=True, timeout=60
+        )
+    finally:
+        os.close(write)

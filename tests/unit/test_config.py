@@ -95,6 +95,9 @@ def test_config_option_names_a_file(tmp_path: Path) -> None:
     [
         ("max_iter: [unclosed\n", ".ptysup.yaml:2: not valid YAML"),
         ("colour: blue\n", ".ptysup.yaml:1: unknown option 'colour'"),
+        # A config file naming another is not followed: it would be ignored without a word.
+        ("max-iter: 3\nconfig: other.yaml\n", ".ptysup.yaml:2: `config` cannot be set in a"),
+        ("version: true\n", ".ptysup.yaml:1: `version` cannot be set in a config file"),
         ("- a\n- b\n", ".ptysup.yaml:1: expected a table"),
         ("prompt_template: '{nope} {task} {agent_output}'\n", "unknown placeholder {nope}"),
         ("prompt_template: 'no agent output {task}'\n", "needs {task} and {agent_output}"),

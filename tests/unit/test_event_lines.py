@@ -30,6 +30,36 @@ def test_other_fields_read_as_a_person_writes_them() -> None:
     assert _detail("resize", note="x" * 200).endswith("x" * 79 + "…")
 
 
+def test_a_resumed_runs_lines_say_what_the_earlier_parts_used() -> None:
+    resume = _detail(
+        "run_resume",
+        task="fix it",
+        max_iter=8,
+        agent_cmd=["claude"],
+        supervisor_cmd=["claude", "-p"],
+        run_id="r1",
+        log_file="/p/events.jsonl",
+        part=3,
+        elapsed_before_s=74.7,
+        iterations=6,
+        cost_usd=0.1209,
+    )
+    assert resume == (
+        "task: fix it | agent: claude | supervisor: claude -p | budget: 8 iterations"
+        " | part 3, used before: 6 iterations, 1m14s, $0.1209 | run r1, log /p/events.jsonl"
+    )
+    costs = {"cost_usd": 0.1525, "agent_cost_usd": 0.0273, "supervisor_cost_usd": 0.0043}
+    end = _detail("run_end", outcome="budget", exit_code=3, iterations=8, **costs)
+    assert "cost=$0.1525 (agent $0.0273, supervisor $0.0043, earlier parts $0.1209)" in end
+
+
+def test_one_iteration_reads_as_one() -> None:
+    start = _detail("run_start", task="t", max_iter=1, agent_cmd=["a"], supervisor_cmd=["s"])
+    assert "budget: 1 iteration |" in start
+    resume = _detail("run_resume", task="t", max_iter=2, part=2, iterations=1, cost_usd=0.1)
+    assert "used before: 1 iteration," in resume
+
+
 def test_run_end_shows_the_runs_cost_when_there_was_any() -> None:
     costs = {"cost_usd": 0.0637, "agent_cost_usd": 0.0587, "supervisor_cost_usd": 0.005}
     end = _detail("run_end", outcome="cost", exit_code=3, iterations=1, elapsed_s=2, **costs)

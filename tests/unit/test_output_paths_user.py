@@ -4,6 +4,9 @@ permission bits)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -78,3 +81,26 @@ def test_output_under_a_regular_file(user: OtherUser) -> None:
     result = user.ptysup(["--log-file", str(plain / "log.jsonl"), "--agent-cmd", "true", "t"])
     line = _one_line(result.stderr)
     assert result.returncode == 2 and "Not a directory" in line
+
+
+def test_a_run_in_a_folder_the_user_cannot_write_names_the_event_log_not_an_option(
+    user: OtherUser, tmp_path: Path
+) -> None:
+    # No --log-file given: the line must not send the person looking for one.
+    project = tmp_path / "roots-project"
+    project.mkdir(mode=0o755)
+    marker = user.home / "agent-started"
+    result = subprocess.run(
+        user.argv(sys.executable, "-m", "ptysup", "--agent-cmd", f"touch {marker}", "a task"),
+        cwd=project,
+        env={"PATH": os.environ.get("PATH", os.defpath), "HOME": str(user.home)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    line = _one_line(result.stderr)
+    assert result.returncode == 2 and not marker.exists()
+    events = project / ".ptysup" / "runs"
+    assert line.startswith(f"ptysup: cannot write the event log {events}/"), line
+    assert line.endswith("/events.jsonl: Permission denied")

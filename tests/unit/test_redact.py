@@ -151,3 +151,13 @@ TOKEN = "9" + "aZ-_.~+/" * 4  # 33 characters: a soft wrap puts it on a row of i
 def test_a_secret_that_a_line_wrap_split_is_hidden_whole(screen: str, expected: str) -> None:
     assert redact(screen) == expected
     assert redact(expected) == expected
+
+
+# Emoji as Claude Code draws them: ⚠️ (a one-column character and U+FE0F) and 👨‍👩‍👧
+# (three emoji joined by U+200D) take two columns each; the widest row is the terminal's.
+EMOJI_ROW = "● ⚠️ careful 👨\u200d👩\u200d👧 " + "x" * 24  # 40 columns
+
+
+def test_a_row_with_emoji_is_as_wide_as_its_columns() -> None:
+    screen = f"{EMOJI_ROW}\n" + rows(f"key {ANTHROPIC}", "  ") + "\n"
+    assert redact(screen) == f"{EMOJI_ROW}\nkey [REDACTED:anthropic-key]\n"

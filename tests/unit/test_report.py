@@ -5,7 +5,7 @@ import json
 import re
 from pathlib import Path
 
-from ptysup.events import Event, EventLog
+from ptysup.events import CUT, Event, EventLog
 from ptysup.exitcodes import Outcome, RunResult
 from ptysup.run.app import summary_line
 from ptysup.run.report import (
@@ -150,3 +150,37 @@ def test_the_step_summary_holds_no_control_or_escape_bytes(tmp_path: Path) -> No
     assert "**Task:** fix red! it" in written  # the text stays, the bytes go
     for shown in ("| sred! | budgetred! |", "the agent red! |", "asks red!", "end red!"):
         assert shown in written, written
+
+
+def test_the_summary_line_says_why_on_one_line_cut_and_redacted() -> None:
+    reason = "the tests fail\n\x1b[2Jbadly: " + "x" * 200
+    line = summary_line(
+        RunResult(Outcome.ABORT, 3, reason), Path("e.jsonl"), redact=lambda t: t.replace("x", "y")
+    )
+    head = "ptysup: abort after 3 iteration(s) (exit 1), cost $0.0000 (agent $0.0000, "
+    why = line.removeprefix(head + "supervisor $0.0000): ").removesuffix("; events: e.jsonl")
+    assert why.startswith("the tests fail badly: yyy") and why.endswith("…"), line
+    assert len(why) == CUT and "\x1b" not in why and "x" not in why
+    escalated = summary_line(RunResult(Outcome.ESCALATED, 1, "a" * 300), Path("e.jsonl"))
+    assert ": " + "a" * 300 + "; events" in escalated  # what the person must act on: whole
+
+
+def test_the_summary_line_drops_a_reasons_full_stop_and_keeps_an_ellipsis() -> None:
+    said = summary_line(RunResult(Outcome.ABORT, 1, "The tests fail."), Path("e.jsonl"))
+    assert said.endswith(": The tests fail; events: e.jsonl"), said
+    trailing = summary_line(RunResult(Outcome.ABORT, 1, "wait..."), Path("e.jsonl"))
+    assert trailing.endswith(": wait...; events: e.jsonl"), trailing
+
+
+def test_a_resumed_runs_step_summary_shows_what_the_earlier_parts_spent() -> None:
+    summary = RunSummary()
+    log = EventLog([summary])
+    log.emit("run_start", run_id="r1", task="g", max_iter=9)
+    log.emit("run_resume", run_id="r1", task="g", max_iter=9, part=2, cost_usd=0.1209)
+    costs = {"cost_usd": 0.1525, "agent_cost_usd": 0.0273, "supervisor_cost_usd": 0.0043}
+    log.emit("run_end", outcome="budget", exit_code=3, iterations=9, elapsed_s=21.0, **costs)
+    md = markdown(summary.to_dict())
+    assert "| cost | agent | supervisor | earlier parts |" in md
+    assert "| $0.1525 | $0.0273 | $0.0043 | $0.1209 |" in md
+    one_part = {**summary.to_dict(), "cost_usd": 0.0316}
+    assert "earlier parts" not in markdown(one_part)

@@ -53,13 +53,36 @@ def test_a_spent_budget_a_fixed_option_and_a_complete_run_are_refused(tmp_path: 
         prepare("last", _given(tmp_path), frozenset({"log_file"}), None)
     with pytest.raises(Refused, match=r"keeps its task \(--task-file\)"):
         prepare("last", _given(tmp_path), frozenset({"task_file"}), None)
-    with pytest.raises(Refused, match="used its cost budget"):
+    with pytest.raises(Refused, match=r"used \$0.5000 of its cost budget \(\$0.5000\)"):
         prepare("last", _given(tmp_path, max_cost=0.5), frozenset({"max_iter", "max_cost"}), None)
     (tmp_path / ".ptysup" / "runs" / "20261123-000000-abcdef" / "events.jsonl").open("a").write(
         json.dumps({"ts": 2, "event": "run_end", "outcome": "complete", "iterations": 5}) + "\n"
     )
     with pytest.raises(Refused, match="is already complete"):
         prepare("last", _given(tmp_path, max_iter=9), frozenset({"max_iter"}), None)
+
+
+def test_a_budget_given_below_what_the_run_used_is_refused_with_both_numbers(
+    tmp_path: Path,
+) -> None:
+    # The person asked for less than the run already used: the refusal names what it used.
+    _stored(tmp_path, START, TYPED, {"event": "decision", "iteration": 5, "total_cost_usd": 0.5})
+    with pytest.raises(Refused) as refused:
+        prepare("last", _given(tmp_path, max_iter=3), frozenset({"max_iter"}), None)
+    assert str(refused.value) == (
+        "run 20261123-000000-abcdef used 5 iterations, more than --max-iter 3: "
+        "raise the budget, e.g. --max-iter 15"
+    )
+    with pytest.raises(Refused) as refused:
+        prepare(
+            "last",
+            _given(tmp_path, max_iter=9, max_cost=0.25),
+            frozenset({"max_iter", "max_cost"}),
+            None,
+        )
+    assert "used $0.5000 of its cost budget ($0.2500): raise it with --max-cost" in str(
+        refused.value
+    )
 
 
 def test_a_run_killed_before_anything_was_typed_starts_a_new_conversation(
@@ -121,5 +144,5 @@ def test_a_run_killed_in_a_quiet_spell_is_charged_the_time_it_lived(tmp_path: Pa
     _, part = prepare("last", _given(tmp_path), frozenset(), None)
     assert part.resumed is not None and part.resumed.elapsed_s == 600.0
     assert describe(run)["elapsed_s"] == 600.0
-    with pytest.raises(Refused, match="used its time budget"):
+    with pytest.raises(Refused, match=r"used 600s of its time budget \(300s\)"):
         prepare("last", _given(tmp_path, max_time=300.0), frozenset({"max_time"}), None)

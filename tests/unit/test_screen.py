@@ -401,3 +401,27 @@ def test_a_sequence_pyte_raises_on_is_skipped_alone() -> None:
     model.feed(b"a\x1b[1;2Ab\x1b[?5Ac")
     assert model.snapshot().lines[0].rstrip() == "abc"
     assert model.rejected == 2
+
+
+def test_emoji_take_the_columns_claude_code_gives_them() -> None:
+    # Claude Code's bytes for `❯ ⚠️ 👨‍👩‍👧 with key`: ⚠️ and 👨‍👩‍👧 take two columns each,
+    # and only some moves are explicit; the text after them stays where it was drawn.
+    model = ScreenModel(3, 30)
+    model.feed("❯ \x1b[3G⚠️\x1b[5G 👨\u200d👩\u200d👧 with key\x1b[30Gz\r\nnext".encode())
+    snap = model.snapshot()
+    assert snap.lines[0] == "❯ ⚠️ 👨\u200d👩\u200d👧 with key" + " " * 13 + "z"
+    assert snap.lines[1].rstrip() == "next"
+
+
+def test_a_joiner_joins_only_the_character_drawn_right_after_it() -> None:
+    model = ScreenModel(3, 20)
+    model.feed("a\u200d\r\nb\x1b[1;3Hc".encode())  # the cursor moved: c is its own
+    assert model.snapshot().text().splitlines() == ["a\u200d c", "b"]
+
+
+def test_a_skin_tone_and_a_flag_take_two_columns_each() -> None:
+    # 👍🏽 (an emoji and its tone) and 🇺🇸 (two regional indicators), as Claude Code draws
+    # them: the text after them stays where it was drawn.
+    model = ScreenModel(3, 20)
+    model.feed("👍🏽 🇺🇸 🇫ok\x1b[20Gz".encode())
+    assert model.snapshot().lines[0] == "👍🏽 🇺🇸 🇫ok" + " " * 9 + "z"

@@ -151,10 +151,70 @@ def test_a_key_given_twice_is_refused_with_both_lines(
     assert not (tmp_path / "started").exists()
 
 
+@pytest.mark.parametrize("kind", YAML_KINDS)
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [
+        ("!!python/object:os.system 1", ("!!python/object:os.system", "not supported")),
+        ("!custom 1", ("!custom", "not supported")),
+        ("!!set {a}", ("!!set", "not supported")),
+        ("!!binary aGVsbG8=", ("!!binary", "not supported")),
+    ],
+    ids=["python", "custom", "set", "binary"],
+)
+def test_a_yaml_tag_beyond_plain_values_is_refused_with_its_line(
+    tmp_path: Path, kind: str, value: str, words: tuple[str, ...]
+) -> None:
+    path = tmp_path / "file.yaml"
+    body = {"config": "max-iter: {v}\n", "batch": "tasks: [{{id: a, task: x}}]\nmax-iter: {v}\n"}
+    path.write_text(body.get(kind, "steps:\n  - do: x\nmax-iter: {v}\n").format(v=value))
+    line = {"config": 1, "batch": 2}.get(kind, 3)
+    _refused(_ptysup(tmp_path, *KINDS[kind](tmp_path, path)), f"{path}:{line}:", *words)
+    assert not (tmp_path / "started").exists()
+
+
+@pytest.mark.parametrize("kind", YAML_KINDS)
+def test_a_key_that_is_no_text_is_refused_with_its_line(tmp_path: Path, kind: str) -> None:
+    path = tmp_path / "file.yaml"
+    path.write_text("? [a, b]\n: 1\n")
+    _refused(_ptysup(tmp_path, *KINDS[kind](tmp_path, path)), f"{path}:1:", "a key must be text")
+
+
+def test_a_date_is_text_where_ptysup_wants_a_value(tmp_path: Path) -> None:
+    # YAML 1.1 reads 2026-01-01 as a date, which no option takes: it stays the text it is.
+    path = tmp_path / "file.yaml"
+    path.write_text("max-cost: 2026-01-01\n")
+    line = _refused(_ptysup(tmp_path, *KINDS["config"](tmp_path, path)), f"{path}:1:")
+    assert "max-cost" in line and "2026-01-01" in line
+    path.write_text("steps:\n  - do: 2026-01-01\n")
+    checked = _ptysup(tmp_path, "check", str(path))
+    assert (checked.returncode, checked.stderr) == (0, ""), checked.stderr
+
+
 def test_a_toml_key_in_both_spellings_is_refused(tmp_path: Path) -> None:
     pyproject = tmp_path / "pyproject.toml"
     pyproject.write_text("[project]\nname = 'x'\n\n[tool.ptysup]\nmax-iter = 3\nmax_iter = 4\n")
     _refused(_ptysup(tmp_path, *AGENT, "a task"), f"{pyproject}:6:", "given twice")
+
+
+@pytest.mark.parametrize(
+    ("line", "words"),
+    [
+        ("max-cost = 2026-01-01", ("max-cost: expected a number, not a date",)),
+        ("agent-cmd = 10:00:00", ("agent-cmd: expected text, not a time", "quote it")),
+        (
+            "verify = 2026-01-01T10:00:00",
+            ("verify: expected text or a list of text, not a datetime",),
+        ),
+    ],
+)
+def test_a_toml_date_is_refused_where_an_option_wants_another_type(
+    tmp_path: Path, line: str, words: tuple[str, ...]
+) -> None:
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text(f"[tool.ptysup]\n{line}\n")
+    _refused(_ptysup(tmp_path, *AGENT, "a task"), f"{pyproject}:2:", *words)
+    assert not (tmp_path / "started").exists()
 
 
 def test_the_task_on_standard_input_is_bounded(tmp_path: Path) -> None:
