@@ -23,6 +23,7 @@ from ptysup.agents.events import (
 from ptysup.agents.person import Person
 from ptysup.agents.questions import Ask, answers_for, describe
 from ptysup.agents.session import Activity, InjectResult
+from ptysup.agents.waits import WaitPolicy, is_fatal_error
 from ptysup.events import EventLog
 from ptysup.exitcodes import Outcome, RunResult
 from ptysup.run.verify import VerifyResult
@@ -40,7 +41,6 @@ from ptysup.supervisor.prompt import (
     system_prompt,
 )
 from ptysup.terminal.screen import ScreenSnapshot
-from ptysup.waits import WaitPolicy, is_fatal_error
 
 CONTINUE_AFTER_WAIT = "continue"
 SCREEN_LINES = 60  # lines of the agent's screen shown to the supervisor

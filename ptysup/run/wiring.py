@@ -26,6 +26,7 @@ from ptysup.agents.events import (
 from ptysup.agents.person import Person, PersonKeys
 from ptysup.agents.profile import AgentProfile
 from ptysup.agents.session import AgentSession, Timings
+from ptysup.agents.waits import WaitPolicy
 from ptysup.attach.server import AttachError, AttachServer, Tap, socket_dir
 from ptysup.attach.snapshot import render
 from ptysup.config import RunConfig, backoff_schedule
@@ -55,7 +56,6 @@ from ptysup.terminal.signals import STOP_SIGNALS, signal_pipe
 from ptysup.terminal.status import StatusLine, StatusSink
 from ptysup.terminal.ticker import Ticker
 from ptysup.terminal.tty_ import raw
-from ptysup.waits import WaitPolicy
 
 AGENT_GONE = "the agent's exit"  # what overtook a decision when the agent exited
 SUSPENDED = "Claude Code suspended itself (Ctrl-Z) where no shell can bring it back: resumed it"
