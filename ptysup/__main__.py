@@ -1,5 +1,5 @@
 """`python -m ptysup`."""
 
-from ptysup.cli import entry
+from ptysup.cli.commandline import entry
 
 entry()

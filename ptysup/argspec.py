@@ -1,5 +1,5 @@
 """What a subcommand's hand-written parser takes, declared next to that parser: the words
-shell completion offers after `ptysup NAME` (see ptysup.completion)."""
+shell completion offers after `ptysup NAME` (see ptysup.cli.completion)."""
 
 from __future__ import annotations
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-import math
-import re
-import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from ptysup.values import ConfigError as ConfigError
+from ptysup.values import command_argv as command_argv
+from ptysup.values import duration_seconds as duration_seconds
+from ptysup.values import parse_duration as parse_duration
+from ptysup.values import split_command as split_command
 
 if TYPE_CHECKING:
     from ptysup.plan.schema import Plan
@@ -24,10 +27,6 @@ QUESTIONS = ("supervisor", "person")  # who answers the agent's questions
 DEFAULT_NOTIFY_ON = ("escalation", "person", "run_end")
 DEFAULT_SUPERVISOR_TOOLS = "Read,Grep,Glob"  # read-only: look at the work, never change it
 DEFAULT_START_TIMEOUT = 60.0
-
-
-class ConfigError(Exception):
-    """An option's value is unusable; the message is one line for the person."""
 
 
 @dataclass(frozen=True)
@@ -76,48 +75,3 @@ class RunConfig:
 def backoff_schedule(first: float, retries: int) -> tuple[float, ...]:
     """Delays before each retry: first, 4×first, 16×first, … capped at 60 s."""
     return tuple(min(first * 4**k, 60.0) for k in range(retries))
-
-
-def split_command(value: str, option: str) -> tuple[str, ...]:
-    """Split a command line like a shell does (it is never run through one)."""
-    try:
-        return command_argv(value)
-    except ValueError as exc:
-        raise ConfigError(f"{option}: {exc}") from None
-
-
-def command_argv(value: str) -> tuple[str, ...]:
-    """A command line split like a shell does; ValueError (the problem) if it cannot be."""
-    argv = tuple(shlex.split(value))  # ValueError: "No closing quotation"
-    if not argv:
-        raise ValueError("the command is empty")
-    return argv
-
-
-_DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s)?")
-
-
-def parse_duration(value: str, option: str) -> float:
-    """'90m', '1h30m', '45s', '2h' or plain seconds ('120') → seconds."""
-    try:
-        return duration_seconds(value)
-    except ValueError as exc:
-        raise ConfigError(f"{option}: {exc}") from None
-
-
-def duration_seconds(value: str) -> float:
-    """A duration in seconds; ValueError (the problem) if `value` is none or not positive."""
-    text = value.strip().lower()
-    try:
-        seconds = float(text)
-    except ValueError:
-        m = _DURATION.fullmatch(text)
-        if not text or m is None or not any(m.groups()):
-            raise ValueError(f"{value!r} is not a duration (e.g. 90m, 1h30m, 45s)") from None
-        h, mi, s = (float(g) if g else 0.0 for g in m.groups())
-        seconds = h * 3600 + mi * 60 + s
-    if not math.isfinite(seconds):  # "inf" would mean no budget at all
-        raise ValueError(f"must be a finite duration, not {value!r}")
-    if seconds <= 0:
-        raise ValueError("must be more than zero")
-    return seconds

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from ptysup.config import ConfigError
+from ptysup.values import ConfigError
 
 MAX_BYTES = 1024 * 1024
 MAX_DEPTH = 100

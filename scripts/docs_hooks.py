@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterator
 import click
 
 from ptysup.argspec import ArgSpec
-from ptysup.cli import ENV_PREFIX, SUBCOMMANDS, _command
-from ptysup.clihelp import GROUPS
-from ptysup.completion import spec_of
+from ptysup.cli.completion import spec_of
+from ptysup.cli.help import GROUPS
+from ptysup.cli.options import ENV_PREFIX, SUBCOMMANDS, _command
 from ptysup.exitcodes import ExitCode, Outcome
 
 MARKER = re.compile(r"<!-- ptysup:([a-z-]+) -->")

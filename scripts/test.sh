@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Sets itself up (scripts/setup.sh test: the demo's part and the test tools), then runs
-# lint, types, the docs site's strict build and the whole test suite, end-to-end tests against the real Claude Code and
-# browser tests in headless Chromium included (every marker: no -m here).
+# lint, types, the import layers, the docs site's strict build and the whole test suite,
+# end-to-end tests against the real Claude Code and browser tests in headless Chromium
+# included (every marker: no -m here).
 # Extra arguments go to pytest (e.g. -k demo, -m "not e2e").
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -10,6 +11,8 @@ bash scripts/setup.sh test || exit $?
 .venv/bin/ruff check ptysup tests scripts || exit 1
 .venv/bin/ruff format --check ptysup tests scripts || exit 1
 .venv/bin/mypy || exit 1
+# The layers in pyproject.toml ([tool.importlinter]): no import runs back up.
+.venv/bin/lint-imports || exit 1
 
 # The docs site, strictly: a broken link or anchor, or a page missing from mkdocs.yml's
 # nav, fails (never --quiet: it hides the warnings that strict mode fails on). Built into a

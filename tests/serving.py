@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from ptysup.rundir import RUNS_DIR, RunDir, RunRecord
+from ptysup.store.rundir import RUNS_DIR, RunDir, RunRecord
 from tests.helpers import ptysup_argv
 
 START_TIMEOUT = 60.0  # the first line; a loaded machine is slow to start Python

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ptysup.agents.claude.hooks import STATUS_LINE
 from ptysup.agents.events import (
     AgentEvent,
     AgentExit,
@@ -33,7 +34,6 @@ from ptysup.agents.events import (
     TurnEndKind,
 )
 from ptysup.agents.firstrun import AgentBlocked
-from ptysup.agents.hooks import STATUS_LINE
 from ptysup.agents.person import Person
 from ptysup.agents.profile import AgentProfile
 from ptysup.agents.questions import ASK_TOOL, Ask, ask_from, person_answers

@@ -23,7 +23,7 @@ from ptysup.argspec import ArgSpec
 from ptysup.attach import wire
 from ptysup.attach.server import RECORD
 from ptysup.exitcodes import ExitCode
-from ptysup.rundir import RUNS_DIR, RunNotFound, find_run_dir, progress
+from ptysup.store.rundir import RUNS_DIR, RunNotFound, find_run_dir, progress
 from ptysup.terminal.modes import ModeTracker
 from ptysup.terminal.reports import REPORTS, report_end
 from ptysup.terminal.tty_ import raw, window_size

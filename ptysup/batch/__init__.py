@@ -11,4 +11,7 @@ summary.py      the end: table, --summary-json, GitHub's step summary
 pullrequest.py  --on-complete pr: push the branch, open a pull request with gh
 prune.py        `ptysup runs prune`: remove worktrees nothing needs any more
 command.py      `ptysup batch ...`: options → the pieces above → an exit code
+
+It may import the command line (a task's options are a run's), the run, the store, plan
+and the shared modules; views (`ptysup runs prune`) import its worktrees.
 """

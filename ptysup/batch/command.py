@@ -29,7 +29,7 @@ from ptysup.batch.scheduler import (
 from ptysup.batch.schema import Batch, BatchError, Task
 from ptysup.batch.worktrees import GitError, Worktrees, repo_root
 from ptysup.exitcodes import ExitCode
-from ptysup.rundir import RUNS_DIR
+from ptysup.store.rundir import RUNS_DIR
 
 USAGE = """\
 usage: ptysup batch TASKS.yaml [--jobs N] [--isolate worktree|none]
@@ -152,7 +152,7 @@ WARNING = "ptysup: warning:"
 def check_tasks(batch: Batch, extra: Sequence[str], env: Mapping[str, str]) -> None:
     """Resolve every task's run options as its run will (environment, config file, the
     plan's file): UsageError naming the task for the first that a run would refuse."""
-    from ptysup.cli import preflight
+    from ptysup.cli.commandline import preflight
 
     warnings: dict[str, None] = {}  # each task's run would warn alike: said once, here
     for task in batch.tasks:
@@ -188,8 +188,8 @@ class Prepared:
 
 def prepare(options: Options, env: Mapping[str, str], home: Path) -> Prepared:
     """Load and check everything; nothing is created before this returns."""
-    from ptysup import outputs
     from ptysup.batch import pullrequest
+    from ptysup.run import outputs
 
     batch = taskrun.load(options.tasks_file)
     check_tasks(batch, options.extra, env)
@@ -222,8 +222,8 @@ def prepare(options: Options, env: Mapping[str, str], home: Path) -> Prepared:
 
 def run(prepared: Prepared, env: Mapping[str, str], out: TextIO) -> int:
     """Run the batch: display while it runs, the summary at the end; the exit code."""
-    from ptysup import app, outputs
     from ptysup.batch import display, pullrequest
+    from ptysup.run import app, outputs
 
     runs_dir = prepared.home / RUNS_DIR
     runs_dir.mkdir(parents=True, exist_ok=True)
@@ -275,7 +275,7 @@ def run(prepared: Prepared, env: Mapping[str, str], out: TextIO) -> int:
 def _config_file(extra: Sequence[str], env: Mapping[str, str], home: Path) -> list[str]:
     """`--config FILE` for the children: the config file that applies where the batch was
     started (a task starts in its worktree, which lacks an uncommitted .ptysup.yaml)."""
-    from ptysup import configfile
+    from ptysup.cli import configfile
 
     given = any(a == "--config" or a.startswith("--config=") for a in extra)
     if given or env.get("PTYSUP_CONFIG"):

@@ -1,4 +1,4 @@
-"""Each running task's state as `ptysup.runs.describe()` reads it from its run directory,
+"""Each running task's state as `ptysup.store.listing.describe()` reads it from its run directory,
 re-read only when one of the run's files changed: describe() reads the whole event log,
 and a batch looks twice a second at runs whose logs grow for hours."""
 
@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from ptysup.batch.scheduler import QUEUED, TaskResult
-from ptysup.rundir import RUN_FILE, RunDir
-from ptysup.runs import describe
+from ptysup.store.listing import describe
+from ptysup.store.rundir import RUN_FILE, RunDir
 
 Signature = tuple[tuple[int, int], ...]
 

@@ -22,8 +22,8 @@ from typing import Any
 
 from ptysup.batch.schema import Task
 from ptysup.batch.worktrees import GitError, Worktree, Worktrees, uncommitted
-from ptysup.rundir import RunDir
-from ptysup.runs import describe
+from ptysup.store.listing import describe
+from ptysup.store.rundir import RunDir
 
 OUTPUT_LOG = "output.log"  # the child's own stdout and stderr, in its run directory
 NOT_STARTED = "not_started"

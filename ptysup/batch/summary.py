@@ -10,7 +10,7 @@ from typing import Any
 
 from ptysup.batch.scheduler import TaskResult
 from ptysup.exitcodes import ExitCode
-from ptysup.report import in_github_actions
+from ptysup.run.report import in_github_actions
 
 # The batch's exit status: 0 only when every task completed (and its work was committed).
 SOME_FAILED = 1

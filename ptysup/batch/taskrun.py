@@ -28,7 +28,7 @@ ARGS = ArgSpec(options={"--index": "text", "--id": "text"}, args=("file",), run_
 def load(path: Path) -> Batch:
     """TASKS.yaml checked against the run's own options (as a plan's are)."""
     from ptysup.batch import schema
-    from ptysup.plan.options import checks
+    from ptysup.cli.planoptions import checks
 
     return schema.load(path, checks())
 
@@ -36,7 +36,7 @@ def load(path: Path) -> Batch:
 def task_args(task: Task, extra: Sequence[str] = ()) -> list[str]:
     """The run's command line for `task` (no program name): its options from the file,
     then `extra` (the batch's own command line, which wins), then the task text."""
-    from ptysup.cli import option_params
+    from ptysup.cli.options import option_params
 
     params = {p.name: p for p in option_params() if isinstance(p, click.Option) and p.name}
     args: list[str] = []
@@ -72,7 +72,7 @@ def _text(value: Any) -> str:
 def config_for(task: Task, extra: Sequence[str], env: Mapping[str, str]) -> RunConfig | int:
     """The task's RunConfig, as a run with its command line would resolve it (environment
     and config file included), or the exit code after printing the problem."""
-    from ptysup.cli import parse_options
+    from ptysup.cli.commandline import parse_options
 
     parsed = parse_options(task_args(task, extra), env)
     return parsed if isinstance(parsed, int) else parsed[0]
@@ -80,8 +80,9 @@ def config_for(task: Task, extra: Sequence[str], env: Mapping[str, str]) -> RunC
 
 def main(args: Sequence[str], env: Mapping[str, str]) -> int:
     """Entry point of `ptysup batch run`: one task, in this process, as a headless run."""
-    from ptysup import cli, lifecycle
-    from ptysup.rundir import Part
+    from ptysup.cli import commandline as cli
+    from ptysup.run import lifecycle
+    from ptysup.store.rundir import Part
 
     if not args:
         return cli._fail("batch run needs a TASKS.yaml and --index N or --id ID", ExitCode.USAGE)
@@ -101,7 +102,7 @@ def main(args: Sequence[str], env: Mapping[str, str]) -> int:
         return config
     if runs_dir is not None:  # a batch's child: its run directory stays with the batch
         config = dataclasses.replace(config, runs_dir=Path(runs_dir).resolve())
-    from ptysup import app
+    from ptysup.run import app
 
     part = Part(run_id or app.new_run_id(), str(uuid.uuid4()))
     return lifecycle.supervise(config, env, fail=cli._fail, preflight=cli.preflight, part=part)

@@ -23,9 +23,9 @@ from typing import Any, TextIO
 
 from ptysup.attach.server import RECORD as ATTACH
 from ptysup.redact import redact_strings
-from ptysup.report import _cell
-from ptysup.rundir import LOCK_FILE, RUN_FILE, RUNS_DIR, RunDir
-from ptysup.runs import describe
+from ptysup.run.report import _cell
+from ptysup.store.listing import describe
+from ptysup.store.rundir import LOCK_FILE, RUN_FILE, RUNS_DIR, RunDir
 from ptysup.testing.claude_env import write_config
 
 SUMMARY_FILE = "summary.json"  # the run's --summary-json, copied next to its events

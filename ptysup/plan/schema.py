@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ptysup.config import ConfigError, split_command
 from ptysup.userfile import (
     InputError,
     Unreadable,
@@ -34,6 +33,7 @@ from ptysup.userfile import (
     mapping_items,
     read_text,
 )
+from ptysup.values import ConfigError, split_command
 
 # Checks one option's value; raises ValueError with the problem (one line).
 OptionCheck = Callable[[Any], Any]

@@ -7,4 +7,7 @@ assets    the page's static files, the vendored player checked against its manif
 routes    which request gets which answer
 server    the HTTP server (standard library) and the request handler
 cli       `ptysup serve [DIR] [--host H] [--port P]`
+
+It may import store (the runs and their rows), terminal (the recording's reader) and the
+shared modules, never the run or the command line: it only reads.
 """

@@ -1,6 +1,6 @@
 """The runs as JSON for the page: the table's rows, one run's details, its recording.
 
-Each row is `ptysup.runs.describe()` (state, task, step, iterations, cost, elapsed): the
+Each row is `ptysup.store.listing.describe()` (state, task, step, iterations, cost, elapsed): the
 page shows the state as the string it gets, whatever states exist. A run is looked up by
 its id among the directories actually listed, so no path from a request ever reaches the
 file system.
@@ -11,9 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ptysup.rundir import RunDir, RunNotFound, part_recordings, read_events, run_dirs
-from ptysup.runs import describe
 from ptysup.serve import joined
+from ptysup.store.listing import describe
+from ptysup.store.rundir import RunDir, RunNotFound, part_recordings, read_events, run_dirs
 
 # The fields of a decision event the page shows (the supervisor's whole answer is content).
 DECISION_FIELDS = ("iteration", "max_iter", "action", "content", "cost_usd", "elapsed_s")

@@ -19,12 +19,12 @@ from typing import TextIO
 
 from ptysup.argspec import ArgSpec
 from ptysup.exitcodes import ExitCode
-from ptysup.rundir import RUNS_DIR, RunNotFound, run_dirs
 from ptysup.serve import assets
 from ptysup.serve.api import RunsIndex
 from ptysup.serve.routes import Router
 from ptysup.serve.security import new_token, url_host
 from ptysup.serve.server import IDLE_TIMEOUT_S, MAX_CONNECTIONS, Server
+from ptysup.store.rundir import RUNS_DIR, RunNotFound, run_dirs
 
 USAGE = (
     "usage: ptysup serve [DIR] [--host HOST] [--port PORT] [--max-connections N] "

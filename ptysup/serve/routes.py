@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ptysup.rundir import RunDir, RunNotFound
 from ptysup.serve import joined, stream
 from ptysup.serve.api import RunsIndex, recording_path, recordings
 from ptysup.serve.assets import Asset
+from ptysup.store.rundir import RunDir, RunNotFound
 from ptysup.terminal.record import wait_complete
 
 JSON = "application/json; charset=utf-8"

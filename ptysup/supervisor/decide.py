@@ -10,10 +10,10 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ptysup.agents.events import TimeUp, time_left
+from ptysup.agents.waits import WaitPolicy, is_api_error
 from ptysup.events import EventLog
 from ptysup.supervisor.parse import Decision, parse
 from ptysup.supervisor.runner import MAX_OUTPUT, Answer, SupervisorError
-from ptysup.waits import WaitPolicy, is_api_error
 
 DEFAULT_BACKOFF = (2.0, 8.0)  # seconds before the 2nd and 3rd attempt
 

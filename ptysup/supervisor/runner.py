@@ -22,10 +22,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ptysup.agents.waits import is_fatal_error
 from ptysup.procutil import dies_with, is_claude, kill_group
 from ptysup.supervisor.judge import with_system_prompt
 from ptysup.terminal.inject import clean
-from ptysup.waits import is_fatal_error
 
 MAX_OUTPUT = 1 << 20  # bytes of supervisor stdout kept; the rest is counted and dropped
 # A spare older than this is replaced rather than used: its session state (the date in

@@ -16,7 +16,7 @@ from pathlib import Path
 
 # The standard library and these only at the top: `--help` and `--clean` run before
 # scripts/demo.sh sets anything up, on the system's Python.
-from ptysup import pidlock
+from ptysup.store import pidlock
 from ptysup.testing.claude_env import claude_env, find_claude
 
 SCENARIO = Path(__file__).with_name("scenarios") / "demo.yaml"

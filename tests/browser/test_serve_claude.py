@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from ptysup.rundir import RUNS_DIR, run_dirs
-from ptysup.runs import describe
+from ptysup.store.listing import describe
+from ptysup.store.rundir import RUNS_DIR, run_dirs
 from tests.browser.conftest import Watched
 from tests.e2e.conftest import AGENT, Rig
 from tests.helpers import wait_for

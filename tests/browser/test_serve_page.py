@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from ptysup.runs import describe
+from ptysup.store.listing import describe
 from tests.browser.conftest import Watched
 from tests.serving import make_run, served
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from ptysup.replay import main as replay_main
 from ptysup.testing.fakemodel import RequestKind
+from ptysup.views.replay import main as replay_main
 from tests.e2e.conftest import Rig
 from tests.helpers import read_events
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ptysup.runstate import PAUSED, PAUSED_IDLE, YOUR_TEXT
+from ptysup.store.runstate import PAUSED, PAUSED_IDLE, YOUR_TEXT
 from ptysup.testing.fakemodel import RequestKind
 from tests.e2e.conftest import Screen
 from tests.helpers import FAKES, wait_for

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from ptysup.replay import main as replay_main
 from ptysup.testing.fakemodel import RequestKind
+from ptysup.views.replay import main as replay_main
 from tests.e2e.conftest import AGENT, Rig
 from tests.helpers import Run, Tmux, ptysup_argv, read_events, terminal_script, wait_for
 

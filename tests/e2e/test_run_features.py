@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ptysup.replay import main as replay_main
 from ptysup.testing.fakemodel import RequestKind
+from ptysup.views.replay import main as replay_main
 from tests.e2e.conftest import DEMO, Rig
 from tests.helpers import alive, ptysup_argv, read_events, wait_for
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from ptysup.rundir import RUNS_DIR, RunDir, run_dirs
+from ptysup.store.rundir import RUNS_DIR, RunDir, run_dirs
 from tests.helpers import FAKES, ptysup_argv
 from tests.serving import served
 

@@ -47,7 +47,7 @@ def running_demo(tmp_path: Path) -> Iterator[tuple[Path, int]]:
     """A demo folder whose lock a live process holds, as a running demo's is."""
     folder = tmp_path / f"{PREFIX}running"
     hold = (
-        "import sys; from pathlib import Path; from ptysup import pidlock\n"
+        "import sys; from pathlib import Path; from ptysup.store import pidlock\n"
         "with pidlock.hold(Path(sys.argv[1])):\n"
         "    print('held', flush=True); sys.stdin.read()\n"
     )

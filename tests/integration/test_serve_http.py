@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ptysup.rundir import RUNS_DIR
+from ptysup.store.rundir import RUNS_DIR
 from tests.helpers import ptysup_argv
 from tests.serving import Served, make_run, served
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ptysup.rundir import RUNS_DIR
+from ptysup.store.rundir import RUNS_DIR
 from tests.helpers import ptysup_argv, wait_for
 from tests.otheruser import OtherUser, other_user
 from tests.serving import Served, make_run, served

@@ -11,11 +11,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ptysup.logread import parse
-from ptysup.replay import one_run
-from ptysup.replay import render as replay_render
-from ptysup.rundir import RunDir, progress
-from ptysup.runs import describe
-from ptysup.runs import render as runs_render
+from ptysup.store.listing import describe
+from ptysup.store.rundir import RunDir, progress
+from ptysup.views.replay import one_run
+from ptysup.views.replay import render as replay_render
+from ptysup.views.table import render as runs_render
 from tests.property.strategies import any_text
 
 RUN = [

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ptysup.agents.claude import ClaudeProfile
+from ptysup.agents.claude.profile import ClaudeProfile
 from ptysup.terminal.record import as_bytes, read_cast, size_of
 from ptysup.terminal.screen import ScreenModel, ScreenSnapshot
 from tests.property.guard import cpu_deadline

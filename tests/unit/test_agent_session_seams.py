@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from ptysup.agents.claude import ClaudeProfile
+from ptysup.agents.claude.hooks import STATUS_LINE
+from ptysup.agents.claude.profile import ClaudeProfile
 from ptysup.agents.events import (
     HookEvent,
     PersonCommand,
@@ -15,7 +16,6 @@ from ptysup.agents.events import (
     TurnEnd,
     TurnEndKind,
 )
-from ptysup.agents.hooks import STATUS_LINE
 from ptysup.agents.session import AgentSession, Timings
 from ptysup.events import EventLog
 from ptysup.redact import Redactor

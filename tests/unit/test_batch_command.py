@@ -14,7 +14,7 @@ import pytest
 from ptysup.batch import command, summary
 from ptysup.batch.display import Lines
 from ptysup.batch.scheduler import TaskResult
-from ptysup.cli import main
+from ptysup.cli.commandline import main
 
 TASKS = (
     "max-iter: 4\ntasks:\n  - {id: cache, task: Add a cache}\n  - {id: docs, task: Write docs}\n"

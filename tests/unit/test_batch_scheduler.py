@@ -70,7 +70,7 @@ def test_live_state_rereads_a_run_only_when_its_files_change(tmp_path: Path) -> 
 
     from ptysup.batch.livestate import LiveState
     from ptysup.config import RunConfig
-    from ptysup.rundir import RunDir, RunRecord, config_to_json
+    from ptysup.store.rundir import RunDir, RunRecord, config_to_json
 
     run = RunDir(tmp_path / "runs" / "r1")
     log = run.default_events

@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from ptysup import __version__, cli
-from ptysup.cli import SUBCOMMANDS, main, parse_args
+from ptysup import __version__
+from ptysup.cli import commandline as cli
+from ptysup.cli.commandline import main, parse_args
+from ptysup.cli.options import SUBCOMMANDS
 from ptysup.config import RunConfig
 from ptysup.exitcodes import ExitCode
 from tests.helpers import ptysup_argv

@@ -8,8 +8,9 @@ import re
 import pytest
 
 from ptysup.argspec import ArgSpec
-from ptysup.cli import SUBCOMMANDS, main
-from ptysup.completion import spec_of
+from ptysup.cli.commandline import main
+from ptysup.cli.completion import spec_of
+from ptysup.cli.options import SUBCOMMANDS
 
 RUN_ONLY = {"--plan", "--max-iter"}
 # Completion imports a subcommand's module, which binds sys.stdout as a default argument:

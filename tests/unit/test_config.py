@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ptysup.cli import parse_args
+from ptysup.cli.commandline import parse_args
 from ptysup.config import ConfigError, RunConfig, parse_duration
 
 

@@ -11,7 +11,9 @@ import pytest
 
 from ptysup.config import ConfigError, RunConfig
 from ptysup.logread import parse
-from ptysup.rundir import (
+from ptysup.serve.api import RunsIndex
+from ptysup.serve.routes import Response, Router
+from ptysup.store.rundir import (
     RunDir,
     RunNotFound,
     RunRecord,
@@ -20,9 +22,7 @@ from ptysup.rundir import (
     progress,
     read_log,
 )
-from ptysup.runstate import read_state
-from ptysup.serve.api import RunsIndex
-from ptysup.serve.routes import Response, Router
+from ptysup.store.runstate import read_state
 from ptysup.terminal.castread import CastError, load_cast
 
 START = {"event": "run_start", "ts": 1.0, "run_id": "r1", "task": "t", "max_iter": 5}

@@ -12,7 +12,7 @@ from types import ModuleType
 import click
 import pytest
 
-from ptysup.cli import SUBCOMMANDS, _command
+from ptysup.cli.options import SUBCOMMANDS, _command
 from ptysup.exitcodes import ExitCode, Outcome
 
 REPO = Path(__file__).resolve().parents[2]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from ptysup.events import EventLog
-from ptysup.heartbeat import Heartbeat
+from ptysup.run.heartbeat import Heartbeat
 from tests.helpers import EventList, wait_for
 
 

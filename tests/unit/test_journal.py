@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ptysup.events import Event, EventLog, JsonlSink, failure_text
-from ptysup.rundir import progress, read_events
+from ptysup.store.rundir import progress, read_events
 
 
 def _lines(path: Path) -> list[str]:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ptysup.cli import parse_args
+from ptysup.cli.commandline import parse_args
 from ptysup.config import RunConfig
 from ptysup.terminal.keys import EscapeKeys, KeyCommand, describe, parse_escape_key
 

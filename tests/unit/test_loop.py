@@ -11,16 +11,16 @@ from ptysup.agents.events import AgentExited, CostUp, Interrupted, TimeUp, TurnE
 from ptysup.agents.person import Person
 from ptysup.agents.questions import Ask
 from ptysup.agents.session import Activity, InjectResult
+from ptysup.agents.waits import WaitPolicy
 from ptysup.events import EventLog
 from ptysup.exitcodes import Outcome
-from ptysup.loop import LoopConfig, RunLoop, Spent
 from ptysup.redact import Redactor
+from ptysup.run.loop import LoopConfig, RunLoop, Spent
+from ptysup.run.verify import VerifyResult
 from ptysup.supervisor.decide import Decided, Supervisor, SupervisorFailed
 from ptysup.supervisor.parse import parse
 from ptysup.supervisor.runner import Answer
 from ptysup.terminal.screen import ScreenSnapshot
-from ptysup.verify import VerifyResult
-from ptysup.waits import WaitPolicy
 from tests.helpers import EventList, Tick
 
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ptysup.cli import parse_args
+from ptysup.cli import check
+from ptysup.cli.commandline import parse_args
 from ptysup.config import RunConfig
-from ptysup.plan import check
 from tests.helpers import ptysup_argv
 
 # (option, a value the run refuses, words of the problem)

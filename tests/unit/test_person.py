@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from ptysup.agents.claude import ClaudeProfile
+from ptysup.agents.claude.profile import ClaudeProfile
 from ptysup.agents.events import (
     HookEvent,
     PersonCommand,
@@ -16,12 +16,12 @@ from ptysup.agents.events import (
     TurnEnd,
     TurnEndKind,
 )
-from ptysup.agents.generic import GenericProfile
+from ptysup.agents.generic.profile import GenericProfile
 from ptysup.agents.person import Person, PersonKeys
 from ptysup.agents.session import AgentSession, InjectResult
 from ptysup.events import EventLog
 from ptysup.exitcodes import Outcome
-from ptysup.loop import LoopConfig, RunLoop
+from ptysup.run.loop import LoopConfig, RunLoop
 from ptysup.supervisor.decide import Decided, DecisionCancelled, Supervisor, SupervisorFailed
 from ptysup.supervisor.parse import parse
 from ptysup.supervisor.runner import Answer, SupervisorError

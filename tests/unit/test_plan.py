@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from ptysup.cli import parse_args
+from ptysup.cli import check
+from ptysup.cli.commandline import parse_args
+from ptysup.cli.planoptions import load
 from ptysup.config import ConfigError, RunConfig
-from ptysup.plan import check
-from ptysup.plan.options import load
 from ptysup.plan.schema import Step
 
 GOOD = """\

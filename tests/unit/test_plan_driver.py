@@ -6,10 +6,10 @@ from collections.abc import Sequence
 
 from ptysup.events import EventLog
 from ptysup.exitcodes import Outcome
-from ptysup.loop import RESUMED_NOTE, LoopConfig, RunLoop, Spent
-from ptysup.plan.driver import PlanDriver
 from ptysup.plan.schema import Plan, Step
-from ptysup.verify import VerifyResult
+from ptysup.run.loop import RESUMED_NOTE, LoopConfig, RunLoop, Spent
+from ptysup.run.plandriver import PlanDriver
+from ptysup.run.verify import VerifyResult
 from tests.helpers import EventList
 from tests.unit.test_loop import FakeAgent, FakeSupervisor
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from ptysup.cli import main
-from ptysup.outputs import problem
+from ptysup.cli.commandline import main
+from ptysup.run.outputs import problem
 from tests.helpers import ptysup_argv
 
 # Commands that exist, so only the check under test can fail.
@@ -115,7 +115,7 @@ def test_the_runs_folder_is_ignored_by_git(tmp_path: Path) -> None:
 
 
 def test_a_command_that_is_there_but_cannot_run_is_named_so(tmp_path: Path) -> None:
-    from ptysup.cli import parse_options, preflight
+    from ptysup.cli.commandline import parse_options, preflight
 
     parsed = parse_options(["t", "--agent-cmd", "/etc/passwd", "--verify", "no-such-check"], {})
     assert not isinstance(parsed, int)

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from ptysup.events import EventLog, JsonlSink
-from ptysup.replay import main
-from ptysup.rundir import RunNotFound, find_run
+from ptysup.store.rundir import RunNotFound, find_run
 from ptysup.terminal.record import Recording, read_cast
+from ptysup.views.replay import main
 from tests.helpers import Tick
 
 

@@ -5,10 +5,10 @@ import json
 import re
 from pathlib import Path
 
-from ptysup.app import summary_line
 from ptysup.events import CUT, Event, EventLog
 from ptysup.exitcodes import Outcome, RunResult
-from ptysup.report import (
+from ptysup.run.app import summary_line
+from ptysup.run.report import (
     GithubSink,
     RunSummary,
     append_step_summary,

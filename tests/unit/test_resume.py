@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from ptysup.agents.claude import ClaudeProfile, settings_json
+from ptysup.agents.claude.profile import ClaudeProfile, settings_json
+from ptysup.cli.resume import Refused, prepare
 from ptysup.config import RunConfig
-from ptysup.resume import Refused, prepare
-from ptysup.rundir import RunDir, RunRecord, config_to_json
-from ptysup.runs import describe
+from ptysup.store.listing import describe
+from ptysup.store.rundir import RunDir, RunRecord, config_to_json
 
 STORED = RunConfig(task="the task", max_iter=5, verify=(("pytest",),), max_cost=1.0)
 
@@ -124,7 +124,7 @@ def test_claude_gets_ptysups_session_id_then_resumes_it_with_its_settings_again(
 def test_a_batch_task_resumes_in_its_worktree_with_its_run_directory_where_it_was(
     tmp_path: Path,
 ) -> None:
-    from ptysup import app
+    from ptysup.run import app
 
     run = _stored(tmp_path, START, TYPED)
     worktree = tmp_path / ".ptysup" / "worktrees" / "cache"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from ptysup.config import RunConfig
-from ptysup.rundir import (
+from ptysup.store.rundir import (
     RunDir,
     RunLocked,
     RunNotFound,
@@ -55,7 +55,7 @@ def test_the_lock_refuses_a_second_holder_and_names_the_pid(tmp_path: Path) -> N
 def test_a_killed_holder_leaves_no_lock_behind(tmp_path: Path) -> None:
     run = RunDir(tmp_path / "r1")
     code = (
-        "import os, signal, sys; from pathlib import Path; from ptysup.rundir import RunDir\n"
+        "import os, signal, sys; from pathlib import Path; from ptysup.store.rundir import RunDir\n"
         f"with RunDir(Path({str(run.path)!r})).lock():\n"
         "    print('locked', flush=True); sys.stdin.read()\n"
     )

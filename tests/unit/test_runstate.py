@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
-from ptysup import runs, runstate, runswatch
 from ptysup.events import Event, EventLog
-from ptysup.rundir import RunDir, write_atomic
-from ptysup.runs import describe
+from ptysup.store import runstate
+from ptysup.store.listing import describe
+from ptysup.store.rundir import RunDir, write_atomic
+from ptysup.views import runs, runswatch, table
 
 
 class Clock:
@@ -389,7 +390,7 @@ def test_the_table_shows_what_a_waiting_run_waits_on(tmp_path: Path) -> None:
     run = _run(tmp_path, state=_saved("needs_input", detail="permission for Write(a)"))
     out = io.StringIO()
     with run.lock():
-        runs.render([describe(run)], out)
+        table.render([describe(run)], out)
     row = out.getvalue().splitlines()[1]
     assert " needs_input " in row and row.endswith("[permission for Write(a)] t")
 
@@ -400,7 +401,7 @@ def test_a_live_runs_elapsed_time_runs_to_now_an_ended_ones_to_its_end(tmp_path:
         row = describe(live, clock=lambda: 101.0)
     assert (row["elapsed_s"], row["clock_from"]) == (100.0, 1.0)  # run_start was at ts 1.0
     out = io.StringIO()
-    runs.render([row], out, now=161.0)  # the table ticks on without describing again
+    table.render([row], out, now=161.0)  # the table ticks on without describing again
     assert " 2m40s " in out.getvalue()
     end = {"event": "run_end", "ts": 3.0, "outcome": "complete", "elapsed_s": 2.0}
     row = describe(_run(tmp_path / "b", end), clock=lambda: 101.0)

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from ptysup.rundir import RUNS_DIR, RunDir, RunRecord
 from ptysup.serve.api import RunsIndex
 from ptysup.serve.routes import Response, Router
+from ptysup.store.rundir import RUNS_DIR, RunDir, RunRecord
 from ptysup.terminal.record import Recording, read_cast
 from tests.helpers import Tick
 

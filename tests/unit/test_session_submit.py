@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 
-from ptysup.agents.claude import ClaudeProfile
+from ptysup.agents.claude.profile import ClaudeProfile
 from ptysup.agents.events import HookEvent, ScreenState, ScreenUpdate
 from ptysup.agents.session import AgentSession, Timings
 from ptysup.events import EventLog

@@ -3,7 +3,7 @@ box: never sent with a prompt Claude Code put back there."""
 
 from __future__ import annotations
 
-from ptysup.agents.claude import ClaudeProfile
+from ptysup.agents.claude.profile import ClaudeProfile
 from ptysup.agents.session import AgentSession, Timings
 from ptysup.events import EventLog
 from ptysup.terminal.inject import Typist

@@ -2,7 +2,7 @@
 
 Everything ptysup imports before the agent's spawn delays the agent's first byte; the
 screen model (pyte), the run loop, the supervisor and the recording load afterwards,
-while the agent boots (see ptysup.app.run and scripts/bench.py `exit`).
+while the agent boots (see ptysup.run.app.run and scripts/bench.py `exit`).
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from pathlib import Path
 LATER = (
     "pyte",
     "wcwidth",
-    "ptysup.wiring",
-    "ptysup.loop",
+    "ptysup.run.wiring",
+    "ptysup.run.loop",
     "ptysup.terminal.screen",
     "ptysup.terminal.record",
     "ptysup.agents.session",
@@ -39,7 +39,7 @@ PROBE = textwrap.dedent(
         raise pty_.AgentStartError("stopped by the test at the spawn")
 
     pty_.AgentProcess.spawn = classmethod(spawn)
-    from ptysup.cli import main
+    from ptysup.cli.commandline import main
     sys.exit(main(sys.argv[1:]))
     """
 )
@@ -79,7 +79,7 @@ def modules_at_spawn(tmp_path: Path, *agent: str) -> list[str]:
 
 def test_a_generic_agent_is_spawned_before_the_heavy_modules_load(tmp_path: Path) -> None:
     loaded = set(modules_at_spawn(tmp_path, "cat"))
-    assert "ptysup.app" in loaded  # the probe saw the real run, at its spawn
+    assert "ptysup.run.app" in loaded  # the probe saw the real run, at its spawn
     assert sorted(loaded.intersection(LATER)) == []
 
 
@@ -89,5 +89,5 @@ def test_claude_code_is_spawned_before_the_heavy_modules_load(tmp_path: Path) ->
     claude.write_text("#!/bin/sh\n")
     claude.chmod(0o755)
     loaded = set(modules_at_spawn(tmp_path, str(claude)))
-    assert "ptysup.agents.hooks" in loaded  # the Claude profile, with its hook channel
+    assert "ptysup.agents.claude.hooks" in loaded  # the Claude profile, with its hook channel
     assert sorted(loaded.intersection(LATER)) == []

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ptysup.agents.claude import ClaudeProfile
+from ptysup.agents.claude.profile import ClaudeProfile
 from ptysup.agents.events import ScreenState
 from ptysup.terminal.record import as_bytes, read_cast, size_of
 from ptysup.terminal.screen import ScreenModel, ScreenSnapshot

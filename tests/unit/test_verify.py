@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from ptysup.agents.events import Interrupted, TimeUp
-from ptysup.verify import Verifier, VerifyStop
+from ptysup.run.verify import Verifier, VerifyStop
 from tests.helpers import alive, wait_for
 
 

@@ -4,9 +4,9 @@ import datetime as dt
 
 import pytest
 
-from ptysup.agents.claude import ClaudeProfile
+from ptysup.agents.claude.profile import ClaudeProfile
+from ptysup.agents.waits import MAX_WAIT_S, WaitPolicy, is_api_error, reset_delay
 from ptysup.terminal.screen import ScreenSnapshot
-from ptysup.waits import MAX_WAIT_S, WaitPolicy, is_api_error, reset_delay
 
 NOW = dt.datetime(2026, 11, 22, 14, 0, tzinfo=dt.timezone.utc)
 

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from ptysup import userfile
+from ptysup.cli.optioncheck import OptionCheck
 from ptysup.config import ConfigError
-from ptysup.optioncheck import OptionCheck
 from ptysup.userfile import InputError, line_of
 
 YAML_NAME = ".ptysup.yaml"

@@ -23,8 +23,10 @@ from ptysup.agents.events import (
 from ptysup.agents.person import Person
 from ptysup.agents.questions import Ask, answers_for, describe
 from ptysup.agents.session import Activity, InjectResult
+from ptysup.agents.waits import WaitPolicy, is_fatal_error
 from ptysup.events import EventLog
 from ptysup.exitcodes import Outcome, RunResult
+from ptysup.run.verify import VerifyResult
 from ptysup.supervisor.decide import (
     ApiErrorNotWaited,
     Decided,
@@ -39,8 +41,6 @@ from ptysup.supervisor.prompt import (
     system_prompt,
 )
 from ptysup.terminal.screen import ScreenSnapshot
-from ptysup.verify import VerifyResult
-from ptysup.waits import WaitPolicy, is_fatal_error
 
 CONTINUE_AFTER_WAIT = "continue"
 SCREEN_LINES = 60  # lines of the agent's screen shown to the supervisor
@@ -93,7 +93,7 @@ class StepText:
 
 
 class Steps(Protocol):
-    """A plan's steps as the loop consults them (`ptysup.plan.driver.PlanDriver`)."""
+    """A plan's steps as the loop consults them (`ptysup.run.plandriver.PlanDriver`)."""
 
     def opening(self, iterations: int) -> StepText | None:
         """The current step to start; None when it is already under way (a resumed run)."""

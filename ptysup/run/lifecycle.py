@@ -15,13 +15,15 @@ import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from ptysup import __version__, app, notify, outputs, report, runstate
-from ptysup.agents import hooks
+from ptysup import __version__, notify
+from ptysup.agents.claude import hooks
 from ptysup.config import RunConfig
 from ptysup.events import Event, EventLog, failure_text
 from ptysup.exitcodes import ExitCode, Outcome, RunResult
 from ptysup.redact import Redactor
-from ptysup.rundir import Part, RunDir, RunLocked, read_events
+from ptysup.run import app, outputs, report
+from ptysup.store import runstate
+from ptysup.store.rundir import Part, RunDir, RunLocked, read_events
 
 Fail = Callable[[str, int], int]
 Preflight = Callable[[RunConfig, Mapping[str, str]], "tuple[str, int] | None"]
@@ -161,7 +163,7 @@ def _supervise(
     except OSError as exc:
         log.close()
         return fail(_unwritable(exc, run_dir.path), ExitCode.USAGE)
-    # state.json follows the run from run_start to run_end (see ptysup.runstate).
+    # state.json follows the run from run_start to run_end (see ptysup.store.runstate).
     tracker = runstate.StateTracker(
         run_dir.path / runstate.STATE_FILE,
         run_id,

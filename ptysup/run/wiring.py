@@ -26,19 +26,20 @@ from ptysup.agents.events import (
 from ptysup.agents.person import Person, PersonKeys
 from ptysup.agents.profile import AgentProfile
 from ptysup.agents.session import AgentSession, Timings
-from ptysup.app import Started
+from ptysup.agents.waits import WaitPolicy
 from ptysup.attach.server import AttachError, AttachServer, Tap, socket_dir
 from ptysup.attach.snapshot import render
 from ptysup.config import RunConfig, backoff_schedule
 from ptysup.events import EventLog, failure_text
 from ptysup.exitcodes import Outcome, RunResult
-from ptysup.heartbeat import Heartbeat
-from ptysup.loop import LoopConfig, RunLoop, Spent
 from ptysup.notify import Notifier, TerminalChannel
-from ptysup.plan.driver import MakeVerifier, PlanDriver
 from ptysup.redact import Redactor
-from ptysup.rundir import Part, RunDir
-from ptysup.runstate import StateTracker
+from ptysup.run.heartbeat import Heartbeat
+from ptysup.run.loop import LoopConfig, RunLoop, Spent
+from ptysup.run.plandriver import MakeVerifier, PlanDriver
+from ptysup.run.verify import Verifier, VerifyStop
+from ptysup.store.rundir import Part, RunDir
+from ptysup.store.runstate import StateTracker
 from ptysup.supervisor.decide import Supervisor
 from ptysup.supervisor.judge import JudgeOptions, lean_argv, takes_system_prompt
 from ptysup.supervisor.prompt import SUPERVISOR_MARKER
@@ -55,8 +56,6 @@ from ptysup.terminal.signals import STOP_SIGNALS, signal_pipe
 from ptysup.terminal.status import StatusLine, StatusSink
 from ptysup.terminal.ticker import Ticker
 from ptysup.terminal.tty_ import raw
-from ptysup.verify import Verifier, VerifyStop
-from ptysup.waits import WaitPolicy
 
 AGENT_GONE = "the agent's exit"  # what overtook a decision when the agent exited
 SUSPENDED = "Claude Code suspended itself (Ctrl-Z) where no shell can bring it back: resumed it"
@@ -64,6 +63,23 @@ STOP_GRACE_S = 5.0  # after a stop signal, the most the run may take to wind dow
 BLOCKED_SETTLE_S = 2.0  # without a person, a first-run dialog shown this long ends the start
 CATCH_UP_S = 0.2  # after a grow, the most the relay waits for the model to catch up
 SCREEN_TAIL = 25  # lines of the agent's screen printed when a run fails without a terminal
+
+
+@dataclass(frozen=True)
+class Started:
+    """The agent just started, and what its start decided for the rest of the run."""
+
+    agent: AgentProcess
+    profile: AgentProfile
+    holder: list[AgentSession]  # the session, once there is one (the hooks post to it)
+    status: StatusLine | None
+    rows: int  # the agent's size (the terminal's, less the status row)
+    cols: int
+    in_fd: int | None  # the person's keyboard, if they can type
+    out_fd: int | None  # the person's terminal, if they watch
+    interactive: bool
+    clock: Callable[[], float]
+    resume: bool  # Claude Code reopens an earlier part's conversation
 
 
 def supervise(

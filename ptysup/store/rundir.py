@@ -8,8 +8,8 @@ events.jsonl  the journal: every event flushed as it happens; progress (iteratio
               moment loses nothing but a cut last line
 events.cast   the agent's terminal (each resumed part records to events.partN.cast)
 lock          flock()ed for the run's whole life, holding its pid
-state.json    the run's state, kept current (ptysup.runstate), with its spend so far
-alive         empty; touched after every quiet minute of a live run (ptysup.heartbeat):
+state.json    the run's state, kept current (ptysup.store.runstate), with its spend so far
+alive         empty; touched after every quiet minute of a live run (ptysup.run.heartbeat):
               its mtime says how long a killed run lived past its last event
 log_incomplete  written when a write to the event log failed: what the run used is
               not all in its log (when the run directory itself cannot be written, it
@@ -29,10 +29,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ptysup import logread, pidlock
+from ptysup import logread
 from ptysup.config import ConfigError, RunConfig
 from ptysup.logread import LogRead
 from ptysup.redact import Redactor
+from ptysup.store import pidlock
 
 RUNS_DIR = Path(".ptysup/runs")
 RUN_FILE = "run.json"
@@ -41,7 +42,7 @@ EVENTS_FILE = "events.jsonl"
 LOCK_FILE = "lock"
 ALIVE_FILE = "alive"
 INCOMPLETE_FILE = "log_incomplete"
-STATE_FILE = "state.json"  # written by ptysup.runstate
+STATE_FILE = "state.json"  # written by ptysup.store.runstate
 # Not options: run.json keeps them apart (the plan has its own file, cwd is the run's).
 # The escape key belongs to the terminal a run is watched in: a resume takes its own.
 _NOT_STORED = ("plan", "cwd", "runs_dir", "escape_key")

@@ -44,15 +44,15 @@ def complete(env: Mapping[str, str]) -> int | None:
 def command_tree() -> click.Command:
     """ptysup as click sees it for completion: the run, and every subcommand, its module
     imported only once the command line reaches it."""
-    from ptysup.cli import SUBCOMMANDS, _command
+    from ptysup.cli.options import SUBCOMMANDS, _command
 
     return _Dispatch("ptysup", _command(), SUBCOMMANDS, lambda name: _built(name, spec_of(name)))
 
 
 def spec_of(name: str) -> ArgSpec:
     """What subcommand NAME takes: ARGS in its module, next to its parser (help and
-    version, in ptysup.cli, take a subcommand's name and nothing)."""
-    from ptysup.cli import SUBCOMMANDS
+    version, in ptysup.cli.commandline, take a subcommand's name and nothing)."""
+    from ptysup.cli.options import SUBCOMMANDS
 
     if name == "help":
         return ArgSpec(args=(tuple(SUBCOMMANDS),))
@@ -104,7 +104,7 @@ class _Dispatch(click.Group):
 
 def _built(name: str, spec: ArgSpec) -> click.Command:
     """A click command taking what `spec` declares (a run's options included)."""
-    from ptysup.cli import option_params
+    from ptysup.cli.options import option_params
 
     params: list[click.Parameter] = [click.Option([f], is_flag=True) for f in spec.flags]
     params += [click.Option([option], type=_type(v)) for option, v in spec.options.items()]

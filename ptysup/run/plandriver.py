@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ptysup.events import EventLog
-from ptysup.loop import StepText, Verify
 from ptysup.plan.schema import Plan, Step
-from ptysup.verify import VerifyResult
+from ptysup.run.loop import StepText, Verify
+from ptysup.run.verify import VerifyResult
 
 MakeVerifier = Callable[[Sequence[tuple[str, ...]]], Verify]
 
@@ -27,7 +27,7 @@ class _Gate:
 
 
 class PlanDriver:
-    """The steps of a plan as the loop consults them (`ptysup.loop.Steps`).
+    """The steps of a plan as the loop consults them (`ptysup.run.loop.Steps`).
 
     `done` steps are skipped (a resumed run); when `started` the first remaining step is
     already under way, with `used` of its decisions spent.

@@ -1,7 +1,7 @@
 """A run's pulse while its log is quiet: a "still working" event after every few minutes
 (without a terminal, so a CI log of a long turn does not look hung), and the run
 directory's `alive` file touched after every quiet minute, so a run killed in a long quiet
-spell is still charged the time it lived (ptysup.rundir.progress)."""
+spell is still charged the time it lived (ptysup.store.rundir.progress)."""
 
 from __future__ import annotations
 

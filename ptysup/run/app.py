@@ -17,17 +17,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from ptysup.agents.claude import ClaudeProfile
+from ptysup.agents import registry
+from ptysup.agents.claude.hooks import HookChannel
 from ptysup.agents.events import HookEvent
-from ptysup.agents.generic import GenericProfile
-from ptysup.agents.hooks import HookChannel
-from ptysup.agents.profile import AgentProfile
 from ptysup.config import RunConfig
 from ptysup.events import CUT, ConsoleSink, EventLog, JsonlSink, shown
 from ptysup.exitcodes import Outcome, RunResult
-from ptysup.procutil import is_claude
 from ptysup.redact import Redactor
-from ptysup.rundir import Part
+from ptysup.store.rundir import Part
 from ptysup.terminal.pty_ import AgentProcess, AgentStartError
 from ptysup.terminal.relay import write_to_terminal
 from ptysup.terminal.status import StatusLine
@@ -36,7 +33,7 @@ from ptysup.terminal.tty_ import window_size
 if TYPE_CHECKING:
     from ptysup.agents.session import AgentSession
     from ptysup.notify import Notifier
-    from ptysup.runstate import StateTracker
+    from ptysup.store.runstate import StateTracker
 
 
 @dataclass
@@ -89,23 +86,6 @@ def open_log(
     return log
 
 
-@dataclass(frozen=True)
-class Started:
-    """The agent just started, and what its start decided for the rest of the run."""
-
-    agent: AgentProcess
-    profile: AgentProfile
-    holder: list[AgentSession]  # the session, once there is one (the hooks post to it)
-    status: StatusLine | None
-    rows: int  # the agent's size (the terminal's, less the status row)
-    cols: int
-    in_fd: int | None  # the person's keyboard, if they can type
-    out_fd: int | None  # the person's terminal, if they watch
-    interactive: bool
-    clock: Callable[[], float]
-    resume: bool  # Claude Code reopens an earlier part's conversation
-
-
 def run(
     config: RunConfig,
     log: EventLog,
@@ -119,10 +99,10 @@ def run(
     """Start the agent, supervise it to an outcome, and leave nothing running behind.
 
     `state` hears the hooks and the screen's dialogs as they happen (state.json)."""
-    claude = is_claude(config.agent_cmd)
-    session_id = part.session_id if part is not None and claude else None
+    kind = registry.find(config.agent_cmd)
+    session_id = part.session_id if part is not None and kind.resumes else None
     resume = part is not None and part.reopen
-    profile: AgentProfile = ClaudeProfile(session_id, resume) if claude else GenericProfile()
+    profile = kind.profile(session_id, resume)
     interactive = streams.interactive
     out_fd = streams.fd(streams.stdout) if interactive else None
     in_fd = streams.fd(streams.stdin) if interactive and _isatty(streams.stdin) else None
@@ -164,9 +144,9 @@ def run(
         )
 
         # Imported only now: the agent boots while Python loads the rest of ptysup.
-        from ptysup import wiring
+        from ptysup.run import wiring
 
-        started = Started(
+        started = wiring.Started(
             agent, profile, holder, status, rows, cols, in_fd, out_fd, interactive, clock, resume
         )
         return wiring.supervise(

@@ -167,12 +167,3 @@ def _shown(value: Any) -> str:
     if value is None:
         return "nothing (null)"
     return repr(value) if isinstance(value, (str, int, float)) else f"a {type(value).__name__}"
-
-
-def checks(exclude: tuple[str, ...] = ()) -> dict[str, OptionCheck]:
-    """Each run option a file may set (parameter name) → the check of its value."""
-    from ptysup.cli import option_params
-
-    out = {p.name: file_check(p) for p in option_params() if p.name and p.name not in exclude}
-    out["prompt_template"] = _prompt_template
-    return out

@@ -23,8 +23,8 @@ from typing import Any
 from ptysup.agents.questions import ASK_TOOL
 from ptysup.events import Event
 from ptysup.logread import is_number
-from ptysup.rundir import STATE_FILE as STATE_FILE  # the run directory names its files
-from ptysup.rundir import write_atomic
+from ptysup.store.rundir import STATE_FILE as STATE_FILE  # the run directory names its files
+from ptysup.store.rundir import write_atomic
 
 WORKING = "working"  # the agent works on what it was given (or is starting)
 NEEDS_INPUT = "needs_input"  # a permission dialog, a question or an escalation waits

@@ -1,13 +1,13 @@
 """A plan loaded with the run options it may set at its top level, each checked as the
-command line checks it (ptysup.optioncheck)."""
+command line checks it (ptysup.cli.optioncheck)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from ptysup.cli.optioncheck import OptionCheck
+from ptysup.cli.options import checks as option_checks
 from ptysup.config import ConfigError
-from ptysup.optioncheck import OptionCheck
-from ptysup.optioncheck import checks as option_checks
 from ptysup.plan.schema import Plan, PlanError, load_plan
 
 # Options that make no sense inside a plan (the plan is the task; it cannot name itself).

@@ -15,7 +15,7 @@ from ptysup.events import counted
 from ptysup.exitcodes import ExitCode
 from ptysup.logread import skipped_note
 from ptysup.plan.schema import Plan
-from ptysup.rundir import (
+from ptysup.store.rundir import (
     Part,
     Progress,
     RunDir,
@@ -44,7 +44,7 @@ class Refused(Exception):
 
 def main(args: Sequence[str], env: Mapping[str, str]) -> int:
     """Entry point of `ptysup resume`."""
-    from ptysup import cli
+    from ptysup.cli import commandline as cli
 
     if args[:1] in (["-h"], ["--help"]):
         print(USAGE)
@@ -66,7 +66,7 @@ def main(args: Sequence[str], env: Mapping[str, str]) -> int:
     if part.resumed is not None and part.resumed.unreadable:  # said before the agent's screen
         where = f"run {part.run_id}'s event log"
         print(f"ptysup: resume: {skipped_note(part.resumed.unreadable, where)}", file=sys.stderr)
-    from ptysup import lifecycle
+    from ptysup.run import lifecycle
 
     return lifecycle.supervise(config, env, fail=cli._fail, preflight=cli.preflight, part=part)
 
@@ -138,7 +138,7 @@ def _plan(run_dir: RunDir, path: str | None) -> Plan | None:
     """The run's own copy of its plan (named by its original path), if it has one."""
     if not run_dir.plan_file.is_file():
         return None
-    from ptysup.plan import options
+    from ptysup.cli import planoptions as options
 
     loaded = options.load(run_dir.plan_file)
     return dataclasses.replace(loaded, path=path) if path else loaded

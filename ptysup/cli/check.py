@@ -7,12 +7,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from ptysup import configfile
 from ptysup.argspec import ArgSpec
+from ptysup.cli import configfile
+from ptysup.cli.options import checks
+from ptysup.cli.planoptions import load
 from ptysup.config import ConfigError
 from ptysup.exitcodes import ExitCode
-from ptysup.optioncheck import checks
-from ptysup.plan.options import load
 
 USAGE = (
     "usage: ptysup check FILE   (validate a plan, or a .ptysup.yaml / pyproject.toml: "

@@ -19,11 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from ptysup import configfile, outputs
 from ptysup.agents import firstrun
 from ptysup.argspec import ArgSpec
+from ptysup.cli import configfile
 from ptysup.config import RunConfig
 from ptysup.procutil import is_claude
+from ptysup.run import outputs
 
 VERSION_TIMEOUT_S = 30.0
 ARGS = ArgSpec(flags=("--probe",), run_options=True)
@@ -44,7 +45,7 @@ def main(
     args: Sequence[str], env: Mapping[str, str] | None = None, out: IO[str] | None = None
 ) -> int:
     """0 when a run should start here without a person, 1 when something needs fixing."""
-    from ptysup.cli import parse_args
+    from ptysup.cli.commandline import parse_args
 
     out = out or sys.stdout
     environ = dict(os.environ if env is None else env)

@@ -9,7 +9,7 @@ from typing import Any, TextIO
 
 from ptysup.argspec import ArgSpec
 from ptysup.logread import skipped_note
-from ptysup.rundir import RunDir, RunNotFound, find_run, part_recordings, read_log
+from ptysup.store.rundir import RunDir, RunNotFound, find_run, part_recordings, read_log
 from ptysup.terminal.castread import CastError, load_cast
 from ptysup.terminal.record import as_bytes, size_of, wait_complete
 from ptysup.terminal.screen import ScreenModel

@@ -18,10 +18,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
-from ptysup import runstate
-from ptysup.rundir import RUNS_DIR, RunDir, RunNotFound, run_dirs
-from ptysup.runs import describe as describe_run
-from ptysup.runs import render
+from ptysup.store import runstate
+from ptysup.store.listing import describe as describe_run
+from ptysup.store.rundir import RUNS_DIR, RunDir, RunNotFound, run_dirs
+from ptysup.views.table import render
 
 POLL_S = 0.3  # between looks at the files: a change shows within this, at little cost
 FINAL = frozenset({runstate.DONE, runstate.FAILED, runstate.CRASHED})

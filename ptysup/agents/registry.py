@@ -1,0 +1,37 @@
+"""Which agent a run's command starts: one row per agent, so adding an agent is its folder
+under agents/ and a row here. The last row, any other CLI agent, takes every command."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ptysup.agents.claude.profile import ClaudeProfile
+from ptysup.agents.generic.profile import GenericProfile
+from ptysup.agents.profile import AgentProfile
+from ptysup.procutil import is_claude
+
+
+@dataclass(frozen=True)
+class Agent:
+    """One kind of agent: how its command is known, and how its profile is made."""
+
+    name: str
+    matches: Callable[[Sequence[str]], bool]  # the run's --agent-cmd is this agent
+    resumes: bool  # a later part reopens the earlier conversation by its session id
+    profile: Callable[[str | None, bool], AgentProfile]  # (session id, reopen) → the profile
+
+
+def _generic(session_id: str | None, reopen: bool) -> AgentProfile:
+    return GenericProfile()  # no conversation to reopen: each part starts afresh
+
+
+AGENTS: tuple[Agent, ...] = (
+    Agent("claude", is_claude, True, ClaudeProfile),
+    Agent("generic", lambda argv: True, False, _generic),
+)
+
+
+def find(agent_cmd: Sequence[str]) -> Agent:
+    """The first agent whose command `agent_cmd` is (the generic one at the latest)."""
+    return next(agent for agent in AGENTS if agent.matches(agent_cmd))

@@ -1,0 +1,71 @@
+"""The runs of a directory as rows: each run's state, step, iterations, cost and task, read
+from its run directory (run.json, the event log, state.json) and never from the run itself.
+`ptysup runs`, its `--watch`, a batch's live state, `ptysup serve` and CI read runs so."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ptysup.store import runstate
+from ptysup.store.rundir import RunDir, RunNotFound, RunRecord, progress
+
+
+def _stored_task(record: RunRecord | None) -> str:
+    """The task run.json names: a run whose log took nothing (a disk full from the outset)
+    still says what it was to do."""
+    task = record.config.get("task") if record is not None else None
+    return task if isinstance(task, str) else ""
+
+
+def describe(run_dir: RunDir, clock: Callable[[], float] = time.time) -> dict[str, Any]:
+    """One run as a JSON-able row: id, state, step, iterations, elapsed, cost, task. A
+    live run's elapsed time is until now (`clock_from` says since when, to keep it
+    ticking); an ended one's, until its end."""
+    try:
+        record = run_dir.read_record()
+    except RunNotFound:  # a damaged run.json: the run still gets its row, from its events
+        record = None
+    events_file = Path(record.log_file) if record is not None else run_dir.default_events
+    try:
+        p = run_dir.read_progress(events_file) if events_file.is_file() else progress([])
+    except RunNotFound:  # an unreadable log: the row says what it can
+        p = progress([])
+    pid = run_dir.holder()
+    plan = record.plan if record is not None else None
+    saved = runstate.read_state(run_dir.path / runstate.STATE_FILE)
+    state = runstate.derive(saved, pid, p.outcome)
+    current = saved if saved is not None and saved["state"] == state else None
+    clock_from = p.clock_from if state in runstate.LIVE else None
+    return {
+        "run_id": run_dir.run_id,
+        "state": state,
+        "pid": pid,
+        "outcome": p.outcome,
+        "step": p.step,
+        "step_index": p.step_index,
+        "steps_of": p.steps_of,
+        "steps_done": list(p.steps_done),
+        "iterations": p.iterations,
+        "max_iter": p.max_iter,
+        "elapsed_s": round(elapsed(p.elapsed_s, clock_from, clock()), 3),
+        "clock_from": clock_from,
+        "cost_usd": round(p.cost_usd, 6),
+        "task": p.task or _stored_task(record) or (f"plan {plan}" if plan else ""),
+        "parts": p.parts,
+        "events": str(events_file),
+        # Why the event log misses events (a write failed): iterations and cost are at least
+        # what it shows.
+        "log_incomplete": run_dir.incomplete(),
+        # From state.json while it is current: when the state began, and what it waits on.
+        "since": current.get("since") if current else None,
+        "detail": str(current.get("detail") or "") if current else "",
+        "unreadable_lines": p.unreadable,
+    }
+
+
+def elapsed(logged_s: float, clock_from: float | None, now: float) -> float:
+    """A run's elapsed time: a live one's (`clock_from` set) runs on to `now`."""
+    return logged_s if clock_from is None else max(logged_s, now - clock_from)

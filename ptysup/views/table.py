@@ -1,0 +1,48 @@
+"""The runs' rows as the table a person reads (`ptysup runs`, and each redraw of `--watch`)."""
+
+from __future__ import annotations
+
+from typing import Any, TextIO
+
+from ptysup.logread import skipped_note
+from ptysup.store import runstate
+from ptysup.store.listing import elapsed
+from ptysup.store.rundir import RUNS_DIR
+from ptysup.supervisor.prompt import format_elapsed
+
+WAITING = (runstate.NEEDS_INPUT, runstate.API_WAIT)  # states whose detail the table shows
+
+
+def render(rows: list[dict[str, Any]], out: TextIO, now: float | None = None) -> None:
+    """The rows as an aligned table; with `now`, a live run's elapsed time up to it."""
+    if not rows:
+        out.write(f"no runs in {RUNS_DIR}/\n")
+        return
+    table = [("RUN", "STATE", "STEP", "ITER", "ELAPSED", "COST", "TASK")]
+    for r in rows:
+        step = f"{r['step_index']}/{r['steps_of']} {r['step']}" if r["step"] else "-"
+        more = "+" if r.get("log_incomplete") else ""  # at least this much: the log is cut
+        its = f"{r['iterations']}{more}" + (f"/{r['max_iter']}" if r["max_iter"] else "")
+        task = " ".join(str(r["task"] or "").split())
+        if r.get("detail") and r["state"] in WAITING:  # what it waits on comes first
+            task = f"[{r['detail']}] {task}"
+        table.append(
+            (
+                r["run_id"],
+                r["state"],
+                step,
+                its,
+                format_elapsed(
+                    r["elapsed_s"] if now is None else elapsed(r["elapsed_s"], r["clock_from"], now)
+                ),
+                f"${r['cost_usd']:.4f}{more}",
+                task if len(task) <= 60 else task[:59] + "…",
+            )
+        )
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]) - 1)]
+    for row in table:
+        cells = [c.ljust(w) for c, w in zip(row[:-1], widths, strict=True)]
+        out.write("  ".join([*cells, row[-1]]).rstrip() + "\n")
+    for r in rows:  # said once per run, under the table: its row may be missing events
+        if r.get("unreadable_lines"):
+            out.write(skipped_note(r["unreadable_lines"], f"run {r['run_id']}'s event log") + "\n")

@@ -1,0 +1,43 @@
+"""The agents' registry: a run's --agent-cmd finds its agent's row, the generic one last."""
+
+from __future__ import annotations
+
+import pytest
+
+from ptysup.agents import registry
+from ptysup.agents.claude.profile import ClaudeProfile
+from ptysup.agents.generic.profile import GenericProfile
+
+
+@pytest.mark.parametrize(
+    ("agent_cmd", "name"),
+    [
+        (("claude", "--permission-mode", "acceptEdits"), "claude"),
+        (("/opt/tools/bin/claude",), "claude"),
+        (("aider", "--yes"), "generic"),
+        (("claude-wrapper",), "generic"),
+        ((), "generic"),
+    ],
+)
+def test_an_agent_command_finds_its_row(agent_cmd: tuple[str, ...], name: str) -> None:
+    assert registry.find(agent_cmd).name == name
+
+
+def test_claude_codes_row_reopens_the_earlier_conversation_by_its_session_id() -> None:
+    kind = registry.find(("claude",))
+    profile = kind.profile("0b5d", True)
+    assert kind.resumes
+    assert isinstance(profile, ClaudeProfile)
+    assert profile.argv(["claude"], None) == ["claude", "--resume", "0b5d"]
+
+
+def test_the_generic_row_starts_each_part_afresh() -> None:
+    kind = registry.find(("aider",))
+    profile = kind.profile(None, True)
+    assert not kind.resumes
+    assert isinstance(profile, GenericProfile)
+    assert profile.argv(["aider"], None) == ["aider"]
+
+
+def test_every_command_finds_a_row_because_the_last_takes_any() -> None:
+    assert registry.AGENTS[-1].matches(("anything", "at", "all"))
