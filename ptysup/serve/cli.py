@@ -77,7 +77,8 @@ def parse(args: Sequence[str]) -> Options | None:
     directory = directory or Path(".")
     try:
         if not directory.is_dir():
-            raise UsageError(f"serve: no such directory: {directory}")
+            what = "not a directory" if directory.exists() else "no such directory"
+            raise UsageError(f"serve: {what}: {directory}")
         run_dirs(directory / RUNS_DIR)  # what every request reads: unreadable, no page
     except OSError as exc:  # DIR itself cannot be looked into
         raise UsageError(f"serve: cannot read {directory}: {exc.strerror or exc}") from None

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
+import os
 import socket
 import subprocess
 import tempfile
@@ -174,10 +175,13 @@ def test_runs_that_are_a_file_are_refused(tmp_path: Path) -> None:
     assert result.returncode == 2 and result.stderr.count("\n") == 1
     assert result.stderr.startswith(f"ptysup: serve: cannot read {tmp_path / RUNS_DIR}: ")
     result = _serve(tmp_path / RUNS_DIR)  # DIR itself a file
-    assert (result.returncode, result.stderr.startswith("ptysup: serve: no such directory")) == (
+    assert (result.returncode, result.stderr) == (
         2,
-        True,
+        f"ptysup: serve: not a directory: {tmp_path / RUNS_DIR}\n",
     )
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert _serve(fifo).stderr == f"ptysup: serve: not a directory: {fifo}\n"
 
 
 @pytest.fixture
