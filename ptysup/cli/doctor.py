@@ -85,8 +85,9 @@ def run_checks(config: RunConfig, env: Mapping[str, str], cwd: Path) -> Iterator
     if is_claude(config.agent_cmd):
         yield from claude_checks(env, cwd)
     runs = cwd / config.runs_dir
+    log = "--log-file" if config.log_file else "event log"  # the option only when given
     for option, target, shown in (
-        ("--log-file", config.log_file or runs / _PROBE_LOG, config.log_file or runs),
+        (log, config.log_file or runs / _PROBE_LOG, config.log_file or runs),
         ("--record", config.record, config.record),
         ("--summary-json", config.summary_json, config.summary_json),
     ):
