@@ -45,6 +45,18 @@ def read_until(term: PtyProcess, seen: bytearray, want: bytes | None, timeout: f
         seen += data
 
 
+def silent_terminal(argv: list[str], tmp_path: Path) -> PtyProcess:
+    """ptysup started in a terminal of the test's own, one that never answers anything,
+    its supervisor the fake one reading answers.json in `tmp_path`."""
+    env = {
+        **os.environ,
+        "FAKE_SUPERVISOR_ANSWERS": str(tmp_path / "answers.json"),
+        "FAKE_SUPERVISOR_LOG": str(tmp_path / "supervisor.jsonl"),
+        "TERM": "xterm-256color",
+    }
+    return PtyProcess.spawn(argv, cwd=str(tmp_path), env=env, dimensions=(30, 100))
+
+
 def test_the_agent_is_relayed_before_the_answer_and_a_late_answer_is_not_typed(
     tmp_path: Path,
 ) -> None:
@@ -62,13 +74,7 @@ def test_the_agent_is_relayed_before_the_answer_and_a_late_answer_is_not_typed(
         "--log-file",
         str(tmp_path / "events.jsonl"),
     )
-    env = {
-        **os.environ,
-        "FAKE_SUPERVISOR_ANSWERS": str(tmp_path / "answers.json"),
-        "FAKE_SUPERVISOR_LOG": str(tmp_path / "supervisor.jsonl"),
-        "TERM": "xterm-256color",
-    }
-    term = PtyProcess.spawn(argv, cwd=str(tmp_path), env=env, dimensions=(30, 100))
+    term = silent_terminal(argv, tmp_path)
     seen = bytearray()
     try:
         # Nothing answers the query, yet the agent's output comes. (Before, ptysup waited
@@ -112,13 +118,7 @@ def test_output_held_for_the_answer_is_not_taken_for_a_quiet_agent(tmp_path: Pat
         "--log-file",
         str(log),
     )
-    env = {
-        **os.environ,
-        "FAKE_SUPERVISOR_ANSWERS": str(tmp_path / "answers.json"),
-        "FAKE_SUPERVISOR_LOG": str(tmp_path / "supervisor.jsonl"),
-        "TERM": "xterm-256color",
-    }
-    term = PtyProcess.spawn(argv, cwd=str(tmp_path), env=env, dimensions=(30, 100))
+    term = silent_terminal(argv, tmp_path)
     seen = bytearray()
     try:
         read_until(term, seen, None, 60)  # never answering
