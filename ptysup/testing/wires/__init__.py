@@ -1,0 +1,1 @@
+"""One module per model API wire the fake model speaks."""
