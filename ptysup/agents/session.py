@@ -233,6 +233,12 @@ class AgentSession:
                 return True  # any sign of life: the screen changed
             if isinstance(event, HookEvent) and event.name == "SessionStart":
                 return True
+            if (
+                isinstance(event, ScreenUpdate)
+                and not self.profile.clear_starts_session
+                and self.profile.input_text(self.snapshot()) == ""
+            ):
+                return True  # the box let the command go (it showed there alone)
         return not self.profile.uses_hooks  # typed; without hooks nothing more is known
 
     def pause(self, seconds: float) -> None:

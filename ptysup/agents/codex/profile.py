@@ -22,12 +22,16 @@ Observed with Codex CLI 0.169.0 (see docs/agents.md for the whole list):
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ptysup.agents.events import ScreenState
+from ptysup.agents.events import HookEvent, ScreenState
 from ptysup.agents.firstrun import Blocker
+from ptysup.agents.profile import Hooks, Launch
+from ptysup.agents.questions import Ask, ask_from
 
 if TYPE_CHECKING:  # the screen model (pyte) loads after the agent started
     from ptysup.terminal.screen import ScreenSnapshot
@@ -118,6 +122,11 @@ def parse_signal(payload: str) -> dict[str, str]:
     return fields
 
 
+def is_codex(argv: Sequence[str]) -> bool:
+    """Whether a command is Codex CLI (its executable is named codex)."""
+    return bool(argv) and os.path.basename(argv[0]) == "codex"
+
+
 class CodexAnswers:
     """How Codex's question hook carries an answer: only as a deny whose reason the model
     reads as the tool's output ("Tool call blocked by PreToolUse hook: <reason>")."""
@@ -153,6 +162,7 @@ class CodexProfile:
     clear_input_keys: tuple[bytes, ...] = (b"\x03",)
     exit_command: str | None = "/exit"
     clear_command: str | None = "/clear"
+    clear_starts_session = False  # its SessionStart waits for the next prompt
     interrupt_key: bytes | None = b"\x1b"
     suspend_notice: bytes | None = None
 
@@ -161,6 +171,22 @@ class CodexProfile:
         # and reopens it with `codex resume <id>`.
         self.session_id = session_id
         self.reopen = reopen
+
+    def launch(
+        self, base: Sequence[str], env: Mapping[str, str], hooks: Hooks | None, private: Path
+    ) -> Launch:
+        """Codex's command line (`argv`) in the environment as given, with a TERM it
+        starts with."""
+        hook_command = hooks.command() if hooks is not None else None
+        return Launch(self.argv(base, hook_command), self.environment(env))
+
+    def hook(self, event: HookEvent) -> HookEvent | None:
+        """Codex's hooks carry Claude Code's names and payload keys already."""
+        return event
+
+    def ask(self, event: HookEvent) -> Ask | None:
+        """request_user_input, answered through the waiting PreToolUse hook's deny."""
+        return ask_from(event, ASK_TOOL, CODEX_ANSWERS)
 
     def argv(self, base: Sequence[str], hook_command: str | None) -> list[str]:
         """Codex's command line: `resume <id>` when reopening, the person's options, then
@@ -187,7 +213,7 @@ class CodexProfile:
 
     def screen_state(self, snap: ScreenSnapshot) -> ScreenState:
         """Codex's own report (OSC 7501) first, then its screen."""
-        state = parse_signal(getattr(snap, "signal", "") or "").get("state")
+        state = parse_signal(snap.signal).get("state")
         if state == "blocked":
             return ScreenState.DIALOG
         if state == "working":
