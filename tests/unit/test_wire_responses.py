@@ -10,8 +10,14 @@ from typing import Any
 
 import pytest
 
+from ptysup.testing import wires
+from ptysup.testing.conversation import RequestKind
+from ptysup.testing.scenario import Step
 from ptysup.testing.wire import TextBlock, ToolUseBlock
 from ptysup.testing.wires import responses
+
+MARK = "<<SUPERVISOR>>"
+WIRE = responses.ResponsesWire()
 
 RECORDED = Path(__file__).resolve().parents[2] / "fixtures" / "codex" / "responses_requests.json"
 
@@ -44,18 +50,33 @@ def test_the_command_round_trip_is_step_1_of_the_same_turn(
     assert responses.last_human_index(body) == responses.last_human_index(recorded[0]["body"])
 
 
-def test_the_title_request_is_known_and_answered_as_its_schema_asks(
+def test_the_title_request_is_known_and_read_with_its_schema_fields(
     recorded: list[dict[str, Any]],
 ) -> None:
     title = recorded[1]
     assert responses.is_title_request(title["body"], title["headers"])
     assert title["body"]["tools"] == []
-    assert responses.required_string_fields(title["body"]) == ["title"]
-    (block,) = responses.title_blocks(title["body"], "Run it")
-    assert isinstance(block, TextBlock) and json.loads(block.text) == {"title": "Run it"}
+    reading = WIRE.read("/v1/responses", title["body"], title["headers"], MARK)
+    assert reading.kind is RequestKind.TITLE and reading.json_fields == ("title",)
     # Without the metadata header, the empty tool list and the prompt still tell it.
     assert responses.is_title_request(title["body"], {})
     assert not responses.is_title_request(recorded[0]["body"], {})
+
+
+def test_requests_read_as_agent_or_supervisor_by_the_marker(
+    recorded: list[dict[str, Any]],
+) -> None:
+    turn = recorded[2]
+    reading = WIRE.read("/v1/responses", turn["body"], turn["headers"], MARK)
+    assert (reading.kind, reading.human_text, reading.step_index) == (
+        RequestKind.AGENT,
+        "please run it",
+        1,
+    )
+    assert reading.turn == responses.last_human_index(turn["body"])
+    exec_prompt = {"input": [{"type": "message", "role": "user", "content": f"{MARK}\njudge"}]}
+    supervisor = WIRE.read("/v1/responses", exec_prompt, {}, MARK)
+    assert supervisor.kind is RequestKind.SUPERVISOR and supervisor.human_text == f"{MARK}\njudge"
 
 
 def test_later_rounds_count_each_run_of_output_items_once() -> None:
@@ -126,8 +147,17 @@ def test_errors_have_openais_shape(status: int) -> None:
     assert error["code"] == responses.ERROR_CODES[status] and "fake model" in error["message"]
 
 
-def test_only_posts_to_responses_are_this_wire() -> None:
-    assert responses.matches("POST", "/v1/responses")
-    assert responses.matches("POST", "/openai/v1/responses?x=1")
-    assert not responses.matches("GET", "/v1/responses")
-    assert not responses.matches("POST", "/v1/messages")
+def test_a_post_to_responses_finds_this_wire() -> None:
+    assert isinstance(wires.find("/v1/responses"), responses.ResponsesWire)
+    assert responses.matches("/openai/v1/responses/")
+    assert wires.find("/v1/messages") is not WIRE and not WIRE.matches("/v1/messages")
+
+
+def test_a_scripted_step_and_an_error_are_replies_of_this_api() -> None:
+    step = Step(blocks=(TextBlock("done"),))
+    reply = WIRE.reply(step, "/v1/responses", {"input": []}, WIRE.read("/", {}, {}, MARK))
+    assert reply.status == 200 and reply.content_type == "text/event-stream"
+    assert _parse_sse(reply.data)[-1]["type"] == "response.completed"
+    error = WIRE.error(429)
+    assert error.status == 429 and error.headers == {"retry-after": "1"}
+    assert json.loads(error.data)["error"]["code"] == "rate_limit_exceeded"

@@ -11,12 +11,15 @@ own (no tools, `thread_source: thread_title` in the `x-codex-turn-metadata` head
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from ptysup.testing.conversation import schema_string_fields
-from ptysup.testing.wire import Block, TextBlock, ToolUseBlock
+from ptysup.testing.conversation import RequestKind, schema_string_fields
+from ptysup.testing.scenario import Step
+from ptysup.testing.wire import Block, ToolUseBlock
+from ptysup.testing.wires.base import Reading, Reply
 
 PATH_SUFFIX = "/responses"
 TURN_METADATA = "x-codex-turn-metadata"
@@ -24,6 +27,8 @@ TURN_METADATA = "x-codex-turn-metadata"
 TITLE_SOURCE = "thread_title"
 TITLE_PROMPT = "Generate a concise, single-line task title"
 CHUNK_CHARS = 48  # text deltas this long: Codex's incremental rendering does real work
+# Harness text in a user message (`<environment_context>`, `<skills_instructions>`, …).
+_HARNESS_TAG = re.compile(r"\s*<[A-Za-z_][\w -]*>")
 
 ERROR_CODES: Mapping[int, str] = {
     400: "invalid_request_error",
@@ -39,9 +44,9 @@ ERROR_MESSAGES: Mapping[int, str] = {
 }
 
 
-def matches(method: str, path: str) -> bool:
-    """A Responses request: POST to a path ending in /responses (any base path)."""
-    return method == "POST" and path.split("?", 1)[0].rstrip("/").endswith(PATH_SUFFIX)
+def matches(path: str) -> bool:
+    """A Responses request: a POST to a path ending in /responses (any base path)."""
+    return path.rstrip("/").endswith(PATH_SUFFIX)
 
 
 def new_id(prefix: str) -> str:
@@ -81,7 +86,7 @@ def _is_user_message(item: Mapping[str, Any]) -> bool:
 def _person_texts(item: Mapping[str, Any]) -> list[str]:
     """A user message's texts that the person typed: harness context (environment,
     instructions, skills) comes wrapped in a tag such as `<environment_context>`."""
-    return [t for t in _texts(item) if not t.lstrip().startswith("<")]
+    return [t for t in _texts(item) if not _HARNESS_TAG.match(t)]
 
 
 def last_human_index(body: Mapping[str, Any]) -> int | None:
@@ -223,13 +228,6 @@ def encode_sse(events: Sequence[Mapping[str, object]]) -> bytes:
     )
 
 
-def title_blocks(body: Mapping[str, Any], title: str) -> tuple[Block, ...]:
-    """The answer to the title request: the JSON its output schema asks for (Codex 0.169
-    asks for `{"title": ...}`), else the title as plain text."""
-    fields = required_string_fields(body)
-    return (TextBlock(json.dumps({name: title for name in fields}) if fields else title),)
-
-
 def error_json(status: int, message: str | None = None) -> dict[str, object]:
     """OpenAI's error body for an HTTP STATUS."""
     code = ERROR_CODES.get(status, "server_error")
@@ -241,3 +239,41 @@ def error_json(status: int, message: str | None = None) -> dict[str, object]:
             "code": code,
         }
     }
+
+
+class ResponsesWire:
+    """`POST …/responses`, always streamed, as Codex CLI sends it."""
+
+    name = "responses"
+
+    def matches(self, path: str) -> bool:
+        return matches(path)
+
+    def read(
+        self, path: str, body: Mapping[str, Any], headers: Mapping[str, str], marker: str
+    ) -> Reading:
+        # The title request quotes the typed prompt: checked first, so that a marker typed
+        # into the TUI does not make it a supervisor's request.
+        if is_title_request(body, headers):
+            kind = RequestKind.TITLE
+        elif any(marker in text for text in user_texts(body)):
+            kind = RequestKind.SUPERVISOR
+        else:
+            kind = RequestKind.AGENT
+        return Reading(
+            kind=kind,
+            human_text=human_text(body),
+            step_index=step_index(body),
+            turn=last_human_index(body) or 0,
+            session_id=session_of(headers),
+            json_fields=tuple(required_string_fields(body)),
+        )
+
+    def reply(self, step: Step, path: str, body: Mapping[str, Any], reading: Reading) -> Reply:
+        tokens = max(1, len(json.dumps(body.get("input", []))) // 4)
+        return Reply(200, encode_sse(stream_events(step.blocks, tokens)), "text/event-stream")
+
+    def error(self, status: int, message: str | None = None) -> Reply:
+        data = json.dumps(error_json(status, message)).encode()
+        headers = {"retry-after": "1"} if status == 429 else {}
+        return Reply(status, data, "application/json", headers)
