@@ -31,7 +31,7 @@ NPM = NpmPackage(PACKAGE, CODEX_VERSION, "codex")
 MODEL = "fake-model"
 PROVIDER = "ptysup-fake"
 # The provider's `env_key`: Codex sends its value as the bearer token.
-API_KEY_VAR = "PTYSUP_FAKE_OPENAI_KEY"
+API_KEY_VAR = "FAKE_MODEL_API_KEY"
 TEST_API_KEY = "sk-fake-codex"
 
 # Outer variables with these prefixes would leak a real account or endpoint (OPENAI_API_KEY,
@@ -66,7 +66,8 @@ def config_toml(base_url: str, project_dirs: Iterable[Path | str]) -> str:
 
     `wire_api = "responses"`: Codex 0.169 rejects `chat`. No retries: a scripted error is
     shown at once (Codex would retry a 500 several times, with backoff). The projects are
-    trusted (else a git repo opens on "Trust this folder?"), and the update check is off.
+    trusted (else a git repo opens on "Trust this folder?"), the update check is off, and
+    so is the login-shell snapshot.
     """
     lines = [
         f"model = {_toml(MODEL)}",
@@ -82,6 +83,13 @@ def config_toml(base_url: str, project_dirs: Iterable[Path | str]) -> str:
         f"env_key = {_toml(API_KEY_VAR)}",
         "request_max_retries = 0",
         "stream_max_retries = 0",
+        "",
+        # Codex snapshots the person's login shell at start (bash -l): a ~/.bashrc that
+        # starts background jobs (pyenv's rehash) leaves them running, with CODEX_HOME in
+        # their environment, a moment after Codex is gone. Not Codex's own processes, and
+        # not wanted in a private, offline test home.
+        "[features]",
+        "shell_snapshot = false",
     ]
     for project in project_dirs:
         lines += ["", f"[projects.{_toml(str(Path(project).resolve()))}]"]

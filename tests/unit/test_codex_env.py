@@ -33,7 +33,7 @@ def test_env_replaces_outer_openai_and_codex_variables(tmp_path: Path) -> None:
         "PATH": f"{tmp_path / 'bin'}:/usr/bin",
         "HOME": "/home/x",
         "CODEX_HOME": str(tmp_path),
-        "PTYSUP_FAKE_OPENAI_KEY": "sk-fake-codex",
+        "FAKE_MODEL_API_KEY": "sk-fake-codex",
     }
 
 
@@ -47,9 +47,10 @@ def test_config_points_at_the_fake_and_skips_first_run_screens(tmp_path: Path) -
     provider = config["model_providers"][config["model_provider"]]
     assert provider["base_url"] == "http://127.0.0.1:9/v1"  # Codex POSTs {base_url}/responses
     assert provider["wire_api"] == "responses"
-    assert provider["env_key"] == "PTYSUP_FAKE_OPENAI_KEY"
+    assert provider["env_key"] == "FAKE_MODEL_API_KEY"
     assert provider["request_max_retries"] == 0 and provider["stream_max_retries"] == 0
     assert config["check_for_update_on_startup"] is False
+    assert config["features"] == {"shell_snapshot": False}
     assert config["projects"] == {str(project.resolve()): {"trust_level": "trusted"}}
     assert "hooks" not in config  # ptysup adds its hooks per run, on the command line
 

@@ -1,0 +1,215 @@
+"""ptysup supervising the real Codex CLI (pinned, in a private CODEX_HOME) against the fake
+model's Responses wire; the supervisor is `claude -p` on the same fake model.
+
+Each test is one short run: together they stay within a couple of minutes."""
+
+from __future__ import annotations
+
+import json
+import signal
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from ptysup.testing.fakemodel import RecordedRequest, RequestKind
+from tests.e2e.conftest import Rig
+from tests.helpers import read_events, wait_for
+
+pytestmark = pytest.mark.e2e
+
+WRITE_TERM = {"tool": "exec_command", "input": {"cmd": "echo written > term.txt"}}
+SIMPLE_AGENT = [{"reply": "Done with that."}]
+
+
+def _hooks(events: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
+    return [e for e in events if e["event"] == "hook" and e["name"] == name]
+
+
+def _outputs(request: RecordedRequest) -> list[str]:
+    """The tool outputs Codex sent back to the model in one request."""
+    items = request.body.get("input") or []
+    return [str(i.get("output")) for i in items if i.get("type") == "function_call_output"]
+
+
+def test_without_a_terminal_in_ci_codex_completes_and_each_turn_ends_on_its_stop_hook(
+    codex_rig: Callable[..., Rig],
+) -> None:
+    r = codex_rig(
+        {
+            "agent": [{"steps": [WRITE_TERM, {"text": "Wrote term.txt."}]}],
+            "supervisor": [
+                {"when": {"file_exists": "term.txt"}, "reply": "[COMPLETE] term.txt is there"},
+                {"reply": "[CONTINUE] write term.txt"},
+            ],
+        }
+    )
+    # What a CI runner gives: no terminal, CI=true, TERM=dumb (Codex refuses to start its
+    # TUI with that TERM); --idle 30 would make every quiet-time turn end take 30 s.
+    r.env.update(CI="true", TERM="dumb")
+    run = r.run("write term.txt", "--idle", "30")
+    assert run.code == 0, run.stdout + run.stderr
+    # Codex got a TERM it starts with and stayed interactive: its TUI took the typed task
+    # and ran the command (whose shell Codex itself gives TERM=dumb).
+    assert (r.project / "term.txt").read_text() == "written\n", run.stdout
+    assert [(i["kind"], i["confirmed"]) for i in run.named("inject")] == [("task", True)]
+    start = run.named("agent_start")[0]
+    assert (start["profile"], start["interactive"]) == ("codex", False)
+    # The turn ended on Codex's Stop hook, within a second of it and of the model's reply:
+    # not after 30 s of quiet.
+    (turn,) = run.named("turn_end")
+    (stop,) = _hooks(run.events, "Stop")
+    assert turn["kind"] == "stop" and turn["detail"] == "Wrote term.txt."
+    assert 0 <= turn["ts"] - stop["ts"] < 1.0
+    last_reply = r.model.requests_of(RequestKind.AGENT)[-1].time
+    assert turn["ts"] - last_reply < 1.0 + 0.5  # the reply, Codex's Stop, ptysup's settle
+    assert run.events[-1]["elapsed_s"] < 30
+    # The conversation id Codex picked is kept for a resume; the title request was answered.
+    (session,) = _hooks(run.events, "SessionStart")
+    record = json.loads(next(r.project.glob(".ptysup/runs/*/run.json")).read_text())
+    assert record["session_id"] == session["session_id"] == run.named("session")[0]["session_id"]
+    assert r.model.requests_of(RequestKind.TITLE)
+    # Codex's own spend is not known in dollars: the agent's share is $0.
+    assert run.events[-1]["agent_cost_usd"] == 0
+    # (the rig asserts no process with this CODEX_HOME outlived the run: no daemon)
+
+
+def test_abort_clears_codex_and_exits_1(codex_rig: Callable[..., Rig]) -> None:
+    r = codex_rig(
+        {"agent": SIMPLE_AGENT, "supervisor": [{"reply": "[ABORT] deleting the wrong files"}]}
+    )
+    run = r.run("tidy up")
+    assert run.code == 1, run.stdout + run.stderr
+    clear = run.named("inject")[-1]
+    assert (clear["text"], clear["confirmed"]) == ("/clear", True)
+    end = run.events[-1]
+    assert (end["outcome"], end["reason"]) == ("abort", "deleting the wrong files")
+
+
+def test_budget_exhaustion_clears_codex_and_exits_3(codex_rig: Callable[..., Rig]) -> None:
+    r = codex_rig({"agent": SIMPLE_AGENT, "supervisor": [{"reply": "[CONTINUE] keep going"}]})
+    run = r.run("endless task", "--max-iter", "2")
+    assert run.code == 3, run.stdout + run.stderr
+    assert len(r.model.requests_of(RequestKind.SUPERVISOR)) == 2
+    assert r.human_texts() == ["endless task", "keep going"]
+    assert [i["confirmed"] for i in run.named("inject")] == [True, True, True]
+    assert run.named("inject")[-1]["text"] == "/clear"
+    assert run.events[-1]["outcome"] == "budget"
+
+
+COLOUR = {
+    "tool": "request_user_input",
+    "input": {
+        "questions": [
+            {
+                "id": "colour",
+                "header": "Colour",
+                "question": "Which colour should the button be?",
+                "options": [
+                    {"label": "Red", "description": "warm"},
+                    {"label": "Blue", "description": "cool"},
+                ],
+            }
+        ]
+    },
+}
+
+
+def test_a_codex_question_is_answered_by_the_supervisor(codex_rig: Callable[..., Rig]) -> None:
+    r = codex_rig(
+        {
+            "agent": [{"steps": [COLOUR, {"text": "The button is blue now."}]}],
+            "supervisor": [
+                {"times": 1, "regex": "Which colour should", "reply": "[CONTINUE] blue"},
+                {"reply": "[COMPLETE] done"},
+            ],
+        }
+    )
+    run = r.run("style the button", "--max-iter", "5")
+    assert run.code == 0, run.stdout + run.stderr
+    (question,) = run.named("question")
+    assert question["to"] == "supervisor"
+    assert question["questions"][0]["options"] == ["Red", "Blue"]
+    (answer,) = run.named("answer")
+    assert answer["by"] == "supervisor" and answer["delivered"] is True
+    assert answer["answers"] == {"Which colour should the button be?": "Blue"}
+    # The model read the answer as the tool's output (Codex shows no picker).
+    outputs = [o for req in r.model.requests_of(RequestKind.AGENT) for o in _outputs(req)]
+    assert len(outputs) == 1 and "The user answered" in outputs[0]
+    assert "'Which colour should the button be?': Blue" in outputs[0]
+    sup = r.model.requests_of(RequestKind.SUPERVISOR)
+    assert "Question 1 [Colour]: Which colour should the button be?" in sup[0].human_text
+
+
+ESCALATED = {
+    "tool": "exec_command",
+    "input": {
+        "cmd": "touch approved.txt",
+        "sandbox_permissions": "require_escalated",
+        "justification": "May I create approved.txt?",
+    },
+}
+
+
+def test_an_approval_dialog_is_never_approved_but_explained_and_escalated(
+    codex_rig: Callable[..., Rig],
+) -> None:
+    r = codex_rig(
+        {
+            "agent": [{"steps": [ESCALATED, {"text": "unused"}]}],
+            "supervisor": [{"reply": "[ESCALATE] a person must decide on approved.txt"}],
+        }
+    )
+    run = r.run("create approved.txt", "--turn-timeout", "4")
+    assert run.code == 7, run.stdout + run.stderr
+    (request,) = _hooks(run.events, "PermissionRequest")
+    assert request["target"] == "touch approved.txt"
+    # The turn stalled on the dialog; the supervisor saw it on the screen and escalated.
+    (turn,) = run.named("turn_end")
+    assert (turn["kind"], turn["dialog"]) == ("stalled", True)
+    (sup,) = r.model.requests_of(RequestKind.SUPERVISOR)
+    assert "Would you like to run the following command?" in sup.human_text
+    assert "A dialog is open on the agent's screen and no one answered it" in sup.human_text
+    assert run.named("escalation")[0]["at"] == "turn_end"
+    assert not (r.project / "approved.txt").exists()  # nobody approved it
+
+
+def test_resume_after_sigkill_reopens_the_same_codex_conversation(
+    codex_rig: Callable[..., Rig],
+) -> None:
+    r = codex_rig(
+        {
+            "agent": [
+                {"match": "remember the word kiwi", "reply": "I will remember kiwi."},
+                {"match": "say the word", "reply": "The word was kiwi."},
+            ],
+            "supervisor": [
+                {"match": "has just been resumed", "reply": "[CONTINUE] say the word"},
+                {"match": "The word was kiwi", "reply": "[COMPLETE] it remembered"},
+                {"delay": 60, "reply": "[CONTINUE] never read: ptysup is killed first"},
+            ],
+        }
+    )
+    proc = r.popen("remember the word kiwi")
+    try:
+        r.model.wait_for(lambda q: q.kind is RequestKind.SUPERVISOR, timeout=60)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    wait_for(lambda: not r.leftovers(), 20, "Codex to exit after losing its terminal")
+    first = _hooks(read_events(r.log), "SessionStart")[0]["session_id"]
+    resumed = r.ptysup("resume", "last", "--agent-cmd", "codex", "--max-iter", "5")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    events = read_events(r.log)
+    starts = _hooks(events, "SessionStart")
+    assert [(s["session_id"], s["source"]) for s in starts] == [
+        (first, "startup"),
+        (first, "resume"),
+    ]
+    # The model saw the earlier history in the resumed conversation.
+    (later,) = [q for q in r.model.requests_of(RequestKind.AGENT) if q.human_text == "say the word"]
+    said = json.dumps(later.body["input"])
+    assert "remember the word kiwi" in said and "I will remember kiwi." in said
+    assert events[-1]["outcome"] == "complete"
