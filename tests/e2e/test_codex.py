@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import signal
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -213,3 +214,27 @@ def test_resume_after_sigkill_reopens_the_same_codex_conversation(
     said = json.dumps(later.body["input"])
     assert "remember the word kiwi" in said and "I will remember kiwi." in said
     assert events[-1]["outcome"] == "complete"
+
+
+def test_codex_exec_is_the_supervisor_for_a_team_without_claude(
+    codex_rig: Callable[..., Rig],
+) -> None:
+    r = codex_rig(
+        {
+            "agent": SIMPLE_AGENT,
+            "supervisor": [{"match": "Done with that.", "reply": "[COMPLETE] it says done"}],
+        }
+    )
+    run = r.run("finish it", "--supervisor-cmd", "codex exec")
+    assert run.code == 0, run.stdout + run.stderr
+    (decision,) = run.named("decision")
+    assert (decision["action"], decision["content"]) == ("complete", "it says done")
+    # The judge's prompt reached the model over Codex's wire, on stdin, with the marker.
+    (judge,) = r.model.requests_of(RequestKind.SUPERVISOR)
+    assert judge.path == "/v1/responses"
+    assert "You are the supervisor of an AI coding agent (ptysup)." in judge.human_text
+    # A lean judge keeps no session (--ephemeral): the only one is the agent's.
+    (agent_session,) = _hooks(run.events, "SessionStart")
+    rollouts = list((Path(r.env["CODEX_HOME"]) / "sessions").rglob("rollout-*.jsonl"))
+    assert len(rollouts) == 1 and agent_session["session_id"] in rollouts[0].name
+    assert not any(q.path == "/v1/messages" for q in r.model.requests)  # no Claude Code

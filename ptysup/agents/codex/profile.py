@@ -22,7 +22,6 @@ Observed with Codex CLI 0.169.0 (see docs/agents.md for the whole list):
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -32,6 +31,9 @@ from ptysup.agents.events import HookEvent, ScreenState
 from ptysup.agents.firstrun import Blocker
 from ptysup.agents.profile import Hooks, Launch
 from ptysup.agents.questions import Ask, ask_from
+from ptysup.procutil import is_codex
+
+__all__ = ["CodexProfile", "is_codex"]
 
 if TYPE_CHECKING:  # the screen model (pyte) loads after the agent started
     from ptysup.terminal.screen import ScreenSnapshot
@@ -120,11 +122,6 @@ def parse_signal(payload: str) -> dict[str, str]:
         if sep:
             fields[key.strip()] = value.strip()
     return fields
-
-
-def is_codex(argv: Sequence[str]) -> bool:
-    """Whether a command is Codex CLI (its executable is named codex)."""
-    return bool(argv) and os.path.basename(argv[0]) == "codex"
 
 
 class CodexAnswers:
