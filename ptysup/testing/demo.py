@@ -1,28 +1,47 @@
 """The demo: `ptysup "implement feature X" --max-iter 50` on a sample project, offline.
 
-The real Claude Code is the agent and the supervisor; the model behind both is the bundled
-fake (scenario `demo.yaml`), so the run needs no account and no network.
+The real Claude Code is the agent (or, with `--agent codex`, the real Codex CLI) and the
+supervisor; the model behind both is the bundled fake (scenario `demo.yaml`, or
+`demo_codex.yaml`), so the run needs no account and no network.
 """
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 # The standard library and these only at the top: `--help` and `--clean` run before
 # scripts/demo.sh sets anything up, on the system's Python.
 from ptysup.store import pidlock
+from ptysup.testing import codex_env
 from ptysup.testing.claude_env import claude_env, find_claude
 
 SCENARIO = Path(__file__).with_name("scenarios") / "demo.yaml"
 TASK = "implement feature X"
 # Edits without permission dialogs, so the demo runs unattended (and in CI).
 AGENT_CMD = "claude --permission-mode acceptEdits"
+
+
+@dataclass(frozen=True)
+class DemoAgent:
+    """An agent the demo can run: its command and the scenario its model plays."""
+
+    command: str
+    scenario: Path
+
+
+AGENTS = {
+    "claude": DemoAgent(AGENT_CMD, SCENARIO),
+    # Codex writes files with shell commands, in its workspace-write sandbox: no dialogs.
+    "codex": DemoAgent("codex", SCENARIO.with_name("demo_codex.yaml")),
+}
 
 
 def _say(message: str) -> None:
@@ -33,7 +52,7 @@ PREFIX = "ptysup-demo-"
 # Held by the demo for its whole life, in its sample project: `--clean` leaves that alone.
 LOCK = Path(".ptysup") / "demo.lock"
 USAGE = f"""\
-Usage: scripts/demo.sh [--clean | PTYSUP-OPTION...]
+Usage: scripts/demo.sh [--clean | [--agent claude|codex] PTYSUP-OPTION...]
 
 Runs `ptysup "{TASK}" --max-iter 50` on a sample project copied to a new temp dir
 ({PREFIX}*, kept for you to look at). The agent and the supervisor are the real
@@ -44,6 +63,8 @@ root, no test tools); --help and --clean set nothing up.
 
   --clean          remove the sample projects earlier demos left in the temp dir
                    (a demo still running keeps its own)
+  --agent codex    the real Codex CLI as the agent (its pinned version is installed
+                   into .tools/codex on first use); the supervisor stays Claude Code
   PTYSUP-OPTION    passed on to ptysup, e.g. --no-warm-supervisor, --max-cost 0.05,
                    --no-recording (`ptysup --help` lists them)
   -h, --help       this help
@@ -78,29 +99,57 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if extra == ["--clean"]:
         return clean()
+    name, extra = _agent(extra)
+    if name not in AGENTS:
+        _say(f"unknown agent {name!r}: the demo runs {' or '.join(AGENTS)}")
+        return 2
     claude = find_claude()
     if claude is None:
         _say("Claude Code is not installed: run scripts/demo.sh (it installs it)")
         return 2
+    codex = None
+    if name == "codex":
+        try:
+            codex = codex_env.install_codex()  # at once when the pinned version is there
+        except (OSError, subprocess.CalledProcessError) as exc:
+            _say(f"cannot install Codex CLI {codex_env.CODEX_VERSION}: {exc}")
+            return 2
     project = Path(tempfile.mkdtemp(prefix=PREFIX))
     with pidlock.hold(project / LOCK):
-        return _run(project, claude, extra)
+        return _run(project, claude, extra, AGENTS[name], codex)
 
 
-def _run(project: Path, claude: Path, extra: list[str]) -> int:
+def _agent(args: list[str]) -> tuple[str, list[str]]:
+    """The demo's `--agent NAME` (default claude), and the rest for ptysup."""
+    for i, arg in enumerate(args):
+        if arg == "--agent" and i + 1 < len(args):
+            return args[i + 1], args[:i] + args[i + 2 :]
+        if arg.startswith("--agent="):
+            return arg.split("=", 1)[1], args[:i] + args[i + 1 :]
+    return "claude", args
+
+
+def _run(
+    project: Path, claude: Path, extra: list[str], agent: DemoAgent, codex: Path | None
+) -> int:
     """The demo in PROJECT (a new temp dir); ptysup's exit code."""
     # Here, not at the top: see the imports.
     from ptysup.testing.fakemodel import FakeModel
     from ptysup.testing.scenario import Scenario
 
-    scenario = Scenario.load(SCENARIO)
+    scenario = Scenario.load(agent.scenario)
     scenario.seed(project)
     ptysup = Path(sys.executable).with_name("ptysup")
     command = [str(ptysup), TASK, "--max-iter", "50", *extra]
-    with FakeModel(scenario, project) as model, claude_env(model.url, [project], claude) as ce:
-        env = dict(ce.env, PTYSUP_AGENT_CMD=AGENT_CMD)
+    with contextlib.ExitStack() as stack:
+        model = stack.enter_context(FakeModel(scenario, project))
+        env = dict(stack.enter_context(claude_env(model.url, [project], claude)).env)
+        if codex is not None:  # the agent's private home, beside the supervisor's
+            made = codex_env.codex_env(model.url, [project], codex, base=env)
+            env = dict(stack.enter_context(made).env)
+        env["PTYSUP_AGENT_CMD"] = agent.command
         _say(f"sample project: {project}")
-        _say(f"model: the bundled fake at {model.url}; agent: {AGENT_CMD}")
+        _say(f"model: the bundled fake at {model.url}; agent: {agent.command}")
         _say(f"running: ptysup {shlex.join(command[1:])}")
         code = subprocess.call(command, cwd=project, env=env)
     log = next(project.glob(".ptysup/runs/*/events.jsonl"), None)

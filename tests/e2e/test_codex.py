@@ -6,7 +6,10 @@ Each test is one short run: together they stay within a couple of minutes."""
 from __future__ import annotations
 
 import json
+import os
 import signal
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -238,3 +241,24 @@ def test_codex_exec_is_the_supervisor_for_a_team_without_claude(
     rollouts = list((Path(r.env["CODEX_HOME"]) / "sessions").rglob("rollout-*.jsonl"))
     assert len(rollouts) == 1 and agent_session["session_id"] in rollouts[0].name
     assert not any(q.path == "/v1/messages" for q in r.model.requests)  # no Claude Code
+
+
+def test_the_demo_runs_with_codex_as_the_agent(
+    codex_bin: Path, claude_bin: Path, tmp_path: Path
+) -> None:
+    env = {**os.environ, "TMPDIR": str(tmp_path)}  # the sample project goes there
+    done = subprocess.run(
+        [sys.executable, "-m", "ptysup.testing.demo", "--agent", "codex", "--no-recording"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "demo: model: the bundled fake" in done.stderr and "agent: codex" in done.stderr
+    assert "the sample project's tests pass" in done.stderr
+    (log,) = tmp_path.glob("ptysup-demo-*/.ptysup/runs/*/events.jsonl")
+    events = read_events(log)
+    assert events[1]["profile"] == "codex"
+    assert [d["action"] for d in events if d["event"] == "decision"] == ["continue", "complete"]
