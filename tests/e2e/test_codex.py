@@ -101,6 +101,23 @@ def test_budget_exhaustion_clears_codex_and_exits_3(codex_rig: Callable[..., Rig
     assert run.events[-1]["outcome"] == "budget"
 
 
+def test_time_budget_interrupts_codex_s_turn_then_clears_it(codex_rig: Callable[..., Rig]) -> None:
+    # The model asks for a command only after the budget ran out: it must never run.
+    late = {"tool": "exec_command", "input": {"cmd": "touch late.txt"}, "delay": 12}
+    r = codex_rig({"agent": [{"steps": [late, {"text": "unused"}]}], "supervisor": []})
+    run = r.run("touch late.txt", "--max-time", "4s")
+    assert run.code == 3, run.stdout + run.stderr
+    assert run.events[-1]["outcome"] == "time"
+    # Esc, seen to stop the turn (Codex sends no Stop then); then /clear, confirmed.
+    names = [e["event"] for e in run.events]
+    assert names.index("interrupt") < names.index("inject", names.index("interrupt"))
+    assert run.named("interrupt")[0]["confirmed"] is True
+    assert [(i["text"], i["confirmed"]) for i in run.named("inject")][-1] == ("/clear", True)
+    assert not _hooks(run.events, "Stop")
+    wait_for(lambda: not r.leftovers(), 10, "every process of the run to be gone")
+    assert not (r.project / "late.txt").exists()
+
+
 COLOUR = {
     "tool": "request_user_input",
     "input": {
@@ -262,3 +279,24 @@ def test_the_demo_runs_with_codex_as_the_agent(
     events = read_events(log)
     assert events[1]["profile"] == "codex"
     assert [d["action"] for d in events if d["event"] == "decision"] == ["continue", "complete"]
+
+
+def test_an_api_error_codex_shows_ends_the_turn_without_a_stop_hook(
+    codex_rig: Callable[..., Rig],
+) -> None:
+    r = codex_rig(
+        {
+            "agent": [{"times": 1, "error": 429}, {"reply": "Recovered."}],
+            "supervisor": [{"reply": "[COMPLETE] recovered"}],
+        }
+    )
+    run = r.run("call the model", "--max-iter", "3", "--wait-base", "0.5")
+    assert run.code == 0, run.stdout + run.stderr
+    first, second = run.named("turn_end")
+    # Codex 0.169 has no StopFailure hook: its screen tells, once it reads ready again.
+    assert first["kind"] == "api_error"
+    assert first["detail"] == "exceeded retry limit, last status: 429 Too Many Requests"
+    (wait,) = run.named("wait")  # waited out as a rate limit, then typed `continue`
+    assert wait["reason"] == first["detail"]
+    assert second["kind"] == "stop" and second["detail"] == "Recovered."
+    assert len(_hooks(run.events, "Stop")) == 1

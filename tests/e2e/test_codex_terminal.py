@@ -78,3 +78,32 @@ def test_codex_s_screen_is_the_supervisor_s_and_the_terminal_is_restored(
     # Alternate screen off, cursor shown, mouse and keypad modes off, the tty cooked.
     assert flags == fresh_flags
     assert result.split("\n", 1)[1].split() == fresh_stty.split()
+
+
+def test_a_turn_the_person_interrupts_with_esc_ends_without_a_stop_hook(
+    codex_rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    r = codex_rig(
+        {
+            "agent": [{"delay": 30, "reply": "too late"}],
+            "supervisor": [{"reply": "[COMPLETE] the person stopped it"}],
+        }
+    )
+    done = tmp_path / "done"
+    argv = ptysup_argv("take your time", "--agent-cmd", "codex", "--log-file", str(r.log))
+    pane = Pane("ptysup-codex-esc", rows=ROWS)
+    pane.start(terminal_script(tmp_path / "run.sh", r.project, r.env, argv, done))
+    try:
+        r.model.wait_for(lambda q: q.kind is RequestKind.AGENT, timeout=60)
+        wait_for(lambda: "esc to interrupt" in pane.capture(), 20, "Codex working")
+        pane.send_keys("Escape")
+        wait_for(done.exists, 30, "ptysup to finish")
+    finally:
+        pane.kill()
+    assert done.read_text().startswith("exit=0"), r.log.read_text()
+    events = read_events(r.log)
+    # Codex went working → idle with no Stop (OSC 7501): the screen ended the turn.
+    (turn,) = [e for e in events if e["event"] == "turn_end"]
+    assert turn["kind"] == "screen"
+    assert not [e for e in events if e["event"] == "hook" and e["name"] == "Stop"]
+    assert events[-1]["outcome"] == "complete"
