@@ -279,6 +279,17 @@ def _run_start(f: dict[str, Any]) -> str:
     return line + f" | run {f.get('run_id')}, log {f.get('log_file')}"
 
 
+def repeat_detail(f: Mapping[str, Any]) -> str:
+    """A `repeat` event in words: how often the same round came, out of how many allowed,
+    and what did not change."""
+    what = ", ".join(str(w) for w in f.get("what") or ())
+    return (
+        f"{f.get('count')}x the same round (of {f.get('max_repeats')} allowed): same {what}"
+        f" | instruction: {shown(f.get('instruction', ''))}"
+        f" | answer: {shown(f.get('answer', ''))}"
+    )
+
+
 def _usd(value: Any) -> str:
     return f"{value:.4f}" if isinstance(value, (int, float)) else "?"
 
@@ -326,6 +337,8 @@ def format_line(event: Event) -> str:
         )
     elif name in ("question", "answer"):
         detail = _question_detail(f)
+    elif name == "repeat":
+        detail = repeat_detail(f)
     elif name == "run_end":
         detail = (
             f"outcome={f.get('outcome')} exit_code={f.get('exit_code')}"

@@ -34,6 +34,7 @@ from ptysup.events import EventLog, failure_text
 from ptysup.exitcodes import Outcome, RunResult
 from ptysup.notify import Notifier, TerminalChannel
 from ptysup.redact import Redactor
+from ptysup.run.gitstate import git_fingerprint
 from ptysup.run.heartbeat import Heartbeat
 from ptysup.run.loop import LoopConfig, RunLoop, Spent
 from ptysup.run.plandriver import MakeVerifier, PlanDriver
@@ -333,6 +334,7 @@ def _loop(
         config.max_iter,
         max_time=config.max_time,
         max_cost=config.max_cost,
+        max_repeats=config.max_repeats,
         prompt_template=config.prompt_template,
         questions=config.questions,
         person_present=person,
@@ -356,6 +358,12 @@ def _loop(
         waits,
         redact=Redactor.with_extra(config.redact),
         steps=steps,
+        # ptysup's own outputs in the project are no change of the agent's.
+        fingerprint=functools.partial(
+            git_fingerprint,
+            config.cwd,
+            [p for p in (config.log_file, config.record, config.summary_json) if p is not None],
+        ),
     )
 
 
