@@ -31,6 +31,7 @@ _VOLATILE = (
     (re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?(?:\.\d+)?\b"), "<clock>"),
     (re.compile(r"[↑↓]?\s*\d+(?:[.,]\d+)?\s*[kKmM]?\s*tokens?\b"), "<tokens>"),
     (re.compile(r"\$\s?\d+(?:\.\d+)?"), "<cost>"),
+    (re.compile(r"\.{2,}|…+"), "…"),  # progress dots, however many
     (
         re.compile(
             r"\b(?:\d+(?:\.\d+)?\s*(?:ms|s|sec|secs|seconds?|m|min|mins|minutes?|h|hours?)\b\s*)+"

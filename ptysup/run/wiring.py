@@ -180,7 +180,9 @@ def supervise(
         stop=stop_verify,
     )
     steps = _plan(config, log, part, verifier_for)
-    loop = _loop(config, session, runner, log, clock, part, steps, in_fd is not None, verifier_for)
+    loop = _loop(
+        config, session, runner, log, clock, part, steps, in_fd is not None, verifier_for, record
+    )
     if state is not None:  # the run's spend is kept as the agent reports it (state.json)
         session.on_spend.append(lambda _: state.spent(loop.cost))
     attach = _attach(config, part, log, screen, feeder, session, agent)
@@ -323,6 +325,7 @@ def _loop(
     steps: PlanDriver | None,
     person: bool,
     verifier_for: MakeVerifier,
+    record: Path | None,
 ) -> RunLoop:
     """The decision loop with its supervisor, verifier and wait policy."""
     waits = WaitPolicy(enabled=config.wait, max_waits=config.max_waits, base_s=config.wait_base)
@@ -362,7 +365,7 @@ def _loop(
         fingerprint=functools.partial(
             git_fingerprint,
             config.cwd,
-            [p for p in (config.log_file, config.record, config.summary_json) if p is not None],
+            [p for p in (config.log_file, record, config.summary_json) if p is not None],
         ),
     )
 
