@@ -64,6 +64,8 @@ def _git(cwd: Path, *args: str) -> bytes | None:
             cwd=cwd,
             stdin=subprocess.DEVNULL,
             capture_output=True,
+            # Only looking: no index refresh written, no lock the agent's own git could meet.
+            env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
             timeout=GIT_TIMEOUT_S,
             check=False,
         )

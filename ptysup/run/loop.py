@@ -384,19 +384,19 @@ class RunLoop:
         if not answer and not api_error:
             answer = new_text(typed.screen, self._agent.snapshot().text())
         tools = () if api_error else tuple(activity.tools)
+        # Redacted whole before anything is cut from it for a note, an event or a reason.
+        r = self._redact
         repeat = self._repeats.observe(
-            instruction, "\n".join((answer, *tools)), typed.decision, typed.verify, api_error
+            r(instruction),
+            r("\n".join((answer, *tools))),
+            typed.decision,
+            tuple(r(v) for v in typed.verify),
+            api_error,
         )
         self._repeat_note = ()
         if repeat is None:
             return None
-        r = self._redact
-        fields = repeat.fields()
-        self._log.emit(
-            "repeat",
-            **{k: r(v) if isinstance(v, str) else v for k, v in fields.items()},
-            max_repeats=self._repeats.max_repeats,
-        )
+        self._log.emit("repeat", **repeat.fields(), max_repeats=self._repeats.max_repeats)
         if not self._repeats.exhausted(repeat):
             self._repeat_note = (repeat.note(self._repeats.max_repeats),)
         return repeat

@@ -118,7 +118,7 @@ class Repeat:
         if r.verify:
             parts.append(f"the failing --verify ({_quote(r.verify[0])})")
         if r.decision is not None:
-            parts.append(f"your decision ({r.decision})")
+            parts.append(f"the decision before it ([{r.decision.upper()}])")
         return tuple(parts)
 
     def what(self) -> list[str]:

@@ -571,7 +571,7 @@ def test_complete_against_the_same_failing_verify_escalates() -> None:
     assert "the failing --verify" in result.reason and "make test" in result.reason
     repeats = [e.fields for e in rec.events if e.event == "repeat"]
     assert repeats[-1]["what"] == ["instruction", "answer", "verify", "decision"]
-    assert "your decision (complete)" in result.reason
+    assert "the decision before it ([COMPLETE])" in result.reason
 
 
 def test_the_same_api_error_again_and_again_escalates_instead_of_waiting() -> None:
@@ -587,3 +587,15 @@ def test_the_same_api_error_again_and_again_escalates_instead_of_waiting() -> No
     assert agent.typed == ["the task", "continue", "continue", "continue"]
     assert len(agent.paused) == 3
     assert next(e.fields["what"] for e in rec.events if e.event == "repeat")[1] == "api_error"
+
+
+def test_a_secret_in_a_repeated_answer_is_redacted_before_it_is_cut() -> None:
+    # The excerpt of an answer is cut at 160 characters: right inside this key.
+    said = "a" * 150 + " SECRET123456789 is the key"
+    _, _, sup, rec = _run(
+        [TRY_AGAIN] * 5, agent=SameAgent(said), redact=Redactor.with_extra([r"SECRET\d{9}"])
+    )
+    repeats = [e.fields for e in rec.events if e.event == "repeat"]
+    assert repeats and all("SECRET1" not in r["answer"] for r in repeats)
+    escalation = next(e.fields for e in rec.events if e.event == "escalation")
+    assert "SECRET1" not in escalation["reason"] and "SECRET1" not in sup.prompts[-1]

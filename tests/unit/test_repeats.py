@@ -87,7 +87,7 @@ def test_the_note_and_the_reason_say_what_did_not_change() -> None:
     assert repeat is not None
     note = repeat.note(4)
     assert note.startswith("Repeating: the same instruction got the same answer 2 times")
-    for said in ('"Run make"', '"Tests fail"', "the files", '"`make` exited 1"', "complete"):
+    for said in ('"Run make"', '"Tests fail"', "the files", '"`make` exited 1"', "[COMPLETE]"):
         assert said in note and said in repeat.reason()
     assert "2 more identical rounds end the run" in note
     assert repeat.what() == ["instruction", "answer", "files", "verify", "decision"]
