@@ -52,9 +52,10 @@ over), Ctrl-] again sends Ctrl-] to the agent (--escape-key).
 \b
 Exit codes: 0 complete, 1 abort, 2 usage error, 3 budget (iterations, time, cost, a plan
 step's max_iter), 4 agent exited or could not start, 5 supervisor failed, 6 API error or
-usage limit (with --no-wait or --max-waits used up), 7 escalated to a person (no
-terminal), 8 stopped by the person (escape key), 70 internal error, 74 the event log
-could not be written (the run was ended), 128+N killed by signal N.
+usage limit (with --no-wait or --max-waits used up), 7 escalated to a person ([ESCALATE]
+or --max-repeats identical rounds; no terminal), 8 stopped by the person (escape key),
+70 internal error, 74 the event log could not be written (the run was ended), 128+N
+killed by signal N.
 """
 
 
