@@ -114,3 +114,17 @@ def test_spinning_in_a_terminal_waits_for_the_person_then_supervises_again(
     assert decisions == ["continue"] * 3 + ["complete"]
     # ptysup typed nothing after the escalation: the message was the person's.
     assert [e["kind"] for e in s.events("inject")] == ["task"] + ["instruction"] * 3
+
+
+def test_the_same_api_error_after_every_continue_escalates(rig: Callable[..., Rig]) -> None:
+    r = rig({"agent": [{"error": 529}], "supervisor": [{"reply": "[COMPLETE]"}]})
+    run = r.run("t", "--wait-base", "0.2", "--max-waits", "9")
+    assert run.code == 7, run.stdout + run.stderr
+    end = run.events[-1]
+    assert end["reason"].startswith("spinning: the agent hit the same API error 3 times in a row")
+    # The task and two `continue`s met the same error; the third `continue` got it again,
+    # and that one was not waited out.
+    assert [i["text"] for i in run.named("inject")] == ["t"] + ["continue"] * 3
+    assert len(run.named("wait")) == 3
+    assert [e["what"][1] for e in run.named("repeat")] == ["api_error"] * 2
+    assert not r.model.requests_of(RequestKind.SUPERVISOR)
