@@ -20,6 +20,9 @@ class Agent:
     matches: Callable[[Sequence[str]], bool]  # the run's --agent-cmd is this agent
     resumes: bool  # a later part reopens the earlier conversation by its session id
     profile: Callable[[str | None, bool], AgentProfile]  # (session id, reopen) → the profile
+    # The releases the end-to-end tests pass with (the pinned one in CI; `ptysup doctor`
+    # says when the installed one is not among them).
+    tested: tuple[str, ...] = ()
 
 
 def _generic(session_id: str | None, reopen: bool) -> AgentProfile:
@@ -27,7 +30,7 @@ def _generic(session_id: str | None, reopen: bool) -> AgentProfile:
 
 
 AGENTS: tuple[Agent, ...] = (
-    Agent("claude", is_claude, True, ClaudeProfile),
+    Agent("claude", is_claude, True, ClaudeProfile, tested=("2.1.197",)),
     Agent("generic", lambda argv: True, False, _generic),
 )
 
