@@ -282,10 +282,12 @@ def _run_start(f: dict[str, Any]) -> str:
 def repeat_detail(f: Mapping[str, Any]) -> str:
     """A `repeat` event in words: how often the same round came, out of how many allowed,
     and what did not change."""
-    what = ", ".join(str(w) for w in f.get("what") or ())
+    what = f.get("what")
+    # Any value a damaged log holds is read as text, and nothing in it acts on a terminal.
+    names = ", ".join(map(str, what)) if isinstance(what, list) else str(what or "")
     return (
-        f"{f.get('count')}x the same round (of {f.get('max_repeats')} allowed): same {what}"
-        f" | instruction: {shown(f.get('instruction', ''))}"
+        f"{shown(f.get('count'))}x the same round (of {shown(f.get('max_repeats'))} allowed):"
+        f" same {shown(names)} | instruction: {shown(f.get('instruction', ''))}"
         f" | answer: {shown(f.get('answer', ''))}"
     )
 

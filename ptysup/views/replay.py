@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ptysup.argspec import ArgSpec
-from ptysup.events import repeat_detail
+from ptysup.events import repeat_detail, shown
 from ptysup.logread import skipped_note
 from ptysup.store.rundir import RunDir, RunNotFound, find_run, part_recordings, read_log
 from ptysup.terminal.castread import CastError, load_cast
@@ -69,7 +69,7 @@ def render(events: list[dict[str, Any]], screens: dict[int, str], out: TextIO) -
         if e["event"] == "repeat":
             out.write(f"  repeat: {repeat_detail(e)}\n")
         if e["event"] == "escalation":
-            out.write(f"  escalation ({e.get('at')}): {e.get('reason', '')}\n")
+            out.write(f"  escalation ({shown(e.get('at'))}): {shown(e.get('reason', ''), 1000)}\n")
         if e["event"] != "decision":
             continue
         i = e.get("iteration")
