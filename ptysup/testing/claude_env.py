@@ -20,14 +20,14 @@ from pathlib import Path
 
 from ptysup.testing.agent_cli import install_or_path, print_exports, shell_path
 from ptysup.testing.npm_package import NpmPackage
+from ptysup.testing.pins import CLAUDE
 
-CLAUDE_CODE_VERSION = "2.1.197"
-PACKAGE = "@anthropic-ai/claude-code"
-REPO_DIR = Path(__file__).resolve().parents[2]
-TOOLS_DIR = REPO_DIR / ".tools" / "claude-code"
+CLAUDE_CODE_VERSION = CLAUDE.version
+PACKAGE = CLAUDE.package
+TOOLS_DIR = CLAUDE.prefix
 TEST_API_KEY = "sk-ant-test"
-BIN_ENV_VAR = "PTYSUP_CLAUDE_BIN"
-NPM = NpmPackage(PACKAGE, CLAUDE_CODE_VERSION, "claude")
+BIN_ENV_VAR = CLAUDE.bin_env
+NPM = NpmPackage(PACKAGE, CLAUDE_CODE_VERSION, CLAUDE.bin_name)
 
 # Outer variables with these prefixes would leak a real account, a real endpoint, or the
 # "running inside Claude Code" flag (CLAUDECODE) into the child.

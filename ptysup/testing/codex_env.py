@@ -20,14 +20,14 @@ from functools import partial
 from pathlib import Path
 
 from ptysup.testing.agent_cli import install_or_path, print_exports, shell_path
-from ptysup.testing.claude_env import REPO_DIR
 from ptysup.testing.npm_package import NpmPackage
+from ptysup.testing.pins import CODEX
 
-CODEX_VERSION = "0.169.0"
-PACKAGE = "@openai/codex"
-TOOLS_DIR = REPO_DIR / ".tools" / "codex"
-BIN_ENV_VAR = "PTYSUP_CODEX_BIN"
-NPM = NpmPackage(PACKAGE, CODEX_VERSION, "codex")
+CODEX_VERSION = CODEX.version
+PACKAGE = CODEX.package
+TOOLS_DIR = CODEX.prefix
+BIN_ENV_VAR = CODEX.bin_env
+NPM = NpmPackage(PACKAGE, CODEX_VERSION, CODEX.bin_name)
 MODEL = "fake-model"
 PROVIDER = "ptysup-fake"
 # The provider's `env_key`: Codex sends its value as the bearer token.
