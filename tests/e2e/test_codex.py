@@ -16,9 +16,15 @@ from typing import Any
 
 import pytest
 
+from ptysup.testing.codex_env import config_toml
 from ptysup.testing.fakemodel import RecordedRequest, RequestKind
 from tests.e2e.conftest import Rig
 from tests.helpers import read_events, wait_for
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # ptysup's own dependency there
+    import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
 
 pytestmark = pytest.mark.e2e
 
@@ -76,6 +82,48 @@ def test_without_a_terminal_in_ci_codex_completes_and_each_turn_ends_on_its_stop
     # Codex's own spend is not known in dollars: the agent's share is $0.
     assert run.events[-1]["agent_cost_usd"] == 0
     # (the rig asserts no process with this CODEX_HOME outlived the run: no daemon)
+
+
+def test_an_untrusted_git_folder_is_named_with_its_fix_never_answered(
+    codex_rig: Callable[..., Rig],
+) -> None:
+    r = codex_rig({"agent": SIMPLE_AGENT, "supervisor": [{"reply": "[COMPLETE]"}]})
+    subprocess.run(["git", "init", "-q", str(r.project)], check=True)
+    config = Path(r.env["CODEX_HOME"]) / "config.toml"
+    untrusted = config_toml(r.model.url, [r.project.parent / "elsewhere"])
+    config.write_text(untrusted)
+    run = r.run("do the thing", timeout=90)
+    assert run.code == 4, run.stdout + run.stderr
+    end = run.events[-1]
+    assert end["outcome"] == "agent_exited"
+    assert "Codex is waiting on its folder trust dialog;" in str(end["reason"])
+    assert 'trust_level = "trusted"' in str(end["reason"])
+    assert "Trust this folder?" in "\n".join(run.named("agent_screen")[0]["lines"])
+    assert not r.model.requests  # nothing was typed, nothing reached the model
+    # ptysup answered nothing: the folder is still untrusted
+    assert str(r.project.resolve()) not in tomllib.loads(config.read_text()).get("projects", {})
+
+
+def test_a_multi_line_instruction_lands_whole_as_one_message(
+    codex_rig: Callable[..., Rig],
+) -> None:
+    instruction = "Fix two things:\n1. the loop\n2. the test"
+    r = codex_rig(
+        {
+            "agent": SIMPLE_AGENT,
+            "supervisor": [
+                {"times": 1, "reply": f"[CONTINUE] {instruction}"},
+                {"reply": "[COMPLETE] fine"},
+            ],
+        }
+    )
+    run = r.run("start", "--max-iter", "3")
+    assert run.code == 0, run.stdout + run.stderr
+    assert r.human_texts() == ["start", instruction]
+    assert [(i["kind"], i["confirmed"], i["attempts"]) for i in run.named("inject")] == [
+        ("task", True, 1),
+        ("instruction", True, 1),
+    ]
 
 
 def test_abort_clears_codex_and_exits_1(codex_rig: Callable[..., Rig]) -> None:

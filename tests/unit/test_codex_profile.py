@@ -76,12 +76,14 @@ def snap(
         (WORKING, "state=working:app=codex", ScreenState.WORKING),
         (AFTER_TURN, "state=done:app=codex", ScreenState.READY),
         (AFTER_TURN, "state=idle:app=codex", ScreenState.READY),
+        (AFTER_TURN, "state=error:app=codex", ScreenState.READY),  # an API error's turn end
         (APPROVAL, "state=blocked:app=codex:kind=permission", ScreenState.DIALOG),
         (AFTER_TURN, "state=blocked:app=codex:kind=question", ScreenState.DIALOG),
-        # Before its first report, or should it stop writing them: the screen alone.
+        # Before its first report: the screen, but never ready (Codex draws its input box
+        # a moment before the folder trust dialog, and reports idle only after it).
         (WORKING, "", ScreenState.WORKING),
         (APPROVAL, "", ScreenState.DIALOG),
-        (AFTER_TURN, "", ScreenState.READY),
+        (EMPTY, "", ScreenState.UNKNOWN),
         (("  >_ OpenAI Codex (v0.169.0)",), "state=idle:app=codex", ScreenState.UNKNOWN),
     ],
 )

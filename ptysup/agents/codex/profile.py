@@ -9,8 +9,10 @@ Observed with Codex CLI 0.169.0 (see docs/agents.md for the whole list):
   Stop, the screen tells.
 - `SessionStart` comes with the first prompt of a conversation, not when Codex starts,
   and after /clear or /new only with the next prompt (source `clear`).
-- OSC 7501 `state=<idle|working|done|blocked>:app=codex[:kind=permission|question]` in
-  its output at every change; an Esc-interrupted turn goes working → idle with no Stop.
+- OSC 7501 `state=<idle|working|done|error|blocked>:app=codex[:kind=permission|question]`
+  in its output at every change; an Esc-interrupted turn goes working → idle, an API
+  error working → error, both with no Stop. Nothing is reported before a first-run
+  dialog is answered.
 - the default background daemon outlives the TUI: `--no-daemon` keeps everything in the
   one process; TERM=dumb makes it refuse to start.
 - `request_user_input` is "unavailable in Default mode" (it answers the model so without
@@ -59,6 +61,9 @@ _DIALOG = re.compile(
 )
 _CHOICE = re.compile(r"^›\s*\d+\.")
 _WORKING = "esc to interrupt"
+# The reports of a Codex waiting for input: after start or an interrupt, after a turn, and
+# after a turn that ended on an API error (no Stop hook then).
+_WAITING = frozenset({"idle", "done", "error"})
 _ERROR = "■ "
 _INTERRUPTED = "■ Conversation interrupted"
 
@@ -209,7 +214,9 @@ class CodexProfile:
         return fixed
 
     def screen_state(self, snap: ScreenSnapshot) -> ScreenState:
-        """Codex's own report (OSC 7501) first, then its screen."""
+        """Codex's own report (OSC 7501) first, then its screen. Ready needs the report:
+        Codex draws its input box for a moment before a first-run dialog (folder trust)
+        replaces it, and reports `idle` only once it really waits for input."""
         state = parse_signal(snap.signal).get("state")
         if state == "blocked":
             return ScreenState.DIALOG
@@ -220,8 +227,8 @@ class CodexProfile:
             return ScreenState.DIALOG
         if state is None and any(_WORKING in line for line in lines):
             return ScreenState.WORKING
-        if _box_row(lines) is not None:
-            return ScreenState.READY  # idle / done, or no report yet: the composer shows
+        if state in _WAITING and _box_row(lines) is not None:
+            return ScreenState.READY
         return ScreenState.UNKNOWN
 
     def input_has_text(self, snap: ScreenSnapshot) -> bool:
