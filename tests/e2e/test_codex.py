@@ -42,6 +42,19 @@ def _outputs(request: RecordedRequest) -> list[str]:
     return [str(i.get("output")) for i in items if i.get("type") == "function_call_output"]
 
 
+def _commands_with(text: str) -> list[str]:
+    """Command lines of live processes that hold `text`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except (OSError, UnicodeDecodeError):
+            continue
+        if entry.name.isdigit() and int(entry.name) != os.getpid() and text in cmdline:
+            found.append(cmdline)
+    return found
+
+
 def test_without_a_terminal_in_ci_codex_completes_and_each_turn_ends_on_its_stop_hook(
     codex_rig: Callable[..., Rig],
 ) -> None:
@@ -81,7 +94,10 @@ def test_without_a_terminal_in_ci_codex_completes_and_each_turn_ends_on_its_stop
     assert r.model.requests_of(RequestKind.TITLE)
     # Codex's own spend is not known in dollars: the agent's share is $0.
     assert run.events[-1]["agent_cost_usd"] == 0
-    # (the rig asserts no process with this CODEX_HOME outlived the run: no daemon)
+    # /exit ended Codex, and nothing of it is left: no app-server daemon (the rig also
+    # looks for CODEX_HOME in every process's environment).
+    assert not [w for w in run.named("warning") if "did not exit" in w["message"]]
+    assert not _commands_with(r.env["CODEX_HOME"]) and not _commands_with("--managed-daemon")
 
 
 def test_an_untrusted_git_folder_is_named_with_its_fix_never_answered(
