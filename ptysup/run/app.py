@@ -126,7 +126,7 @@ def run(
             channel = stack.enter_context(
                 HookChannel(
                     on_event=functools.partial(
-                        _on_hook, holder, state, profile, _SessionLearner(session_id, on_session)
+                        _on_hook, holder, state, profile, SessionLearner(session_id, on_session)
                     ),
                     on_foreign=lambda why: log.emit("warning", message=f"hook ignored: {why}"),
                     clock=clock,
@@ -174,7 +174,7 @@ def run(
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-class _SessionLearner:
+class SessionLearner:
     """The conversation's id from the agent's first SessionStart (later ones are /clear's
     new conversations: a resume reopens the one the run worked in)."""
 
@@ -197,7 +197,7 @@ def _on_hook(
     holder: list[AgentSession],
     state: StateTracker | None,
     profile: AgentProfile,
-    learner: _SessionLearner,
+    learner: SessionLearner,
     event: HookEvent,
 ) -> None:
     """A hook arrived: in ptysup's vocabulary, the run's state hears it at once, the
