@@ -13,7 +13,7 @@ import pytest
 
 from ptysup.testing.fakemodel import RequestKind
 from tests.e2e.conftest import Rig
-from tests.e2e.test_supervisor_sees_the_screen import ROWS, Watcher, differences, supervisor_screen
+from tests.e2e.test_supervisor_sees_the_screen import ROWS, Watcher, assert_each_turn_end_shown
 from tests.e2e.test_terminal_left_clean import Pane, fresh_pane
 from tests.helpers import ptysup_argv, read_events, terminal_script, wait_for
 
@@ -65,16 +65,7 @@ def test_codex_s_screen_is_the_supervisor_s_and_the_terminal_is_restored(
     turn_ends = [e["ts"] for e in events if e["event"] == "turn_end"]
     requests = r.model.requests_of(RequestKind.SUPERVISOR)
     assert len(turn_ends) == len(requests) == 2
-    for n, (ended, request, until) in enumerate(zip(turn_ends, requests, asked, strict=True)):
-        mine = supervisor_screen(request.human_text)
-        assert "That is all for now." in "\n".join(mine), f"turn end {n}: an older frame"
-        shown = [pane for at, pane in watcher.seen if ended - 1.0 <= at <= until]
-        assert shown, f"turn end {n}: no capture of the pane"
-        best = min(shown, key=lambda p: len(differences(mine, p)))
-        rows = differences(mine, best)
-        assert not rows, f"turn end {n}, rows {rows}:\n" + "\n".join(
-            f"{mine[y] if y < len(mine) else ''!r}\n{best[y]!r}" for y in rows
-        )
+    assert_each_turn_end_shown(turn_ends, requests, asked, watcher, "That is all for now.")
     # Alternate screen off, cursor shown, mouse and keypad modes off, the tty cooked.
     assert flags == fresh_flags
     assert result.split("\n", 1)[1].split() == fresh_stty.split()
