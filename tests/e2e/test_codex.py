@@ -78,14 +78,13 @@ def test_without_a_terminal_in_ci_codex_completes_and_each_turn_ends_on_its_stop
     assert [(i["kind"], i["confirmed"]) for i in run.named("inject")] == [("task", True)]
     start = run.named("agent_start")[0]
     assert (start["profile"], start["interactive"]) == ("codex", False)
-    # The turn ended on Codex's Stop hook, within a second of it and of the model's reply:
-    # not after 30 s of quiet.
+    # The turn ended on Codex's Stop hook (kind `stop`), a moment after the model's reply
+    # (the hook, then at most `settle_max` for the final frame): not after 30 s of quiet.
     (turn,) = run.named("turn_end")
     (stop,) = _hooks(run.events, "Stop")
     assert turn["kind"] == "stop" and turn["detail"] == "Wrote term.txt."
-    assert 0 <= turn["ts"] - stop["ts"] < 1.0
     last_reply = r.model.requests_of(RequestKind.AGENT)[-1].time
-    assert turn["ts"] - last_reply < 1.0 + 0.5  # the reply, Codex's Stop, ptysup's settle
+    assert last_reply <= stop["ts"] <= turn["ts"] < last_reply + 3  # ~0.3 s measured
     assert run.events[-1]["elapsed_s"] < 30
     # The conversation id Codex picked is kept for a resume; the title request was answered.
     (session,) = _hooks(run.events, "SessionStart")
