@@ -91,6 +91,9 @@ def test_without_a_terminal_in_ci_codex_completes_and_each_turn_ends_on_its_stop
     record = json.loads(next(r.project.glob(".ptysup/runs/*/run.json")).read_text())
     assert record["session_id"] == session["session_id"] == run.named("session")[0]["session_id"]
     assert r.model.requests_of(RequestKind.TITLE)
+    # ptysup's hooks came on the command line: the config file has none of them.
+    config = tomllib.loads((Path(r.env["CODEX_HOME"]) / "config.toml").read_text())
+    assert "hooks" not in config and config["model_provider"] == "ptysup-fake"
     # Codex's own spend is not known in dollars: the agent's share is $0.
     assert run.events[-1]["agent_cost_usd"] == 0
     # /exit ended Codex, and nothing of it is left: no app-server daemon (the rig also
