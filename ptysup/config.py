@@ -36,6 +36,7 @@ class RunConfig:
     task: str
     max_iter: int = 50
     agent_cmd: tuple[str, ...] = ("claude",)
+    agent: str | None = None  # the agent's kind by name (--agent); None: known by its command
     supervisor_cmd: tuple[str, ...] = ("claude", "-p")
     supervisor_timeout: float = DEFAULT_SUPERVISOR_TIMEOUT
     supervisor_retries: int = DEFAULT_SUPERVISOR_RETRIES

@@ -35,7 +35,8 @@ class Reply(Protocol):
 
 @dataclass(frozen=True)
 class HookEvent:
-    """A Claude Code hook fired (Stop, StopFailure, UserPromptSubmit, …).
+    """An agent's hook fired, named in ptysup's vocabulary (Claude Code's: Stop,
+    StopFailure, UserPromptSubmit, …; each profile's `hook` translates its agent's own).
 
     A hook that waits for ptysup's answer (a request) carries `reply`: whoever takes the
     event must send one, even an empty one, or the agent waits for the hook's timeout.

@@ -2,14 +2,33 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from ptysup.agents.events import ScreenState
+from ptysup.agents.events import HookEvent, ScreenState
 from ptysup.agents.firstrun import Blocker
+from ptysup.agents.questions import Ask
 
 if TYPE_CHECKING:  # the screen model (pyte) loads after the agent started
     from ptysup.terminal.screen import ScreenSnapshot
+
+
+class Hooks(Protocol):
+    """The run's hook channel, as a profile wires it into its agent."""
+
+    def command(self, wait: float | None = None) -> str:
+        """The shell command line a hook runs; with `wait` it waits for ptysup's reply."""
+        ...
+
+
+@dataclass(frozen=True)
+class Launch:
+    """How the agent is started: its command line and its whole environment."""
+
+    argv: list[str]
+    env: dict[str, str]
 
 
 class AgentProfile(Protocol):
@@ -24,9 +43,25 @@ class AgentProfile(Protocol):
     interrupt_key: bytes | None  # stops the turn it is working on, if it has such a key
     # Printed when the agent suspended itself (Ctrl-Z) and waits for a SIGCONT, if it does.
     suspend_notice: bytes | None
+    # The OSC number of the state reports the agent writes into its terminal (Codex: 7501),
+    # if it writes any: the last one's payload is the screen snapshot's `signal`.
+    signal_osc: int | None
 
-    def argv(self, base: Sequence[str], hook_command: str | None) -> list[str]:
-        """The command line to start the agent with (hooks wired in, if it has them)."""
+    def launch(
+        self, base: Sequence[str], env: Mapping[str, str], hooks: Hooks | None, private: Path
+    ) -> Launch:
+        """The agent's command line and environment, ptysup's hooks wired in (`hooks` is
+        None for a profile without them). `private`: a 0700 directory of this run's only,
+        with no group- or world-writable parent, removed when the run ends."""
+        ...
+
+    def hook(self, event: HookEvent) -> HookEvent | None:
+        """The agent's own hook in ptysup's vocabulary (Claude Code's names and payload
+        keys), or None to ignore it. A waiting hook keeps its `reply`."""
+        ...
+
+    def ask(self, event: HookEvent) -> Ask | None:
+        """The question in a translated, waiting hook, if it is the agent asking one."""
         ...
 
     def screen_state(self, snap: ScreenSnapshot) -> ScreenState:

@@ -1,9 +1,11 @@
-"""Claude Code's AskUserQuestion tool: read its questions, turn a reply into its answers.
+"""An agent's questions: read them, turn the supervisor's reply into the agent's answers.
 
-The pinned Claude Code (2.1.197) takes the answers from a PreToolUse hook's output
-(`updatedInput.answers`, keyed by question text) and gives them to the model as the
-tool's result: no picker is shown. A hook that prints nothing leaves the picker to the
-person; `permissionDecision: deny` rejects the call with a reason the model reads.
+Each agent's profile turns its question hook into an `Ask` with the `AnswerFormat` its
+agent reads. The pinned Claude Code (2.1.197), for its AskUserQuestion tool, takes the
+answers from a PreToolUse hook's output (`updatedInput.answers`, keyed by question text)
+and gives them to the model as the tool's result: no picker is shown. A hook that prints
+nothing leaves the picker to the person; `permissionDecision: deny` rejects the call with
+a reason the model reads.
 """
 
 from __future__ import annotations
@@ -11,11 +13,42 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from ptysup.agents.events import HookEvent
 
 ASK_TOOL = "AskUserQuestion"
+
+
+class AnswerFormat(Protocol):
+    """What a waiting question hook prints for its agent."""
+
+    def answer(self, tool_input: Mapping[str, Any], answers: Mapping[str, str]) -> str:
+        """The hook's output that gives the agent these answers (question → answer)."""
+        ...
+
+    def deny(self, reason: str) -> str:
+        """The hook's output that refuses the question; the model reads `reason`."""
+        ...
+
+
+class ClaudeAnswers:
+    """Claude Code's PreToolUse output: `updatedInput.answers`, or a denial."""
+
+    def answer(self, tool_input: Mapping[str, Any], answers: Mapping[str, str]) -> str:
+        updated = {**tool_input, "answers": dict(answers)}
+        return _pre_tool_use({"permissionDecision": "allow", "updatedInput": updated})
+
+    def deny(self, reason: str) -> str:
+        return _pre_tool_use({"permissionDecision": "deny", "permissionDecisionReason": reason})
+
+
+def _pre_tool_use(decision: dict[str, Any]) -> str:
+    out = {"hookSpecificOutput": {"hookEventName": "PreToolUse", **decision}}
+    return json.dumps(out, ensure_ascii=False)
+
+
+CLAUDE_ANSWERS = ClaudeAnswers()
 
 
 @dataclass(frozen=True)
@@ -52,6 +85,7 @@ class Ask:
     questions: tuple[Question, ...]
     tool_input: Mapping[str, Any]
     event: HookEvent
+    fmt: AnswerFormat = CLAUDE_ANSWERS  # what the agent reads from the hook
     decided: bool = False  # ptysup answered or refused it (else the person's picker did)
 
     @property
@@ -61,39 +95,36 @@ class Ask:
 
     def answer(self, answers: Mapping[str, str]) -> bool:
         """Give the agent these answers (question text → label(s) or free text)."""
-        return self._send(
-            {
-                "permissionDecision": "allow",
-                "updatedInput": {**self.tool_input, "answers": dict(answers)},
-            }
-        )
+        return self._send(self.fmt.answer(self.tool_input, answers))
 
     def deny(self, reason: str) -> bool:
         """Reject the question; the model reads `reason`."""
-        return self._send({"permissionDecision": "deny", "permissionDecisionReason": reason})
+        return self._send(self.fmt.deny(reason))
 
     def leave_to_person(self) -> bool:
         """Reply nothing: Claude Code shows its picker to the person."""
         return self.event.reply is not None and self.event.reply.send("")
 
-    def _send(self, decision: dict[str, Any]) -> bool:
+    def _send(self, text: str) -> bool:
         if self.event.reply is None:
             return False
-        out = {"hookSpecificOutput": {"hookEventName": "PreToolUse", **decision}}
-        sent = self.event.reply.send(json.dumps(out, ensure_ascii=False))
+        sent = self.event.reply.send(text)
         self.decided = self.decided or sent
         return sent
 
 
-def ask_from(event: HookEvent) -> Ask | None:
-    """The question in a waiting PreToolUse hook for AskUserQuestion, else None."""
+def ask_from(
+    event: HookEvent, tool: str = ASK_TOOL, fmt: AnswerFormat = CLAUDE_ANSWERS
+) -> Ask | None:
+    """The question in a waiting PreToolUse hook for the question tool `tool`, else None
+    (the tool's input holds `questions`, as Claude Code's, Codex's and Gemini's do)."""
     p = event.payload
-    if event.reply is None or event.name != "PreToolUse" or p.get("tool_name") != ASK_TOOL:
+    if event.reply is None or event.name != "PreToolUse" or p.get("tool_name") != tool:
         return None
     tool_input = p.get("tool_input")
     if not isinstance(tool_input, dict):
         return None
-    return Ask(parse_questions(tool_input.get("questions")), tool_input, event)
+    return Ask(parse_questions(tool_input.get("questions")), tool_input, event, fmt)
 
 
 def person_answers(payload: Mapping[str, Any]) -> dict[str, str] | None:

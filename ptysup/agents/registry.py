@@ -32,6 +32,13 @@ AGENTS: tuple[Agent, ...] = (
 )
 
 
-def find(agent_cmd: Sequence[str]) -> Agent:
-    """The first agent whose command `agent_cmd` is (the generic one at the latest)."""
+NAMES: tuple[str, ...] = tuple(agent.name for agent in AGENTS)
+
+
+def find(agent_cmd: Sequence[str], name: str | None = None) -> Agent:
+    """The agent called `name` (--agent, for a wrapper script), else the first agent whose
+    command `agent_cmd` is (the generic one at the latest). KeyError for an unknown name:
+    the command line checks names against NAMES first."""
+    if name is not None:
+        return next(agent for agent in AGENTS if agent.name == name)
     return next(agent for agent in AGENTS if agent.matches(agent_cmd))

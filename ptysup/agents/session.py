@@ -14,7 +14,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ptysup.agents.claude.hooks import STATUS_LINE
 from ptysup.agents.events import (
     AgentEvent,
     AgentExit,
@@ -34,9 +33,10 @@ from ptysup.agents.events import (
     TurnEndKind,
 )
 from ptysup.agents.firstrun import AgentBlocked
+from ptysup.agents.hookchannel import STATUS_LINE
 from ptysup.agents.person import Person
 from ptysup.agents.profile import AgentProfile
-from ptysup.agents.questions import ASK_TOOL, Ask, ask_from, person_answers
+from ptysup.agents.questions import ASK_TOOL, Ask, person_answers
 from ptysup.agents.settle import settle_output
 from ptysup.events import EventLog
 from ptysup.terminal.inject import MAX_MESSAGE, Typist, as_message
@@ -719,7 +719,7 @@ class AgentSession:
         elif isinstance(event, HookEvent):
             self._record_hook(event)
             if event.reply is not None:
-                ask = ask_from(event)
+                ask = self.profile.ask(event)
                 if ask is not None:
                     self._asks.append(ask)
                     self._asked[ask.tool_use_id] = ask

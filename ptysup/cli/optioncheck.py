@@ -31,6 +31,13 @@ def _one_of(choices: tuple[str, ...]) -> OptionCheck:
     return check
 
 
+def _agent(value: Any) -> Any:
+    # Here, not at import: the registry loads every agent's profile.
+    from ptysup.agents.registry import NAMES
+
+    return _one_of(NAMES)(value)
+
+
 def _more_than_zero(value: Any) -> Any:
     if value is not None and value <= 0:  # a zero budget would end the run before it starts
         raise ValueError("must be more than zero")
@@ -80,6 +87,7 @@ VALUE_CHECKS: Mapping[str, OptionCheck] = {
     "max_time": lambda v: duration_seconds(str(v)),
     "max_cost": _more_than_zero,
     "agent_cmd": lambda v: command_argv(str(v)),
+    "agent": _agent,
     "supervisor_cmd": lambda v: command_argv(str(v)),
     "verify": lambda v: command_argv(str(v)),
     "notify": lambda v: command_argv(str(v)),

@@ -115,6 +115,14 @@ def run_command(
     agent_cmd: Annotated[
         str, _opt("The agent's command line (split like a shell, never run through one).")
     ] = "claude",
+    agent: Annotated[
+        str | None,
+        _opt(
+            "Which agent --agent-cmd starts: claude, codex, gemini or generic (default: "
+            "known by its program's name; for a wrapper script).",
+            show_default=False,
+        ),
+    ] = None,
     supervisor_cmd: Annotated[
         str, _opt("Run fresh for each decision; the prompt goes on its stdin.")
     ] = "claude -p",
@@ -279,6 +287,7 @@ def run_command(
         max_time=duration,
         max_cost=max_cost,
         agent_cmd=split_command(agent_cmd, "--agent-cmd"),
+        agent=agent,
         supervisor_cmd=split_command(supervisor_cmd, "--supervisor-cmd"),
         supervisor_timeout=supervisor_timeout,
         supervisor_retries=supervisor_retries,

@@ -18,8 +18,10 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from ptysup.agents import registry
-from ptysup.agents.claude.hooks import HookChannel
 from ptysup.agents.events import HookEvent
+from ptysup.agents.hookchannel import HookChannel
+from ptysup.agents.private import private_dir
+from ptysup.agents.profile import AgentProfile
 from ptysup.config import RunConfig
 from ptysup.events import CUT, ConsoleSink, EventLog, JsonlSink, shown
 from ptysup.exitcodes import Outcome, RunResult
@@ -99,7 +101,7 @@ def run(
     """Start the agent, supervise it to an outcome, and leave nothing running behind.
 
     `state` hears the hooks and the screen's dialogs as they happen (state.json)."""
-    kind = registry.find(config.agent_cmd)
+    kind = registry.find(config.agent_cmd, config.agent)
     session_id = part.session_id if part is not None and kind.resumes else None
     resume = part is not None and part.reopen
     profile = kind.profile(session_id, resume)
@@ -116,18 +118,22 @@ def run(
     with contextlib.ExitStack() as stack:
         holder: list[AgentSession] = []
         channel = None
+        run_id = part.run_id if part is not None else None
         if profile.uses_hooks:
             channel = stack.enter_context(
                 HookChannel(
-                    on_event=functools.partial(_on_hook, holder, state),
+                    on_event=functools.partial(_on_hook, holder, state, profile),
                     on_foreign=lambda why: log.emit("warning", message=f"hook ignored: {why}"),
                     clock=clock,
-                    run_id=part.run_id if part is not None else None,
+                    run_id=run_id,
                 )
             )
-        argv = profile.argv(config.agent_cmd, channel.command() if channel else None)
+        private = stack.enter_context(private_dir(run_id, env))
+        launch = profile.launch(config.agent_cmd, env, channel, private)
         try:
-            agent = AgentProcess.spawn(argv, cwd=str(config.cwd), env=env, size=(rows, cols))
+            agent = AgentProcess.spawn(
+                launch.argv, cwd=str(config.cwd), env=launch.env, size=(rows, cols)
+            )
         except AgentStartError as exc:
             log.emit("error", message=str(exc))
             return RunResult(Outcome.AGENT_EXITED, 0, str(exc))
@@ -163,8 +169,20 @@ def run(
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def _on_hook(holder: list[AgentSession], state: StateTracker | None, event: HookEvent) -> None:
-    """A hook arrived: the run's state hears it at once, the session in its turn."""
+def _on_hook(
+    holder: list[AgentSession],
+    state: StateTracker | None,
+    profile: AgentProfile,
+    event: HookEvent,
+) -> None:
+    """A hook arrived: in ptysup's vocabulary, the run's state hears it at once, the
+    session in its turn. A waiting hook the profile drops is answered with nothing."""
+    translated = profile.hook(event)
+    if translated is None:
+        if event.reply is not None:
+            event.reply.send("")
+        return
+    event = translated
     if state is not None:
         state.hook(event.name, event.payload)
     if holder:

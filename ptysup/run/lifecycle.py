@@ -16,7 +16,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ptysup import __version__, notify
-from ptysup.agents.claude import hooks
+from ptysup.agents import hookchannel as hooks
+from ptysup.agents import private
 from ptysup.config import RunConfig
 from ptysup.events import Event, EventLog, failure_text
 from ptysup.exitcodes import ExitCode, Outcome, RunResult
@@ -128,6 +129,7 @@ def _supervise(
     earlier = read_events(log_path) if part.resumed is not None else []
     if part.resumed is not None:  # the lock is held: no other part of this run is alive
         hooks.remove_left(run_id)
+        private.remove_left(run_id, env)
     _, recording = _outputs(config, part)
     try:
         github = report.in_github_actions(env) and config.log_format == "text"

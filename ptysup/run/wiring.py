@@ -140,6 +140,7 @@ def supervise(
         on_error=lambda exc: log.emit(
             "warning", message=f"screen model error: {type(exc).__name__}: {exc}"
         ),
+        signal_osc=profile.signal_osc,
     )
     stack.callback(_note_rejected, screen, log)  # after the feeder stopped (LIFO)
     feeder.start()

@@ -42,6 +42,9 @@ class ScreenSnapshot:
     lines: tuple[str, ...]
     title: str
     cursor: tuple[int, int]  # (row, col)
+    # The payload of the agent's last in-band state report (Codex's OSC 7501), if it
+    # writes them (ScreenFeeder's `signal_osc`): "" before the first.
+    signal: str = ""
 
     def text(self) -> str:
         """The screen as text, trailing blanks and blank bottom lines dropped."""
@@ -703,12 +706,18 @@ class ScreenModel:
         self._stream = _Stream(self._screen)
         self._lock = threading.Lock()
         self._through: int | None = 0  # the output offset the screen shows (see mark)
+        self._signal = ""  # the agent's last in-band state report
 
     def feed(self, data: bytes) -> None:
         """Apply agent output to the model (the screen is then between marks)."""
         with self._lock:
             self._through = None
             self._stream.feed(data)
+
+    def signal(self, payload: str) -> None:
+        """The agent reported its state in band (ScreenFeeder reads the reports)."""
+        with self._lock:
+            self._signal = payload
 
     def mark(self, through: int) -> None:
         """Say that the screen now shows the output's first `through` bytes (the feeder
@@ -764,7 +773,9 @@ class ScreenModel:
         """A consistent copy of what is on screen now."""
         with self._lock:
             s = self._screen
-            return ScreenSnapshot(tuple(s.display), s.title or "", (s.cursor.y, s.cursor.x))
+            return ScreenSnapshot(
+                tuple(s.display), s.title or "", (s.cursor.y, s.cursor.x), self._signal
+            )
 
 
 # Under heavy output the person's terminal comes first, and the model only has to be
@@ -854,8 +865,12 @@ class ScreenFeeder:
         backlog: int = BACKLOG,
         interval: float = INTERVAL,
         on_error: Callable[[BaseException], object] | None = None,
+        signal_osc: int | None = None,
     ) -> None:
         self._model = model
+        # The agent's in-band state reports (`ESC ] N ; payload ST`): read as the output
+        # is put, before any coalescing can skip them, and across chunk boundaries.
+        self._signals = _SignalReader(signal_osc, model.signal) if signal_osc else None
         self._on_update = on_update
         self._interval = interval
         self._on_error = on_error
@@ -885,7 +900,10 @@ class ScreenFeeder:
     def put(self, data: bytes) -> int:
         """Queue agent output (called by the relay; never blocks on the model); returns
         the bytes put so far, the offset `ScreenModel.painted` speaks of."""
-        title = _last_title(data) if _has_osc(data) else b""  # outside the lock: a scan
+        osc = _has_osc(data)
+        title = _last_title(data) if osc else b""  # outside the lock: a scan
+        if self._signals is not None and (osc or self._signals.held or data[-1:] == b"\x1b"):
+            self._signals.feed(data)
         with self._lock:
             before = self._backlog.size
             self._backlog.add(data)
@@ -1009,6 +1027,34 @@ class ScreenFeeder:
         for start in range(0, len(data), SLICE):
             self._model.feed(data[start : start + SLICE])
             time.sleep(0)  # hand the GIL to the relay between slices
+
+
+class _SignalReader:
+    """Finds `ESC ] N ; payload (BEL | ESC \\)` in output chunks and reports each payload
+    (the relay's thread: only the chunks holding an OSC are scanned)."""
+
+    MAX_HELD = 4096  # an unterminated report longer than this is not one
+
+    def __init__(self, number: int, report: Callable[[str], None]) -> None:
+        self._pattern = re.compile(
+            rb"\x1b\]" + str(number).encode() + rb";([^\x07\x1b]*)(?:\x07|\x1b\\)"
+        )
+        self._start = b"\x1b]" + str(number).encode() + b";"
+        self._report = report
+        self.held = b""  # the start of a report the next chunk completes
+
+    def feed(self, data: bytes) -> None:
+        data = self.held + data
+        self.held = b""
+        end = 0
+        for m in self._pattern.finditer(data):
+            self._report(m.group(1).decode("utf-8", "replace"))
+            end = m.end()
+        start = data.rfind(self._start, end)
+        if start < 0:  # a report's introducer may itself be split: keep a short tail
+            start = data.rfind(b"\x1b", max(end, len(data) - len(self._start)))
+        if start >= 0 and len(data) - start <= self.MAX_HELD:
+            self.held = data[start:]
 
 
 def _has_osc(data: bytes) -> bool:

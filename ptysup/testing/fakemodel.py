@@ -1,4 +1,5 @@
-"""A scripted fake of the Anthropic Messages API on 127.0.0.1, for the real Claude Code.
+"""A scripted fake model API on 127.0.0.1 for the real agents, one wire per API
+(ptysup/testing/wires/: Anthropic Messages for Claude Code, ...).
 
     with FakeModel(Scenario.load(path), workdir=project) as fm:
         run claude with ANTHROPIC_BASE_URL=fm.url ...
@@ -24,10 +25,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ptysup.supervisor.prompt import SUPERVISOR_MARKER
-from ptysup.testing import conversation, wire
+from ptysup.testing import wires
 from ptysup.testing.conversation import RequestKind
 from ptysup.testing.player import Choice, Player
-from ptysup.testing.scenario import Scenario
+from ptysup.testing.scenario import Scenario, Step
+from ptysup.testing.wire import new_id
+from ptysup.testing.wires import Reading, Reply, Wire
 
 __all__ = ["FakeModel", "RecordedRequest", "Recorder", "RequestKind", "Scenario", "main"]
 
@@ -125,53 +128,43 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
 
     def do_GET(self) -> None:
-        self._send_json(404, wire.error_json(404, f"Not found: GET {self.path}"))
+        self._reply(wires.WIRES[0].error(404, f"Not found: GET {self.path}"))
 
     def do_POST(self) -> None:
         raw = self._read_body()
         route = urlsplit(self.path).path
-        if route not in ("/v1/messages", "/v1/messages/count_tokens"):
-            self._send_json(404, wire.error_json(404, f"Not found: POST {self.path}"))
+        found = wires.find(route)
+        if found is None:
+            self._reply(wires.WIRES[0].error(404, f"Not found: POST {self.path}"))
             return
         try:
             body = json.loads(raw or b"{}")
         except ValueError:
             body = None
         if not isinstance(body, dict):
-            self._send_json(400, wire.error_json(400, "request body is not a JSON object"))
+            self._reply(found.error(400, "request body is not a JSON object"))
             return
-        model = self.server.model
-        if route == "/v1/messages/count_tokens":
-            model.record(RequestKind.COUNT_TOKENS, body, self.path, self._session(), None, 200)
-            self._send_json(200, {"input_tokens": wire.estimate_tokens(body)})
-            return
-        self._answer(body, len(raw))
+        self._answer(found, route, body, len(raw))
 
-    def _answer(self, body: dict[str, Any], size: int) -> None:
+    def _answer(self, found: Wire, route: str, body: dict[str, Any], size: int) -> None:
         model = self.server.model
-        kind = conversation.classify(body, model.marker)
-        session = self._session()
-        choice = model.player.choose(kind, body, session)
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        reading = found.read(route, body, headers, model.marker)
+        if reading.kind is RequestKind.COUNT_TOKENS:  # answered by the wire, not scripted
+            model.record(reading, body, self.path, None, 200, size)
+            self._reply(found.reply(Step(), route, body, reading))
+            return
+        choice = model.player.choose(reading)
         status = choice.step.error or 200
-        model.record(kind, body, self.path, session, choice, status, size)
+        model.record(reading, body, self.path, choice, status, size)
         if choice.step.delay and model.stopping.wait(choice.step.delay):
             # Closing: drop the connection so the client sees the server go away.
             self.close_connection = True
             return
         if choice.step.error is not None:
-            headers = {"retry-after": "1"} if choice.step.error == 429 else {}
-            self._send_json(choice.step.error, wire.error_json(choice.step.error), headers)
+            self._reply(found.error(choice.step.error))
             return
-        name = str(body.get("model", "claude-fake"))
-        tokens = wire.estimate_tokens(body.get("messages", []))
-        if body.get("stream"):
-            events = wire.stream_events(choice.step.blocks, name, tokens)
-            self._send(200, wire.encode_sse(events), "text/event-stream")
-        else:
-            self._send_json(200, wire.message_json(choice.step.blocks, name, tokens))
-
-    def _session(self) -> str:
-        return self.headers.get("x-claude-code-session-id", "")
+        self._reply(found.reply(choice.step, route, body, reading))
 
     def _read_body(self) -> bytes:
         if self.headers.get("transfer-encoding", "").lower() == "chunked":
@@ -190,34 +183,24 @@ class _Handler(BaseHTTPRequestHandler):
             parts.append(self.rfile.read(size))
             self.rfile.readline()
 
-    def _send_json(
-        self, status: int, payload: object, headers: Mapping[str, str] | None = None
-    ) -> None:
-        self._send(status, json.dumps(payload).encode(), "application/json", headers)
-
-    def _send(
-        self,
-        status: int,
-        data: bytes,
-        content_type: str,
-        headers: Mapping[str, str] | None = None,
-    ) -> None:
+    def _reply(self, reply: Reply) -> None:
         try:
-            self.send_response(status)
-            self.send_header("content-type", content_type)
-            self.send_header("content-length", str(len(data)))
-            self.send_header("request-id", wire.new_id("req"))
-            for key, value in (headers or {}).items():
+            self.send_response(reply.status)
+            self.send_header("content-type", reply.content_type)
+            self.send_header("content-length", str(len(reply.data)))
+            self.send_header("request-id", new_id("req"))
+            for key, value in reply.headers.items():
                 self.send_header(key, value)
             self.end_headers()
-            self.wfile.write(data)
+            self.wfile.write(reply.data)
         except (BrokenPipeError, ConnectionResetError):
             # The client gave up (e.g. a supervisor killed during a scripted delay).
             self.close_connection = True
 
 
 class FakeModel:
-    """The fake Messages API server, in a background thread while used as a context."""
+    """The fake model API server (every wire at once), in a background thread while used
+    as a context."""
 
     def __init__(
         self,
@@ -239,7 +222,7 @@ class FakeModel:
 
     @property
     def url(self) -> str:
-        """The base URL for ANTHROPIC_BASE_URL."""
+        """The base URL (ANTHROPIC_BASE_URL; other agents add their API's path)."""
         host, port = self._bound()
         return f"http://{host}:{port}"
 
@@ -265,10 +248,9 @@ class FakeModel:
 
     def record(
         self,
-        kind: RequestKind,
+        reading: Reading,
         body: Mapping[str, Any],
         path: str,
-        session_id: str,
         choice: Choice | None,
         status: int,
         size: int = 0,
@@ -276,12 +258,12 @@ class FakeModel:
         """Record one request (called by the server threads)."""
         self._recorder.add(
             RecordedRequest(
-                kind=kind,
-                human_text=conversation.human_text(body),
+                kind=reading.kind,
+                human_text=reading.human_text,
                 body=body,
                 time=time.time(),
                 path=path,
-                session_id=session_id,
+                session_id=reading.session_id,
                 rule=choice.rule if choice else None,
                 step_index=choice.step_index if choice else 0,
                 status=status,

@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-from ptysup.testing import conversation
 from ptysup.testing.conversation import RequestKind
 from ptysup.testing.scenario import Rule, Scenario, Step, conditions_hold, step_for
 from ptysup.testing.wire import TextBlock
+
+if TYPE_CHECKING:
+    from ptysup.testing.wires.base import Reading
 
 
 @dataclass(frozen=True)
@@ -39,14 +40,16 @@ class Player:
         self._uses: dict[tuple[RequestKind, int], int] = {}
         self._turns: dict[_TurnKey, int] = {}
 
-    def choose(self, kind: RequestKind, body: Mapping[str, Any], session_id: str = "") -> Choice:
-        """The reply to a messages request of KIND."""
+    def choose(self, reading: Reading) -> Choice:
+        """The reply to a request, as its wire read it."""
+        kind = reading.kind
         if kind is RequestKind.TITLE:
-            return Choice(step=title_step(body, self.scenario.title), rule=None, step_index=0)
+            step = title_step(reading.json_fields, self.scenario.title)
+            return Choice(step=step, rule=None, step_index=0)
         rules = self.scenario.supervisor if kind is RequestKind.SUPERVISOR else self.scenario.agent
-        text = conversation.human_text(body)
-        index = conversation.step_index(body)
-        key: _TurnKey = (kind, session_id, conversation.last_human_index(body) or 0, text)
+        text = reading.human_text
+        index = reading.step_index
+        key: _TurnKey = (kind, reading.session_id, reading.turn, text)
         with self._lock:
             chosen = self._turns.get(key) if index > 0 else None
             if chosen is None:
@@ -82,9 +85,9 @@ def _note(text: str) -> Step:
     return Step(blocks=(TextBlock(text),))
 
 
-def title_step(body: Mapping[str, Any], title: str) -> Step:
-    """A valid reply to a side request: the JSON its output schema asks for, else TITLE."""
-    fields = conversation.required_string_fields(body)
-    if conversation.asks_for_title(body) or fields:
-        return _note(json.dumps({name: title for name in (fields or ["title"])}))
+def title_step(json_fields: tuple[str, ...], title: str) -> Step:
+    """A valid reply to a side request: the JSON with the string fields it asks for (each
+    TITLE), else TITLE as text."""
+    if json_fields:
+        return _note(json.dumps({name: title for name in json_fields}))
     return _note(title)

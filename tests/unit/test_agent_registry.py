@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from ptysup.agents import registry
@@ -36,8 +40,33 @@ def test_the_generic_row_starts_each_part_afresh() -> None:
     profile = kind.profile(None, True)
     assert not kind.resumes
     assert isinstance(profile, GenericProfile)
-    assert profile.argv(["aider"], None) == ["aider"]
+    launch = profile.launch(["aider"], {"TERM": "xterm"}, None, Path("/nonexistent"))
+    assert (launch.argv, launch.env) == (["aider"], {"TERM": "xterm"})
 
 
 def test_every_command_finds_a_row_because_the_last_takes_any() -> None:
     assert registry.AGENTS[-1].matches(("anything", "at", "all"))
+
+
+def test_agent_forces_a_row_by_name_whatever_the_command() -> None:
+    assert registry.find(("my-wrapper.sh",), "claude").name == "claude"
+    assert registry.find(("claude",), "generic").name == "generic"
+    assert registry.find(("claude",)).name == "claude"
+
+
+def test_every_row_has_its_own_name() -> None:
+    assert len(set(registry.NAMES)) == len(registry.AGENTS)
+    assert registry.NAMES[-1] == "generic"
+
+
+def test_an_unknown_agent_name_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "ptysup", "--agent", "cursor", "a task"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--agent" in lines[0] and "cursor" in lines[0], done.stderr

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from ptysup.agents.claude.hooks import STATUS_LINE
 from ptysup.agents.claude.profile import ClaudeProfile
 from ptysup.agents.events import (
     HookEvent,
@@ -16,6 +15,7 @@ from ptysup.agents.events import (
     TurnEnd,
     TurnEndKind,
 )
+from ptysup.agents.hookchannel import STATUS_LINE
 from ptysup.agents.session import AgentSession, Timings
 from ptysup.events import EventLog
 from ptysup.redact import Redactor

@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-from ptysup.agents.claude.hooks import HookChannel, remove_left
 from ptysup.agents.events import HookEvent
+from ptysup.agents.hookchannel import HookChannel, remove_left
 
 WAIT = 10.0  # seconds to wait for an event that must come
 
@@ -178,7 +178,7 @@ def channel_in_a_child(on_event: str, command_args: str) -> tuple[subprocess.Pop
             sys.executable,
             "-c",
             "import sys, time\n"
-            "from ptysup.agents.claude.hooks import HookChannel\n"
+            "from ptysup.agents.hookchannel import HookChannel\n"
             f"c = HookChannel({on_event}).__enter__()\n"
             f"print(c.command({command_args}), flush=True)\n"
             "time.sleep(60)",

@@ -89,5 +89,5 @@ def test_claude_code_is_spawned_before_the_heavy_modules_load(tmp_path: Path) ->
     claude.write_text("#!/bin/sh\n")
     claude.chmod(0o755)
     loaded = set(modules_at_spawn(tmp_path, str(claude)))
-    assert "ptysup.agents.claude.hooks" in loaded  # the Claude profile, with its hook channel
+    assert "ptysup.agents.hookchannel" in loaded  # the Claude profile, with its hook channel
     assert sorted(loaded.intersection(LATER)) == []

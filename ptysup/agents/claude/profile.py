@@ -5,12 +5,14 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ptysup.agents.events import ScreenState
+from ptysup.agents.events import HookEvent, ScreenState
 from ptysup.agents.firstrun import Blocker, claude_blocker
-from ptysup.agents.questions import ASK_TOOL
+from ptysup.agents.profile import Hooks, Launch
+from ptysup.agents.questions import ASK_TOOL, Ask, ask_from
 
 if TYPE_CHECKING:  # the screen model (pyte) loads after the agent started
     from ptysup.terminal.screen import ScreenSnapshot
@@ -81,12 +83,27 @@ class ClaudeProfile:
     # (observed with 2.1.197). Under ptysup the stop is dropped (its process group has no
     # parent in the session: orphaned), so it waits, keyboard off, for a `fg` no shell gives.
     suspend_notice: bytes | None = b"Claude Code has been suspended."
+    signal_osc: int | None = None  # its title says ready or working (screen_state)
 
     def __init__(self, session_id: str | None = None, resume: bool = False) -> None:
         # ptysup picks the conversation's id, so that a resumed run reopens the same one
         # (`--resume <id>`; `--continue` would take the newest session in the directory).
         self.session_id = session_id
         self.resume = resume
+
+    def launch(
+        self, base: Sequence[str], env: Mapping[str, str], hooks: Hooks | None, private: Path
+    ) -> Launch:
+        """Claude Code's command line (`argv`), in the environment as given."""
+        return Launch(self.argv(base, hooks.command() if hooks else None), dict(env))
+
+    def hook(self, event: HookEvent) -> HookEvent | None:
+        """Claude Code's hooks are ptysup's vocabulary as they are."""
+        return event
+
+    def ask(self, event: HookEvent) -> Ask | None:
+        """AskUserQuestion, answered through the waiting PreToolUse hook."""
+        return ask_from(event)
 
     def argv(self, base: Sequence[str], hook_command: str | None) -> list[str]:
         """Claude Code's command line with ptysup's hooks added through --settings, and

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ptysup.agents.events import ScreenState
+from ptysup.agents.events import HookEvent, ScreenState
 from ptysup.agents.firstrun import Blocker
+from ptysup.agents.profile import Hooks, Launch
+from ptysup.agents.questions import Ask
 
 if TYPE_CHECKING:  # the screen model (pyte) loads after the agent started
     from ptysup.terminal.screen import ScreenSnapshot
@@ -25,10 +28,21 @@ class GenericProfile:
     clear_command: str | None = None
     interrupt_key: bytes | None = None
     suspend_notice: bytes | None = None  # a program that suspends itself goes on at once
+    signal_osc: int | None = None
 
-    def argv(self, base: Sequence[str], hook_command: str | None) -> list[str]:
-        """The command line as the user gave it."""
-        return list(base)
+    def launch(
+        self, base: Sequence[str], env: Mapping[str, str], hooks: Hooks | None, private: Path
+    ) -> Launch:
+        """The command line as the user gave it, in the environment as given."""
+        return Launch(list(base), dict(env))
+
+    def hook(self, event: HookEvent) -> HookEvent | None:
+        """No hooks are wired into a generic agent."""
+        return None
+
+    def ask(self, event: HookEvent) -> Ask | None:
+        """A generic agent's questions are on its screen only."""
+        return None
 
     def screen_state(self, snap: ScreenSnapshot) -> ScreenState:
         """Unknown: only the timing of output says anything."""

@@ -1,10 +1,10 @@
-"""Run by Claude Code for each hook: forwards the hook's JSON to ptysup's private socket.
+"""Run by the agent for each hook: forwards the hook's JSON to ptysup's private socket.
 
 Started as `python -I -S hook_client.py SOCKET TOKEN [WAIT]` so it imports nothing but the
 standard library and starts fast (the C `_socket` module: `import socket` would add
 about 10 ms of enum and selectors to every hook, and the Stop hook's is the turn end's
 latency). With WAIT (seconds) the hook is a request: ptysup's reply is printed on stdout
-for Claude Code to read (e.g. the answer to a question). It never fails the hook: if
+for the agent to read (e.g. the answer to a question). It never fails the hook: if
 ptysup is gone, or says nothing, it prints nothing and exits 0.
 """
 

@@ -1,4 +1,7 @@
-"""The private channel Claude Code's hooks report on: a Unix socket in a 0700 directory."""
+"""The private channel an agent's hooks report on: a Unix socket in a 0700 directory.
+
+Every agent with hooks (Claude Code, Codex, Gemini) runs the same client
+(hook_client.py) from its hook settings; its profile says how they are wired in."""
 
 from __future__ import annotations
 
@@ -80,10 +83,10 @@ class HookChannel:
         self.close()
 
     def command(self, wait: float | None = None) -> str:
-        """The hook command line Claude Code runs (through its shell, so quoted).
+        """The hook command line the agent runs (through its shell, so quoted).
 
         With `wait` (seconds) the hook is a request: it waits that long for ptysup's reply
-        and prints it for Claude Code.
+        and prints it for the agent.
         """
         argv = [sys.executable, "-I", "-S", str(HOOK_CLIENT), self.path, self._token]
         if wait is not None:
