@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ptysup.agents.claude.profile import ClaudeProfile
+from ptysup.agents.gemini.profile import GeminiProfile, is_gemini
 from ptysup.agents.generic.profile import GenericProfile
 from ptysup.agents.profile import AgentProfile
 from ptysup.procutil import is_claude
@@ -28,6 +29,7 @@ def _generic(session_id: str | None, reopen: bool) -> AgentProfile:
 
 AGENTS: tuple[Agent, ...] = (
     Agent("claude", is_claude, True, ClaudeProfile),
+    Agent("gemini", is_gemini, True, GeminiProfile),
     Agent("generic", lambda argv: True, False, _generic),
 )
 

@@ -161,9 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             print(install_gemini(args.prefix.resolve()))
         except (OSError, subprocess.CalledProcessError) as exc:
-            print(
-                f"ptysup: cannot install Gemini CLI {GEMINI_CLI_VERSION}: {exc}", file=sys.stderr
-            )
+            print(f"ptysup: cannot install Gemini CLI {GEMINI_CLI_VERSION}: {exc}", file=sys.stderr)
             return 1
         return 0
     found = find_gemini()

@@ -12,7 +12,7 @@ import pytest
 
 from ptysup.agents.events import HookEvent, ScreenState
 from ptysup.agents.gemini import settings
-from ptysup.agents.gemini.profile import AUTH, DIALOG, TRUST, GEMINI_ANSWERS, GeminiProfile
+from ptysup.agents.gemini.profile import AUTH, DIALOG, GEMINI_ANSWERS, TRUST, GeminiProfile
 from ptysup.terminal.screen import ScreenSnapshot
 
 SCREENS = Path(__file__).resolve().parents[2] / "fixtures" / "gemini"
@@ -59,7 +59,8 @@ def test_a_multi_line_paste_is_read_whole_but_its_first_line_says_it_landed() ->
     assert profile.input_has_text(snap)
     assert profile.input_text(snap) == (
         "line one of text\n"
-        "line two is here and it is a long line that will wrap around the terminal width for sure yes"
+        "line two is here and it is a long line that will wrap around the terminal "
+        "width for sure yes"
     )
 
 
@@ -108,7 +109,9 @@ def translate(name: str, **fields: Any) -> HookEvent | None:
 
 
 def test_after_agent_is_the_turn_end_with_its_response() -> None:
-    event = translate("AfterAgent", prompt="say hello", prompt_response="Hello.", stop_hook_active=False)
+    event = translate(
+        "AfterAgent", prompt="say hello", prompt_response="Hello.", stop_hook_active=False
+    )
     assert event is not None
     assert (event.name, event.payload["hook_event_name"]) == ("Stop", "Stop")
     assert event.payload["last_assistant_message"] == "Hello."
@@ -224,7 +227,9 @@ def test_launch_adds_the_session_settings_and_keeps_ci_from_the_agent(tmp_path: 
 def test_a_reopened_conversation_is_resumed_by_its_id(tmp_path: Path) -> None:
     launch = GeminiProfile(SESSION, reopen=True).launch(["gemini"], {}, None, tmp_path)
     assert launch.argv == ["gemini", "--resume", SESSION]
-    assert "hooks" not in json.loads(Path(launch.env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"]).read_text())
+    assert "hooks" not in json.loads(
+        Path(launch.env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"]).read_text()
+    )
 
 
 def test_a_command_line_that_picks_its_conversation_keeps_it(tmp_path: Path) -> None:

@@ -4,11 +4,17 @@
 from __future__ import annotations
 
 import json
+import urllib.error
+import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from ptysup.testing import wires
+from ptysup.testing.conversation import RequestKind
+from ptysup.testing.fakemodel import FakeModel
+from ptysup.testing.scenario import Scenario
 from ptysup.testing.wire import TextBlock, ToolUseBlock
 from ptysup.testing.wires import gemini
 
@@ -31,7 +37,11 @@ def _sse(data: bytes) -> list[dict[str, Any]]:
             "/v1beta/models/gemini-3.8-flash:streamGenerateContent?alt=sse",
             ("gemini-3.8-flash", True),
         ),
-        ("POST", "/v1beta/models/gemini-3.5-flash-lite:generateContent", ("gemini-3.5-flash-lite", False)),
+        (
+            "POST",
+            "/v1beta/models/gemini-3.5-flash-lite:generateContent",
+            ("gemini-3.5-flash-lite", False),
+        ),
         ("GET", "/v1beta/models/gemini-3.8-flash:streamGenerateContent", None),
         ("POST", "/v1/messages", None),
         ("POST", "/v1beta/models/x:countTokens", None),
@@ -133,3 +143,119 @@ def test_errors_have_googles_shape() -> None:
         "message": "teapot",
         "status": "UNKNOWN",
     }
+
+
+# -- the wire in the fake model ------------------------------------------------------------
+
+MARK = "<<SUPERVISOR>>"
+STREAM = "/v1beta/models/gemini-3.8-flash:streamGenerateContent"
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("routing", RequestKind.TITLE),
+        ("summary", RequestKind.TITLE),
+        ("first_turn", RequestKind.AGENT),
+        ("answered", RequestKind.AGENT),
+    ],
+)
+def test_recorded_requests_are_read_as_turns_or_side_requests(name: str, kind: RequestKind) -> None:
+    path = RECORDED[name]["path"].split("?")[0]
+    found = wires.find(path)
+    assert isinstance(found, gemini.GeminiWire)
+    assert found.read(path, RECORDED[name]["body"], {}, MARK).kind is kind
+
+
+def test_a_prompt_with_the_marker_is_the_supervisors_but_its_routing_call_is_not() -> None:
+    body = {"contents": [{"role": "user", "parts": [{"text": f"{MARK}\njudge this"}]}]}
+    wire = gemini.GeminiWire()
+    assert wire.read(STREAM, body, {}, MARK).kind is RequestKind.SUPERVISOR
+    routing = "/v1beta/models/gemini-3.5-flash-lite:generateContent"
+    assert wire.read(routing, body, {}, MARK).kind is RequestKind.TITLE
+
+
+def _post(url: str, path: str, body: object) -> tuple[int, str, bytes]:
+    request = urllib.request.Request(
+        url + path, json.dumps(body).encode(), {"content-type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, response.headers["content-type"], response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.headers["content-type"], exc.read()
+
+
+def test_the_fake_model_plays_a_tool_turn_and_a_side_request_on_this_wire(tmp_path: Path) -> None:
+    scenario = Scenario.from_dict(
+        {
+            "title": "A title",
+            "agent": [
+                {
+                    "match": "be slow",
+                    "steps": [
+                        {
+                            "tool": "write_file",
+                            "input": {"file_path": "{workdir}/a", "content": "x"},
+                        },
+                        {"text": "Done."},
+                    ],
+                },
+                {"match": "fail", "error": 503},
+            ],
+        }
+    )
+    with FakeModel(scenario, tmp_path) as fm:
+        first = RECORDED["first_turn"]["body"]
+        status, kind, data = _post(fm.url, STREAM + "?alt=sse", first)
+        assert (status, kind) == (200, "text/event-stream")
+        (call,) = [
+            p["functionCall"]
+            for c in _sse(data)
+            for p in c["candidates"][0]["content"]["parts"]
+            if "functionCall" in p
+        ]
+        assert call == {
+            "name": "write_file",
+            "args": {"file_path": f"{tmp_path.resolve()}/a", "content": "x"},
+        }
+        second = dict(
+            first,
+            contents=[
+                *first["contents"],
+                {"role": "model", "parts": [{"functionCall": call}]},
+                {
+                    "role": "user",
+                    "parts": [
+                        {"functionResponse": {"name": "write_file", "response": {"output": "ok"}}}
+                    ],
+                },
+            ],
+        )
+        _, _, data = _post(fm.url, STREAM + "?alt=sse", second)
+        assert (
+            "".join(
+                p.get("text", "")
+                for c in _sse(data)
+                for p in c["candidates"][0]["content"]["parts"]
+            )
+            == "Done."
+        )
+        routing = RECORDED["routing"]
+        status, _, data = _post(fm.url, routing["path"], routing["body"])
+        text = json.loads(data)["candidates"][0]["content"]["parts"][0]["text"]
+        assert (status, json.loads(text)["complexity_score"]) == (200, 1)
+        summary = RECORDED["summary"]
+        _, _, data = _post(fm.url, summary["path"], summary["body"])
+        assert json.loads(data)["candidates"][0]["content"]["parts"] == [{"text": "A title"}]
+        failing = {"contents": [{"role": "user", "parts": [{"text": "fail now"}]}]}
+        status, _, data = _post(fm.url, STREAM + "?alt=sse", failing)
+        assert (status, json.loads(data)["error"]["status"]) == (503, "UNAVAILABLE")
+        kinds = [(r.kind, r.step_index) for r in fm.requests]
+        assert kinds == [
+            (RequestKind.AGENT, 0),
+            (RequestKind.AGENT, 1),
+            (RequestKind.TITLE, 0),
+            (RequestKind.TITLE, 0),
+            (RequestKind.AGENT, 0),
+        ]

@@ -20,13 +20,14 @@ import os
 import re
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from ptysup.agents.events import HookEvent, ScreenState
 from ptysup.agents.firstrun import Blocker
 from ptysup.agents.gemini import settings
+from ptysup.agents.profile import Hooks, Launch
+from ptysup.agents.questions import Ask, ask_from
 
 if TYPE_CHECKING:  # the screen model (pyte) loads after the agent started
     from ptysup.terminal.screen import ScreenSnapshot
@@ -80,22 +81,6 @@ _SCREENS: tuple[tuple[re.Pattern[str], Blocker], ...] = (
     (re.compile(r"How would you like to authenticate|Enter Gemini API Key"), AUTH),
     (re.compile(r"Do you trust the files in this folder\?"), TRUST),
 )
-
-
-@dataclass(frozen=True)
-class Launch:
-    """The agent's whole command line and environment."""
-
-    argv: list[str]
-    env: dict[str, str]
-
-
-class HookCommands(Protocol):
-    """The hook channel, as far as a profile needs it: the command lines its hooks run."""
-
-    def command(self, wait: float | None = None) -> str:
-        """The shell command that reports a hook (and with WAIT, prints ptysup's reply)."""
-        ...
 
 
 class GeminiAnswers:
@@ -153,7 +138,7 @@ class GeminiProfile:
         self,
         base_argv: Sequence[str],
         env: Mapping[str, str],
-        hooks: HookCommands | None,
+        hooks: Hooks | None,
         private: Path,
     ) -> Launch:
         """The command line, and the environment: ptysup's settings file (hooks, folder trust
@@ -175,6 +160,11 @@ class GeminiProfile:
             return None
         payload["hook_event_name"] = name
         return HookEvent(name, payload, event.ts, event.reply)
+
+    def ask(self, event: HookEvent) -> Ask | None:
+        """`ask_user`, answered through the waiting BeforeTool hook (as a denial whose
+        reason is the answer: see GeminiAnswers)."""
+        return ask_from(event, settings.ASK_TOOL, GEMINI_ANSWERS)
 
     def screen_state(self, snap: ScreenSnapshot) -> ScreenState:
         """Dialog first (it hides the input box), then the spinner, then the box."""

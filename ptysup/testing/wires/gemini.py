@@ -14,7 +14,10 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from ptysup.testing.wire import Block, TextBlock, ToolUseBlock, estimate_tokens
+from ptysup.testing.conversation import RequestKind
+from ptysup.testing.scenario import Step
+from ptysup.testing.wire import Block, TextBlock, estimate_tokens
+from ptysup.testing.wires.base import Reading, Reply
 
 _ROUTE = re.compile(
     r"^/v1beta/models/(?P<model>[^/:]+):(?P<method>streamGenerateContent|generateContent)$"
@@ -217,9 +220,7 @@ def stream_chunks(
     tokens = usage(prompt_tokens, estimate_tokens([_part(b) for b in blocks]))
     if not parts:  # an empty reply still ends the stream properly
         parts.append({"text": ""})
-    return [
-        _chunk([part], model, tokens, last=i == len(parts) - 1) for i, part in enumerate(parts)
-    ]
+    return [_chunk([part], model, tokens, last=i == len(parts) - 1) for i, part in enumerate(parts)]
 
 
 def response_json(blocks: Sequence[Block], model: str, prompt_tokens: int) -> dict[str, object]:
@@ -260,18 +261,53 @@ def prompt_tokens(body: Mapping[str, Any]) -> int:
     return estimate_tokens(body.get("contents", []))
 
 
-__all__ = [
-    "ToolUseBlock",
-    "encode_sse",
-    "error_json",
-    "function_responses",
-    "human_text",
-    "prompt_tokens",
-    "response_json",
-    "route",
-    "step_index",
-    "stream_chunks",
-    "structured_json",
-    "user_texts",
-    "value_for",
-]
+class GeminiWire:
+    """`POST /v1beta/models/<model>:streamGenerateContent` (SSE) and `:generateContent`.
+
+    Every non-streaming call is a side request (the routing classifier, the session
+    summary, the next-speaker check): TITLE, answered with its schema's value or the
+    scenario's title, never an agent turn. Gemini CLI sends no session id in its headers."""
+
+    name = "gemini"
+
+    def matches(self, path: str) -> bool:
+        return route("POST", path) is not None
+
+    def read(
+        self, path: str, body: Mapping[str, Any], headers: Mapping[str, str], marker: str
+    ) -> Reading:
+        found = route("POST", path)
+        streaming = found is not None and found[1]
+        if not streaming:
+            kind = RequestKind.TITLE
+        elif any(marker in text for text in user_texts(body)):
+            kind = RequestKind.SUPERVISOR
+        else:
+            kind = RequestKind.AGENT
+        return Reading(
+            kind=kind,
+            human_text=human_text(body),
+            step_index=step_index(body),
+            turn=last_human_index(body) or 0,
+        )
+
+    def reply(self, step: Step, path: str, body: Mapping[str, Any], reading: Reading) -> Reply:
+        found = route("POST", path)
+        model, streaming = found if found is not None else ("gemini-fake", False)
+        text = "".join(b.text for b in step.blocks if isinstance(b, TextBlock))
+        structured = (
+            structured_json(body, model, text) if reading.kind is RequestKind.TITLE else None
+        )
+        if structured is not None:
+            return _json(200, structured)
+        if streaming:
+            chunks = stream_chunks(step.blocks, model, prompt_tokens(body))
+            return Reply(200, encode_sse(chunks), "text/event-stream")
+        return _json(200, response_json(step.blocks, model, prompt_tokens(body)))
+
+    def error(self, status: int, message: str | None = None) -> Reply:
+        return _json(status, error_json(status, message))
+
+
+def _json(status: int, payload: object) -> Reply:
+    return Reply(status, json.dumps(payload).encode(), "application/json")
