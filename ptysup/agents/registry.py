@@ -7,10 +7,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ptysup.agents.claude.profile import ClaudeProfile
-from ptysup.agents.gemini.profile import GeminiProfile, is_gemini
+from ptysup.agents.gemini.profile import GeminiProfile
 from ptysup.agents.generic.profile import GenericProfile
 from ptysup.agents.profile import AgentProfile
-from ptysup.procutil import is_claude
+from ptysup.procutil import is_claude, is_gemini
 
 
 @dataclass(frozen=True)

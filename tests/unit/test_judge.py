@@ -65,6 +65,23 @@ def test_what_the_user_put_in_the_command_wins(user: list[str]) -> None:
     assert argv[: 2 + len(user)] == ["claude", "-p", *user]
 
 
+def test_a_gemini_judge_is_read_only_and_trusts_the_folder_for_the_call_only() -> None:
+    assert lean_argv(["gemini", "-p", "."], JudgeOptions(model="gemini-3.8-flash")) == [
+        "gemini",
+        "-p",
+        ".",
+        "--approval-mode",
+        "plan",
+        "--skip-trust",
+        "--model",
+        "gemini-3.8-flash",
+    ]
+    # The person's own choices win, and the instructions stay in the prompt.
+    mine = ["/opt/gemini", "-p", ".", "--yolo", "-m", "pro", "--skip-trust"]
+    assert lean_argv(mine, JudgeOptions(model="x")) == mine
+    assert not takes_system_prompt(["gemini", "-p", "."])
+
+
 def test_other_supervisor_commands_are_left_as_they_are() -> None:
     assert lean_argv(["my-judge", "--fast"], JudgeOptions(model="x")) == ["my-judge", "--fast"]
     assert not takes_system_prompt(["my-judge"])

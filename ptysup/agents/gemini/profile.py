@@ -16,7 +16,6 @@ Observed with Gemini CLI 0.61.0 (in tmux, against the fake model):
 from __future__ import annotations
 
 import json
-import os
 import re
 import uuid
 from collections.abc import Mapping, Sequence
@@ -33,7 +32,14 @@ if TYPE_CHECKING:  # the screen model (pyte) loads after the agent started
     from ptysup.terminal.screen import ScreenSnapshot
 
 # A command line that already picks the conversation keeps its choice.
-_SESSION_FLAGS = {"--session-id", "--resume", "-r", "--list-sessions", "--delete-session"}
+_SESSION_FLAGS = {
+    "--session-id",
+    "--session-file",
+    "--resume",
+    "-r",
+    "--list-sessions",
+    "--delete-session",
+}
 # Gemini CLI goes headless (and exits 42 waiting for stdin) when either is "true", even on
 # a terminal: they are kept from the agent, never from ptysup itself.
 CI_VARIABLES = ("CI", "GITHUB_ACTIONS")
@@ -262,8 +268,3 @@ def _input_text(lines: Sequence[str], whole: bool = False) -> str | None:
             break
         rest.append(line.strip())
     return "\n".join([first, *rest]).strip()
-
-
-def is_gemini(argv: Sequence[str]) -> bool:
-    """Whether a command is Gemini CLI (its executable is named gemini)."""
-    return bool(argv) and os.path.basename(argv[0]) == "gemini"
