@@ -9,7 +9,7 @@ where the prompt cache can serve them from one decision to the next.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ptysup.config import DEFAULT_SUPERVISOR_TOOLS
@@ -71,6 +71,16 @@ def _lean_gemini(out: list[str], options: JudgeOptions) -> list[str]:
         out.append("--skip-trust")
     if options.model and not _has(out, "--model", "-m"):
         out += ["--model", options.model]
+    return out
+
+
+def lean_env(argv: Sequence[str], env: Mapping[str, str]) -> dict[str, str]:
+    """The supervisor's environment: for `gemini`, no relaunch. Gemini CLI 0.61 otherwise
+    starts itself again as a child, which outlives a SIGKILLed ptysup (only the first
+    process dies with it) and waits for its model's answer; one process also starts faster."""
+    out = dict(env)
+    if is_gemini(argv):
+        out["GEMINI_CLI_NO_RELAUNCH"] = "true"
     return out
 
 
