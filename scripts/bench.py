@@ -102,11 +102,17 @@ PRINTER = textwrap.dedent(
 
 
 # -- inputs ------------------------------------------------------------------------------
-def redraw_stream() -> bytes:
-    """Every output event of the recorded Claude Code sessions, in order (120x40)."""
+# Each agent's recorded sessions: Claude Code's at the top of fixtures/transcripts/, every
+# other agent's in a folder of its name (recorded by ptysup --record, 120x40).
+AGENT_TRANSCRIPTS = {"Claude Code": TRANSCRIPTS, "Codex": TRANSCRIPTS / "codex"}
+AGENT_TRANSCRIPTS["Gemini CLI"] = TRANSCRIPTS / "gemini"
+
+
+def redraw_stream(folder: Path = TRANSCRIPTS) -> bytes:
+    """Every output event of the agent's recorded sessions in FOLDER, in order."""
     from ptysup.terminal.record import output_bytes
 
-    return b"".join(output_bytes(cast) for cast in sorted(TRANSCRIPTS.glob("*.cast")))
+    return b"".join(output_bytes(cast) for cast in sorted(folder.glob("*.cast")))
 
 
 WORDS = (
@@ -428,11 +434,12 @@ def model_mb_s(data: bytes, stock: bool) -> float:
 
 
 def bench_model(quick: bool, runs: int) -> dict[str, Any]:
-    block = redraw_stream()
-    inputs = {
-        "redraw": block * ((2 if quick else 5) * MB // len(block)),
-        "plain": plain_text((1 if quick else 3) * MB),
-    }
+    inputs = {}
+    for agent, folder in AGENT_TRANSCRIPTS.items():
+        block = redraw_stream(folder)
+        if block:  # an agent's redraw, repeated to a few MB
+            inputs[f"redraw {agent}"] = block * ((2 if quick else 5) * MB // len(block) + 1)
+    inputs["plain"] = plain_text((1 if quick else 3) * MB)
     out: dict[str, Any] = {}
     for name, data in inputs.items():
         stock, fast = [], []
@@ -1136,21 +1143,13 @@ def rows(r: dict[str, Any]) -> list[Row]:
             )
             out.append(("  on_update calls during the flood", f"{e['updates_per_s']}/s", "", None))
     if "model" in r:
-        for name in ("redraw", "plain"):
-            e = r["model"][name]
+        for name, e in r["model"].items():
             got = f"{e['ptysup_mb_s']} MB/s ({e['speedup']}x stock {e['stock_mb_s']})"
-            target = ">= 5 MB/s" if name == "redraw" else ""
-            ok = e["ptysup_mb_s"] >= 5 if name == "redraw" else None
-            out.append(
-                (
-                    f"screen model, Claude Code {name}"
-                    if name == "redraw"
-                    else "screen model, plain text",
-                    got,
-                    target,
-                    ok,
-                )
-            )
+            redraw = name.startswith("redraw ")
+            target = ">= 5 MB/s" if redraw else ""
+            ok = e["ptysup_mb_s"] >= 5 if redraw else None
+            label = f"{name.removeprefix('redraw ')} redraw" if redraw else "plain text"
+            out.append((f"screen model, {label}", got, target, ok))
     if "turn_end" in r:
         h = r["turn_end"]["hooks"]
         if "skipped" in h:

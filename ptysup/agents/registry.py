@@ -21,6 +21,9 @@ class Agent:
     matches: Callable[[Sequence[str]], bool]  # the run's --agent-cmd is this agent
     resumes: bool  # a later part reopens the earlier conversation by its session id
     profile: Callable[[str | None, bool], AgentProfile]  # (session id, reopen) → the profile
+    # The releases the end-to-end tests pass with (the pinned one in CI; `ptysup doctor`
+    # says when the installed one is not among them).
+    tested: tuple[str, ...] = ()
 
 
 def _generic(session_id: str | None, reopen: bool) -> AgentProfile:
@@ -28,8 +31,8 @@ def _generic(session_id: str | None, reopen: bool) -> AgentProfile:
 
 
 AGENTS: tuple[Agent, ...] = (
-    Agent("claude", is_claude, True, ClaudeProfile),
-    Agent("gemini", is_gemini, True, GeminiProfile),
+    Agent("claude", is_claude, True, ClaudeProfile, tested=("2.1.197",)),
+    Agent("gemini", is_gemini, True, GeminiProfile, tested=("0.61.0",)),
     Agent("generic", lambda argv: True, False, _generic),
 )
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -82,6 +83,7 @@ def run_checks(config: RunConfig, env: Mapping[str, str], cwd: Path) -> Iterator
     yield Check("config file", True, str(found) if found else "none (defaults, env, options)")
     path = env.get("PATH", os.defpath)
     yield from _commands(config, path)
+    yield from _agent_version(config, path)
     if is_claude(config.agent_cmd):
         yield from claude_checks(env, cwd)
     runs = cwd / config.runs_dir
@@ -108,9 +110,36 @@ def _commands(config: RunConfig, path: str) -> Iterator[Check]:
             )
             continue
         detail = where
-        if is_claude(argv):
+        if is_claude(argv) and argv is not config.agent_cmd:  # the agent's: its own check
             detail += f" ({_version(where)})"
         yield Check(name, True, detail)
+
+
+def _agent_version(config: RunConfig, path: str) -> Iterator[Check]:
+    """The installed agent's release, and whether the end-to-end tests ran against it: an
+    untested one is said, not refused (agents release weekly; most still work)."""
+    from ptysup.agents import registry
+
+    kind = registry.find(config.agent_cmd, config.agent)
+    where = shutil.which(config.agent_cmd[0], path=path) if config.agent_cmd else None
+    if not kind.tested or where is None:
+        return
+    shown = _version(where)
+    found = _RELEASE.search(shown)
+    tested = ", ".join(kind.tested)
+    if found is not None and found.group() in kind.tested:
+        yield Check("agent version", True, f"{kind.name} {found.group()}, tested with ptysup")
+    else:
+        release = found.group() if found else shown
+        yield Check(
+            "agent version",
+            True,
+            f"{kind.name} {release} is not a release ptysup was tested with ({tested}); "
+            "scripts/test-latest.sh runs the tests against the newest",
+        )
+
+
+_RELEASE = re.compile(r"\d+\.\d+\.\d+")
 
 
 def _version(binary: str) -> str:

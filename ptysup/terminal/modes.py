@@ -34,10 +34,14 @@ _DEFAULTS = {
     1016: False,
     1004: False,  # focus events
     2004: False,  # bracketed paste
+    2026: False,  # synchronized output (Codex draws every frame inside one)
 }
 _ALTERNATE = (1049, 1047, 47)  # left first: the rest applies to the main screen
 _ERASING = (*_ALTERNATE, 3)  # screen switches and DECCOLM (80/132 columns): feed() says so
-_MODE = re.compile(rb"\x1b\[\?([0-9;]+)([hl])|\x1b([=>])|\x1b\[([<>])([0-9;]*)u")
+# DECSET/DECRST, keypad, kitty keyboard push/pop, xterm's modifyOtherKeys (CSI > 4 ; n m).
+_MODE = re.compile(
+    rb"\x1b\[\?([0-9;]+)([hl])|\x1b([=>])|\x1b\[([<>])([0-9;]*)u|\x1b\[>4(?:;([0-9]*))?m"
+)
 _TAIL = 24  # bytes kept from a chunk's end: a sequence split across chunks is seen whole
 # What _MODE starts with, found by their last byte: `?`, `<`, `>` and `=` are rare in
 # terminal output, while ESC and `ESC [` are everywhere in ANSI-heavy output (see probes).
@@ -69,6 +73,7 @@ class ModeTracker:
         self._modes = dict(_DEFAULTS)
         self._keypad = False  # DECKPAM (ESC =) / DECKPNM (ESC >)
         self._kitty = 0  # kitty keyboard flags pushed (CSI > n u) and not popped (CSI < n u)
+        self._other_keys = False  # modifyOtherKeys on (Codex sets it with the kitty push)
         self._tail = b""
         self._lock = threading.Lock()  # fed by the relay thread, read by the run loop's
 
@@ -109,6 +114,8 @@ class ModeTracker:
             return switched
         if m[3] is not None:
             self._keypad = m[3] == b"="
+        elif m[4] is None:  # modifyOtherKeys: CSI > 4 m and CSI > 4 ; 0 m are off
+            self._other_keys = int(m[6] or 0) > 0
         elif m[4] == b">":
             self._kitty += 1
         else:
@@ -135,4 +142,6 @@ class ModeTracker:
                 out.append(b"\x1b>")
             if self._kitty:
                 out.append(b"\x1b[<%du" % self._kitty)
+            if self._other_keys:
+                out.append(b"\x1b[>4;0m")
         return b"".join(out) + b"\x1b7\x1b[r\x1b8\x1b[0m"

@@ -19,12 +19,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-CLAUDE_CODE_VERSION = "2.1.197"
-PACKAGE = "@anthropic-ai/claude-code"
-REPO_DIR = Path(__file__).resolve().parents[2]
-TOOLS_DIR = REPO_DIR / ".tools" / "claude-code"
+from ptysup.testing.pins import CLAUDE
+
+CLAUDE_CODE_VERSION = CLAUDE.version
+PACKAGE = CLAUDE.package
+TOOLS_DIR = CLAUDE.prefix
 TEST_API_KEY = "sk-ant-test"
-BIN_ENV_VAR = "PTYSUP_CLAUDE_BIN"
+BIN_ENV_VAR = CLAUDE.bin_env
 
 # Outer variables with these prefixes would leak a real account, a real endpoint, or the
 # "running inside Claude Code" flag (CLAUDECODE) into the child.

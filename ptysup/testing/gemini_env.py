@@ -20,12 +20,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-GEMINI_CLI_VERSION = "0.61.0"
-PACKAGE = "@google/gemini-cli"
-REPO_DIR = Path(__file__).resolve().parents[2]
-TOOLS_DIR = REPO_DIR / ".tools" / "gemini-cli"
+from ptysup.testing.pins import GEMINI
+
+GEMINI_CLI_VERSION = GEMINI.version
+PACKAGE = GEMINI.package
+TOOLS_DIR = GEMINI.prefix
 TEST_API_KEY = "fake-gemini-key"
-BIN_ENV_VAR = "PTYSUP_GEMINI_BIN"
+BIN_ENV_VAR = GEMINI.bin_env
 
 # Outer variables that would leak a real account or endpoint into the child, or point it at
 # another settings file or home.
@@ -34,7 +35,7 @@ _STRIPPED_PREFIXES = ("GEMINI_", "GOOGLE_")
 
 def local_bin(prefix: Path = TOOLS_DIR) -> Path:
     """Where `npm install --prefix PREFIX` puts the `gemini` launcher."""
-    return prefix / "node_modules" / ".bin" / "gemini"
+    return GEMINI.local_bin(prefix)
 
 
 def installed_version(prefix: Path = TOOLS_DIR) -> str | None:

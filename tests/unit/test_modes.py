@@ -113,3 +113,20 @@ def test_a_switch_split_across_chunks_is_said_by_the_chunk_that_ends_it(cut: int
     assert tracker.feed(b"x" + data[:cut]) is False
     assert tracker.feed(data[cut:] + b"x") is True
     assert tracker.on(1049)
+
+
+def test_codexs_keyboard_and_frame_modes_left_on_are_switched_off() -> None:
+    # Codex 0.169 at start: kitty push, modifyOtherKeys, focus events; every frame inside
+    # synchronized output. Killed mid-frame, all of them would outlive it.
+    tracker = ModeTracker()
+    tracker.feed(b"\x1b[>7u\x1b[>4;1m\x1b[?1004h\x1b[?2026hframe")
+    reset = tracker.reset()
+    for part in (b"\x1b[<1u", b"\x1b[>4;0m", b"\x1b[?1004l", b"\x1b[?2026l"):
+        assert part in reset, part
+
+
+def test_modify_other_keys_turned_off_again_is_left_alone() -> None:
+    tracker = ModeTracker()
+    tracker.feed(b"\x1b[>4;2m\x1b[?2026h\x1b[?2026l")
+    tracker.feed(b"\x1b[>4m")
+    assert tracker.reset() == ALWAYS

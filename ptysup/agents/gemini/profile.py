@@ -67,21 +67,29 @@ _BOX_LINES = 6  # the input box's first line is at most this far under the rule
 # Gemini CLI shows an error that ended a turn as `✕ [API Error: ...]`.
 _API_ERROR = re.compile(r"\[API Error: .*|Quota exceeded.*|RESOURCE_EXHAUSTED.*")
 
-_SEE = 'see docs "Agents: Gemini CLI"'
+_AGENT = "Gemini CLI"
+_SEE = "see docs/agents.md, Gemini CLI"
 AUTH = Blocker(
-    "Gemini CLI's auth dialog",
-    "pick how it authenticates once by running `gemini` in a terminal (or set "
+    "auth dialog",
+    "pick how it signs in once by running `gemini` in a terminal (or set "
     'security.auth.selectedType, e.g. "gemini-api-key" with GEMINI_API_KEY, in '
-    f"~/.gemini/settings.json); {_SEE}",
+    "~/.gemini/settings.json)",
+    _AGENT,
+    _SEE,
 )
 TRUST = Blocker(
-    "Gemini CLI's folder trust dialog",
-    "ptysup turns folder trust off for its runs: a settings file the person controls "
-    f"(the workspace's or an admin's) turned it back on; {_SEE}",
+    "folder trust dialog",
+    "ptysup's settings file, which turns folder trust off, was not read (Gemini CLI skips "
+    "one under a group- or world-writable directory): trust the folder once by running "
+    "`gemini` in it",
+    _AGENT,
+    _SEE,
 )
 DIALOG = Blocker(
-    "a Gemini CLI dialog",
-    f"answer it once by running `gemini` in this folder, or start ptysup in a terminal; {_SEE}",
+    "dialog",
+    "answer it once by running `gemini` in this folder, or start ptysup in a terminal",
+    _AGENT,
+    _SEE,
 )
 _SCREENS: tuple[tuple[re.Pattern[str], Blocker], ...] = (
     (re.compile(r"How would you like to authenticate|Enter Gemini API Key"), AUTH),

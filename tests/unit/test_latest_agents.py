@@ -1,0 +1,44 @@
+"""scripts/test-latest.sh's parts: npm's newest release of each pinned agent, installed once
+into its own folder, and every pin known to the registry as tested."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ptysup.agents import registry
+from ptysup.testing import latest
+from ptysup.testing.pins import PINS, Pin
+
+PIN = Pin("claude", "@scope/agent", "1.0.0", "agent", "PTYSUP_AGENT_BIN", "agent")
+
+
+def _npm(tmp_path: Path) -> str:
+    """An npm that says 2.0.0 is newest and 'installs' a launcher, counting its installs."""
+    npm = tmp_path / "npm"
+    npm.write_text(
+        "#!/bin/sh\n"
+        'if [ "$1" = view ]; then echo 2.0.0; exit 0; fi\n'
+        'while [ "$1" != --prefix ]; do shift; done\n'
+        'mkdir -p "$2/node_modules/.bin" && touch "$2/node_modules/.bin/agent"\n'
+        f"echo x >> {tmp_path}/installs\n"
+    )
+    npm.chmod(0o755)
+    return str(npm)
+
+
+def test_the_newest_release_is_npms_and_is_installed_once_beside_the_pinned(
+    tmp_path: Path,
+) -> None:
+    npm = _npm(tmp_path)
+    assert latest.newest(PIN, npm) == "2.0.0"
+    binary = latest.install(PIN, "2.0.0", npm, tmp_path / "latest")
+    assert binary == tmp_path / "latest" / "agent-2.0.0" / "node_modules" / ".bin" / "agent"
+    assert binary.exists()
+    latest.install(PIN, "2.0.0", npm, tmp_path / "latest")
+    assert (tmp_path / "installs").read_text().count("x") == 1
+
+
+def test_every_pinned_agent_is_a_registry_row_that_calls_its_pin_tested() -> None:
+    for pin in PINS:
+        assert pin.version in registry.find((pin.bin_name,), pin.name).tested
+        assert pin.bin_env.startswith("PTYSUP_") and pin.bin_env.endswith("_BIN")
