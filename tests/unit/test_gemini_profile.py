@@ -224,6 +224,20 @@ def test_launch_adds_the_session_settings_and_keeps_ci_from_the_agent(tmp_path: 
     assert ask["hooks"][0]["timeout"] > settings.ASK_WAIT_S * 1000
 
 
+def test_a_system_settings_file_already_in_use_is_kept_under_ptysups(tmp_path: Path) -> None:
+    theirs = tmp_path / "admin.json"
+    mine = {"hooks": {"AfterAgent": [{"hooks": [{"type": "command", "command": "audit"}]}]}}
+    theirs.write_text(json.dumps({**mine, "security": {"folderTrust": {"enabled": True}}, "x": 1}))
+    env = {"GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(theirs)}
+    launch = GeminiProfile(SESSION).launch(["gemini"], env, Channel(), tmp_path)
+    path = Path(launch.env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"])
+    assert path != theirs and json.loads(theirs.read_text())["x"] == 1  # theirs untouched
+    data = json.loads(path.read_text())
+    assert data["x"] == 1 and data["security"]["folderTrust"] == {"enabled": False}
+    commands = [h["hooks"][0]["command"] for h in data["hooks"]["AfterAgent"]]
+    assert commands == ["audit", "hook-client"]
+
+
 def test_a_reopened_conversation_is_resumed_by_its_id(tmp_path: Path) -> None:
     launch = GeminiProfile(SESSION, reopen=True).launch(["gemini"], {}, None, tmp_path)
     assert launch.argv == ["gemini", "--resume", SESSION]

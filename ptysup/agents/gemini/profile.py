@@ -43,6 +43,7 @@ _SESSION_FLAGS = {
 # Gemini CLI goes headless (and exits 42 waiting for stdin) when either is "true", even on
 # a terminal: they are kept from the agent, never from ptysup itself.
 CI_VARIABLES = ("CI", "GITHUB_ACTIONS")
+SYSTEM_SETTINGS = "GEMINI_CLI_SYSTEM_SETTINGS_PATH"
 RENAMED = {
     "SessionStart": "SessionStart",
     "SessionEnd": "SessionEnd",
@@ -64,8 +65,10 @@ PLACEHOLDER = "Type your message or @path/to/file"
 _WORKING = "(esc to cancel"
 _CHOICE = re.compile(r"^\s*│\s*│?\s*●\s*1\.")
 _BOX_LINES = 6  # the input box's first line is at most this far under the rule
-# Gemini CLI shows an error that ended a turn as `✕ [API Error: ...]`.
-_API_ERROR = re.compile(r"\[API Error: .*|Quota exceeded.*|RESOURCE_EXHAUSTED.*")
+# Gemini CLI 0.61 formats an error that ends a turn as `[API Error: <message>]` (its
+# parseAndFormatApiError). Not seen on screen here: against the fake model it retried every
+# error status (400, 401, 429, 500) for many minutes, showing only its spinner.
+_API_ERROR = re.compile(r"\[API Error: .*")
 
 _AGENT = "Gemini CLI"
 _SEE = "see docs/agents.md, Gemini CLI"
@@ -160,9 +163,10 @@ class GeminiProfile:
         ignores SIGTERM), and no CI variables (which would make Gemini CLI headless)."""
         hook_command = hooks.command() if hooks is not None else None
         ask_command = hooks.command(wait=settings.ASK_WAIT_S) if hooks is not None else None
-        path = settings.write(private, hook_command, ask_command)
+        theirs = env.get(SYSTEM_SETTINGS)
+        path = settings.write(private, hook_command, ask_command, Path(theirs) if theirs else None)
         out = {k: v for k, v in env.items() if k not in CI_VARIABLES}
-        out["GEMINI_CLI_SYSTEM_SETTINGS_PATH"] = str(path)
+        out[SYSTEM_SETTINGS] = str(path)
         out["GEMINI_CLI_NO_RELAUNCH"] = "true"
         return Launch(self.argv(base_argv), out)
 
