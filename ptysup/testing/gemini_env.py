@@ -10,9 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shlex
-import shutil
-import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
@@ -20,66 +17,21 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from ptysup.testing import envcli
 from ptysup.testing.pins import GEMINI
 
 GEMINI_CLI_VERSION = GEMINI.version
-PACKAGE = GEMINI.package
-TOOLS_DIR = GEMINI.prefix
 TEST_API_KEY = "fake-gemini-key"
-BIN_ENV_VAR = GEMINI.bin_env
 
 # Outer variables that would leak a real account or endpoint into the child, or point it at
 # another settings file or home.
 _STRIPPED_PREFIXES = ("GEMINI_", "GOOGLE_")
 
 
-def local_bin(prefix: Path = TOOLS_DIR) -> Path:
-    """Where `npm install --prefix PREFIX` puts the `gemini` launcher."""
-    return GEMINI.local_bin(prefix)
-
-
-def installed_version(prefix: Path = TOOLS_DIR) -> str | None:
-    """The Gemini CLI version installed under PREFIX, from its package.json, or None."""
-    package_json = prefix / "node_modules" / "@google" / "gemini-cli" / "package.json"
-    try:
-        version = json.loads(package_json.read_text(encoding="utf-8")).get("version")
-    except (OSError, ValueError):
-        return None
-    return version if isinstance(version, str) else None
-
-
-def find_gemini() -> Path | None:
-    """$PTYSUP_GEMINI_BIN, else the project-local pinned install, else `gemini` on PATH."""
-    configured = os.environ.get(BIN_ENV_VAR)
-    if configured:
-        return Path(configured)
-    local = local_bin()
-    if local.exists():
-        return local
-    found = shutil.which("gemini")
-    return Path(found) if found else None
-
-
-def npm_install(package: str, version: str, prefix: Path, binary: Path) -> Path:
-    """`npm install PACKAGE@VERSION` under PREFIX (the one place an agent is installed);
-    BINARY is the launcher it must leave behind."""
-    npm = shutil.which("npm")
-    if npm is None:
-        raise FileNotFoundError(f"npm is needed to install {package} and is not on PATH")
-    prefix.mkdir(parents=True, exist_ok=True)
-    argv = [npm, "install", "--no-audit", "--no-fund", "--prefix", str(prefix)]
-    subprocess.run([*argv, f"{package}@{version}"], check=True, stdout=sys.stderr)
-    if not binary.exists():
-        raise FileNotFoundError(f"npm install finished but {binary} is missing")
-    return binary
-
-
-def install_gemini(prefix: Path = TOOLS_DIR) -> Path:
-    """Install the pinned Gemini CLI under PREFIX unless it is already there."""
-    binary = local_bin(prefix)
-    if installed_version(prefix) == GEMINI_CLI_VERSION and binary.exists():
-        return binary
-    return npm_install(PACKAGE, GEMINI_CLI_VERSION, prefix, binary)
+# $PTYSUP_GEMINI_BIN, else the project-local pinned install, else `gemini` on PATH.
+find_gemini = GEMINI.find
+# The pinned Gemini CLI, installed under .tools/gemini-cli (npm) unless it is there.
+install_gemini = GEMINI.install
 
 
 # The user settings of the private home: no auth dialog (the key comes from the env), no
@@ -153,27 +105,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--url", help="env: the fake model's base URL")
     parser.add_argument("--home", type=Path, help="env: GEMINI_CLI_HOME; default a new temp dir")
     parser.add_argument(
-        "--prefix", type=Path, default=TOOLS_DIR, help="install: where (default .tools/)"
+        "--prefix", type=Path, default=GEMINI.prefix, help="install: where (default .tools/)"
     )
     args = parser.parse_args(argv)
     if args.command == "env":
         return _print_env(args.url, args.home)
-    if args.command == "install":
-        try:
-            print(install_gemini(args.prefix.resolve()))
-        except (OSError, subprocess.CalledProcessError) as exc:
-            print(f"ptysup: cannot install Gemini CLI {GEMINI_CLI_VERSION}: {exc}", file=sys.stderr)
-            return 1
-        return 0
-    found = find_gemini()
-    if found is None or not found.exists():
-        print(
-            "ptysup: Gemini CLI not found; run `python -m ptysup.testing.gemini_env install`",
-            file=sys.stderr,
-        )
-        return 1
-    print(found)
-    return 0
+    return envcli.install_or_path(GEMINI, args.command, args.prefix, "Gemini CLI", find_gemini)
 
 
 def _print_env(url: str | None, home: Path | None) -> int:
@@ -183,14 +120,8 @@ def _print_env(url: str | None, home: Path | None) -> int:
         return 2
     home = home or Path(tempfile.mkdtemp(prefix="ptysup-gemini-"))
     write_config(home)
-    outer_path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
-    env = make_env(url, home, find_gemini(), base={"PATH": outer_path})
-    stray = sorted(k for k in os.environ if k.startswith(_STRIPPED_PREFIXES) and k not in env)
-    if stray:  # a real account or endpoint of the outer shell must not leak in
-        print(f"unset {' '.join(stray)}")
-    for name in sorted(env):
-        print(f"export {name}={shlex.quote(env[name])}")
-    return 0
+    env = make_env(url, home, find_gemini(), base=envcli.shell_path())
+    return envcli.print_exports(env, _STRIPPED_PREFIXES)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ import pytest
 from ptysup.testing import gemini_env as gemini_env_module
 from ptysup.testing.fakemodel import FakeModel, RequestKind
 from ptysup.testing.scenario import Scenario
+from tests.e2e.conftest import Rig
 from tests.helpers import (
     Run,
     Tmux,
@@ -54,14 +55,10 @@ def gemini_bin() -> Path:
 
 
 @dataclass
-class GeminiRig:
-    """One project dir, fake model and private Gemini CLI home, ready to run ptysup in."""
+class GeminiRig(Rig):
+    """The end-to-end rig with Gemini CLI as the agent and `gemini -p` as the supervisor."""
 
-    project: Path
-    model: FakeModel
-    env: dict[str, str]
-    home: Path
-    log: Path
+    home: Path = Path()  # the private GEMINI_CLI_HOME
 
     def argv(self, task: str, *args: str) -> list[str]:
         return [task, "--agent-cmd", AGENT, "--supervisor-cmd", SUPERVISOR, *args]
@@ -75,31 +72,8 @@ class GeminiRig:
             timeout=timeout,
         )
 
-    def ptysup(self, *args: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:
-        """ptysup with exactly these arguments (a subcommand...), in the project."""
-        return subprocess.run(
-            ptysup_argv(*args),
-            cwd=self.project,
-            env=self.env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
-
     def popen(self, task: str, *args: str) -> subprocess.Popen[str]:
-        return subprocess.Popen(
-            ptysup_argv(*self.argv(task, "--log-file", str(self.log), *args)),
-            cwd=self.project,
-            env=self.env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-
-    def agent_bodies(self) -> list[str]:
-        return [json.dumps(q.body) for q in self.model.requests_of(RequestKind.AGENT)]
+        return self.start(*self.argv(task, "--log-file", str(self.log), *args))
 
     def leftovers(self) -> list[int]:
         return processes_with(str(self.home))
@@ -119,7 +93,7 @@ def rig(
                 FakeModel(played, project_dir, log_path=tmp_path / "fakemodel.jsonl")
             )
             ge = stack.enter_context(gemini_env_module.gemini_env(model.url, gemini_bin))
-            r = GeminiRig(project_dir, model, dict(ge.env), ge.home, tmp_path / "events.jsonl")
+            r = GeminiRig(project_dir, model, dict(ge.env), tmp_path / "events.jsonl", ge.home)
             made.append(r)
             return r
 
