@@ -13,9 +13,11 @@ import pytest
 from ptysup.agents.events import HookEvent, ScreenState
 from ptysup.agents.gemini import settings
 from ptysup.agents.gemini.profile import AUTH, DIALOG, GEMINI_ANSWERS, TRUST, GeminiProfile
-from ptysup.terminal.screen import ScreenSnapshot
+from ptysup.terminal.record import as_bytes, read_cast
+from ptysup.terminal.screen import ScreenModel, ScreenSnapshot
 
 SCREENS = Path(__file__).resolve().parents[2] / "fixtures" / "gemini"
+TRANSCRIPTS = Path(__file__).resolve().parents[2] / "fixtures" / "transcripts"
 SESSION = "11111111-2222-3333-4444-555555555555"
 
 
@@ -51,6 +53,23 @@ def test_states_and_the_input_box_read_off_real_screens(
     assert profile.screen_state(snap) is state
     assert profile.input_text(snap) == text
     assert profile.input_has_text(snap) is bool(text)
+
+
+@pytest.mark.parametrize(
+    ("name", "title", "state"),
+    [
+        ("answered", "✦  Working… (proj)", ScreenState.WORKING),  # its hooks still run
+        ("answered", "◇  Ready (proj)", ScreenState.READY),
+        ("working", "◇  Ready (proj)", ScreenState.WORKING),  # the spinner is still drawn
+        ("ready_empty", "✋  Action Required (proj)", ScreenState.DIALOG),
+        ("answered", "Gemini CLI (proj)", ScreenState.READY),  # dynamic titles off
+    ],
+)
+def test_the_title_tells_working_and_dialogs_apart_where_the_screen_cannot(
+    name: str, title: str, state: ScreenState
+) -> None:
+    snap = screen(name)
+    assert GeminiProfile(SESSION).screen_state(ScreenSnapshot(snap.lines, title, (0, 0))) is state
 
 
 def test_a_multi_line_paste_is_read_whole_but_its_first_line_says_it_landed() -> None:
@@ -253,3 +272,25 @@ def test_a_command_line_that_picks_its_conversation_keeps_it(tmp_path: Path) -> 
 
 def test_a_new_profile_picks_a_fresh_id() -> None:
     assert GeminiProfile().session_id != GeminiProfile().session_id
+
+
+def test_a_recorded_run_reads_ready_working_ready_and_each_typed_text() -> None:
+    # The demo's run with Gemini CLI, recorded by ptysup (fixtures/transcripts/gemini/).
+    size, events = read_cast(TRANSCRIPTS / "gemini" / "demo.cast")
+    model = ScreenModel(size["height"], size["width"])
+    profile = GeminiProfile(SESSION)
+    seen: list[tuple[str, str | None]] = []
+    for _, code, data in events:
+        if code == "o":
+            model.feed(as_bytes(data))
+            snap = model.snapshot()
+            now = (profile.screen_state(snap).value, profile.input_text(snap))
+            if not seen or seen[-1] != now:
+                seen.append(now)
+    states = [state for state, _ in seen if state != "unknown"]
+    collapsed = [s for i, s in enumerate(states) if i == 0 or states[i - 1] != s]
+    assert collapsed == ["ready", "working", "ready", "working", "ready"]
+    typed = [text for _, text in seen if text]
+    assert typed[0] == "implement feature X"
+    assert typed[1].startswith("python3 -m unittest fails")
+    assert typed[-1] == "/quit"

@@ -8,6 +8,9 @@ Observed with Gemini CLI 0.61.0 (in tmux, against the fake model):
 - a dialog (an approval: `Allow execution of [Shell]?`, a question: `Answer Questions`,
   the first run's trust and auth screens) replaces the input box with a bordered box whose
   first choice is marked `● 1.`;
+- with `ui.dynamicWindowTitle` on (the default) the terminal title starts `◇  Ready`,
+  `✦  Working…` (or the model's thought) / `⏲  Working…`, or `✋  Action Required` (a
+  dialog), written in the same output as the screen it goes with (recorded);
 - Esc cancels a turn (an AfterAgent hook with `[no response text]` follows) and, at a
   dialog, picks its "No" (no AfterAgent then: the screen alone says the turn is over);
   Ctrl+C empties a non-empty input box (on an empty one it only arms the exit).
@@ -64,6 +67,8 @@ _CONTINUED = re.compile(r"^   \S")
 PLACEHOLDER = "Type your message or @path/to/file"
 _WORKING = "(esc to cancel"
 _CHOICE = re.compile(r"^\s*│\s*│?\s*●\s*1\.")
+_TITLE_DIALOG = "✋"
+_TITLE_WORKING = ("✦", "⏲")
 _BOX_LINES = 6  # the input box's first line is at most this far under the rule
 # Gemini CLI 0.61 formats an error that ends a turn as `[API Error: <message>]` (its
 # parseAndFormatApiError). Not seen on screen here: against the fake model it retried every
@@ -185,12 +190,17 @@ class GeminiProfile:
         return ask_from(event, settings.ASK_TOOL, GEMINI_ANSWERS)
 
     def screen_state(self, snap: ScreenSnapshot) -> ScreenState:
-        """Dialog first (it hides the input box), then the spinner, then the box."""
+        """Dialog first (it hides the input box), then the spinner, then the box; the title
+        says the same where Gemini CLI writes it, and covers the moments with no spinner
+        drawn (hooks running after a tool)."""
         lines = snap.lines
+        title = snap.title.lstrip()
         box = _box_line(lines)
-        if box is None and any(_CHOICE.match(line) for line in lines):
+        if title.startswith(_TITLE_DIALOG) or (
+            box is None and any(_CHOICE.match(line) for line in lines)
+        ):
             return ScreenState.DIALOG
-        if any(_WORKING in line for line in lines):
+        if title.startswith(_TITLE_WORKING) or any(_WORKING in line for line in lines):
             return ScreenState.WORKING
         if box is not None:
             return ScreenState.READY
