@@ -416,3 +416,25 @@ def test_in_tmux_a_persons_half_typed_text_is_cleared_before_the_clear(
     assert [c["confirmed"] for c in clears] == [True]
     # The half-typed words never reached the model with the /clear.
     assert not any("half typed" in q.human_text for q in r.model.requests)
+
+
+def test_a_question_left_to_the_person_opens_gemini_clis_dialog(
+    rig: Callable[..., GeminiRig],
+) -> None:
+    r = rig(
+        {
+            "agent": [{"steps": [ASK, {"text": "Painted it."}]}],
+            "supervisor": [{"reply": "[ESCALATE] the dialog needs a person"}],
+        }
+    )
+    run = r.run("paint the button", "--questions", "person", "--turn-timeout", "5")
+    assert run.code == 7, run.stdout + run.stderr
+    (question,) = run.named("question")
+    assert question["to"] == "person" and not run.named("answer")
+    (turn,) = run.named("turn_end")
+    assert (turn["kind"], turn["dialog"]) == ("stalled", True)
+    (sup,) = r.model.requests_of(RequestKind.SUPERVISOR)
+    assert "Answer Questions" in sup.human_text and "Which color" in sup.human_text
+    # The dialog's notification is no approval request.
+    assert not [e for e in run.named("hook") if e["name"] == "PermissionRequest"]
+    assert run.events[-1]["outcome"] == "escalated"

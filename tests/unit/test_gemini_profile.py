@@ -187,6 +187,44 @@ def test_a_tool_permission_notification_is_an_approval_dialog() -> None:
     }
 
 
+def test_an_edits_approval_names_its_file_and_leaves_the_contents_to_the_screen() -> None:
+    # The details Gemini CLI 0.61 serialises for an edit (its toSerializableDetails).
+    event = translate(
+        "Notification",
+        notification_type="ToolPermission",
+        message="Tool Edit requires editing",
+        details={
+            "type": "edit",
+            "title": "Edit",
+            "fileName": "a.py",
+            "filePath": "/p/a.py",
+            "fileDiff": "--- a\n+++ b\n",
+            "originalContent": "x",
+            "newContent": "y",
+            "isModifying": False,
+        },
+    )
+    assert event is not None and event.name == "PermissionRequest"
+    assert event.payload["tool_name"] == "edit"
+    assert event.payload["tool_input"] == {
+        "file_path": "/p/a.py",
+        "fileName": "a.py",
+        "isModifying": False,
+    }
+    fetch = translate(
+        "Notification",
+        notification_type="ToolPermission",
+        details={"type": "info", "title": "Fetch", "prompt": "p", "urls": ["https://x.test/"]},
+    )
+    assert fetch is not None and fetch.payload["tool_input"]["url"] == "https://x.test/"
+    plan = translate(
+        "Notification",
+        notification_type="ToolPermission",
+        details={"type": "exit_plan_mode", "title": "Plan"},
+    )
+    assert plan is not None and plan.payload["tool_name"] == "exit_plan_mode"
+
+
 def test_the_question_dialogs_notification_is_no_approval() -> None:
     event = translate(
         "Notification",

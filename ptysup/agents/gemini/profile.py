@@ -256,9 +256,24 @@ def _translated(name: str, payload: dict[str, Any]) -> str | None:
     kind = str(details.get("type", ""))
     if payload.get("notification_type") != "ToolPermission" or kind == settings.ASK_TOOL:
         return "Notification"  # a question left to the person's dialog is no approval
-    payload["tool_name"] = PERMISSION_KINDS.get(kind, str(details.get("title") or kind))
-    payload["tool_input"] = {k: v for k, v in details.items() if k not in ("type", "title")}
+    payload["tool_name"] = PERMISSION_KINDS.get(kind, kind or str(details.get("title", "")))
+    payload["tool_input"] = _permission_input(details)
     return "PermissionRequest"
+
+
+def _permission_input(details: Mapping[str, Any]) -> dict[str, Any]:
+    """What a ToolPermission notification asks to allow, under the keys ptysup summarises
+    (`command`, `file_path`, `url`). An edit's contents and diff are left out: the dialog
+    on screen shows them, and the log keeps only the file."""
+    shown = {k: v for k, v in details.items() if k not in ("type", "title")}
+    if "filePath" in shown:
+        shown = {"file_path": shown.pop("filePath")} | {
+            k: v for k, v in shown.items() if k in ("fileName", "isModifying")
+        }
+    urls = shown.get("urls")
+    if isinstance(urls, list) and urls:
+        shown["url"] = str(urls[0])
+    return shown
 
 
 def _box_line(lines: Sequence[str]) -> int | None:
