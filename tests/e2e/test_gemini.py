@@ -438,3 +438,15 @@ def test_a_question_left_to_the_person_opens_gemini_clis_dialog(
     # The dialog's notification is no approval request.
     assert not [e for e in run.named("hook") if e["name"] == "PermissionRequest"]
     assert run.events[-1]["outcome"] == "escalated"
+
+
+def test_doctor_probes_a_gemini_supervisor_as_a_run_starts_it(
+    rig: Callable[..., GeminiRig],
+) -> None:
+    r = rig({"supervisor": [{"reply": "[COMPLETE] ok"}]})
+    done = r.ptysup("doctor", "--probe", "--agent-cmd", AGENT, "--supervisor-cmd", SUPERVISOR)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "gemini 0.61.0, tested with ptysup" in done.stdout
+    assert "ok   supervisor answers" in done.stdout
+    # Headless Gemini CLI refuses an untrusted folder: the probe got --skip-trust, as a run.
+    assert len(r.model.requests_of(RequestKind.SUPERVISOR)) == 1
