@@ -35,6 +35,7 @@ pytestmark = pytest.mark.e2e
 
 AGENT = "gemini --approval-mode auto_edit"
 SUPERVISOR = 'gemini -p ""'
+SUPERVISED = ("--supervisor-cmd", SUPERVISOR)
 RESUMED = "has just been resumed"
 WRITE = {"tool": "write_file", "input": {"file_path": "{workdir}/out.txt", "content": "hello\n"}}
 
@@ -124,6 +125,7 @@ def test_a_task_completes_with_turn_ends_from_the_after_agent_hook(
     run = r.run("write out.txt", "--idle", "30", "--max-iter", "3")
     assert run.code == 0, run.stdout + run.stderr
     assert (r.project / "out.txt").read_text() == "hello\n"
+    assert run.named("agent_start")[0]["profile"] == "gemini"
     (turn,) = run.named("turn_end")
     assert turn["kind"] == "stop", turn
     hooks = [(e["name"], e.get("tool_name")) for e in run.named("hook")]
@@ -141,6 +143,25 @@ def test_a_task_completes_with_turn_ends_from_the_after_agent_hook(
     # The routing call before each prompt is a side request, never an agent turn.
     assert r.model.requests_of(RequestKind.TITLE)
     assert len(r.model.requests_of(RequestKind.SUPERVISOR)) == 1
+
+
+def test_agent_gemini_supervises_a_wrapper_script_through_its_hooks(
+    rig: Callable[..., GeminiRig], tmp_path: Path
+) -> None:
+    r = rig({"agent": [{"reply": "Done."}], "supervisor": [{"reply": "[COMPLETE] done"}]})
+    wrapper = tmp_path / "my-agent.sh"
+    wrapper.write_text(f'#!/bin/sh\nexec {r.env["PATH"].split(":")[0]}/gemini "$@"\n')
+    wrapper.chmod(0o755)
+    run = run_ptysup(
+        ["a task", "--agent", "gemini", "--agent-cmd", str(wrapper), "--idle", "30", *SUPERVISED],
+        cwd=r.project,
+        env=r.env,
+        log_path=r.log,
+        timeout=60,
+    )
+    assert run.code == 0, run.stdout + run.stderr
+    assert run.named("agent_start")[0]["profile"] == "gemini"
+    assert [e["kind"] for e in run.named("turn_end")] == ["stop"]
 
 
 def test_abort_clears_the_conversation_and_gemini_quits(rig: Callable[..., GeminiRig]) -> None:
