@@ -118,8 +118,8 @@ class GeminiAnswers:
         """The hook output that gives the model ANSWERS (question → answer)."""
         said = "; ".join(f"{question} → {answer}" for question, answer in answers.items())
         return self.deny(
-            f"The user answered: {said}. (The user's supervisor answered outside the dialog; "
-            "do not ask again, go on with this answer.)"
+            f"The user answered: {said}. (Answered outside the dialog: do not ask again, "
+            "go on with this answer.)"
         )
 
     def deny(self, reason: str) -> str:
