@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import signal
 import subprocess
 from collections.abc import Callable, Iterator, Mapping
@@ -471,3 +473,23 @@ def test_doctor_probes_a_gemini_supervisor_as_a_run_starts_it(
     assert "ok   supervisor answers" in done.stdout
     # Headless Gemini CLI refuses an untrusted folder: the probe got --skip-trust, as a run.
     assert len(r.model.requests_of(RequestKind.SUPERVISOR)) == 1
+
+
+def test_the_demo_runs_with_gemini_as_agent_and_supervisor(gemini_bin: Path) -> None:
+    repo = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PTYSUP_", "GEMINI_"))}
+    done = subprocess.run(
+        ["bash", str(repo / "scripts" / "demo.sh"), "--agent", "gemini"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    kept = re.search(r"kept for you to look at: (\S+)", done.stderr)
+    if kept:
+        shutil.rmtree(kept.group(1), ignore_errors=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "agent: gemini --approval-mode auto_edit" in done.stderr
+    assert "supervisor: gemini -p ''" in done.stdout
+    assert "the sample project's tests pass" in done.stderr
