@@ -110,7 +110,10 @@ def _agent(extra: Sequence[str]) -> str | None:
 def _gemini_demo(extra: list[str]) -> int:
     """The demo with Gemini CLI, installed on demand (npm, the pinned version)."""
     from ptysup.testing.gemini_env import GEMINI_CLI_VERSION, install_gemini
+    from ptysup.testing.pins import GEMINI
 
+    if GEMINI.installed_version() != GEMINI_CLI_VERSION:
+        _say(f"installing the pinned Gemini CLI {GEMINI_CLI_VERSION} into .tools/gemini-cli (npm)")
     try:
         gemini = install_gemini()
     except (OSError, subprocess.CalledProcessError) as exc:
