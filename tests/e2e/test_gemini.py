@@ -132,8 +132,10 @@ def test_a_task_completes_with_turn_ends_from_the_after_agent_hook(
     assert turn["kind"] == "stop", turn
     hooks = [(e["name"], e.get("tool_name")) for e in run.named("hook")]
     assert ("UserPromptSubmit", None) in hooks and ("PostToolUse", "write_file") in hooks
-    stop_at = next(e["ts"] for e in run.named("hook") if e["name"] == "Stop")
-    assert turn["ts"] - stop_at < 1.0
+    (stop,) = [e for e in run.named("hook") if e["name"] == "Stop"]
+    assert turn["ts"] - stop["ts"] < 1.0
+    # Gemini CLI counts tokens, not dollars: the turn end logs the conversation's.
+    assert stop["tokens"]["total"] == stop["tokens"]["input"] + stop["tokens"]["output"] > 0
     started = run.named("inject")[0]["ts"]
     assert turn["ts"] - started < 15  # far from the 30 s of quiet
     # Gemini CLI runs the conversation ptysup chose up front (so a resume can reopen it).

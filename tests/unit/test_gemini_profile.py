@@ -332,3 +332,40 @@ def test_a_recorded_run_reads_ready_working_ready_and_each_typed_text() -> None:
     assert typed[0] == "implement feature X"
     assert typed[1].startswith("python3 -m unittest fails")
     assert typed[-1] == "/quit"
+
+
+def test_the_stop_carries_the_conversations_tokens_from_gemini_clis_session_file(
+    tmp_path: Path,
+) -> None:
+    # Lines as Gemini CLI 0.61 writes its session file (ids shortened).
+    first = {
+        "id": "m1",
+        "type": "gemini",
+        "content": "Hi.",
+        "tokens": {"input": 100, "output": 9, "cached": 0, "total": 109},
+    }
+    lines = [
+        {"sessionId": SESSION, "projectHash": "h", "startTime": "t", "kind": "main"},
+        {"$set": {"messages": [{"id": "u0", "type": "user", "content": [{"text": "ctx"}]}]}},
+        {"id": "u1", "type": "user", "content": [{"text": "say hello"}]},
+        first,
+        {"$set": {"lastUpdated": "t"}},
+        {
+            "id": "m2",
+            "type": "gemini",
+            "content": "Done.",
+            "tokens": {"input": 150, "output": 5, "total": 155},
+        },
+        {"$set": {"messages": [first]}},  # listed again: counted once
+    ]
+    transcript = tmp_path / "session.jsonl"
+    transcript.write_text("\n".join(json.dumps(x) for x in lines) + "\nnot json\n")
+    event = translate(
+        "AfterAgent", prompt="p", prompt_response="Done.", transcript_path=str(transcript)
+    )
+    assert event is not None
+    assert event.payload["tokens"] == {"input": 250, "output": 14, "total": 264}
+    gone = translate(
+        "AfterAgent", prompt="p", prompt_response="x", transcript_path=str(tmp_path / "no")
+    )
+    assert gone is not None and "tokens" not in gone.payload

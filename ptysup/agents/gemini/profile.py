@@ -238,6 +238,9 @@ def _translated(name: str, payload: dict[str, Any]) -> str | None:
     ignore it (PreCompress fires at every model call, and means nothing to ptysup)."""
     if name == "AfterAgent":
         payload["last_assistant_message"] = str(payload.get("prompt_response") or "")
+        tokens = conversation_tokens(payload.get("transcript_path"))
+        if tokens is not None:
+            payload["tokens"] = tokens
     if name in RENAMED:
         return RENAMED[name]
     if name == "AfterTool":
@@ -259,6 +262,38 @@ def _translated(name: str, payload: dict[str, Any]) -> str | None:
     payload["tool_name"] = PERMISSION_KINDS.get(kind, kind or str(details.get("title", "")))
     payload["tool_input"] = _permission_input(details)
     return "PermissionRequest"
+
+
+def conversation_tokens(transcript: object) -> dict[str, int] | None:
+    """The conversation's tokens so far (input, output, total), summed over the model's
+    messages in Gemini CLI's session file (JSONL; each `gemini` message carries `tokens`,
+    and a `$set` line may list messages again: each is counted once, by id). Gemini CLI
+    reports tokens, never a price: this is all ptysup can tell of its spend."""
+    if not isinstance(transcript, str) or not transcript:
+        return None
+    try:
+        text = Path(transcript).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    by_id: dict[str, Mapping[str, Any]] = {}
+    for line in text.splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(record, dict):
+            continue
+        update = record.get("$set")
+        listed = update.get("messages") if isinstance(update, dict) else None
+        for message in [record, *(listed if isinstance(listed, list) else ())]:
+            if isinstance(message, dict) and isinstance(message.get("tokens"), dict):
+                by_id[str(message.get("id", len(by_id)))] = message["tokens"]
+    if not by_id:
+        return None
+    return {
+        key: sum(int(t.get(key, 0)) for t in by_id.values() if isinstance(t.get(key, 0), int))
+        for key in ("input", "output", "total")
+    }
 
 
 def _permission_input(details: Mapping[str, Any]) -> dict[str, Any]:
