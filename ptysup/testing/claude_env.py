@@ -9,17 +9,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 
-from ptysup.testing.agent_cli import install_or_path, print_exports, shell_path
-from ptysup.testing.npm_package import NpmPackage
+from ptysup.testing import envcli
 from ptysup.testing.pins import CLAUDE
 
 CLAUDE_CODE_VERSION = CLAUDE.version
@@ -27,7 +24,6 @@ PACKAGE = CLAUDE.package
 TOOLS_DIR = CLAUDE.prefix
 TEST_API_KEY = "sk-ant-test"
 BIN_ENV_VAR = CLAUDE.bin_env
-NPM = NpmPackage(PACKAGE, CLAUDE_CODE_VERSION, CLAUDE.bin_name)
 
 # Outer variables with these prefixes would leak a real account, a real endpoint, or the
 # "running inside Claude Code" flag (CLAUDECODE) into the child.
@@ -36,29 +32,22 @@ _STRIPPED_PREFIXES = ("ANTHROPIC_", "CLAUDE")
 
 def local_bin(prefix: Path = TOOLS_DIR) -> Path:
     """Where `npm install --prefix PREFIX` puts the `claude` launcher."""
-    return NPM.local_bin(prefix)
+    return CLAUDE.local_bin(prefix)
 
 
 def installed_version(prefix: Path = TOOLS_DIR) -> str | None:
     """The Claude Code version installed under PREFIX, from its package.json, or None."""
-    return NPM.installed_version(prefix)
+    return CLAUDE.installed_version(prefix)
 
 
 def find_claude() -> Path | None:
     """$PTYSUP_CLAUDE_BIN, else the project-local pinned install, else `claude` on PATH."""
-    configured = os.environ.get(BIN_ENV_VAR)
-    if configured:
-        return Path(configured)
-    local = local_bin()
-    if local.exists():
-        return local
-    found = shutil.which("claude")
-    return Path(found) if found else None
+    return CLAUDE.find()
 
 
 def install_claude(prefix: Path = TOOLS_DIR) -> Path:
     """Install the pinned Claude Code under PREFIX unless it is already there."""
-    return NPM.install(prefix)
+    return CLAUDE.install(prefix)
 
 
 def claude_json(
@@ -160,9 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "env":
         return _print_env(args.url, args.project or [], args.config_dir)
-    label = f"Claude Code {CLAUDE_CODE_VERSION}"
-    install = partial(install_claude, args.prefix.resolve())
-    return install_or_path(args.command, label, __spec__.name, install, find_claude)
+    return envcli.install_or_path(CLAUDE, args.command, args.prefix, "Claude Code", find_claude)
 
 
 def _print_env(url: str | None, projects: Sequence[Path], config_dir: Path | None) -> int:
@@ -172,9 +159,8 @@ def _print_env(url: str | None, projects: Sequence[Path], config_dir: Path | Non
         return 2
     config_dir = config_dir or Path(tempfile.mkdtemp(prefix="ptysup-claude-"))
     write_config(config_dir, projects)
-    env = make_env(url, config_dir, find_claude(), base={"PATH": shell_path()})
-    print_exports(env, _STRIPPED_PREFIXES)
-    return 0
+    env = make_env(url, config_dir, find_claude(), base=envcli.shell_path())
+    return envcli.print_exports(env, _STRIPPED_PREFIXES)
 
 
 if __name__ == "__main__":

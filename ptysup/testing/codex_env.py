@@ -10,24 +10,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 
-from ptysup.testing.agent_cli import install_or_path, print_exports, shell_path
-from ptysup.testing.npm_package import NpmPackage
+from ptysup.testing import envcli
 from ptysup.testing.pins import CODEX
 
 CODEX_VERSION = CODEX.version
-PACKAGE = CODEX.package
 TOOLS_DIR = CODEX.prefix
 BIN_ENV_VAR = CODEX.bin_env
-NPM = NpmPackage(PACKAGE, CODEX_VERSION, CODEX.bin_name)
 MODEL = "fake-model"
 PROVIDER = "ptysup-fake"
 # The provider's `env_key`: Codex sends its value as the bearer token.
@@ -39,21 +34,10 @@ TEST_API_KEY = "sk-fake-codex"
 _STRIPPED_PREFIXES = ("OPENAI_", "CODEX_")
 
 
-def find_codex() -> Path | None:
-    """$PTYSUP_CODEX_BIN, else the project-local pinned install, else `codex` on PATH."""
-    configured = os.environ.get(BIN_ENV_VAR)
-    if configured:
-        return Path(configured)
-    local = NPM.local_bin(TOOLS_DIR)
-    if local.exists():
-        return local
-    found = shutil.which("codex")
-    return Path(found) if found else None
-
-
-def install_codex(prefix: Path = TOOLS_DIR) -> Path:
-    """Install the pinned Codex CLI under PREFIX unless it is already there."""
-    return NPM.install(prefix)
+# $PTYSUP_CODEX_BIN, else the project-local pinned install, else `codex` on PATH.
+find_codex = CODEX.find
+# The pinned Codex CLI, installed under .tools/codex (npm) unless it is there.
+install_codex = CODEX.install
 
 
 def _toml(value: str) -> str:
@@ -161,9 +145,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "env":
         return _print_env(args.url, args.project or [], args.codex_home)
-    label = f"Codex CLI {CODEX_VERSION}"
-    install = partial(install_codex, args.prefix.resolve())
-    return install_or_path(args.command, label, __spec__.name, install, find_codex)
+    return envcli.install_or_path(CODEX, args.command, args.prefix, "Codex CLI", find_codex)
 
 
 def _print_env(url: str | None, projects: Sequence[Path], codex_home: Path | None) -> int:
@@ -173,9 +155,8 @@ def _print_env(url: str | None, projects: Sequence[Path], codex_home: Path | Non
         return 2
     codex_home = codex_home or Path(tempfile.mkdtemp(prefix="ptysup-codex-"))
     write_config(codex_home, url, projects)
-    env = make_env(codex_home, find_codex(), base={"PATH": shell_path()})
-    print_exports(env, _STRIPPED_PREFIXES)
-    return 0
+    env = make_env(codex_home, find_codex(), base=envcli.shell_path())
+    return envcli.print_exports(env, _STRIPPED_PREFIXES)
 
 
 if __name__ == "__main__":

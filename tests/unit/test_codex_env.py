@@ -10,6 +10,7 @@ import pytest
 
 from ptysup.testing import codex_env
 from ptysup.testing.codex_env import CODEX_VERSION, TOOLS_DIR
+from ptysup.testing.pins import CODEX
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -59,7 +60,7 @@ def test_find_codex_prefers_the_configured_binary(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("PTYSUP_CODEX_BIN", "/opt/codex")
     assert codex_env.find_codex() == Path("/opt/codex")
     monkeypatch.delenv("PTYSUP_CODEX_BIN")
-    local = codex_env.NPM.local_bin(TOOLS_DIR)
+    local = CODEX.local_bin(TOOLS_DIR)
     if local.exists():
         assert codex_env.find_codex() == local
 
@@ -67,10 +68,10 @@ def test_find_codex_prefers_the_configured_binary(monkeypatch: pytest.MonkeyPatc
 def test_pinned_version_is_read_from_package_json(tmp_path: Path) -> None:
     package = tmp_path / "node_modules" / "@openai" / "codex"
     package.mkdir(parents=True)
-    assert codex_env.NPM.installed_version(tmp_path) is None
+    assert CODEX.installed_version(tmp_path) is None
     (package / "package.json").write_text(json.dumps({"version": CODEX_VERSION}))
-    assert codex_env.NPM.installed_version(tmp_path) == CODEX_VERSION
-    assert codex_env.NPM.local_bin(tmp_path) == tmp_path / "node_modules" / ".bin" / "codex"
+    assert CODEX.installed_version(tmp_path) == CODEX_VERSION
+    assert CODEX.local_bin(tmp_path) == tmp_path / "node_modules" / ".bin" / "codex"
     assert TOOLS_DIR.name == "codex" and TOOLS_DIR.parent.name == ".tools"
 
 
