@@ -12,11 +12,11 @@ import pytest
 
 from ptysup.testing import claude_env as claude_env_module
 from ptysup.testing import codex_env as codex_env_module
-from ptysup.testing.claude_env import ClaudeEnv
+from ptysup.testing.agenthome import AgentEnv
 from ptysup.testing.fakemodel import FakeModel
 from ptysup.testing.scenario import Scenario
 
-ClaudeEnvFactory = Callable[..., ClaudeEnv]
+ClaudeEnvFactory = Callable[..., AgentEnv]
 FakeModelFactory = Callable[..., FakeModel]
 
 
@@ -54,10 +54,10 @@ def project_dir(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def claude_env(claude_bin: Path, project_dir: Path) -> Iterator[ClaudeEnvFactory]:
-    """`claude_env(base_url, project_dirs=[project_dir])` -> ClaudeEnv, removed at teardown."""
+    """`claude_env(base_url, project_dirs=[project_dir])` -> AgentEnv, removed at teardown."""
     with ExitStack() as stack:
 
-        def make(base_url: str, project_dirs: Sequence[Path] | None = None) -> ClaudeEnv:
+        def make(base_url: str, project_dirs: Sequence[Path] | None = None) -> AgentEnv:
             dirs = [project_dir] if project_dirs is None else list(project_dirs)
             return stack.enter_context(claude_env_module.claude_env(base_url, dirs, claude_bin))
 

@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from ptysup.testing import envcli
+from ptysup.testing.agenthome import AgentEnv, offline_env, private_env
 from ptysup.testing.pins import CODEX
 
 CODEX_VERSION = CODEX.version
@@ -94,41 +93,24 @@ def make_env(
     api_key: str = TEST_API_KEY,
 ) -> dict[str, str]:
     """The environment for running codex offline with the config in CODEX_HOME."""
-    outer = os.environ if base is None else base
-    env = {k: v for k, v in outer.items() if not k.startswith(_STRIPPED_PREFIXES)}
-    env.update({"CODEX_HOME": str(codex_home), API_KEY_VAR: api_key})
-    if codex_bin is not None:
-        rest = env.get("PATH", os.defpath)
-        env["PATH"] = os.pathsep.join([str(codex_bin.parent), rest])
-    return env
+    variables = {"CODEX_HOME": str(codex_home), API_KEY_VAR: api_key}
+    return offline_env(base, _STRIPPED_PREFIXES, codex_bin, variables)
 
 
-@dataclass(frozen=True)
-class CodexEnv:
-    """A private CODEX_HOME and the environment that points codex at it."""
-
-    codex_home: Path
-    env: Mapping[str, str]
-    codex_bin: Path | None
-
-    def argv(self, *args: str) -> list[str]:
-        """The command line for the pinned binary (or plain `codex`) with ARGS."""
-        return [str(self.codex_bin) if self.codex_bin else "codex", *args]
-
-
-@contextmanager
 def codex_env(
     base_url: str,
     project_dirs: Sequence[Path | str],
     codex_bin: Path | None = None,
     base: Mapping[str, str] | None = None,
-) -> Iterator[CodexEnv]:
-    """A CodexEnv in a temp dir that is removed on exit; CODEX_BIN defaults to find_codex()."""
-    binary = codex_bin if codex_bin is not None else find_codex()
-    with tempfile.TemporaryDirectory(prefix="ptysup-codex-") as tmp:
-        home = Path(tmp) / "home"
+) -> AbstractContextManager[AgentEnv]:
+    """A private CODEX_HOME (removed on exit) and its environment; CODEX_BIN defaults to
+    find_codex()."""
+
+    def fill(home: Path, binary: Path | None) -> dict[str, str]:
         write_config(home, base_url, project_dirs)
-        yield CodexEnv(codex_home=home, env=make_env(home, binary, base), codex_bin=binary)
+        return make_env(home, binary, base)
+
+    return private_env(CODEX, codex_bin, fill)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -39,11 +39,11 @@ def test_env_replaces_outer_claude_and_anthropic_variables(tmp_path: Path) -> No
 def test_config_dir_skips_first_run_screens(tmp_path: Path) -> None:
     project = tmp_path / "project"
     with claude_env.claude_env("http://127.0.0.1:9", [project], tmp_path / "claude") as ce:
-        config = json.loads((ce.config_dir / ".claude.json").read_text())
-        settings = json.loads((ce.config_dir / "settings.json").read_text())
-        assert ce.env["CLAUDE_CONFIG_DIR"] == str(ce.config_dir)
+        config = json.loads((ce.home / ".claude.json").read_text())
+        settings = json.loads((ce.home / "settings.json").read_text())
+        assert ce.env["CLAUDE_CONFIG_DIR"] == str(ce.home)
         assert ce.argv("-p") == [str(tmp_path / "claude"), "-p"]
-    assert not ce.config_dir.exists()
+    assert not ce.home.exists()
     assert config["hasCompletedOnboarding"] is True and config["theme"] == "dark"
     assert config["customApiKeyResponses"]["approved"] == ["sk-ant-test"]
     assert config["projects"] == {str(project.resolve()): {"hasTrustDialogAccepted": True}}

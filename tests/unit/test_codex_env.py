@@ -41,10 +41,10 @@ def test_env_replaces_outer_openai_and_codex_variables(tmp_path: Path) -> None:
 def test_config_points_at_the_fake_and_skips_first_run_screens(tmp_path: Path) -> None:
     project = tmp_path / 'pro"ject'
     with codex_env.codex_env("http://127.0.0.1:9/", [project], tmp_path / "codex") as ce:
-        config = tomllib.loads((ce.codex_home / "config.toml").read_text())
-        assert ce.env["CODEX_HOME"] == str(ce.codex_home)
+        config = tomllib.loads((ce.home / "config.toml").read_text())
+        assert ce.env["CODEX_HOME"] == str(ce.home)
         assert ce.argv("exec") == [str(tmp_path / "codex"), "exec"]
-    assert not ce.codex_home.exists()
+    assert not ce.home.exists()
     provider = config["model_providers"][config["model_provider"]]
     assert provider["base_url"] == "http://127.0.0.1:9/v1"  # Codex POSTs {base_url}/responses
     assert provider["wire_api"] == "responses"
