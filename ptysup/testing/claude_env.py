@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -135,13 +134,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _print_env(url: str | None, projects: Sequence[Path], config_dir: Path | None) -> int:
     """`env`: write a private config dir and print the `export` lines for a shell."""
-    if not url:
-        print("ptysup: env needs --url (the fake model's base URL)", file=sys.stderr)
-        return 2
-    config_dir = config_dir or Path(tempfile.mkdtemp(prefix="ptysup-claude-"))
-    write_config(config_dir, projects)
-    env = make_env(url, config_dir, find_claude(), base=envcli.shell_path())
-    return envcli.print_exports(env, _STRIPPED_PREFIXES)
+
+    def env_for(url: str, config_dir: Path) -> dict[str, str]:
+        write_config(config_dir, projects)
+        return make_env(url, config_dir, find_claude(), base=envcli.shell_path())
+
+    return envcli.print_env(CLAUDE, url, config_dir, env_for, _STRIPPED_PREFIXES)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -132,13 +131,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _print_env(url: str | None, projects: Sequence[Path], codex_home: Path | None) -> int:
     """`env`: write a private CODEX_HOME and print the `export` lines for a shell."""
-    if not url:
-        print("ptysup: env needs --url (the fake model's base URL)", file=sys.stderr)
-        return 2
-    codex_home = codex_home or Path(tempfile.mkdtemp(prefix="ptysup-codex-"))
-    write_config(codex_home, url, projects)
-    env = make_env(codex_home, find_codex(), base=envcli.shell_path())
-    return envcli.print_exports(env, _STRIPPED_PREFIXES)
+
+    def env_for(url: str, codex_home: Path) -> dict[str, str]:
+        write_config(codex_home, url, projects)
+        return make_env(codex_home, find_codex(), base=envcli.shell_path())
+
+    return envcli.print_env(CODEX, url, codex_home, env_for, _STRIPPED_PREFIXES)
 
 
 if __name__ == "__main__":

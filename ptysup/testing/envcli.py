@@ -7,6 +7,7 @@ import os
 import shlex
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -39,6 +40,22 @@ def shell_path() -> dict[str, str]:
     interpreter's own (a fresh clone's .venv/bin is on no PATH), so the recipe works
     without activating the venv."""
     return {"PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
+
+
+def print_env(
+    pin: Pin,
+    url: str | None,
+    home: Path | None,
+    env_for: Callable[[str, Path], Mapping[str, str]],
+    stripped: tuple[str, ...],
+) -> int:
+    """`env`: ENV_FOR(url, home) writes the agent's config into HOME (default a new temp
+    dir) and gives its environment, printed as `export` lines; without a URL, exit 2."""
+    if not url:
+        print("ptysup: env needs --url (the fake model's base URL)", file=sys.stderr)
+        return 2
+    home = home or Path(tempfile.mkdtemp(prefix=f"ptysup-{pin.name}-"))
+    return print_exports(env_for(url, home), stripped)
 
 
 def print_exports(env: Mapping[str, str], stripped: tuple[str, ...]) -> int:

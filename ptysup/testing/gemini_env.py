@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -96,13 +95,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _print_env(url: str | None, home: Path | None) -> int:
     """`env`: write a private home and print the `export` lines for a shell."""
-    if not url:
-        print("ptysup: env needs --url (the fake model's base URL)", file=sys.stderr)
-        return 2
-    home = home or Path(tempfile.mkdtemp(prefix="ptysup-gemini-"))
-    write_config(home)
-    env = make_env(url, home, find_gemini(), base=envcli.shell_path())
-    return envcli.print_exports(env, _STRIPPED_PREFIXES)
+
+    def env_for(url: str, home: Path) -> dict[str, str]:
+        write_config(home)
+        return make_env(url, home, find_gemini(), base=envcli.shell_path())
+
+    return envcli.print_env(GEMINI, url, home, env_for, _STRIPPED_PREFIXES)
 
 
 if __name__ == "__main__":
