@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections.abc import Iterable, Mapping, Sequence
@@ -118,14 +117,7 @@ def claude_env(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """`install` installs the pinned Claude Code; `path` prints the binary in use."""
-    parser = argparse.ArgumentParser(prog="python -m ptysup.testing.claude_env")
-    parser.add_argument("command", choices=["install", "path", "env"])
-    parser.add_argument("--url", help="env: the fake model's base URL")
-    parser.add_argument("--project", type=Path, action="append", help="env: a folder to trust")
-    parser.add_argument("--config-dir", type=Path, help="env: default a new temp dir")
-    parser.add_argument(
-        "--prefix", type=Path, default=TOOLS_DIR, help="install: where (default .tools/)"
-    )
+    parser = envcli.parser(CLAUDE, "--config-dir", "CLAUDE_CONFIG_DIR", projects=True)
     args = parser.parse_args(argv)
     if args.command == "env":
         return _print_env(args.url, args.project or [], args.config_dir)

@@ -7,7 +7,6 @@ prints the `export` lines of a private CODEX_HOME pointed at the fake model.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections.abc import Iterable, Mapping, Sequence
@@ -115,15 +114,7 @@ def codex_env(
 def main(argv: Sequence[str] | None = None) -> int:
     """`install` installs the pinned Codex CLI; `path` prints the binary in use; `env`
     writes a private CODEX_HOME and prints the shell lines that use it."""
-    parser = argparse.ArgumentParser(prog="python -m ptysup.testing.codex_env")
-    parser.add_argument("command", choices=["install", "path", "env"])
-    parser.add_argument("--url", help="env: the fake model's base URL")
-    parser.add_argument("--project", type=Path, action="append", help="env: a folder to trust")
-    parser.add_argument("--codex-home", type=Path, help="env: default a new temp dir")
-    parser.add_argument(
-        "--prefix", type=Path, default=TOOLS_DIR, help="install: where (default .tools/codex)"
-    )
-    args = parser.parse_args(argv)
+    args = envcli.parser(CODEX, "--codex-home", "CODEX_HOME", projects=True).parse_args(argv)
     if args.command == "env":
         return _print_env(args.url, args.project or [], args.codex_home)
     return envcli.install_or_path(CODEX, args.command, args.prefix, "Codex CLI", find_codex)

@@ -3,6 +3,7 @@ release, print the binary in use (`path`), and print a shell's `export` lines (`
 
 from __future__ import annotations
 
+import argparse
 import os
 import shlex
 import subprocess
@@ -12,6 +13,24 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ptysup.testing.pins import Pin
+
+
+def parser(pin: Pin, home_flag: str, home_help: str, projects: bool) -> argparse.ArgumentParser:
+    """The command line of PIN's env module: `install`, `path`, or `env --url URL` with the
+    private home at HOME_FLAG (and, where PROJECTS, the folders to trust)."""
+    made = argparse.ArgumentParser(prog=f"python -m ptysup.testing.{pin.name}_env")
+    made.add_argument("command", choices=["install", "path", "env"])
+    made.add_argument("--url", help="env: the fake model's base URL")
+    if projects:
+        made.add_argument("--project", type=Path, action="append", help="env: a folder to trust")
+    made.add_argument(home_flag, type=Path, help=f"env: {home_help}; default a new temp dir")
+    made.add_argument(
+        "--prefix",
+        type=Path,
+        default=pin.prefix,
+        help=f"install: where (default .tools/{pin.folder})",
+    )
+    return made
 
 
 def install_or_path(

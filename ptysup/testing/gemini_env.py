@@ -7,7 +7,6 @@ prints the `export` lines of a private home pointed at a fake model.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from collections.abc import Mapping, Sequence
@@ -80,14 +79,7 @@ def gemini_env(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """`install` installs the pinned Gemini CLI; `path` prints the binary in use."""
-    parser = argparse.ArgumentParser(prog="python -m ptysup.testing.gemini_env")
-    parser.add_argument("command", choices=["install", "path", "env"])
-    parser.add_argument("--url", help="env: the fake model's base URL")
-    parser.add_argument("--home", type=Path, help="env: GEMINI_CLI_HOME; default a new temp dir")
-    parser.add_argument(
-        "--prefix", type=Path, default=GEMINI.prefix, help="install: where (default .tools/)"
-    )
-    args = parser.parse_args(argv)
+    args = envcli.parser(GEMINI, "--home", "GEMINI_CLI_HOME", projects=False).parse_args(argv)
     if args.command == "env":
         return _print_env(args.url, args.home)
     return envcli.install_or_path(GEMINI, args.command, args.prefix, "Gemini CLI", find_gemini)
