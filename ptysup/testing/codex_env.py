@@ -18,7 +18,6 @@ from ptysup.testing.agenthome import AgentEnv, offline_env, private_env
 from ptysup.testing.pins import CODEX
 
 CODEX_VERSION = CODEX.version
-TOOLS_DIR = CODEX.prefix
 BIN_ENV_VAR = CODEX.bin_env
 MODEL = "fake-model"
 PROVIDER = "ptysup-fake"
