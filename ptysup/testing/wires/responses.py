@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from ptysup.testing.conversation import RequestKind, schema_string_fields
+from ptysup.testing.conversation import last_index, schema_string_fields, who_asks
 from ptysup.testing.scenario import Step
 from ptysup.testing.wire import Block, ToolUseBlock
 from ptysup.testing.wires.base import Reading, Reply
@@ -91,11 +91,9 @@ def _person_texts(item: Mapping[str, Any]) -> list[str]:
 
 def last_human_index(body: Mapping[str, Any]) -> int | None:
     """The index in `input` of the latest user message with the person's words, or None."""
-    items = _items(body)
-    for index in range(len(items) - 1, -1, -1):
-        if _is_user_message(items[index]) and _person_texts(items[index]):
-            return index
-    return None
+    return last_index(
+        _items(body), lambda item: _is_user_message(item) and bool(_person_texts(item))
+    )
 
 
 def human_text(body: Mapping[str, Any]) -> str:
@@ -252,16 +250,8 @@ class ResponsesWire:
     def read(
         self, path: str, body: Mapping[str, Any], headers: Mapping[str, str], marker: str
     ) -> Reading:
-        # The title request quotes the typed prompt: checked first, so that a marker typed
-        # into the TUI does not make it a supervisor's request.
-        if is_title_request(body, headers):
-            kind = RequestKind.TITLE
-        elif any(marker in text for text in user_texts(body)):
-            kind = RequestKind.SUPERVISOR
-        else:
-            kind = RequestKind.AGENT
         return Reading(
-            kind=kind,
+            kind=who_asks(is_title_request(body, headers), user_texts(body), marker),
             human_text=human_text(body),
             step_index=step_index(body),
             turn=last_human_index(body) or 0,
