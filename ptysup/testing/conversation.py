@@ -46,6 +46,19 @@ def last_index(items: Sequence[T], wanted: Callable[[T], bool]) -> int | None:
     return None
 
 
+def reply_runs(items: Iterable[T], is_reply: Callable[[T], bool]) -> int:
+    """How many runs of replies ITEMS hold: the model's replies already given in a turn,
+    one a tool round trip (a reply may span several items)."""
+    runs = 0
+    in_reply = False
+    for item in items:
+        reply = is_reply(item)
+        if reply and not in_reply:
+            runs += 1
+        in_reply = reply
+    return runs
+
+
 def _blocks(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     content = message.get("content")
     if isinstance(content, str):
@@ -96,15 +109,8 @@ def step_index(body: Mapping[str, Any]) -> int:
     after the latest human message."""
     index = last_human_index(body)
     after = _messages(body)[index + 1 :] if index is not None else []
-    steps = 0
-    previous = None
-    for message in after:
-        role = message.get("role")
-        if role == "assistant" and previous != "assistant":
-            steps += 1
-        if role in ("user", "assistant"):
-            previous = role
-    return steps
+    spoken = [m for m in after if m.get("role") in ("user", "assistant")]
+    return reply_runs(spoken, lambda message: message.get("role") == "assistant")
 
 
 def user_texts(body: Mapping[str, Any]) -> list[str]:

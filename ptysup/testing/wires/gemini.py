@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from ptysup.testing.conversation import RequestKind, last_index, who_asks
+from ptysup.testing.conversation import RequestKind, last_index, reply_runs, who_asks
 from ptysup.testing.scenario import Step
 from ptysup.testing.wire import Block, TextBlock, estimate_tokens
 from ptysup.testing.wires.base import Reading, Reply
@@ -112,14 +112,7 @@ def step_index(body: Mapping[str, Any]) -> int:
     latest typed user content (each functionResponse round trip adds one)."""
     index = last_human_index(body)
     after = _contents(body)[index + 1 :] if index is not None else []
-    steps = 0
-    previous = None
-    for content in after:
-        role = content.get("role")
-        if role == "model" and previous != "model":
-            steps += 1
-        previous = role
-    return steps
+    return reply_runs(after, lambda content: content.get("role") == "model")
 
 
 def function_responses(body: Mapping[str, Any]) -> list[Mapping[str, Any]]:

@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from ptysup.testing.conversation import last_index, schema_string_fields, who_asks
+from ptysup.testing.conversation import last_index, reply_runs, schema_string_fields, who_asks
 from ptysup.testing.scenario import Step
 from ptysup.testing.wire import Block, ToolUseBlock
 from ptysup.testing.wires.base import Reading, Reply
@@ -112,16 +112,14 @@ def step_index(body: Mapping[str, Any]) -> int:
     messages, reasoning, function calls) after the latest human message is one reply."""
     index = last_human_index(body)
     after = _items(body)[index + 1 :] if index is not None else []
-    steps = 0
-    in_reply = False
-    for item in after:
-        output = item.get("type") in ("function_call", "reasoning", "custom_tool_call") or (
-            item.get("type", "message") == "message" and item.get("role") == "assistant"
-        )
-        if output and not in_reply:
-            steps += 1
-        in_reply = output
-    return steps
+    return reply_runs(after, _is_output)
+
+
+def _is_output(item: Mapping[str, Any]) -> bool:
+    """An item the model wrote: an assistant message, reasoning, a function call."""
+    return item.get("type") in ("function_call", "reasoning", "custom_tool_call") or (
+        item.get("type", "message") == "message" and item.get("role") == "assistant"
+    )
 
 
 def turn_metadata(headers: Mapping[str, str]) -> Mapping[str, Any]:
