@@ -12,8 +12,10 @@ import pytest
 
 from ptysup.testing import claude_env as claude_env_module
 from ptysup.testing import codex_env as codex_env_module
+from ptysup.testing import gemini_env as gemini_env_module
 from ptysup.testing.agenthome import AgentEnv
 from ptysup.testing.fakemodel import FakeModel
+from ptysup.testing.pins import GEMINI
 from ptysup.testing.scenario import Scenario
 
 ClaudeEnvFactory = Callable[..., AgentEnv]
@@ -42,6 +44,13 @@ def codex_bin() -> Path:
     """The Codex CLI binary; skips (or fails with PTYSUP_REQUIRE_E2E=1) when missing."""
     found = codex_env_module.find_codex()
     return pinned(found, "Codex CLI", codex_env_module.__name__, codex_env_module.BIN_ENV_VAR)
+
+
+@pytest.fixture(scope="session")
+def gemini_bin() -> Path:
+    """The Gemini CLI binary; skips (or fails with PTYSUP_REQUIRE_E2E=1) when missing."""
+    found = gemini_env_module.find_gemini()
+    return pinned(found, "Gemini CLI", gemini_env_module.__name__, GEMINI.bin_env)
 
 
 @pytest.fixture

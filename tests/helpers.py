@@ -40,6 +40,16 @@ class Run:
         return [e for e in self.events if e["event"] == name]
 
 
+def assert_interrupted_then_cleared(run: Run) -> None:
+    """The hard stop as the event log tells it: the interrupt (Esc), seen to stop the turn,
+    then /clear typed once and confirmed, and nothing else typed after the interrupt."""
+    at = [e["event"] for e in run.events].index("interrupt")
+    assert run.events[at]["confirmed"] is True
+    typed = [(e["text"], e["confirmed"]) for e in run.events[at:] if e["event"] == "inject"]
+    assert typed == [("/clear", True)]
+    assert [i["text"] for i in run.named("inject")].count("/clear") == 1
+
+
 def read_events(path: Path) -> list[dict[str, Any]]:
     """Every event in a JSONL log."""
     # Not splitlines(): JSON keeps U+2028 and U+0085 raw inside strings.
