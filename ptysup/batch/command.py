@@ -28,6 +28,7 @@ from ptysup.batch.scheduler import (
 )
 from ptysup.batch.schema import Batch, BatchError, Task
 from ptysup.batch.worktrees import GitError, Worktrees, repo_root
+from ptysup.config import RunConfig
 from ptysup.exitcodes import ExitCode
 from ptysup.store.rundir import RUNS_DIR
 
@@ -75,7 +76,7 @@ def main(args: Sequence[str], env: Mapping[str, str]) -> int:
         print(USAGE)
         return 0
     if args[0] == "plan":
-        return plan_main(args[1:], sys.stdout)
+        return plan_main(args[1:], sys.stdout, env)
     if args[0] == "run":
         return taskrun.main(args[1:], env)
     try:
@@ -149,12 +150,13 @@ def parse(args: Sequence[str]) -> Options:
 WARNING = "ptysup: warning:"
 
 
-def check_tasks(batch: Batch, extra: Sequence[str], env: Mapping[str, str]) -> None:
-    """Resolve every task's run options as its run will (environment, config file, the
-    plan's file): UsageError naming the task for the first that a run would refuse."""
-    from ptysup.cli.commandline import preflight
-
+def load(path: Path, extra: Sequence[str], env: Mapping[str, str]) -> LoadedBatch:
+    """The one loader of `batch` and `batch plan`: TASKS.yaml checked, then every task's
+    run options resolved as its run will resolve them (environment, config file, the plan's
+    file); BatchError naming `FILE:LINE` and the task for the first a run would refuse."""
+    batch = taskrun.load(path)
     warnings: dict[str, None] = {}  # each task's run would warn alike: said once, here
+    configs = []
     for task in batch.tasks:
         err = io.StringIO()
         with contextlib.redirect_stderr(err):
@@ -164,14 +166,35 @@ def check_tasks(batch: Batch, extra: Sequence[str], env: Mapping[str, str]) -> N
         if isinstance(config, int):
             said = [line for line in lines if not line.startswith(WARNING)]
             problem = "".join(said[-1:]).removeprefix("ptysup:").strip()
-            raise UsageError(f"{batch.path}: task {task.id!r}: {problem or f'exit {config}'}")
-        # A verify or notify command that is not there (bad input: every try would fail
-        # alike); a missing agent or supervisor is the task's outcome (exit 4, 5) as in a run.
-        missing = preflight(config, env)
-        if missing is not None and missing[1] == ExitCode.USAGE:
-            raise UsageError(f"{batch.path}: task {task.id!r}: {missing[0]}")
+            raise BatchError(f"{_where(batch, task)}: {problem or f'exit {config}'}")
+        configs.append(config)
     for warning in warnings:
         print(warning, file=sys.stderr)
+    return LoadedBatch(batch, tuple(configs))
+
+
+@dataclass(frozen=True)
+class LoadedBatch:
+    """A checked TASKS.yaml and each task's resolved run options, in the same order."""
+
+    batch: Batch
+    configs: tuple[RunConfig, ...]
+
+
+def _where(batch: Batch, task: Task) -> str:
+    return f"{batch.path}:{task.line or 1}: task {task.id!r}"
+
+
+def check_commands(loaded: LoadedBatch, env: Mapping[str, str]) -> None:
+    """A verify or notify command that is not on this machine is bad input (every try
+    would fail alike); a missing agent or supervisor is the task's outcome (exit 4, 5) as
+    in a run. Not `batch plan`'s: it runs where the tasks do not (a CI matrix's first job)."""
+    from ptysup.cli.commandline import preflight
+
+    for task, config in zip(loaded.batch.tasks, loaded.configs, strict=True):
+        missing = preflight(config, env)
+        if missing is not None and missing[1] == ExitCode.USAGE:
+            raise UsageError(f"{_where(loaded.batch, task)}: {missing[0]}")
 
 
 @dataclass(frozen=True)
@@ -191,8 +214,9 @@ def prepare(options: Options, env: Mapping[str, str], home: Path) -> Prepared:
     from ptysup.batch import pullrequest
     from ptysup.run import outputs
 
-    batch = taskrun.load(options.tasks_file)
-    check_tasks(batch, options.extra, env)
+    loaded = load(options.tasks_file, options.extra, env)
+    check_commands(loaded, env)
+    batch = loaded.batch
     jobs = concurrency.jobs(options.jobs or batch.jobs, len(batch.tasks))
     if options.summary_json is not None:
         problem = outputs.problem(options.summary_json)
@@ -313,7 +337,7 @@ def _stop_signals() -> Iterator[list[int]]:
             signal.signal(s, previous)
 
 
-def plan_main(args: Sequence[str], out: TextIO) -> int:
+def plan_main(args: Sequence[str], out: TextIO, env: Mapping[str, str]) -> int:
     """`ptysup batch plan TASKS.yaml [--format json|github-matrix]`."""
     if not args:
         return _fail("batch plan needs a TASKS.yaml (see: ptysup batch --help)")
@@ -333,9 +357,11 @@ def plan_main(args: Sequence[str], out: TextIO) -> int:
     if fmt not in FORMATS:
         return _fail(f"--format must be {' or '.join(FORMATS)}, not {fmt!r}")
     try:
-        batch = taskrun.load(Path(args[0]))
+        batch = load(Path(args[0]), (), env).batch
     except BatchError as exc:
         return _fail(str(exc))
+    except KeyboardInterrupt:
+        return ExitCode.for_signal(signal.SIGINT)
     if fmt == "github-matrix":  # ids only: task text never reaches a workflow expression
         out.write(json.dumps({"include": [{"id": t.id} for t in batch.tasks]}) + "\n")
     else:

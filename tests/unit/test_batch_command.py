@@ -31,7 +31,7 @@ def tasks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_plan_as_a_github_matrix_holds_only_ids(tasks: Path) -> None:
     out = io.StringIO()
-    assert command.plan_main([str(tasks), "--format", "github-matrix"], out) == 0
+    assert command.plan_main([str(tasks), "--format", "github-matrix"], out, {}) == 0
     assert out.getvalue() == '{"include": [{"id": "cache"}, {"id": "docs"}]}\n'
     assert "Add a cache" not in out.getvalue()
 
@@ -41,14 +41,14 @@ def test_plan_as_json_prints_a_tasks_secrets_redacted(tmp_path: Path) -> None:
     path = tmp_path / "TASKS.yaml"
     path.write_text(f"tasks:\n  - {{id: a, task: 'use {token} to push'}}\n")
     out = io.StringIO()
-    assert command.plan_main([str(path)], out) == 0
+    assert command.plan_main([str(path)], out, {}) == 0
     task = json.loads(out.getvalue())["tasks"][0]["task"]
     assert token not in task and task.startswith("use [REDACTED")
 
 
 def test_plan_as_json_holds_the_resolved_tasks(tasks: Path) -> None:
     out = io.StringIO()
-    assert command.plan_main([str(tasks), "--format=json"], out) == 0
+    assert command.plan_main([str(tasks), "--format=json"], out, {}) == 0
     data = json.loads(out.getvalue())
     assert data["tasks"][1] == {
         "id": "docs",
@@ -162,3 +162,52 @@ def test_an_unknown_variable_does_not_muddle_a_task_s_error(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "task 'cache': Invalid value" in err
     assert "COLOUR" not in err
+
+
+@pytest.mark.parametrize(
+    ("text", "files", "env", "words"),
+    [
+        # A task's plan file that is not there, or that a run would refuse.
+        ("tasks:\n  - id: a\n    task: x\n  - id: b\n    plan: nope.yaml\n", {}, {}, ":4: task"),
+        (
+            "tasks:\n  - id: a\n    plan: p.yaml\n",
+            {"p.yaml": "steps:\n  - id: s\n    task: x\n"},
+            {},
+            ":2: task 'a': p.yaml:3: unknown key",
+        ),
+        # max-iter 0 from the environment or the config file: every run would refuse it.
+        ("tasks:\n  - {id: a, task: x}\n", {}, {"PTYSUP_MAX_ITER": "0"}, ":2: task 'a': "),
+        ("tasks:\n  - {id: a, task: x}\n", {".ptysup.yaml": "max-iter: 0\n"}, {}, ":2: task 'a'"),
+        ("tasks:\n  - {id: a, task: x}\n  - {id: b, task: y}\nmax-iter: 0\n", {}, {}, ":4: max-i"),
+        ("", {}, {}, "TASKS.yaml:1: expected a mapping"),
+    ],
+)
+def test_batch_plan_refuses_what_batch_refuses_naming_file_and_line(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    text: str,
+    files: dict[str, str],
+    env: dict[str, str],
+    words: str,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "TASKS.yaml").write_text(text)
+    for name, content in files.items():
+        (tmp_path / name).write_text(content)
+    for args in (["batch", "plan", "TASKS.yaml"], ["batch", "TASKS.yaml"]):
+        assert main(args, {"PATH": "/usr/bin:/bin", **env}) == 2, args
+        err = capsys.readouterr().err
+        assert err.startswith("ptysup: TASKS.yaml:") and err.count("\n") == 1, err
+        assert words in err, err
+    assert not (tmp_path / ".ptysup").exists()
+
+
+def test_batch_plan_leaves_the_machine_s_commands_to_the_tasks_own_runners(
+    tasks: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The plan job of a CI matrix need not have the tasks' verify command installed.
+    tasks.write_text("verify: no-such-check\ntasks:\n  - {id: a, task: x}\n")
+    assert main(["batch", "plan", "TASKS.yaml"], {"PATH": "/usr/bin:/bin"}) == 0
+    assert main(["batch", "TASKS.yaml"], {"PATH": "/usr/bin:/bin"}) == 2
+    assert "TASKS.yaml:3: task 'a': verify command not found" in capsys.readouterr().err
