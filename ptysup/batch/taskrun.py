@@ -161,3 +161,9 @@ def child_argv(
         str(runs_dir.resolve()),
         *extra,
     ]
+
+
+def resume_argv(run_dir: Path, extra: Sequence[str]) -> list[str]:
+    """The command line of a batch's child that goes on with an interrupted run of its
+    task (`ptysup resume`: the same run, its conversation too)."""
+    return [sys.executable, "-m", "ptysup", "resume", str(run_dir.resolve()), *extra]

@@ -129,6 +129,32 @@ class Worktrees:
             git(["worktree", "add", "--no-track", "-b", name, str(path), base], self.home)
         return Worktree(task_id, path, name)
 
+    def reuse(self, task_id: str, base: str) -> Worktree:
+        """The task's worktree as an earlier (crashed) batch left it: unlocked (its batch is
+        gone), re-added on its branch if the folder went, made anew if the branch did."""
+        name, path = branch(task_id), self.path(task_id)
+        with self._serial():
+            if not self.branch_exists(name):
+                git(["worktree", "prune"], self.home, check=False)
+                git(["worktree", "add", "--no-track", "-b", name, str(path), base], self.home)
+            elif not path.is_dir():
+                git(["worktree", "prune"], self.home, check=False)
+                git(["worktree", "add", str(path), name], self.home)
+            else:
+                git(["worktree", "unlock", str(path)], self.home, check=False)
+        return Worktree(task_id, path, name)
+
+    def remove(self, task_id: str) -> None:
+        """Remove the task's worktree and branch (`batch --fresh`: the person asked)."""
+        name, path = branch(task_id), self.path(task_id)
+        with self._serial():
+            if path.exists():
+                git(["worktree", "unlock", str(path)], self.home, check=False)
+                git(["worktree", "remove", "--force", "--force", str(path)], self.home)
+            git(["worktree", "prune"], self.home, check=False)
+            if self.branch_exists(name):
+                git(["branch", "-D", name], self.home)
+
     def lock(self, tree: Worktree, reason: str) -> None:
         """`git worktree lock`: prune and `git worktree remove` leave it alone."""
         with self._serial():

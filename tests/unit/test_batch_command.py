@@ -211,3 +211,71 @@ def test_batch_plan_leaves_the_machine_s_commands_to_the_tasks_own_runners(
     assert main(["batch", "plan", "TASKS.yaml"], {"PATH": "/usr/bin:/bin"}) == 0
     assert main(["batch", "TASKS.yaml"], {"PATH": "/usr/bin:/bin"}) == 2
     assert "TASKS.yaml:3: task 'a': verify command not found" in capsys.readouterr().err
+
+
+GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@e"]
+
+
+def _git_repo(path: Path) -> str:
+    git = GIT
+    subprocess.run([*git, "init", "-q"], cwd=path, check=True)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "base"], cwd=path, check=True)
+    return _out(path, "rev-parse", "HEAD")
+
+
+def _out(cwd: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def _summary(path: Path) -> dict[str, dict[str, object]]:
+    return {t["id"]: t for t in json.loads(path.read_text())["tasks"]}
+
+
+def test_a_rerun_goes_on_with_interrupted_tasks_and_fresh_starts_over(
+    tasks: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # An agent that exits at once: each task ends agent_exited (interrupted, resumed).
+    quick = 'agent-cmd: "true"\nsupervisor-cmd: "true"\n'
+    tasks.write_text(quick + "tasks:\n  - {id: a, task: x}\n  - {id: b, task: y}\n")
+    base = _git_repo(tasks.parent)
+    env = {"PATH": "/usr/bin:/bin"}
+    assert main(["batch", "TASKS.yaml", "--summary-json", "1.json"], env) == 1
+    first = _summary(tasks.parent / "1.json")
+    assert {t["outcome"] for t in first.values()} == {"agent_exited"}
+    # Work left on a branch by hand: a rerun keeps it, --fresh removes it.
+    tree = tasks.parent / ".ptysup" / "worktrees" / "a"
+    subprocess.run([*GIT, "commit", "-q", "--allow-empty", "-m", "by hand"], cwd=tree, check=True)
+    by_hand = _out(tasks.parent, "rev-parse", "ptysup/a")
+    assert main(["batch", "TASKS.yaml", "--summary-json", "2.json"], env) == 1
+    second = _summary(tasks.parent / "2.json")
+    assert [second[i]["run_id"] for i in "ab"] == [first[i]["run_id"] for i in "ab"]
+    for t in second.values():  # the same run, resumed: a second part
+        log = tasks.parent / ".ptysup" / "runs" / str(t["run_id"]) / "events.jsonl"
+        assert '"run_resume"' in log.read_text()
+    assert _out(tasks.parent, "rev-parse", "ptysup/a") == by_hand
+    assert main(["batch", "TASKS.yaml", "--fresh", "--summary-json", "3.json"], env) == 1
+    third = _summary(tasks.parent / "3.json")
+    assert not {t["run_id"] for t in third.values()} & {t["run_id"] for t in first.values()}
+    assert _out(tasks.parent, "rev-parse", "ptysup/a") == base  # made anew from the base
+    assert "locked" not in _out(tasks.parent, "worktree", "list", "--porcelain")
+    capsys.readouterr()
+
+
+def test_a_task_that_ended_for_good_is_kept_by_a_rerun(tasks: Path) -> None:
+    from ptysup.batch import state
+
+    tasks.write_text('agent-cmd: "true"\nsupervisor-cmd: "true"\ntasks:\n  - {id: a, task: x}\n')
+    _git_repo(tasks.parent)
+    env = {"PATH": "/usr/bin:/bin"}
+    assert main(["batch", "TASKS.yaml"], env) == 1
+    # As if the supervisor had said [ABORT]: a rerun would only repeat it.
+    where = state.folder(tasks.parent / ".ptysup" / "runs", tasks)
+    path = where / state.STATE_FILE
+    path.write_text(path.read_text().replace('"agent_exited"', '"abort"'))
+    assert main(["batch", "TASKS.yaml", "--summary-json", "s.json"], env) == 1
+    (kept,) = _summary(tasks.parent / "s.json").values()
+    assert kept["outcome"] == "abort"
+    log = tasks.parent / ".ptysup" / "runs" / str(kept["run_id"]) / "events.jsonl"
+    assert '"run_resume"' not in log.read_text()

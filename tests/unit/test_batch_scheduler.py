@@ -33,6 +33,8 @@ def _scheduler(tmp_path: Path, n_tasks: int, jobs: int) -> Scheduler:
         home=tmp_path,
         isolation=None,
         spawn=spawner({}),
+        runs_dir=tmp_path / "runs",
+        new_run_id=lambda: "unused",  # every result has its run id
     )
 
 
