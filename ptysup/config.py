@@ -27,6 +27,7 @@ QUESTIONS = ("supervisor", "person")  # who answers the agent's questions
 DEFAULT_NOTIFY_ON = ("escalation", "person", "run_end")
 DEFAULT_SUPERVISOR_TOOLS = "Read,Grep,Glob"  # read-only: look at the work, never change it
 DEFAULT_START_TIMEOUT = 60.0
+DEFAULT_MAX_REPEATS = 3  # identical rounds in a row that end a run as an escalation
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,7 @@ class RunConfig:
     verify_timeout: float = DEFAULT_VERIFY_TIMEOUT
     max_time: float | None = None
     max_cost: float | None = None
+    max_repeats: int = DEFAULT_MAX_REPEATS
     max_waits: int = DEFAULT_MAX_WAITS
     wait_base: float = DEFAULT_WAIT_BASE
     wait: bool = True

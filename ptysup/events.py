@@ -279,6 +279,19 @@ def _run_start(f: dict[str, Any]) -> str:
     return line + f" | run {f.get('run_id')}, log {f.get('log_file')}"
 
 
+def repeat_detail(f: Mapping[str, Any]) -> str:
+    """A `repeat` event in words: how often the same round came, out of how many allowed,
+    and what did not change."""
+    what = f.get("what")
+    # Any value a damaged log holds is read as text, and nothing in it acts on a terminal.
+    names = ", ".join(map(str, what)) if isinstance(what, list) else str(what or "")
+    return (
+        f"{shown(f.get('count'))}x the same round (of {shown(f.get('max_repeats'))} allowed):"
+        f" same {shown(names)} | instruction: {shown(f.get('instruction', ''))}"
+        f" | answer: {shown(f.get('answer', ''))}"
+    )
+
+
 def _usd(value: Any) -> str:
     return f"{value:.4f}" if isinstance(value, (int, float)) else "?"
 
@@ -326,6 +339,8 @@ def format_line(event: Event) -> str:
         )
     elif name in ("question", "answer"):
         detail = _question_detail(f)
+    elif name == "repeat":
+        detail = repeat_detail(f)
     elif name == "run_end":
         detail = (
             f"outcome={f.get('outcome')} exit_code={f.get('exit_code')}"

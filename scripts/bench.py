@@ -528,6 +528,8 @@ def hooks_latency(tmp: Path, samples: int) -> tuple[list[float], list[float]]:
             f"sh {tmp / 'supervisor.sh'}",
             "--max-iter",
             str(samples + 1),
+            "--max-repeats",  # one answer again and again is what is timed, not spinning
+            "0",
             "--log-file",
             str(tmp / "events.jsonl"),
         ]
@@ -561,6 +563,8 @@ def quiet_turn_latency(tmp: Path, samples: int, idle: float) -> list[float]:
         str(idle),
         "--max-iter",
         str(samples + 1),
+        "--max-repeats",  # one answer again and again is what is timed, not spinning
+        "0",
         "--log-file",
         str(tmp / "events.jsonl"),
     ]
@@ -1031,7 +1035,7 @@ def bench_warm(quick: bool, runs: int) -> dict[str, Any]:
                 stop = threading.Event()
                 sampler = threading.Thread(target=sample_spares, args=(stop, peak), daemon=True)
                 sampler.start()
-                iters = ("--max-iter", str(decisions))
+                iters = ("--max-iter", str(decisions), "--max-repeats", "0")
                 log = run_claude_ptysup(ce, project, tmp, "go", *iters, *extra)
                 stop.set()
                 sampler.join()

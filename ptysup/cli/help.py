@@ -8,7 +8,7 @@ import typer.core
 # Options not listed here (added later) still show, under "Other options".
 GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Task", ("task", "task_file", "plan")),
-    ("Budgets", ("max_iter", "max_time", "max_cost")),
+    ("Budgets", ("max_iter", "max_time", "max_cost", "max_repeats")),
     ("Agent", ("agent_cmd", "start_timeout", "turn_timeout", "idle")),
     ("API errors", ("wait", "max_waits", "wait_base")),
     (
@@ -52,9 +52,10 @@ over), Ctrl-] again sends Ctrl-] to the agent (--escape-key).
 \b
 Exit codes: 0 complete, 1 abort, 2 usage error, 3 budget (iterations, time, cost, a plan
 step's max_iter), 4 agent exited or could not start, 5 supervisor failed, 6 API error or
-usage limit (with --no-wait or --max-waits used up), 7 escalated to a person (no
-terminal), 8 stopped by the person (escape key), 70 internal error, 74 the event log
-could not be written (the run was ended), 128+N killed by signal N.
+usage limit (with --no-wait or --max-waits used up), 7 escalated to a person ([ESCALATE]
+or --max-repeats identical rounds; no terminal), 8 stopped by the person (escape key),
+70 internal error, 74 the event log could not be written (the run was ended), 128+N
+killed by signal N.
 """
 
 

@@ -44,6 +44,12 @@ def _more_than_zero(value: Any) -> Any:
     return value
 
 
+def _repeats(value: Any) -> Any:
+    if value == 1:  # one round is no repeat: every run would end at its first turn
+        raise ValueError("must be 0 (off) or at least 2, not 1")
+    return value
+
+
 def _escape_key(value: Any) -> Any:
     from ptysup.terminal.keys import parse_escape_key
 
@@ -86,6 +92,7 @@ def _prompt_template(value: Any) -> Any:
 VALUE_CHECKS: Mapping[str, OptionCheck] = {
     "max_time": lambda v: duration_seconds(str(v)),
     "max_cost": _more_than_zero,
+    "max_repeats": _repeats,
     "agent_cmd": lambda v: command_argv(str(v)),
     "agent": _agent,
     "supervisor_cmd": lambda v: command_argv(str(v)),

@@ -16,6 +16,7 @@ from ptysup.cli.help import EPILOG, GroupedCommand
 from ptysup.cli.optioncheck import OptionCheck, _prompt_template, check_given, file_check
 from ptysup.config import (
     DEFAULT_IDLE,
+    DEFAULT_MAX_REPEATS,
     DEFAULT_MAX_WAITS,
     DEFAULT_NOTIFY_ON,
     DEFAULT_START_TIMEOUT,
@@ -112,6 +113,14 @@ def run_command(
             click_type=click.FloatRange(min=0, min_open=True),
         ),
     ] = None,
+    max_repeats: Annotated[
+        int,
+        _opt(
+            "Identical rounds in a row (same instruction, same answer, no file changed) "
+            "that end the run as an escalation (exit 7); 0 turns it off.",
+            min=0,
+        ),
+    ] = DEFAULT_MAX_REPEATS,
     agent_cmd: Annotated[
         str, _opt("The agent's command line (split like a shell, never run through one).")
     ] = "claude",
@@ -286,6 +295,7 @@ def run_command(
         max_iter=max_iter,
         max_time=duration,
         max_cost=max_cost,
+        max_repeats=max_repeats,
         agent_cmd=split_command(agent_cmd, "--agent-cmd"),
         agent=agent,
         supervisor_cmd=split_command(supervisor_cmd, "--supervisor-cmd"),

@@ -24,8 +24,10 @@ from ptysup.agents.person import Person
 from ptysup.agents.questions import Ask, answers_for, describe
 from ptysup.agents.session import Activity, InjectResult
 from ptysup.agents.waits import WaitPolicy, is_fatal_error
+from ptysup.config import DEFAULT_MAX_REPEATS
 from ptysup.events import EventLog
 from ptysup.exitcodes import Outcome, RunResult
+from ptysup.run.repeats import Repeat, RepeatDetector, new_text
 from ptysup.run.verify import VerifyResult
 from ptysup.supervisor.decide import (
     ApiErrorNotWaited,
@@ -145,12 +147,28 @@ class LoopConfig:
     spent: Spent = Spent()
     resumed: bool = False  # the run was interrupted: ask the supervisor before typing
     say: str | None = None  # a person's answer, typed first when resuming
+    max_repeats: int = DEFAULT_MAX_REPEATS  # identical rounds that escalate; 0: off
 
 
 RESUMED_NOTE = (
     "This run was interrupted (ptysup stopped) and has just been resumed: the agent was "
     "started again (Claude Code reopens its earlier conversation). Decide what comes next."
 )
+
+
+# The decision behind each kind of injection, for the spinning detector.
+_DECIDED_BY = {"instruction": Action.CONTINUE.value, "verify": Action.COMPLETE.value}
+
+
+@dataclass(frozen=True)
+class _Typed:
+    """What the agent's current turn was given, for the spinning detector."""
+
+    text: str = ""
+    decision: str | None = None  # the decision's action that typed it
+    verify: tuple[str, ...] = ()  # the --verify failure it reports
+    screen: str = ""  # the screen before it was typed: what is new at the turn end
+    prompts: int = 0  # the person's messages by then: another one is a new start
 
 
 class _Stop(Exception):
@@ -177,6 +195,7 @@ class RunLoop:
         wall_clock: Callable[[], dt.datetime] = lambda: dt.datetime.now(dt.timezone.utc),
         redact: Callable[[str], str] = lambda text: text,
         steps: Steps | None = None,
+        fingerprint: Callable[[], str | None] = lambda: None,
     ) -> None:
         self._cfg = config
         self._redact = redact
@@ -195,10 +214,14 @@ class RunLoop:
         self._asking: Ask | None = None  # a question whose hook waits for a reply
         self._escalated_picker = False  # a question escalated to the person at the terminal
         self._once: tuple[str, ...] = ()  # notes for the next prompt only
+        self._failed: VerifyResult | None = None  # the last --verify failure
         # The unchanging part of every prompt, for a supervisor that takes a system prompt.
         self._system = system_prompt(redact(config.task)) if config.split_prompt else None
         self.iterations = config.spent.iterations
         self._earlier_cost = config.spent.cost_usd  # what earlier parts of the run spent
+        self._repeats = RepeatDetector(config.max_repeats, fingerprint)
+        self._typed = _Typed()  # what the current turn was given
+        self._repeat_note: tuple[str, ...] = ()  # said in every prompt of this turn end
         self.cost_usd = 0.0  # the supervisor's summed total_cost_usd (this part)
 
     def run(self) -> RunResult:
@@ -287,7 +310,8 @@ class RunLoop:
                 **({"dialog": True} if turn.dialog else {}),
             )
             if turn.kind is TurnEndKind.API_ERROR:
-                self._wait_out_api_error(turn.detail)
+                if not self._spinning(turn):
+                    self._wait_out_api_error(turn.detail)
                 continue  # an API error costs no iteration
             escalated, self._escalated_picker = self._escalated_picker, False
             if escalated and turn.kind is TurnEndKind.SCREEN:
@@ -307,6 +331,8 @@ class RunLoop:
                 if following is not None:
                     self._start_step(following)
                 continue
+            if self._spinning(turn):
+                continue  # the person's turn started: decide at its end
             decided = self._decide_held(turn)
             if decided is None:
                 continue  # the person started a turn: decide at its end
@@ -334,6 +360,46 @@ class RunLoop:
                 return Outcome.ABORT, d.content
             self._check_budgets()
             self._inject(d.content, kind="instruction")
+
+    def _spinning(self, turn: TurnEnd) -> bool:
+        """Whether this turn is one identical round too many: the run escalates (without
+        a person it ends, exit 7; with one, their turn has started when this returns)."""
+        repeat = self._observe(turn)
+        if repeat is None or not self._repeats.exhausted(repeat):
+            return False
+        self._escalate(repeat.reason(), "repeat")
+        self._repeats.reset()  # what the person does next is a new start
+        self._agent.wait_turn_start(self._deadline)
+        return True
+
+    def _observe(self, turn: TurnEnd) -> Repeat | None:
+        """This turn as a round of the spinning detector; a repeat is logged, and said in
+        the prompts of this turn end's decision."""
+        typed, person = self._typed, self._agent.person
+        api_error = turn.kind is TurnEndKind.API_ERROR
+        # The person's own message since: a round no supervisor's instruction repeats.
+        instruction = typed.text if person.prompts == typed.prompts else f"\0{person.prompts}"
+        activity = self._agent.activity
+        answer = turn.detail if api_error else activity.last_message or turn.detail
+        if not answer and not api_error:
+            answer = new_text(typed.screen, self._agent.snapshot().text())
+        tools = () if api_error else tuple(activity.tools)
+        # Redacted whole before anything is cut from it for a note, an event or a reason.
+        r = self._redact
+        repeat = self._repeats.observe(
+            r(instruction),
+            r("\n".join((answer, *tools))),
+            typed.decision,
+            tuple(r(v) for v in typed.verify),
+            api_error,
+        )
+        self._repeat_note = ()
+        if repeat is None:
+            return None
+        self._log.emit("repeat", **repeat.fields(), max_repeats=self._repeats.max_repeats)
+        if not self._repeats.exhausted(repeat):
+            self._repeat_note = (repeat.note(self._repeats.max_repeats),)
+        return repeat
 
     def _decide_held(self, turn: TurnEnd) -> Decided | None:
         """Decide on `turn` once the person lets go of the agent; None when a turn started
@@ -564,6 +630,7 @@ class RunLoop:
                 output_tail=result.output_tail[-1000:],
             )
             if not result.passed:
+                self._failed = result
                 self._notes = (
                     f"Last verification (after iteration {self.iterations}'s [COMPLETE]): "
                     f"{result.describe()}; its output ends:\n{result.output_tail[-800:]}",
@@ -633,6 +700,7 @@ class RunLoop:
         self._inject(CONTINUE_AFTER_WAIT, kind="continue")
 
     def _inject(self, text: str, kind: str) -> None:
+        before = self._agent.snapshot().text()
         result = self._agent.submit(text, self._deadline)
         if result.superseded:
             # The person sent their own message while ptysup waited to type: theirs goes
@@ -645,6 +713,14 @@ class RunLoop:
             text=result.text,
             confirmed=result.confirmed,
             attempts=result.attempts,
+        )
+        failed = self._failed.describe() if kind == "verify" and self._failed else None
+        self._typed = _Typed(
+            text,
+            _DECIDED_BY.get(kind),
+            () if failed is None else (failed,),
+            before,
+            self._agent.person.prompts,
         )
         if not result.confirmed:
             self._log.emit("warning", message="the agent did not start a turn on the injection")
@@ -666,7 +742,7 @@ class RunLoop:
             tools=tuple(r(t) for t in activity.tools),
             last_message=r(activity.last_message or turn.detail),
             screen=screen,
-            notes=tuple(r(n) for n in (*plan, *self._once, *self._notes)),
+            notes=tuple(r(n) for n in (*plan, *self._once, *self._repeat_note, *self._notes)),
             question=r(question),
             dialog=turn.dialog,
         )

@@ -34,6 +34,7 @@ from ptysup.events import EventLog, failure_text
 from ptysup.exitcodes import Outcome, RunResult
 from ptysup.notify import Notifier, TerminalChannel
 from ptysup.redact import Redactor
+from ptysup.run.gitstate import git_fingerprint
 from ptysup.run.heartbeat import Heartbeat
 from ptysup.run.loop import LoopConfig, RunLoop, Spent
 from ptysup.run.plandriver import MakeVerifier, PlanDriver
@@ -180,7 +181,9 @@ def supervise(
         stop=stop_verify,
     )
     steps = _plan(config, log, part, verifier_for)
-    loop = _loop(config, session, runner, log, clock, part, steps, in_fd is not None, verifier_for)
+    loop = _loop(
+        config, session, runner, log, clock, part, steps, in_fd is not None, verifier_for, record
+    )
     if state is not None:  # the run's spend is kept as the agent reports it (state.json)
         session.on_spend.append(lambda _: state.spent(loop.cost))
     attach = _attach(config, part, log, screen, feeder, session, agent)
@@ -323,6 +326,7 @@ def _loop(
     steps: PlanDriver | None,
     person: bool,
     verifier_for: MakeVerifier,
+    record: Path | None,
 ) -> RunLoop:
     """The decision loop with its supervisor, verifier and wait policy."""
     waits = WaitPolicy(enabled=config.wait, max_waits=config.max_waits, base_s=config.wait_base)
@@ -334,6 +338,7 @@ def _loop(
         config.max_iter,
         max_time=config.max_time,
         max_cost=config.max_cost,
+        max_repeats=config.max_repeats,
         prompt_template=config.prompt_template,
         questions=config.questions,
         person_present=person,
@@ -357,6 +362,12 @@ def _loop(
         waits,
         redact=Redactor.with_extra(config.redact),
         steps=steps,
+        # ptysup's own outputs in the project are no change of the agent's.
+        fingerprint=functools.partial(
+            git_fingerprint,
+            config.cwd,
+            [p for p in (config.log_file, record, config.summary_json) if p is not None],
+        ),
     )
 
 

@@ -307,3 +307,49 @@ def test_a_plan_and_its_resume_with_an_agent_without_hooks(rig) -> None:  # type
     assert rig.agent_messages() == typed
     assert "has just been resumed" in rig.prompts()[-1] and "Iteration 3/4" in rig.prompts()[-1]
     assert "Current step (b): second part" in rig.prompts()[-1]
+
+
+TRY_AGAIN = "[CONTINUE] Please try again to find config.yaml"
+
+
+def test_a_generic_agent_answering_the_same_again_escalates_with_exit_7(rig) -> None:  # type: ignore[no-untyped-def]
+    rig.answers(TRY_AGAIN)
+    run = rig.run("find config.yaml", "--max-iter", "30")
+    assert run.code == 7, run.stderr
+    # The task, then the same instruction three times with the same answer (its screen
+    # lines; the progress dots are as many as the machine's speed makes them).
+    assert (
+        rig.agent_messages() == ["find config.yaml"] + ["Please try again to find config.yaml"] * 3
+    )
+    prompts = rig.prompts()
+    assert len(prompts) == 3
+    assert not any("Repeating:" in p for p in prompts[:2])
+    assert "the same instruction got the same answer 2 times in a row" in prompts[2]
+    assert "done: Please try again to find config.yaml" in prompts[2]
+    end = run.events[-1]
+    assert (end["outcome"], end["iterations"]) == ("escalated", 3)
+    assert end["reason"].startswith("spinning: the same instruction got the same answer 3 times")
+    assert [e["count"] for e in run.named("repeat")] == [2, 3]
+    assert "repeat" in run.stdout and "2x the same round (of 3 allowed)" in run.stdout
+    (escalation,) = run.named("escalation")
+    assert (escalation["at"], escalation["waiting"]) == ("repeat", False)
+
+
+@pytest.mark.parametrize(("grows", "code"), [(False, 7), (True, 3)])
+def test_files_changing_between_rounds_is_progress_not_spinning(  # type: ignore[no-untyped-def]
+    rig, grows: bool, code: int
+) -> None:
+    # A supervisor that keeps answering [COMPLETE] against the same failing --verify; the
+    # folder is a git repository, and in one case a file changes at every round.
+    subprocess.run(("git", "init", "-q"), cwd=rig.path, check=True)
+    (rig.path / ".gitignore").write_text("*.jsonl\nanswers.json\n.ptysup/\n")
+    change = "date +%s%N >> progress.txt; " if grows else ""
+    rig.answers("[COMPLETE] done")
+    run = rig.run("t", "--max-iter", "5", "--verify", f"sh -c '{change}exit 1'")
+    assert run.code == code, run.stderr
+    repeats = run.named("repeat")
+    if grows:
+        assert not repeats and run.events[-1]["outcome"] == "budget"
+    else:
+        assert repeats[-1]["what"] == ["instruction", "answer", "files", "verify", "decision"]
+        assert "the failing --verify" in run.events[-1]["reason"]

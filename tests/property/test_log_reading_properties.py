@@ -27,6 +27,9 @@ RUN = [
     | {"content": "go", "duration_s": 1.0, "total_cost_usd": 0.1},
     {"event": "step_end", "ts": 3.5, "id": "s", "outcome": "complete"},
     {"event": "wait", "ts": 3.7, "seconds": 5, "reason": "limit"},
+    {"event": "repeat", "ts": 3.8, "count": 2, "max_repeats": 3, "what": ["answer"]}
+    | {"instruction": "again", "answer": "same"},
+    {"event": "escalation", "ts": 3.9, "iteration": 1, "reason": "spinning", "at": "repeat"},
     {"event": "run_end", "ts": 4.0, "outcome": "budget", "exit_code": 3, "iterations": 1}
     | {"elapsed_s": 3.0, "cost_usd": 0.1},
 ]

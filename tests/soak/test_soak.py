@@ -114,6 +114,8 @@ def test_many_decisions_do_not_grow_memory_or_open_files(tmp_path: Path, marker:
         "0.3",
         "--max-iter",
         str(DECISIONS + 10),
+        "--max-repeats",  # the same step again and again is the point here, not spinning
+        "0",
         "--log-file",
         str(log),
     )

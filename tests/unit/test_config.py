@@ -70,6 +70,14 @@ def test_cli_beats_env_beats_yaml_file(tmp_path: Path) -> None:
     assert config.verify == (("make", "test"),)
 
 
+def test_max_repeats_from_the_flag_the_variable_and_the_file(tmp_path: Path) -> None:
+    assert _parse(["t"]).max_repeats == 3
+    (tmp_path / ".ptysup.yaml").write_text("max-repeats: 5\n")
+    assert _parse(["t"]).max_repeats == 5
+    assert _parse(["t"], {"PTYSUP_MAX_REPEATS": "0"}).max_repeats == 0
+    assert _parse(["t", "--max-repeats", "2"], {"PTYSUP_MAX_REPEATS": "0"}).max_repeats == 2
+
+
 def test_pyproject_table(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text(
         '[project]\nname = "x"\n\n[tool.ptysup]\nmax-iter = 3\nmax-time = "1h"\n'

@@ -95,3 +95,18 @@ def test_an_instruction_and_a_question_read_the_same_way() -> None:
         "question", to="supervisor", questions=[{"question": "A\x0cor B?", "options": []}]
     )
     assert asked == "to supervisor: A or B? []"
+
+
+def test_a_repeat_says_how_often_and_what_did_not_change() -> None:
+    detail = _detail(
+        "repeat",
+        count=2,
+        max_repeats=3,
+        what=["instruction", "answer", "files"],
+        instruction="Please try again to find config.yaml",
+        answer="I cannot find the file",
+    )
+    assert detail == (
+        "2x the same round (of 3 allowed): same instruction, answer, files"
+        " | instruction: Please try again to find config.yaml | answer: I cannot find the file"
+    )

@@ -141,6 +141,7 @@ def _run(  # type: ignore[no-untyped-def]
         questions=kw.pop("questions", "supervisor"),
         person_present=kw.pop("person_present", False),
         split_prompt=kw.pop("split_prompt", False),
+        max_repeats=kw.pop("max_repeats", 3),
     )
     result = RunLoop(cfg, agent, sup, EventLog([rec]), **kw).run()
     return result, agent, sup, rec
@@ -461,3 +462,140 @@ def test_a_key_the_excerpts_cut_never_reaches_the_prompt_or_the_log() -> None:
     fragments = {KEY[i : i + 8] for i in range(13, len(KEY) - 7)}
     [turn_end] = [e for e in rec.events if e.event == "turn_end"]
     assert not [f for f in fragments if f in turn_end.fields["detail"]], turn_end.fields
+
+
+class SameAgent(FakeAgent):
+    """An agent that gives the answers in `answers` in turn, the last one forever."""
+
+    def __init__(self, *answers: str) -> None:
+        super().__init__()
+        self.answers = list(answers) or ["I cannot find the file"]
+
+    def wait_turn_end(self, deadline: float | None = None) -> TurnEnd | Ask:
+        turn = super().wait_turn_end(deadline)
+        if isinstance(turn, TurnEnd) and turn.kind is TurnEndKind.STOP:
+            said = self.answers[min(self.turns, len(self.answers)) - 1]
+            self.activity.last_message = said
+            return TurnEnd(TurnEndKind.STOP, said)
+        return turn
+
+
+TRY_AGAIN = "[CONTINUE] Please try again to find config.yaml"
+
+
+def test_the_same_instruction_getting_the_same_answer_escalates_with_exit_7() -> None:
+    result, agent, sup, rec = _run([TRY_AGAIN] * 30, agent=SameAgent())
+    assert result.outcome is Outcome.ESCALATED and result.exit_code == 7
+    # task → answer, then the same instruction got the same answer at turns 2, 3 and 4:
+    # three decisions, and the fourth turn escalates without one.
+    assert result.iterations == 3 and len(sup.prompts) == 3
+    assert "spinning: the same instruction got the same answer 3 times" in result.reason
+    assert "Please try again to find config.yaml" in result.reason
+    assert "I cannot find the file" in result.reason
+    assert "/clear" not in agent.typed and agent.shut_down
+    repeats = [e.fields for e in rec.events if e.event == "repeat"]
+    assert [r["count"] for r in repeats] == [2, 3]
+    assert repeats[0]["what"] == ["instruction", "answer", "decision"]
+    assert repeats[0]["max_repeats"] == 3
+    (escalation,) = [e.fields for e in rec.events if e.event == "escalation"]
+    assert (escalation["at"], escalation["waiting"]) == ("repeat", False)
+
+
+def test_the_supervisor_is_told_from_the_second_identical_round() -> None:
+    _, _, sup, _ = _run([TRY_AGAIN] * 30, agent=SameAgent())
+    assert not any("Repeating:" in p for p in sup.prompts[:2])
+    assert "Repeating: the same instruction got the same answer 2 times in a row" in sup.prompts[2]
+    assert '"Please try again to find config.yaml"' in sup.prompts[2]
+    assert "One more identical round ends the run" in sup.prompts[2]
+
+
+def test_a_supervisor_that_changes_course_after_the_note_is_not_stopped() -> None:
+    answers = [TRY_AGAIN, TRY_AGAIN, "[CONTINUE] Look in ./conf instead", "[COMPLETE] found"]
+    result, *_ = _run(answers, agent=SameAgent())
+    assert result.outcome is Outcome.COMPLETE and result.iterations == 4
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "Looked in folder {n}, not there",
+        "Step {n} of 9 done in 3s",  # the step counts, the duration does not
+        "⠋ Working\nFixed {n} of 40 tests",
+    ],
+)
+def test_a_different_answer_each_time_is_slow_progress_never_spinning(answer: str) -> None:
+    agent = SameAgent(*(answer.format(n=n) for n in range(1, 8)))
+    result, _, sup, rec = _run([TRY_AGAIN] * 6, max_iter=6, agent=agent)
+    assert result.outcome is Outcome.BUDGET and result.iterations == 6
+    assert not [e for e in rec.events if e.event == "repeat"]
+    assert not any("Repeating:" in p for p in sup.prompts)
+
+
+def test_files_changing_with_the_same_answer_is_progress() -> None:
+    changes = iter(range(100))
+    result, _, _, rec = _run(
+        [TRY_AGAIN] * 6, max_iter=6, agent=SameAgent(), fingerprint=lambda: str(next(changes))
+    )
+    assert result.outcome is Outcome.BUDGET and result.iterations == 6
+    assert not [e for e in rec.events if e.event == "repeat"]
+
+
+def test_unchanged_files_are_said_to_be_unchanged() -> None:
+    result, *_ = _run([TRY_AGAIN] * 6, agent=SameAgent(), fingerprint=lambda: "same")
+    assert result.outcome is Outcome.ESCALATED
+    assert "the files (git status and diff)" in result.reason
+
+
+def test_max_repeats_0_turns_the_detector_off() -> None:
+    result, _, _, rec = _run([TRY_AGAIN] * 6, max_iter=6, agent=SameAgent(), max_repeats=0)
+    assert result.outcome is Outcome.BUDGET and result.iterations == 6
+    assert not [e for e in rec.events if e.event == "repeat"]
+
+
+def test_in_a_terminal_a_spinning_run_waits_for_the_person() -> None:
+    agent = SameAgent()
+    result, agent, sup, rec = _run(
+        [TRY_AGAIN] * 3 + ["[COMPLETE] done"], agent=agent, person_present=True
+    )
+    assert agent.person_turns == 1  # the loop waited for the person's turn to start
+    (escalation,) = [e.fields for e in rec.events if e.event == "escalation"]
+    assert (escalation["at"], escalation["waiting"]) == ("repeat", True)
+    # The person's turn is a new start: its end is decided on, and the run completes.
+    assert result.outcome is Outcome.COMPLETE and len(sup.prompts) == 4
+
+
+def test_complete_against_the_same_failing_verify_escalates() -> None:
+    verifier = FakeVerifier([1])
+    result, _, _, rec = _run(["[COMPLETE] done"] * 10, agent=SameAgent(), verifier=verifier)
+    assert result.outcome is Outcome.ESCALATED and result.exit_code == 7
+    assert "the failing --verify" in result.reason and "make test" in result.reason
+    repeats = [e.fields for e in rec.events if e.event == "repeat"]
+    assert repeats[-1]["what"] == ["instruction", "answer", "verify", "decision"]
+    assert "the decision before it ([COMPLETE])" in result.reason
+
+
+def test_the_same_api_error_again_and_again_escalates_instead_of_waiting() -> None:
+    agent = FakeAgent()
+    error = 'API Error: 529 {"type":"overloaded_error","request_id":"req_%d"}'
+    agent.turn_ends = [TurnEnd(TurnEndKind.API_ERROR, error % i) for i in range(10)]
+    result, agent, sup, rec = _run(
+        ["[COMPLETE] ok"], agent=agent, waits=WaitPolicy(max_waits=9, base_s=5)
+    )
+    assert result.outcome is Outcome.ESCALATED and not sup.prompts
+    assert "the agent hit the same API error 3 times in a row" in result.reason
+    # The task, then two `continue`s that got the same error; the third is not waited out.
+    assert agent.typed == ["the task", "continue", "continue", "continue"]
+    assert len(agent.paused) == 3
+    assert next(e.fields["what"] for e in rec.events if e.event == "repeat")[1] == "api_error"
+
+
+def test_a_secret_in_a_repeated_answer_is_redacted_before_it_is_cut() -> None:
+    # The excerpt of an answer is cut at 160 characters: right inside this key.
+    said = "a" * 150 + " SECRET123456789 is the key"
+    _, _, sup, rec = _run(
+        [TRY_AGAIN] * 5, agent=SameAgent(said), redact=Redactor.with_extra([r"SECRET\d{9}"])
+    )
+    repeats = [e.fields for e in rec.events if e.event == "repeat"]
+    assert repeats and all("SECRET1" not in r["answer"] for r in repeats)
+    escalation = next(e.fields for e in rec.events if e.event == "escalation")
+    assert "SECRET1" not in escalation["reason"] and "SECRET1" not in sup.prompts[-1]

@@ -28,6 +28,8 @@ REFUSED = [
     ("agent-cmd", '"\'"', "No closing quotation"),
     ("notify", '"a \'b"', "No closing quotation"),
     ("idle", ".inf", "must be a finite number"),
+    ("max-repeats", "1", "must be 0 (off) or at least 2, not 1"),
+    ("max-repeats", "-1", "is not in the range x>=0"),
 ]
 
 
