@@ -40,7 +40,7 @@ from ptysup.store.rundir import LOCK_FILE, RUNS_DIR
 USAGE = """\
 usage: ptysup batch TASKS.yaml [--jobs N] [--isolate worktree|none] [--fresh]
                     [--on-complete commit|pr] [--summary-json FILE] [run options]
-       ptysup batch plan TASKS.yaml [--format json|github-matrix]
+       ptysup batch plan TASKS.yaml [--format json|github-matrix|k8s]
        ptysup batch run TASKS.yaml (--index N | --id ID) [run options]
 Runs every task of TASKS.yaml as its own headless run, N at a time, each on its own
 branch ptysup/<id> in a worktree under .ptysup/worktrees/ (never merged). Run again, it
@@ -49,7 +49,8 @@ Exit: 0 every task completed, 1 some did not, 2 bad input, 128+N stopped by sign
 
 ISOLATE = ("worktree", "none")
 ON_COMPLETE = ("commit", "pr")
-FORMATS = ("json", "github-matrix")
+FORMATS = ("json", "github-matrix", "k8s")
+JOB_NAME = "ptysup-batch"  # deploy/k8s/job.yaml's Job, which `--format k8s` patches
 # Each task's run keeps these in its own run directory; one path for every task would clash.
 _SHARED_PATHS = ("--log-file", "--record")
 ARGS = ArgSpec(
@@ -434,8 +435,26 @@ def _stop_signals() -> Iterator[list[int]]:
             signal.signal(s, previous)
 
 
+def k8s_patch(batch: Batch, name: str) -> str:
+    """A kustomize patch sizing the Job for `batch`: one completion per task (pod i runs
+    task i), `jobs:` pods at once (all of them without it). Made, never kept by hand."""
+    completions = len(batch.tasks)
+    parallelism = min(batch.jobs or completions, completions)
+    return (
+        f"# Made by `ptysup batch plan {name} --format k8s` ({completions} task(s)):\n"
+        "# make it again whenever the tasks change.\n"
+        "apiVersion: batch/v1\n"
+        "kind: Job\n"
+        "metadata:\n"
+        f"  name: {JOB_NAME}\n"
+        "spec:\n"
+        f"  completions: {completions}\n"
+        f"  parallelism: {parallelism}\n"
+    )
+
+
 def plan_main(args: Sequence[str], out: TextIO, env: Mapping[str, str]) -> int:
-    """`ptysup batch plan TASKS.yaml [--format json|github-matrix]`."""
+    """`ptysup batch plan TASKS.yaml [--format json|github-matrix|k8s]`."""
     if not args:
         return _fail("batch plan needs a TASKS.yaml (see: ptysup batch --help)")
     if args[0] in ("-h", "--help"):
@@ -461,6 +480,8 @@ def plan_main(args: Sequence[str], out: TextIO, env: Mapping[str, str]) -> int:
         return ExitCode.for_signal(signal.SIGINT)
     if fmt == "github-matrix":  # ids only: task text never reaches a workflow expression
         out.write(json.dumps({"include": [{"id": t.id} for t in batch.tasks]}) + "\n")
+    elif fmt == "k8s":
+        out.write(k8s_patch(batch, Path(args[0]).name))
     else:
         from ptysup.redact import Redactor, redact_strings
 

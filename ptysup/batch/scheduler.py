@@ -26,11 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from ptysup.batch.schema import Task
-from ptysup.batch.state import INTERRUPTED, TaskState
+from ptysup.batch.state import TaskState
+from ptysup.batch.state import ended as state_ended
 from ptysup.batch.worktrees import GitError, Worktree, Worktrees, uncommitted
 from ptysup.store import pidlock
 from ptysup.store.listing import describe
-from ptysup.store.rundir import LOCK_FILE, RUN_FILE, RunDir, read_events
+from ptysup.store.rundir import LOCK_FILE, RUN_FILE, RunDir
 
 OUTPUT_LOG = "output.log"  # the child's own stdout and stderr, in its run directory
 NOT_STARTED = "not_started"
@@ -246,7 +247,7 @@ class Scheduler:
             return self._child(task, result, cwd, self._argv)
         result.run_id, result.run_dir = run_dir.name, run_dir
         self._wait_orphan(result)
-        ended = _ended(run_dir)
+        ended = state_ended(run_dir)
         if ended is None:  # interrupted: the same run goes on, its conversation too
             return self._child(task, result, cwd, self._resume_argv)
         result.outcome, code = ended
@@ -309,18 +310,6 @@ class Scheduler:
         result.diff_stat = iso.trees.diff_stat(iso.base, tree.branch)
         if self._on_commit is not None:
             self._on_commit(task, result, tree)
-
-
-def _ended(run_dir: Path) -> tuple[str, int] | None:
-    """How a run ended (its run_end's outcome and exit code), or None when it was
-    interrupted (killed, no run_end; a signal; see ptysup.batch.state.INTERRUPTED)."""
-    row = describe(RunDir(run_dir))
-    outcome = row.get("outcome")
-    if outcome in INTERRUPTED:
-        return None
-    ends = [e for e in read_events(Path(row["events"])) if e.get("event") == "run_end"]
-    code = ends[-1].get("exit_code") if ends else None
-    return str(outcome), code if isinstance(code, int) else 1
 
 
 def stop_signals() -> tuple[signal.Signals, ...]:

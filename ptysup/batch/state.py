@@ -175,3 +175,18 @@ def counts(state: BatchState, alive: Mapping[str, bool]) -> dict[str, int]:
         else:
             out["queued"] += 1
     return out
+
+
+def ended(run_dir: Path) -> tuple[str, int] | None:
+    """How a run ended (its run_end's outcome and exit code), or None when it was
+    interrupted (killed, no run_end; a signal; see INTERRUPTED)."""
+    from ptysup.store.listing import describe
+    from ptysup.store.rundir import RunDir, read_events
+
+    row = describe(RunDir(run_dir))
+    outcome = row.get("outcome")
+    if outcome in INTERRUPTED:
+        return None
+    ends = [e for e in read_events(Path(row["events"])) if e.get("event") == "run_end"]
+    code = ends[-1].get("exit_code") if ends else None
+    return str(outcome), code if isinstance(code, int) else 1

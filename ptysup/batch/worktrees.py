@@ -210,3 +210,21 @@ def identity(cwd: Path) -> list[str]:
         "-c",
         f"user.email={email or FALLBACK_IDENTITY[1]}",
     ]
+
+
+def commit_on_branch(top: Path, task_id: str, message: str) -> str:
+    """In the checkout at `top`: switch to the task's branch (made here, the work tree's
+    changes kept), commit everything (.ptysup/ never); the branch's commit."""
+    name = branch(task_id)
+    current = git(["rev-parse", "--abbrev-ref", "HEAD"], top).strip()
+    if current != name:
+        git(["switch", "-C", name], top)
+    git(["add", "-A", "--", ".", EXCLUDE], top)
+    if dirty_index(top):
+        git([*identity(top), "commit", "--no-verify", "-q", "-m", message], top)
+    return git(["rev-parse", "HEAD"], top).strip()
+
+
+def push(top: Path, remote: str, name: str) -> None:
+    """Push branch `name` to `remote` (never forced: a branch there with other work stays)."""
+    git(["push", "--quiet", remote, f"refs/heads/{name}:refs/heads/{name}"], top)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -279,3 +280,31 @@ def test_a_task_that_ended_for_good_is_kept_by_a_rerun(tasks: Path) -> None:
     assert kept["outcome"] == "abort"
     log = tasks.parent / ".ptysup" / "runs" / str(kept["run_id"]) / "events.jsonl"
     assert '"run_resume"' not in log.read_text()
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGKILL, 137), (signal.SIGTERM, 4)])
+def test_batch_run_says_137_when_the_agent_was_killed_with_sigkill(
+    tasks: Path, capsys: pytest.CaptureFixture[str], signum: int, code: int
+) -> None:
+    # The out-of-memory killer's SIGKILL is worth a retry (a Job's podFailurePolicy counts
+    # 137); an agent that ended otherwise is the run's own outcome (4, final).
+    agent = tasks.parent / "agent.sh"
+    agent.write_text(f"#!/bin/sh\nkill -{int(signum)} $$\n")
+    agent.chmod(0o755)
+    tasks.write_text(
+        f"agent-cmd: {agent}\nsupervisor-cmd: 'true'\ntasks:\n  - {{id: a, task: x}}\n"
+    )
+    assert main(["batch", "run", "TASKS.yaml", "--index", "0"], {"PATH": "/usr/bin:/bin"}) == code
+    capsys.readouterr()
+
+
+def test_the_git_credential_helper_gives_the_token_only_for_get() -> None:
+    from ptysup.engines import ci
+
+    out = io.StringIO()
+    assert ci.main(["git-credential", "get"], {"PTYSUP_GIT_TOKEN": "s3cret"}, out) == 0
+    assert out.getvalue() == "username=x-access-token\npassword=s3cret\n"
+    for operation, env in (("store", {"PTYSUP_GIT_TOKEN": "s3cret"}), ("get", {})):
+        out = io.StringIO()
+        assert ci.main(["git-credential", operation], env, out) == 0
+        assert out.getvalue() == ""
