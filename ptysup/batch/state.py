@@ -162,9 +162,42 @@ class Recorder:
         write_atomic(self.path, state.to_json())
 
 
+def row(batch_folder: Path, state: BatchState) -> dict[str, Any]:
+    """One batch as `ptysup runs` and `serve` show it: its file, whether it is alive (else
+    ended, or crashed: its lock is free and it never wrote its end), and its tasks counted
+    done / running / queued / failed (a task whose run died with a crashed batch counts as
+    failed until the batch is run again)."""
+    from ptysup.store.rundir import RunDir
+
+    runs_dir = batch_folder.parent.parent
+    pid = live_pid(batch_folder)
+    alive = {
+        t.id: RunDir(runs_dir / t.run_id).holder() is not None
+        for t in state.tasks
+        if t.phase == RUNNING and t.run_id
+    }
+    status = "running" if pid is not None else "ended" if state.ended is not None else "crashed"
+    return {
+        "batch": batch_folder.name,
+        "tasks_file": state.tasks_file,
+        "state": status,
+        "pid": pid,
+        "started": state.started,
+        "ended": state.ended,
+        **counts(state, alive),
+        "tasks": [asdict(t) for t in state.tasks],
+    }
+
+
+def rows(runs_dir: Path) -> list[dict[str, Any]]:
+    """Every batch of a runs directory as row() makes it, newest first."""
+    found = [row(where, state) for where, state in all_states(runs_dir)]
+    return sorted(found, key=lambda r: float(r["started"]), reverse=True)
+
+
 def counts(state: BatchState, alive: Mapping[str, bool]) -> dict[str, int]:
-    """Tasks done / running / queued / failed, as `ptysup runs` shows a batch: a task whose
-    run is no longer alive counts as interrupted (failed) unless the batch is alive."""
+    """Tasks done / running / queued / failed: a task whose run is not alive counts as
+    failed (interrupted) while the batch is not running it."""
     out = {"done": 0, "running": 0, "queued": 0, "failed": 0}
     for t in state.tasks:
         if t.phase == ENDED:
