@@ -238,7 +238,7 @@ def prepare(options: Options, env: Mapping[str, str], home: Path) -> Prepared:
         problem = outputs.problem(options.summary_json)
         if problem is not None:
             raise UsageError(f"cannot write --summary-json {options.summary_json}: {problem}")
-    prior = _prior(options.tasks_file, home)
+    prior = _prior(options.tasks_file, home, options.fresh)
     root = repo_root(home)
     isolate = options.isolate or ("worktree" if root is not None else "none")
     isolation = None
@@ -265,8 +265,9 @@ def prepare(options: Options, env: Mapping[str, str], home: Path) -> Prepared:
     return Prepared(options, batch, jobs, home, isolation, pr_base, prior)
 
 
-def _prior(tasks_file: Path, home: Path) -> BatchState | None:
-    """The state an earlier batch of `tasks_file` left; UsageError while it still runs."""
+def _prior(tasks_file: Path, home: Path, fresh: bool) -> BatchState | None:
+    """The state an earlier batch of `tasks_file` left; UsageError while it still runs,
+    or if it cannot be read (but for --fresh, which starts over anyway)."""
     where = state.folder(home / RUNS_DIR, tasks_file)
     pid = state.live_pid(where)
     if pid is not None:
@@ -274,6 +275,8 @@ def _prior(tasks_file: Path, home: Path) -> BatchState | None:
     try:
         return state.read(where / state.STATE_FILE)
     except state.StateError as exc:
+        if fresh:
+            return None
         raise UsageError(f"{exc} (--fresh starts the batch over)") from None
 
 

@@ -308,3 +308,22 @@ def test_the_git_credential_helper_gives_the_token_only_for_get() -> None:
         out = io.StringIO()
         assert ci.main(["git-credential", operation], env, out) == 0
         assert out.getvalue() == ""
+
+
+def test_a_damaged_state_file_is_refused_and_fresh_starts_over(
+    tasks: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ptysup.batch import state
+
+    tasks.write_text('agent-cmd: "true"\nsupervisor-cmd: "true"\ntasks:\n  - {id: a, task: x}\n')
+    _git_repo(tasks.parent)
+    env = {"PATH": "/usr/bin:/bin"}
+    assert main(["batch", "TASKS.yaml"], env) == 1
+    path = state.folder(tasks.parent / ".ptysup" / "runs", tasks) / state.STATE_FILE
+    path.write_text('{"tasks_file": ')  # cut
+    capsys.readouterr()
+    assert main(["batch", "TASKS.yaml"], env) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"ptysup: cannot read {path}") and "--fresh" in err, err
+    assert main(["batch", "TASKS.yaml", "--fresh"], env) == 2  # its branch is not known
+    assert "branch ptysup/a already exists" in capsys.readouterr().err
