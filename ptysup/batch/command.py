@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import os
 import signal
 import sys
 import time
@@ -26,6 +25,7 @@ from ptysup.batch.scheduler import (
     Isolation,
     Scheduler,
     TaskResult,
+    signal_group,
     spawner,
     stop_signals,
 )
@@ -412,9 +412,8 @@ def _clear(prior: BatchState, prepared: Prepared, where: Path) -> None:
         if before.run_id:
             run_dir = RunDir(runs_dir / before.run_id)
             pid = run_dir.holder()
-            if pid is not None and pid > 0:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(pid, signal.SIGTERM)
+            if pid is not None:
+                signal_group(pid, signal.SIGTERM)
                 pidlock.wait(run_dir.path / LOCK_FILE)
         if prepared.isolation is not None and before.branch is not None:
             prepared.isolation.trees.remove(before.id)

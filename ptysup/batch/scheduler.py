@@ -174,8 +174,7 @@ class Scheduler:
             self._stopping = signum
             pids = [c.pid for c in self._children.values()] + list(self._orphans.values())
         for pid in pids:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(pid, signum)
+            signal_group(pid, signum)
 
     def changed(self) -> None:
         """Tell on_change (the state file) that a task moved on."""
@@ -242,10 +241,11 @@ class Scheduler:
         self, task: Task, result: TaskResult, cwd: Path, prior: TaskState | None
     ) -> int | None:
         """Run the task, or go on with the run an earlier batch left: the exit code."""
-        run_dir = self._runs_dir / (prior.run_id if prior is not None and prior.run_id else "-")
-        if not (run_dir / RUN_FILE).is_file():  # none, or it died before it began
-            return self._child(task, result, cwd, self._argv)
-        result.run_id, result.run_dir = run_dir.name, run_dir
+        run_id = prior.run_id if prior is not None else None
+        if not run_id or not (self._runs_dir / run_id / RUN_FILE).is_file():
+            return self._child(task, result, cwd, self._argv)  # none, or it died unborn
+        run_dir = self._runs_dir / run_id
+        result.run_id, result.run_dir = run_id, run_dir
         self._wait_orphan(result)
         ended = state_ended(run_dir)
         if ended is None:  # interrupted: the same run goes on, its conversation too
@@ -266,8 +266,7 @@ class Scheduler:
         result.state = ORPHAN
         self.changed()
         if stopping is not None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(pid, stopping)
+            signal_group(pid, stopping)
         try:
             pidlock.wait(result.run_dir / LOCK_FILE)
         finally:
@@ -310,6 +309,14 @@ class Scheduler:
         result.diff_stat = iso.trees.diff_stat(iso.base, tree.branch)
         if self._on_commit is not None:
             self._on_commit(task, result, tree)
+
+
+def signal_group(pid: int, signum: int) -> None:
+    """Signal the process group a run leads (started with its own session); a lock whose
+    pid could not be read (-1) names nobody."""
+    if pid > 0:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signum)
 
 
 def stop_signals() -> tuple[signal.Signals, ...]:
