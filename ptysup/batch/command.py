@@ -41,7 +41,8 @@ USAGE = """\
 usage: ptysup batch TASKS.yaml [--jobs N] [--isolate worktree|none] [--fresh]
                     [--on-complete commit|pr] [--summary-json FILE] [run options]
        ptysup batch plan TASKS.yaml [--format json|github-matrix|k8s]
-       ptysup batch run TASKS.yaml (--index N | --id ID) [run options]
+       ptysup batch run TASKS.yaml (--index N | --id ID) [--runs-dir DIR] [--push REMOTE]
+                        [run options]
 Runs every task of TASKS.yaml as its own headless run, N at a time, each on its own
 branch ptysup/<id> in a worktree under .ptysup/worktrees/ (never merged). Run again, it
 finishes what an earlier batch of the file left (--fresh: starts over, its branches gone).

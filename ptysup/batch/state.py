@@ -171,8 +171,9 @@ def row(batch_folder: Path, state: BatchState) -> dict[str, Any]:
 
     runs_dir = batch_folder.parent.parent
     pid = live_pid(batch_folder)
+    # While the batch lives, its running tasks are (a run starting has no lock yet).
     alive = {
-        t.id: RunDir(runs_dir / t.run_id).holder() is not None
+        t.id: pid is not None or RunDir(runs_dir / t.run_id).holder() is not None
         for t in state.tasks
         if t.phase == RUNNING and t.run_id
     }
