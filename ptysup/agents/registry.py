@@ -7,9 +7,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ptysup.agents.claude.profile import ClaudeProfile
+from ptysup.agents.gemini.profile import GeminiProfile
 from ptysup.agents.generic.profile import GenericProfile
 from ptysup.agents.profile import AgentProfile
-from ptysup.procutil import is_claude
+from ptysup.procutil import is_claude, is_gemini
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,7 @@ def _generic(session_id: str | None, reopen: bool) -> AgentProfile:
 
 AGENTS: tuple[Agent, ...] = (
     Agent("claude", is_claude, True, ClaudeProfile, tested=("2.1.197",)),
+    Agent("gemini", is_gemini, True, GeminiProfile, tested=("0.61.0",)),
     Agent("generic", lambda argv: True, False, _generic),
 )
 

@@ -777,7 +777,7 @@ class AgentSession:
 
 
 # Small fields of a hook payload worth keeping in the event log.
-_HOOK_FIELDS = ("source", "reason", "tool_name", "error", "notification_type")
+_HOOK_FIELDS = ("source", "reason", "tool_name", "error", "notification_type", "tokens")
 
 
 def _summary(tool_input: Any, limit: int = 200) -> str:

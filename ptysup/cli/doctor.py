@@ -248,14 +248,16 @@ PROBE_TIMEOUT_S = 120.0
 def probe_supervisor(config: RunConfig, env: Mapping[str, str], cwd: Path) -> Check:
     """Ask the supervisor once, as a run would: a key, login or model that cannot work
     shows here, not after the agent's first turn."""
+    from ptysup.supervisor.judge import JudgeOptions, lean_argv, lean_env
     from ptysup.supervisor.prompt import SUPERVISOR_MARKER
     from ptysup.supervisor.runner import SupervisorError, SupervisorRunner
 
+    options = JudgeOptions(config.supervisor_tools, config.supervisor_model)
     runner = SupervisorRunner(
-        config.supervisor_cmd,
+        lean_argv(config.supervisor_cmd, options),  # as a run starts it (gemini: --skip-trust)
         timeout=min(config.supervisor_timeout, PROBE_TIMEOUT_S),
         cwd=str(cwd),
-        env=env,
+        env=lean_env(config.supervisor_cmd, env),
     )
     prompt = f"{SUPERVISOR_MARKER}\nThis is a check by `ptysup doctor`. Answer: [COMPLETE] ok"
     try:

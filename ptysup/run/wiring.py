@@ -42,7 +42,7 @@ from ptysup.run.verify import Verifier, VerifyStop
 from ptysup.store.rundir import Part, RunDir
 from ptysup.store.runstate import StateTracker
 from ptysup.supervisor.decide import Supervisor
-from ptysup.supervisor.judge import JudgeOptions, lean_argv, takes_system_prompt
+from ptysup.supervisor.judge import JudgeOptions, lean_argv, lean_env, takes_system_prompt
 from ptysup.supervisor.prompt import SUPERVISOR_MARKER
 from ptysup.supervisor.runner import SupervisorRunner
 from ptysup.terminal.cursor import QUERY, WAIT_S, CursorAnswer
@@ -105,7 +105,7 @@ def supervise(
         ),
         timeout=config.supervisor_timeout,
         cwd=str(config.cwd),
-        env=env,
+        env=lean_env(config.supervisor_cmd, env),
         warm=config.warm_supervisor,
         prelude=SUPERVISOR_MARKER + "\n",  # every prompt's first line (see build_prompt)
     )

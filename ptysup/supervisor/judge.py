@@ -9,11 +9,11 @@ where the prompt cache can serve them from one decision to the next.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ptysup.config import DEFAULT_SUPERVISOR_TOOLS
-from ptysup.procutil import is_claude
+from ptysup.procutil import is_claude, is_gemini
 
 _SYSTEM_FLAGS = ("--system-prompt", "--system-prompt-file", "--append-system-prompt")
 # Any of these in the user's command says what the judge may do: ptysup adds no tools then.
@@ -44,6 +44,8 @@ def lean_argv(argv: Sequence[str], options: JudgeOptions) -> list[str]:
     """`argv` with the judge's tools, model and no saved session added; whatever the user
     already put in the command wins. Other supervisor commands are left as they are."""
     out = list(argv)
+    if is_gemini(out):
+        return _lean_gemini(out, options)
     if not is_claude(out):
         return out
     if not _has(out, *_PERMISSION_FLAGS):
@@ -55,6 +57,30 @@ def lean_argv(argv: Sequence[str], options: JudgeOptions) -> list[str]:
         out += ["--model", options.model]
     if not _has(out, "--no-session-persistence"):
         out.append("--no-session-persistence")  # a judge's session is never resumed
+    return out
+
+
+def _lean_gemini(out: list[str], options: JudgeOptions) -> list[str]:
+    """A `gemini -p` judge (Gemini CLI 0.61): read-only (`--approval-mode plan`, its
+    counterpart of the read-only tools), and trusting the folder for this call only, as
+    headless Gemini CLI refuses an untrusted folder ("not running in a trusted directory",
+    exit 55). Gemini CLI has no switch to keep the call's session from being saved."""
+    if not _has(out, "--approval-mode", "-y", "--yolo"):
+        out += ["--approval-mode", "plan"]
+    if not _has(out, "--skip-trust"):
+        out.append("--skip-trust")
+    if options.model and not _has(out, "--model", "-m"):
+        out += ["--model", options.model]
+    return out
+
+
+def lean_env(argv: Sequence[str], env: Mapping[str, str]) -> dict[str, str]:
+    """The supervisor's environment: for `gemini`, no relaunch. Gemini CLI 0.61 otherwise
+    starts itself again as a child, which outlives a SIGKILLed ptysup (only the first
+    process dies with it) and waits for its model's answer; one process also starts faster."""
+    out = dict(env)
+    if is_gemini(argv):
+        out["GEMINI_CLI_NO_RELAUNCH"] = "true"
     return out
 
 

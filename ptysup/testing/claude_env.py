@@ -9,9 +9,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shlex
-import shutil
-import subprocess
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -19,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from ptysup.testing import envcli
 from ptysup.testing.pins import CLAUDE
 
 CLAUDE_CODE_VERSION = CLAUDE.version
@@ -34,53 +32,22 @@ _STRIPPED_PREFIXES = ("ANTHROPIC_", "CLAUDE")
 
 def local_bin(prefix: Path = TOOLS_DIR) -> Path:
     """Where `npm install --prefix PREFIX` puts the `claude` launcher."""
-    return prefix / "node_modules" / ".bin" / "claude"
+    return CLAUDE.local_bin(prefix)
 
 
 def installed_version(prefix: Path = TOOLS_DIR) -> str | None:
     """The Claude Code version installed under PREFIX, from its package.json, or None."""
-    package_json = prefix / "node_modules" / "@anthropic-ai" / "claude-code" / "package.json"
-    try:
-        version = json.loads(package_json.read_text(encoding="utf-8")).get("version")
-    except (OSError, ValueError):
-        return None
-    return version if isinstance(version, str) else None
+    return CLAUDE.installed_version(prefix)
 
 
 def find_claude() -> Path | None:
     """$PTYSUP_CLAUDE_BIN, else the project-local pinned install, else `claude` on PATH."""
-    configured = os.environ.get(BIN_ENV_VAR)
-    if configured:
-        return Path(configured)
-    local = local_bin()
-    if local.exists():
-        return local
-    found = shutil.which("claude")
-    return Path(found) if found else None
+    return CLAUDE.find()
 
 
 def install_claude(prefix: Path = TOOLS_DIR) -> Path:
     """Install the pinned Claude Code under PREFIX unless it is already there."""
-    binary = local_bin(prefix)
-    if installed_version(prefix) == CLAUDE_CODE_VERSION and binary.exists():
-        return binary
-    npm = shutil.which("npm")
-    if npm is None:
-        raise FileNotFoundError("npm is needed to install Claude Code and is not on PATH")
-    prefix.mkdir(parents=True, exist_ok=True)
-    argv = [
-        npm,
-        "install",
-        "--no-audit",
-        "--no-fund",
-        "--prefix",
-        str(prefix),
-        f"{PACKAGE}@{CLAUDE_CODE_VERSION}",
-    ]
-    subprocess.run(argv, check=True, stdout=sys.stderr)
-    if not binary.exists():
-        raise FileNotFoundError(f"npm install finished but {binary} is missing")
-    return binary
+    return CLAUDE.install(prefix)
 
 
 def claude_json(
@@ -182,24 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command == "env":
         return _print_env(args.url, args.project or [], args.config_dir)
-    if args.command == "install":
-        try:
-            print(install_claude(args.prefix.resolve()))
-        except (OSError, subprocess.CalledProcessError) as exc:
-            print(
-                f"ptysup: cannot install Claude Code {CLAUDE_CODE_VERSION}: {exc}", file=sys.stderr
-            )
-            return 1
-        return 0
-    found = find_claude()
-    if found is None or not found.exists():
-        print(
-            "ptysup: Claude Code not found; run `python -m ptysup.testing.claude_env install`",
-            file=sys.stderr,
-        )
-        return 1
-    print(found)
-    return 0
+    return envcli.install_or_path(CLAUDE, args.command, args.prefix, "Claude Code", find_claude)
 
 
 def _print_env(url: str | None, projects: Sequence[Path], config_dir: Path | None) -> int:
@@ -209,16 +159,8 @@ def _print_env(url: str | None, projects: Sequence[Path], config_dir: Path | Non
         return 2
     config_dir = config_dir or Path(tempfile.mkdtemp(prefix="ptysup-claude-"))
     write_config(config_dir, projects)
-    # The shell that evals these lines runs `ptysup` next: this interpreter's own (a fresh
-    # clone's .venv/bin is on no PATH), so the recipe works without activating the venv.
-    outer_path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
-    env = make_env(url, config_dir, find_claude(), base={"PATH": outer_path})
-    stray = sorted(k for k in os.environ if k.startswith(_STRIPPED_PREFIXES) and k not in env)
-    if stray:  # a real account or endpoint of the outer shell must not leak in
-        print(f"unset {' '.join(stray)}")
-    for name in sorted(env):
-        print(f"export {name}={shlex.quote(env[name])}")
-    return 0
+    env = make_env(url, config_dir, find_claude(), base=envcli.shell_path())
+    return envcli.print_exports(env, _STRIPPED_PREFIXES)
 
 
 if __name__ == "__main__":

@@ -6,12 +6,13 @@ fake (scenario `demo.yaml`), so the run needs no account and no network.
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 # The standard library and these only at the top: `--help` and `--clean` run before
@@ -23,6 +24,11 @@ SCENARIO = Path(__file__).with_name("scenarios") / "demo.yaml"
 TASK = "implement feature X"
 # Edits without permission dialogs, so the demo runs unattended (and in CI).
 AGENT_CMD = "claude --permission-mode acceptEdits"
+# `--agent gemini`: Gemini CLI is the agent and the supervisor (no Claude Code needed); its
+# scenario scripts Gemini's own tools.
+GEMINI_SCENARIO = SCENARIO.with_name("demo_gemini.yaml")
+GEMINI_AGENT_CMD = "gemini --approval-mode auto_edit"
+GEMINI_SUPERVISOR_CMD = 'gemini -p ""'
 
 
 def _say(message: str) -> None:
@@ -44,6 +50,8 @@ root, no test tools); --help and --clean set nothing up.
 
   --clean          remove the sample projects earlier demos left in the temp dir
                    (a demo still running keeps its own)
+  --agent gemini   Gemini CLI as the agent and the supervisor instead (its pinned
+                   version is installed into .tools/gemini-cli on first use)
   PTYSUP-OPTION    passed on to ptysup, e.g. --no-warm-supervisor, --max-cost 0.05,
                    --no-recording (`ptysup --help` lists them)
   -h, --help       this help
@@ -78,6 +86,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if extra == ["--clean"]:
         return clean()
+    if _agent(extra) == "gemini":
+        return _gemini_demo([a for a in extra if a not in ("--agent", "gemini", "--agent=gemini")])
     claude = find_claude()
     if claude is None:
         _say("Claude Code is not installed: run scripts/demo.sh (it installs it)")
@@ -87,20 +97,54 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run(project, claude, extra)
 
 
-def _run(project: Path, claude: Path, extra: list[str]) -> int:
+def _agent(extra: Sequence[str]) -> str | None:
+    """The agent `--agent NAME` (or `--agent=NAME`) picks, if any."""
+    for i, arg in enumerate(extra):
+        if arg == "--agent" and i + 1 < len(extra):
+            return extra[i + 1]
+        if arg.startswith("--agent="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def _gemini_demo(extra: list[str]) -> int:
+    """The demo with Gemini CLI, installed on demand (npm, the pinned version)."""
+    from ptysup.testing.gemini_env import GEMINI_CLI_VERSION, install_gemini
+    from ptysup.testing.pins import GEMINI
+
+    if GEMINI.installed_version() != GEMINI_CLI_VERSION:
+        _say(f"installing the pinned Gemini CLI {GEMINI_CLI_VERSION} into .tools/gemini-cli (npm)")
+    try:
+        gemini = install_gemini()
+    except (OSError, subprocess.CalledProcessError) as exc:
+        _say(f"cannot install Gemini CLI {GEMINI_CLI_VERSION}: {exc}")
+        return 2
+    project = Path(tempfile.mkdtemp(prefix=PREFIX))
+    with pidlock.hold(project / LOCK):
+        return _run(project, gemini, extra, agent="gemini")
+
+
+def _run(project: Path, claude: Path, extra: list[str], agent: str = "claude") -> int:
     """The demo in PROJECT (a new temp dir); ptysup's exit code."""
     # Here, not at the top: see the imports.
     from ptysup.testing.fakemodel import FakeModel
     from ptysup.testing.scenario import Scenario
 
-    scenario = Scenario.load(SCENARIO)
+    gemini = agent == "gemini"
+    scenario = Scenario.load(GEMINI_SCENARIO if gemini else SCENARIO)
     scenario.seed(project)
     ptysup = Path(sys.executable).with_name("ptysup")
     command = [str(ptysup), TASK, "--max-iter", "50", *extra]
-    with FakeModel(scenario, project) as model, claude_env(model.url, [project], claude) as ce:
-        env = dict(ce.env, PTYSUP_AGENT_CMD=AGENT_CMD)
+    with (
+        FakeModel(scenario, project) as model,
+        _agent_env(agent, model.url, project, claude) as env,
+    ):
+        agent_cmd = GEMINI_AGENT_CMD if gemini else AGENT_CMD
+        env["PTYSUP_AGENT_CMD"] = agent_cmd
+        if gemini:
+            env["PTYSUP_SUPERVISOR_CMD"] = GEMINI_SUPERVISOR_CMD
         _say(f"sample project: {project}")
-        _say(f"model: the bundled fake at {model.url}; agent: {AGENT_CMD}")
+        _say(f"model: the bundled fake at {model.url}; agent: {agent_cmd}")
         _say(f"running: ptysup {shlex.join(command[1:])}")
         code = subprocess.call(command, cwd=project, env=env)
     log = next(project.glob(".ptysup/runs/*/events.jsonl"), None)
@@ -118,6 +162,19 @@ def _run(project: Path, claude: Path, extra: list[str]) -> int:
     _say(f"event log: {log}")
     _say(f"kept for you to look at: {project} (scripts/demo.sh --clean removes it)")
     return code
+
+
+@contextlib.contextmanager
+def _agent_env(agent: str, url: str, project: Path, binary: Path) -> Iterator[dict[str, str]]:
+    """The private, offline environment of the demo's agent (BINARY) pointed at URL."""
+    if agent == "gemini":
+        from ptysup.testing.gemini_env import gemini_env
+
+        with gemini_env(url, binary) as ge:
+            yield dict(ge.env)
+    else:
+        with claude_env(url, [project], binary) as ce:
+            yield dict(ce.env)
 
 
 if __name__ == "__main__":

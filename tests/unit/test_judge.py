@@ -8,6 +8,7 @@ from ptysup.config import DEFAULT_SUPERVISOR_TOOLS
 from ptysup.supervisor.judge import (
     JudgeOptions,
     lean_argv,
+    lean_env,
     takes_system_prompt,
     with_system_prompt,
 )
@@ -63,6 +64,33 @@ def test_what_the_user_put_in_the_command_wins(user: list[str]) -> None:
     argv = lean_argv(["claude", "-p", *user], JudgeOptions(model="haiku"))
     assert sum(a == user[0] for a in argv) == 1
     assert argv[: 2 + len(user)] == ["claude", "-p", *user]
+
+
+def test_a_gemini_judge_is_read_only_and_trusts_the_folder_for_the_call_only() -> None:
+    assert lean_argv(["gemini", "-p", "."], JudgeOptions(model="gemini-3.8-flash")) == [
+        "gemini",
+        "-p",
+        ".",
+        "--approval-mode",
+        "plan",
+        "--skip-trust",
+        "--model",
+        "gemini-3.8-flash",
+    ]
+    # The person's own choices win, and the instructions stay in the prompt.
+    mine = ["/opt/gemini", "-p", ".", "--yolo", "-m", "pro", "--skip-trust"]
+    assert lean_argv(mine, JudgeOptions(model="x")) == mine
+    assert not takes_system_prompt(["gemini", "-p", "."])
+
+
+def test_a_gemini_judge_runs_as_one_process_and_others_keep_their_environment() -> None:
+    env = {"PATH": "/bin"}
+    assert lean_env(["/opt/gemini", "-p", ""], env) == {
+        "PATH": "/bin",
+        "GEMINI_CLI_NO_RELAUNCH": "true",
+    }
+    assert lean_env(["claude", "-p"], env) == env
+    assert env == {"PATH": "/bin"}
 
 
 def test_other_supervisor_commands_are_left_as_they_are() -> None:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from ptysup.testing.wires.anthropic import AnthropicWire
 from ptysup.testing.wires.base import Reading, Reply, Wire
+from ptysup.testing.wires.gemini import GeminiWire
 
-WIRES: tuple[Wire, ...] = (AnthropicWire(),)
+WIRES: tuple[Wire, ...] = (AnthropicWire(), GeminiWire())
 
 
 def find(path: str) -> Wire | None:

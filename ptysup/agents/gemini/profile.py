@@ -1,0 +1,342 @@
+"""Gemini CLI: its AfterAgent hook for exact turn ends, its screen for readiness and dialogs.
+
+Observed with Gemini CLI 0.61.0 (in tmux, against the fake model):
+- the input box is the line starting ` > ` under the last full-width rule (and a mode hint
+  such as `Shift+Tab to accept edits`); empty, it shows the placeholder `Type your message
+  or @path/to/file`; a long or multi-line text goes on in lines indented by three spaces;
+- while a turn runs, a spinner line ends in `(esc to cancel, 3s)`;
+- a dialog (an approval: `Allow execution of [Shell]?`, a question: `Answer Questions`,
+  the first run's trust and auth screens) replaces the input box with a bordered box whose
+  first choice is marked `● 1.`;
+- with `ui.dynamicWindowTitle` on (the default) the terminal title starts `◇  Ready`,
+  `✦  Working…` (or the model's thought) / `⏲  Working…`, or `✋  Action Required` (a
+  dialog), written in the same output as the screen it goes with (recorded);
+- Esc cancels a turn (an AfterAgent hook with `[no response text]` follows) and, at a
+  dialog, picks its "No" (no AfterAgent then: the screen alone says the turn is over);
+  Ctrl+C empties a non-empty input box (on an empty one it only arms the exit).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ptysup.agents.events import HookEvent, ScreenState
+from ptysup.agents.firstrun import Blocker
+from ptysup.agents.gemini import settings
+from ptysup.agents.profile import Hooks, Launch
+from ptysup.agents.questions import Ask, ask_from
+
+if TYPE_CHECKING:  # the screen model (pyte) loads after the agent started
+    from ptysup.terminal.screen import ScreenSnapshot
+
+# A command line that already picks the conversation keeps its choice.
+_SESSION_FLAGS = {
+    "--session-id",
+    "--session-file",
+    "--resume",
+    "-r",
+    "--list-sessions",
+    "--delete-session",
+}
+# Gemini CLI goes headless (and exits 42 waiting for stdin) when either is "true", even on
+# a terminal: they are kept from the agent, never from ptysup itself.
+CI_VARIABLES = ("CI", "GITHUB_ACTIONS")
+SYSTEM_SETTINGS = "GEMINI_CLI_SYSTEM_SETTINGS_PATH"
+RENAMED = {
+    "SessionStart": "SessionStart",
+    "SessionEnd": "SessionEnd",
+    "BeforeAgent": "UserPromptSubmit",
+    "AfterAgent": "Stop",
+}
+# What a ToolPermission notification's `details.type` asks to allow, as ptysup names it.
+PERMISSION_KINDS = {
+    "exec": "run_shell_command",
+    "edit": "edit",
+    "mcp": "mcp_tool",
+    "info": "web_fetch",
+}
+
+_RULE = re.compile(r"^─{10,}\s*$")
+_PROMPT = re.compile(r"^ > ?(.*)$")
+_CONTINUED = re.compile(r"^   \S")
+PLACEHOLDER = "Type your message or @path/to/file"
+_WORKING = "(esc to cancel"
+_CHOICE = re.compile(r"^\s*│\s*│?\s*●\s*1\.")
+_TITLE_DIALOG = "✋"
+_TITLE_WORKING = ("✦", "⏲")
+_BOX_LINES = 6  # the input box's first line is at most this far under the rule
+# Gemini CLI 0.61 formats an error that ends a turn as `[API Error: <message>]` (its
+# parseAndFormatApiError). Not seen on screen here: against the fake model it retried every
+# error status (400, 401, 429, 500) for many minutes, showing only its spinner.
+_API_ERROR = re.compile(r"\[API Error: .*")
+
+_AGENT = "Gemini CLI"
+_SEE = "see docs/agents.md, Gemini CLI"
+AUTH = Blocker(
+    "auth dialog",
+    "pick how it signs in once by running `gemini` in a terminal (or set "
+    'security.auth.selectedType, e.g. "gemini-api-key" with GEMINI_API_KEY, in '
+    "~/.gemini/settings.json)",
+    _AGENT,
+    _SEE,
+)
+TRUST = Blocker(
+    "folder trust dialog",
+    "ptysup's settings file, which turns folder trust off, was not read (Gemini CLI skips "
+    "one under a group- or world-writable directory): trust the folder once by running "
+    "`gemini` in it",
+    _AGENT,
+    _SEE,
+)
+DIALOG = Blocker(
+    "dialog",
+    "answer it once by running `gemini` in this folder, or start ptysup in a terminal",
+    _AGENT,
+    _SEE,
+)
+_SCREENS: tuple[tuple[re.Pattern[str], Blocker], ...] = (
+    (re.compile(r"How would you like to authenticate|Enter Gemini API Key"), AUTH),
+    (re.compile(r"Do you trust the files in this folder\?"), TRUST),
+)
+
+
+class GeminiAnswers:
+    """How a BeforeTool hook's output carries the supervisor's answer to `ask_user`.
+
+    Gemini CLI 0.61 takes a question's answers only from its dialog: a BeforeTool hook can
+    rewrite the tool's arguments (`hookSpecificOutput.tool_input`) but not its answers.
+    What it can do is `decision: deny`: the dialog is never shown and the model reads the
+    reason as the tool's result (`Tool execution blocked: <reason>`). So the answer is a
+    denial whose reason is the answer."""
+
+    def answer(self, tool_input: Mapping[str, Any], answers: Mapping[str, str]) -> str:
+        """The hook output that gives the model ANSWERS (question → answer)."""
+        said = "; ".join(f"{question} → {answer}" for question, answer in answers.items())
+        return self.deny(
+            f"The user answered: {said}. (Answered outside the dialog: do not ask again, "
+            "go on with this answer.)"
+        )
+
+    def deny(self, reason: str) -> str:
+        """The hook output that refuses the question; the model reads REASON."""
+        return json.dumps({"decision": "deny", "reason": reason}, ensure_ascii=False)
+
+
+GEMINI_ANSWERS = GeminiAnswers()
+
+
+class GeminiProfile:
+    """Gemini CLI's TUI."""
+
+    name = "gemini"
+    uses_hooks = True
+    dismiss_key: bytes = b"\x1b"  # Esc: "No, suggest changes" / cancels the question dialog
+    clear_input_keys: tuple[bytes, ...] = (b"\x03",)  # Ctrl+C empties a non-empty box
+    exit_command: str | None = "/quit"
+    clear_command: str | None = "/clear"
+    interrupt_key: bytes | None = b"\x1b"  # Esc while working cancels the request
+    suspend_notice: bytes | None = None
+    signal_osc: int | None = None  # no in-band state report (only an OSC 11 query)
+
+    def __init__(self, session_id: str | None = None, reopen: bool = False) -> None:
+        # ptysup picks the conversation's id up front, so a resumed run reopens it with
+        # `--resume <id>` (`latest` could be another run's in the same folder).
+        self.session_id = session_id or str(uuid.uuid4())
+        self.reopen = reopen
+
+    def argv(self, base: Sequence[str]) -> list[str]:
+        """Gemini CLI's command line with the conversation's id (new, or the one to reopen)."""
+        argv = list(base)
+        if not _SESSION_FLAGS.intersection(a.split("=", 1)[0] for a in base):
+            argv += ["--resume" if self.reopen else "--session-id", self.session_id]
+        return argv
+
+    def launch(
+        self,
+        base_argv: Sequence[str],
+        env: Mapping[str, str],
+        hooks: Hooks | None,
+        private: Path,
+    ) -> Launch:
+        """The command line, and the environment: ptysup's settings file (hooks, folder trust
+        off) from the run's private directory, one process (no relaunch as a child that
+        ignores SIGTERM), and no CI variables (which would make Gemini CLI headless)."""
+        hook_command = hooks.command() if hooks is not None else None
+        ask_command = hooks.command(wait=settings.ASK_WAIT_S) if hooks is not None else None
+        theirs = env.get(SYSTEM_SETTINGS)
+        path = settings.write(private, hook_command, ask_command, Path(theirs) if theirs else None)
+        out = {k: v for k, v in env.items() if k not in CI_VARIABLES}
+        out[SYSTEM_SETTINGS] = str(path)
+        out["GEMINI_CLI_NO_RELAUNCH"] = "true"
+        return Launch(self.argv(base_argv), out)
+
+    def hook(self, event: HookEvent) -> HookEvent | None:
+        """Gemini's hook in ptysup's (Claude Code's) vocabulary; None for one ptysup ignores."""
+        payload = dict(event.payload)
+        name = _translated(event.name, payload)
+        if name is None:
+            return None
+        payload["hook_event_name"] = name
+        return HookEvent(name, payload, event.ts, event.reply)
+
+    def ask(self, event: HookEvent) -> Ask | None:
+        """`ask_user`, answered through the waiting BeforeTool hook (as a denial whose
+        reason is the answer: see GeminiAnswers)."""
+        return ask_from(event, settings.ASK_TOOL, GEMINI_ANSWERS)
+
+    def screen_state(self, snap: ScreenSnapshot) -> ScreenState:
+        """Dialog first (it hides the input box), then the spinner, then the box; the title
+        says the same where Gemini CLI writes it, and covers the moments with no spinner
+        drawn (hooks running after a tool)."""
+        lines = snap.lines
+        title = snap.title.lstrip()
+        box = _box_line(lines)
+        if title.startswith(_TITLE_DIALOG) or (
+            box is None and any(_CHOICE.match(line) for line in lines)
+        ):
+            return ScreenState.DIALOG
+        if title.startswith(_TITLE_WORKING) or any(_WORKING in line for line in lines):
+            return ScreenState.WORKING
+        if box is not None:
+            return ScreenState.READY
+        return ScreenState.UNKNOWN
+
+    def input_has_text(self, snap: ScreenSnapshot) -> bool:
+        """Whether the input box shows typed or pasted text (the paste has landed)."""
+        return bool(_input_text(snap.lines))
+
+    def input_text(self, snap: ScreenSnapshot) -> str | None:
+        """The input box's text, every line of it."""
+        return _input_text(snap.lines, whole=True)
+
+    def api_error(self, snap: ScreenSnapshot) -> str | None:
+        """The last API error on screen."""
+        for line in reversed(snap.lines):
+            m = _API_ERROR.search(line)
+            if m:
+                return m.group(0).strip(" │")
+        return None
+
+    def blocker(self, snap: ScreenSnapshot) -> Blocker | None:
+        """A first-run screen (auth, trust) or another dialog."""
+        text = "\n".join(snap.lines)
+        for pattern, blocker in _SCREENS:
+            if pattern.search(text):
+                return blocker
+        if self.screen_state(snap) is ScreenState.DIALOG:
+            return DIALOG
+        return None
+
+
+def _translated(name: str, payload: dict[str, Any]) -> str | None:
+    """The name ptysup knows NAME's hook by, filling PAYLOAD's fields to match; None to
+    ignore it (PreCompress fires at every model call, and means nothing to ptysup)."""
+    if name == "AfterAgent":
+        payload["last_assistant_message"] = str(payload.get("prompt_response") or "")
+        tokens = conversation_tokens(payload.get("transcript_path"))
+        if tokens is not None:
+            payload["tokens"] = tokens
+    if name in RENAMED:
+        return RENAMED[name]
+    if name == "AfterTool":
+        response = payload.get("tool_response")
+        error = response.get("error") if isinstance(response, dict) else None
+        if error:
+            payload["error"] = error.get("message", error) if isinstance(error, dict) else error
+            return "PostToolUseFailure"
+        return "PostToolUse"
+    if name == "BeforeTool":
+        return "PreToolUse" if payload.get("tool_name") == settings.ASK_TOOL else None
+    if name != "Notification":
+        return None
+    details = payload.get("details")
+    details = details if isinstance(details, dict) else {}
+    kind = str(details.get("type", ""))
+    if payload.get("notification_type") != "ToolPermission" or kind == settings.ASK_TOOL:
+        return "Notification"  # a question left to the person's dialog is no approval
+    payload["tool_name"] = PERMISSION_KINDS.get(kind, kind or str(details.get("title", "")))
+    payload["tool_input"] = _permission_input(details)
+    return "PermissionRequest"
+
+
+def conversation_tokens(transcript: object) -> dict[str, int] | None:
+    """The conversation's tokens so far (input, output, total), summed over the model's
+    messages in Gemini CLI's session file (JSONL; each `gemini` message carries `tokens`,
+    and a `$set` line may list messages again: each is counted once, by id). Gemini CLI
+    reports tokens, never a price: this is all ptysup can tell of its spend."""
+    if not isinstance(transcript, str) or not transcript:
+        return None
+    try:
+        text = Path(transcript).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    by_id: dict[str, Mapping[str, Any]] = {}
+    for line in text.splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(record, dict):
+            continue
+        update = record.get("$set")
+        listed = update.get("messages") if isinstance(update, dict) else None
+        for message in [record, *(listed if isinstance(listed, list) else ())]:
+            if isinstance(message, dict) and isinstance(message.get("tokens"), dict):
+                by_id[str(message.get("id", len(by_id)))] = message["tokens"]
+    if not by_id:
+        return None
+    return {
+        key: sum(int(t.get(key, 0)) for t in by_id.values() if isinstance(t.get(key, 0), int))
+        for key in ("input", "output", "total")
+    }
+
+
+def _permission_input(details: Mapping[str, Any]) -> dict[str, Any]:
+    """What a ToolPermission notification asks to allow, under the keys ptysup summarises
+    (`command`, `file_path`, `url`). An edit's contents and diff are left out: the dialog
+    on screen shows them, and the log keeps only the file."""
+    shown = {k: v for k, v in details.items() if k not in ("type", "title")}
+    if "filePath" in shown:
+        shown = {"file_path": shown.pop("filePath")} | {
+            k: v for k, v in shown.items() if k in ("fileName", "isModifying")
+        }
+    urls = shown.get("urls")
+    if isinstance(urls, list) and urls:
+        shown["url"] = str(urls[0])
+    return shown
+
+
+def _box_line(lines: Sequence[str]) -> int | None:
+    """The index of the input box's first line (` > …` under the last full-width rule)."""
+    for i in range(len(lines) - 1, -1, -1):
+        if _RULE.match(lines[i]):
+            for j in range(i + 1, min(len(lines), i + 1 + _BOX_LINES)):
+                if _PROMPT.match(lines[j]):
+                    return j
+            return None
+    return None
+
+
+def _input_text(lines: Sequence[str], whole: bool = False) -> str | None:
+    """The text in the input box ("" when it shows its placeholder), or None without a box.
+    `whole`: with the lines it wraps or breaks onto."""
+    at = _box_line(lines)
+    if at is None:
+        return None
+    m = _PROMPT.match(lines[at])
+    first = m.group(1).strip() if m else ""
+    if first == PLACEHOLDER:
+        return ""
+    if not whole:
+        return first
+    rest = []
+    for line in lines[at + 1 :]:
+        if not _CONTINUED.match(line):
+            break
+        rest.append(line.strip())
+    return "\n".join([first, *rest]).strip()

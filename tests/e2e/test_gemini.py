@@ -1,0 +1,497 @@
+"""Gemini CLI supervised end to end: the real pinned binary (0.61.0), ptysup's own fake model
+speaking the Gemini API, `gemini -p` as the supervisor (a team without Claude Code)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ptysup.testing import gemini_env as gemini_env_module
+from ptysup.testing.fakemodel import FakeModel, RequestKind
+from ptysup.testing.scenario import Scenario
+from tests.e2e.conftest import Rig
+from tests.helpers import (
+    Run,
+    Tmux,
+    kill_all,
+    processes_with,
+    ptysup_argv,
+    read_events,
+    run_ptysup,
+    terminal_script,
+    wait_for,
+)
+
+pytestmark = pytest.mark.e2e
+
+AGENT = "gemini --approval-mode auto_edit"
+SUPERVISOR = 'gemini -p ""'
+SUPERVISED = ("--supervisor-cmd", SUPERVISOR)
+RESUMED = "has just been resumed"
+WRITE = {"tool": "write_file", "input": {"file_path": "{workdir}/out.txt", "content": "hello\n"}}
+
+
+@pytest.fixture(scope="session")
+def gemini_bin() -> Path:
+    """The Gemini CLI binary; skips (or fails with PTYSUP_REQUIRE_E2E=1) when missing."""
+    found = gemini_env_module.find_gemini()
+    if found is None or not found.exists():
+        message = (
+            "Gemini CLI not found: run `python -m ptysup.testing.gemini_env install` "
+            "or set PTYSUP_GEMINI_BIN"
+        )
+        if os.environ.get("PTYSUP_REQUIRE_E2E") == "1":
+            pytest.fail(message)
+        pytest.skip(message)
+    return found
+
+
+@dataclass
+class GeminiRig(Rig):
+    """The end-to-end rig with Gemini CLI as the agent and `gemini -p` as the supervisor."""
+
+    home: Path = Path()  # the private GEMINI_CLI_HOME
+
+    def argv(self, task: str, *args: str) -> list[str]:
+        return [task, "--agent-cmd", AGENT, "--supervisor-cmd", SUPERVISOR, *args]
+
+    def run(self, task: str, *args: str, timeout: float = 90) -> Run:
+        return run_ptysup(
+            self.argv(task, *args),
+            cwd=self.project,
+            env=self.env,
+            log_path=self.log,
+            timeout=timeout,
+        )
+
+    def popen(self, task: str, *args: str) -> subprocess.Popen[str]:
+        return self.start(*self.argv(task, "--log-file", str(self.log), *args))
+
+    def leftovers(self) -> list[int]:
+        return processes_with(str(self.home))
+
+
+@pytest.fixture
+def rig(
+    gemini_bin: Path, project_dir: Path, tmp_path: Path
+) -> Iterator[Callable[[Mapping[str, Any]], GeminiRig]]:
+    made: list[GeminiRig] = []
+    with ExitStack() as stack:
+
+        def make(scenario: Mapping[str, Any]) -> GeminiRig:
+            played = Scenario.from_dict(scenario)
+            played.seed(project_dir)
+            model = stack.enter_context(
+                FakeModel(played, project_dir, log_path=tmp_path / "fakemodel.jsonl")
+            )
+            ge = stack.enter_context(gemini_env_module.gemini_env(model.url, gemini_bin))
+            r = GeminiRig(project_dir, model, dict(ge.env), tmp_path / "events.jsonl", ge.home)
+            made.append(r)
+            return r
+
+        yield make
+        for r in made:
+            left = r.leftovers()
+            kill_all(left)
+            assert not left, f"processes outlived ptysup: {left}"
+
+
+def _ends(run: Run) -> list[tuple[str, str]]:
+    return [(e["kind"], e.get("detail", "")) for e in run.named("turn_end")]
+
+
+def test_a_task_completes_with_turn_ends_from_the_after_agent_hook(
+    rig: Callable[..., GeminiRig],
+) -> None:
+    r = rig(
+        {
+            "agent": [{"steps": [{"text": "Writing it.", **WRITE}, {"text": "I wrote out.txt."}]}],
+            "supervisor": [
+                {"when": {"file_exists": "out.txt"}, "reply": "[COMPLETE] out.txt exists"},
+                {"reply": "[CONTINUE] write out.txt"},
+            ],
+        }
+    )
+    # Quiet time alone would end the turn only after 30 s: the hook ends it at once.
+    run = r.run("write out.txt", "--idle", "30", "--max-iter", "3")
+    assert run.code == 0, run.stdout + run.stderr
+    assert (r.project / "out.txt").read_text() == "hello\n"
+    assert run.named("agent_start")[0]["profile"] == "gemini"
+    (turn,) = run.named("turn_end")
+    assert turn["kind"] == "stop", turn
+    hooks = [(e["name"], e.get("tool_name")) for e in run.named("hook")]
+    assert ("UserPromptSubmit", None) in hooks and ("PostToolUse", "write_file") in hooks
+    (stop,) = [e for e in run.named("hook") if e["name"] == "Stop"]
+    assert turn["ts"] - stop["ts"] < 1.0
+    # Gemini CLI counts tokens, not dollars: the turn end logs the conversation's.
+    assert stop["tokens"]["total"] == stop["tokens"]["input"] + stop["tokens"]["output"] > 0
+    started = run.named("inject")[0]["ts"]
+    assert turn["ts"] - started < 15  # far from the 30 s of quiet
+    # Gemini CLI runs the conversation ptysup chose up front (so a resume can reopen it).
+    (stored,) = (r.project / ".ptysup" / "runs").glob("*/run.json")
+    chosen = json.loads(stored.read_text())["session_id"]
+    assert {e["session_id"] for e in run.named("hook")} == {chosen}
+    end = run.events[-1]
+    assert (end["event"], end["outcome"]) == ("run_end", "complete")
+    # The routing call before each prompt is a side request, never an agent turn.
+    assert r.model.requests_of(RequestKind.TITLE)
+    assert len(r.model.requests_of(RequestKind.SUPERVISOR)) == 1
+
+
+def test_agent_gemini_supervises_a_wrapper_script_through_its_hooks(
+    rig: Callable[..., GeminiRig], tmp_path: Path
+) -> None:
+    r = rig({"agent": [{"reply": "Done."}], "supervisor": [{"reply": "[COMPLETE] done"}]})
+    wrapper = tmp_path / "my-agent.sh"
+    wrapper.write_text(f'#!/bin/sh\nexec {r.env["PATH"].split(":")[0]}/gemini "$@"\n')
+    wrapper.chmod(0o755)
+    run = run_ptysup(
+        ["a task", "--agent", "gemini", "--agent-cmd", str(wrapper), "--idle", "30", *SUPERVISED],
+        cwd=r.project,
+        env=r.env,
+        log_path=r.log,
+        timeout=60,
+    )
+    assert run.code == 0, run.stdout + run.stderr
+    assert run.named("agent_start")[0]["profile"] == "gemini"
+    assert [e["kind"] for e in run.named("turn_end")] == ["stop"]
+
+
+def test_abort_clears_the_conversation_and_gemini_quits(rig: Callable[..., GeminiRig]) -> None:
+    r = rig(
+        {
+            "agent": [{"reply": "I cannot do that here."}],
+            "supervisor": [{"reply": "[ABORT] the agent refuses the task"}],
+        }
+    )
+    run = r.run("do the impossible")
+    assert run.code == 1, run.stdout + run.stderr
+    clears = [i for i in run.named("inject") if i["text"] == "/clear"]
+    assert [c["confirmed"] for c in clears] == [True]
+    sources = [e.get("source") for e in run.named("hook") if e["name"] == "SessionStart"]
+    assert sources == ["startup", "clear"]
+    assert not [w for w in run.named("warning") if "did not exit" in w["message"]]
+    assert run.events[-1]["outcome"] == "abort"
+
+
+def test_a_time_budget_interrupts_the_turn_then_clears(rig: Callable[..., GeminiRig]) -> None:
+    late = {**WRITE, "delay": 14}
+    r = rig(
+        {
+            "agent": [{"steps": [late, {"text": "Wrote it."}]}],
+            "supervisor": [{"reply": "[COMPLETE]"}],
+        }
+    )
+    run = r.run("write out.txt slowly", "--max-time", "6s")
+    assert run.code == 3, run.stdout + run.stderr
+    end = run.events[-1]
+    assert (end["event"], end["outcome"]) == ("run_end", "time")
+    assert end["elapsed_s"] < 6 + 5, end
+    names = [e["event"] for e in run.events]
+    assert names.index("interrupt") < names.index("inject", names.index("interrupt"))
+    assert run.named("interrupt")[0]["confirmed"] is True
+    clears = [i for i in run.named("inject") if i["text"] == "/clear"]
+    assert [c["confirmed"] for c in clears] == [True]
+    assert not r.model.requests_of(RequestKind.SUPERVISOR)
+    wait_for(lambda: not r.leftovers(), 10, "every process of the run to be gone")
+    assert not (r.project / "out.txt").exists()
+
+
+ASK = {
+    "tool": "ask_user",
+    "input": {
+        "questions": [
+            {
+                "question": "Which color should the button be?",
+                "header": "Color",
+                "type": "choice",
+                "options": [
+                    {"label": "Red", "description": "warm"},
+                    {"label": "Blue", "description": "calm"},
+                ],
+            }
+        ]
+    },
+}
+
+
+def test_a_question_is_answered_by_the_supervisor(rig: Callable[..., GeminiRig]) -> None:
+    r = rig(
+        {
+            "agent": [{"steps": [ASK, {"text": "Painted it blue."}]}],
+            "supervisor": [
+                {"regex": r"The agent asks:\nQuestion 1 \[Color\]", "reply": "[CONTINUE] blue"},
+                {"reply": "[COMPLETE] painted"},
+            ],
+        }
+    )
+    run = r.run("paint the button", "--max-iter", "3")
+    assert run.code == 0, run.stdout + run.stderr
+    (question,) = run.named("question")
+    assert question["to"] == "supervisor"
+    (answer,) = run.named("answer")
+    assert answer["by"] == "supervisor"
+    # The model read the answer as the tool's result; the dialog never opened.
+    responses = [
+        part["functionResponse"]
+        for q in r.model.requests_of(RequestKind.AGENT)
+        for content in q.body["contents"]
+        for part in content["parts"]
+        if "functionResponse" in part
+    ]
+    assert any(
+        "The user answered: Which color should the button be? → Blue"
+        in json.dumps(x, ensure_ascii=False)
+        for x in responses
+    ), responses
+    assert not [e for e in run.named("hook") if e["name"] == "PermissionRequest"]
+    assert [t["kind"] for t in run.named("turn_end")] == ["stop"]
+
+
+def test_an_approval_dialog_is_never_approved_but_escalated(rig: Callable[..., GeminiRig]) -> None:
+    shell = {
+        "tool": "run_shell_command",
+        "input": {"command": "echo hi > shell.txt", "description": "w"},
+    }
+    r = rig(
+        {
+            "agent": [{"steps": [shell, {"text": "Ran it."}]}],
+            "supervisor": [{"reply": "[ESCALATE] a person must allow the shell command"}],
+        }
+    )
+    run = r.run("run the shell command", "--turn-timeout", "5")
+    assert run.code == 7, run.stdout + run.stderr
+    (permission,) = [e for e in run.named("hook") if e["name"] == "PermissionRequest"]
+    assert permission["tool_name"] == "run_shell_command"
+    (turn,) = run.named("turn_end")
+    assert (turn["kind"], turn["dialog"]) == ("stalled", True)
+    (sup,) = r.model.requests_of(RequestKind.SUPERVISOR)
+    assert "Allow execution of" in sup.human_text and "echo hi > shell.txt" in sup.human_text
+    (escalation,) = run.named("escalation")
+    assert escalation["reason"] == "a person must allow the shell command"
+    assert not (r.project / "shell.txt").exists()
+    assert run.events[-1]["outcome"] == "escalated"
+
+
+def test_resume_after_sigkill_reopens_the_same_conversation(rig: Callable[..., GeminiRig]) -> None:
+    r = rig(
+        {
+            "agent": [
+                {"match": "part two", "reply": "Part two done."},
+                {"reply": "Part one done."},
+            ],
+            "supervisor": [
+                {"match": RESUMED, "reply": "[CONTINUE] now do part two"},
+                {"times": 1, "delay": 120, "reply": "[COMPLETE] never given"},
+                {"reply": "[COMPLETE] both parts are done"},
+            ],
+        }
+    )
+    proc = r.popen("do part one")
+    try:
+        r.model.wait_for(lambda q: q.kind is RequestKind.SUPERVISOR, timeout=60)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    wait_for(lambda: not r.leftovers(), 20, "Gemini CLI to exit after losing its terminal")
+    first = read_events(r.log)
+    session = next(e["session_id"] for e in first if e["event"] == "hook" and e.get("session_id"))
+    resumed = r.ptysup(
+        "resume", "--max-iter", "5", "--agent-cmd", AGENT, "--supervisor-cmd", SUPERVISOR
+    )
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    events = read_events(r.log)[len(first) :]
+    starts = [e for e in events if e["event"] == "hook" and e["name"] == "SessionStart"]
+    assert [(e["source"], e["session_id"]) for e in starts] == [("resume", session)]
+    # The model got part two with part one's turn still in the conversation.
+    (two,) = [
+        q for q in r.model.requests_of(RequestKind.AGENT) if q.human_text == "now do part two"
+    ]
+    said = [p.get("text", "") for c in two.body["contents"] for p in c["parts"]]
+    assert "do part one" in said and "Part one done." in said
+    assert events[-1]["outcome"] == "complete"
+
+
+def test_in_ci_piped_gemini_stays_interactive_and_completes(rig: Callable[..., GeminiRig]) -> None:
+    r = rig({"agent": [{"reply": "Done."}], "supervisor": [{"reply": "[COMPLETE] fine"}]})
+    r.env.update(CI="true", GITHUB_ACTIONS="true")
+    run = r.run("say done")
+    assert run.code == 0, run.stdout + run.stderr
+    assert [t["kind"] for t in run.named("turn_end")] == ["stop"]
+    assert "::group::" in run.stdout  # ptysup itself stays in its CI mode
+    assert run.events[-1]["outcome"] == "complete"
+
+
+# -- in a terminal -----------------------------------------------------------------------
+
+FLAGS = "#{alternate_on} #{cursor_flag} #{mouse_any_flag} #{keypad_flag} #{keypad_cursor_flag}"
+ROWS = 40
+
+
+def supervisor_screen(prompt: str) -> list[str]:
+    screen = prompt.split("The agent's screen now:\n", 1)[1].split("\n</agent_output>", 1)[0]
+    return [line.rstrip() for line in screen.split("\n")]
+
+
+def test_in_tmux_the_supervisor_sees_the_persons_screen_and_the_terminal_is_restored(
+    rig: Callable[..., GeminiRig], tmp_path: Path
+) -> None:
+    reply = "Here it is:\n\n- alpha\n- beta\n\nThat is all for now."
+    r = rig({"agent": [{"reply": reply}], "supervisor": [{"delay": 3, "reply": "[COMPLETE] ok"}]})
+    fresh = Tmux("ptysup-gemini-fresh", rows=ROWS)
+    fresh_done = tmp_path / "fresh"
+    script = tmp_path / "fresh.sh"
+    script.write_text(f"stty -a > {fresh_done}.tmp; mv {fresh_done}.tmp {fresh_done}\nsleep 60\n")
+    fresh.start(script)
+    try:
+        wait_for(fresh_done.exists, 10, "the fresh pane's stty")
+        fresh_flags = fresh.display(FLAGS)
+    finally:
+        fresh.kill()
+    done = tmp_path / "done"
+    argv = ptysup_argv(*r.argv("give me the list", "--log-file", str(r.log)))
+    tmux = Tmux("ptysup-gemini", rows=ROWS)
+    tmux.start(terminal_script(tmp_path / "run.sh", r.project, r.env, argv, done))
+    try:
+        # The supervisor thinks for 3 s with the turn's last frame on screen.
+        r.model.wait_for(lambda q: q.kind is RequestKind.SUPERVISOR, timeout=60)
+        pane = [line.rstrip() for line in tmux.capture().split("\n")][: ROWS - 1]
+        wait_for(done.exists, 60, "ptysup to finish")
+        flags = tmux.display(FLAGS)
+        after = tmux.capture()
+    finally:
+        tmux.kill()
+    assert done.read_text().startswith("exit=0"), r.log.read_text()
+    (sup,) = r.model.requests_of(RequestKind.SUPERVISOR)
+    mine = supervisor_screen(sup.human_text)
+    assert "That is all for now." in "\n".join(mine)
+    mine += [""] * (len(pane) - len(mine))
+    rows = [y for y, (got, shown) in enumerate(zip(mine, pane, strict=False)) if got != shown]
+    assert not rows, "\n".join(f"{mine[y]!r}\n{pane[y]!r}" for y in rows)
+    assert flags == fresh_flags
+    assert done.read_text().split("\n", 1)[1].split() == fresh_done.read_text().split()
+    assert "ptysup: complete" in after
+    assert read_events(r.log)[-1]["outcome"] == "complete"
+
+
+def test_an_approval_dialog_is_dismissed_when_the_supervisor_says_go_on(
+    rig: Callable[..., GeminiRig],
+) -> None:
+    shell = {"tool": "run_shell_command", "input": {"command": "echo hi > shell.txt"}}
+    instead = "Do not use the shell; say what you would run."
+    r = rig(
+        {
+            "agent": [
+                {"match": "say what you would run", "reply": "I would run echo hi."},
+                {"steps": [shell, {"text": "Ran it."}]},
+            ],
+            "supervisor": [
+                {"times": 1, "reply": f"[CONTINUE] {instead}"},
+                {"reply": "[COMPLETE] answered"},
+            ],
+        }
+    )
+    run = r.run("run the shell command", "--turn-timeout", "5")
+    assert run.code == 0, run.stdout + run.stderr
+    assert run.named("turn_end")[0]["dialog"] is True
+    names = [e["event"] for e in run.events]
+    dismissed = names.index("dialog_dismissed")
+    (instruction,) = [e for e in run.named("inject") if e["kind"] == "instruction"]
+    assert names.index("decision") < dismissed < run.events.index(instruction)
+    assert instruction["text"] == instead and instruction["confirmed"]
+    assert not (r.project / "shell.txt").exists()  # Esc chose "No", never "Allow"
+    assert run.named("turn_end")[-1]["kind"] == "stop"
+
+
+def test_in_tmux_a_persons_half_typed_text_is_cleared_before_the_clear(
+    rig: Callable[..., GeminiRig], tmp_path: Path
+) -> None:
+    r = rig({"agent": [{"reply": "Done."}], "supervisor": [{"delay": 4, "reply": "[ABORT] stop"}]})
+    done = tmp_path / "done"
+    argv = ptysup_argv(*r.argv("say done", "--log-file", str(r.log)))
+    tmux = Tmux("ptysup-gemini-typed", rows=ROWS)
+    tmux.start(terminal_script(tmp_path / "run.sh", r.project, r.env, argv, done))
+    try:
+        r.model.wait_for(lambda q: q.kind is RequestKind.SUPERVISOR, timeout=60)
+        tmux.send_keys("-l", "half typed words")
+        wait_for(lambda: " > half typed words" in tmux.capture(), 10, "the text in the box")
+        wait_for(done.exists, 60, "ptysup to finish")
+    finally:
+        tmux.kill()
+    assert done.read_text().startswith("exit=1"), r.log.read_text()
+    events = read_events(r.log)
+    (cleared,) = [
+        e for e in events if e["event"] == "warning" and "input box held text" in e["message"]
+    ]
+    assert cleared["text"] == "half typed words"
+    clears = [e for e in events if e["event"] == "inject" and e["text"] == "/clear"]
+    assert [c["confirmed"] for c in clears] == [True]
+    # The half-typed words never reached the model with the /clear.
+    assert not any("half typed" in q.human_text for q in r.model.requests)
+
+
+def test_a_question_left_to_the_person_opens_gemini_clis_dialog(
+    rig: Callable[..., GeminiRig],
+) -> None:
+    r = rig(
+        {
+            "agent": [{"steps": [ASK, {"text": "Painted it."}]}],
+            "supervisor": [{"reply": "[ESCALATE] the dialog needs a person"}],
+        }
+    )
+    run = r.run("paint the button", "--questions", "person", "--turn-timeout", "5")
+    assert run.code == 7, run.stdout + run.stderr
+    (question,) = run.named("question")
+    assert question["to"] == "person" and not run.named("answer")
+    (turn,) = run.named("turn_end")
+    assert (turn["kind"], turn["dialog"]) == ("stalled", True)
+    (sup,) = r.model.requests_of(RequestKind.SUPERVISOR)
+    assert "Answer Questions" in sup.human_text and "Which color" in sup.human_text
+    # The dialog's notification is no approval request.
+    assert not [e for e in run.named("hook") if e["name"] == "PermissionRequest"]
+    assert run.events[-1]["outcome"] == "escalated"
+
+
+def test_doctor_probes_a_gemini_supervisor_as_a_run_starts_it(
+    rig: Callable[..., GeminiRig],
+) -> None:
+    r = rig({"supervisor": [{"reply": "[COMPLETE] ok"}]})
+    done = r.ptysup("doctor", "--probe", "--agent-cmd", AGENT, "--supervisor-cmd", SUPERVISOR)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "gemini 0.61.0, tested with ptysup" in done.stdout
+    assert "ok   supervisor answers" in done.stdout
+    # Headless Gemini CLI refuses an untrusted folder: the probe got --skip-trust, as a run.
+    assert len(r.model.requests_of(RequestKind.SUPERVISOR)) == 1
+
+
+def test_the_demo_runs_with_gemini_as_agent_and_supervisor(gemini_bin: Path) -> None:
+    repo = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PTYSUP_", "GEMINI_"))}
+    done = subprocess.run(
+        ["bash", str(repo / "scripts" / "demo.sh"), "--agent", "gemini"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    kept = re.search(r"kept for you to look at: (\S+)", done.stderr)
+    if kept:
+        shutil.rmtree(kept.group(1), ignore_errors=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "agent: gemini --approval-mode auto_edit" in done.stderr
+    assert "supervisor: gemini -p ''" in done.stdout
+    assert "the sample project's tests pass" in done.stderr
