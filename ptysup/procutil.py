@@ -15,6 +15,11 @@ def is_claude(argv: Sequence[str]) -> bool:
     return bool(argv) and os.path.basename(argv[0]) == "claude"
 
 
+def is_codex(argv: Sequence[str]) -> bool:
+    """Whether a command is Codex CLI (its executable is named codex), agent or judge."""
+    return bool(argv) and os.path.basename(argv[0]) == "codex"
+
+
 def is_gemini(argv: Sequence[str]) -> bool:
     """Whether a command is Gemini CLI (its executable is named gemini), agent or judge."""
     return bool(argv) and os.path.basename(argv[0]) == "gemini"

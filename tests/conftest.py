@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from ptysup.testing import claude_env as claude_env_module
+from ptysup.testing import codex_env as codex_env_module
 from ptysup.testing.claude_env import ClaudeEnv
 from ptysup.testing.fakemodel import FakeModel
 from ptysup.testing.scenario import Scenario
@@ -19,19 +20,28 @@ ClaudeEnvFactory = Callable[..., ClaudeEnv]
 FakeModelFactory = Callable[..., FakeModel]
 
 
-@pytest.fixture(scope="session")
-def claude_bin() -> Path:
-    """The Claude Code binary; skips (or fails with PTYSUP_REQUIRE_E2E=1) when missing."""
-    found = claude_env_module.find_claude()
+def pinned(found: Path | None, name: str, module: str, variable: str) -> Path:
+    """An agent's binary; skips (or fails with PTYSUP_REQUIRE_E2E=1) when it is missing."""
     if found is None or not found.exists():
-        message = (
-            "Claude Code not found: run `python -m ptysup.testing.claude_env install` "
-            "or set PTYSUP_CLAUDE_BIN"
-        )
+        message = f"{name} not found: run `python -m {module} install` or set {variable}"
         if os.environ.get("PTYSUP_REQUIRE_E2E") == "1":
             pytest.fail(message)
         pytest.skip(message)
     return found
+
+
+@pytest.fixture(scope="session")
+def claude_bin() -> Path:
+    """The Claude Code binary; skips (or fails with PTYSUP_REQUIRE_E2E=1) when missing."""
+    found = claude_env_module.find_claude()
+    return pinned(found, "Claude Code", claude_env_module.__name__, claude_env_module.BIN_ENV_VAR)
+
+
+@pytest.fixture(scope="session")
+def codex_bin() -> Path:
+    """The Codex CLI binary; skips (or fails with PTYSUP_REQUIRE_E2E=1) when missing."""
+    found = codex_env_module.find_codex()
+    return pinned(found, "Codex CLI", codex_env_module.__name__, codex_env_module.BIN_ENV_VAR)
 
 
 @pytest.fixture

@@ -40,6 +40,9 @@ class AgentProfile(Protocol):
     dismiss_key: bytes  # closes a dialog without approving it
     clear_input_keys: tuple[bytes, ...]  # empties a non-empty input box
     clear_command: str | None  # starts a fresh conversation (budget stop, abort), if any
+    # The fresh conversation's SessionStart hook comes at once (Claude Code), so it confirms
+    # the clear; else (Codex: with the next prompt) the emptied input box does.
+    clear_starts_session: bool
     interrupt_key: bytes | None  # stops the turn it is working on, if it has such a key
     # Printed when the agent suspended itself (Ctrl-Z) and waits for a SIGCONT, if it does.
     suspend_notice: bytes | None

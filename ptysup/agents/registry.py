@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ptysup.agents.claude.profile import ClaudeProfile
+from ptysup.agents.codex.profile import CodexProfile, is_codex
 from ptysup.agents.gemini.profile import GeminiProfile
 from ptysup.agents.generic.profile import GenericProfile
 from ptysup.agents.profile import AgentProfile
@@ -32,6 +33,7 @@ def _generic(session_id: str | None, reopen: bool) -> AgentProfile:
 
 AGENTS: tuple[Agent, ...] = (
     Agent("claude", is_claude, True, ClaudeProfile, tested=("2.1.197",)),
+    Agent("codex", is_codex, True, CodexProfile, tested=("0.169.0",)),
     Agent("gemini", is_gemini, True, GeminiProfile, tested=("0.61.0",)),
     Agent("generic", lambda argv: True, False, _generic),
 )

@@ -233,6 +233,12 @@ class AgentSession:
                 return True  # any sign of life: the screen changed
             if isinstance(event, HookEvent) and event.name == "SessionStart":
                 return True
+            if (
+                isinstance(event, ScreenUpdate)
+                and not self.profile.clear_starts_session
+                and self.profile.input_text(self.snapshot()) == ""
+            ):
+                return True  # the box let the command go (it showed there alone)
         return not self.profile.uses_hooks  # typed; without hooks nothing more is known
 
     def pause(self, seconds: float) -> None:
@@ -291,6 +297,9 @@ class AgentSession:
         Raises TimeUp once the session clock passes `deadline` (the run's time budget).
         """
         ready_since: float | None = None
+        # A dialog open this long stalls the turn even while the agent keeps drawing
+        # (Codex animates its screen under an approval dialog; Claude Code goes quiet).
+        dialog_since: float | None = None
         while True:
             if self._asks:
                 return self._asks.popleft()
@@ -302,12 +311,16 @@ class AgentSession:
                 wakes.append(deadline)
             if ready_since is not None:
                 wakes.append(ready_since + self.timings.screen_grace)
+            if dialog_since is not None:
+                wakes.append(dialog_since + self.timings.turn)
             if not self.profile.uses_hooks:
                 wakes.append(self.last_output + self.timings.idle)
             event = self._next(min(wakes))
             now = self._clock()
             if self.cost_cap is not None and self.cost_usd >= self.cost_cap:
                 raise CostUp()
+            if dialog_since is not None and now >= dialog_since + self.timings.turn:
+                return TurnEnd(TurnEndKind.STALLED, self._screen_tail(2000), True)
             if event is None:
                 if not self.profile.uses_hooks and now >= self.last_output + self.timings.idle:
                     return TurnEnd(TurnEndKind.QUIET)
@@ -328,6 +341,9 @@ class AgentSession:
                     return TurnEnd(TurnEndKind.API_ERROR, self._api_error_detail(event))
             elif isinstance(event, ScreenUpdate):
                 ready_since = ready_since or event.ts if event.state is ScreenState.READY else None
+                dialog_since = (
+                    dialog_since or event.ts if event.state is ScreenState.DIALOG else None
+                )
 
     def clear(self, deadline: float | None = None, final: bool = True) -> InjectResult | None:
         """Clear the agent's conversation (Claude Code: /clear, confirmed by its new session);

@@ -97,10 +97,13 @@ def run(
     notifier: Notifier | None = None,
     part: Part | None = None,
     state: StateTracker | None = None,
+    on_session: Callable[[str], object] | None = None,
 ) -> RunResult:
     """Start the agent, supervise it to an outcome, and leave nothing running behind.
 
-    `state` hears the hooks and the screen's dialogs as they happen (state.json)."""
+    `state` hears the hooks and the screen's dialogs as they happen (state.json).
+    `on_session` hears the conversation's id when the agent's first SessionStart names
+    another than the part's: an agent that picks its own (Codex), for a later resume."""
     kind = registry.find(config.agent_cmd, config.agent)
     session_id = part.session_id if part is not None and kind.resumes else None
     resume = part is not None and part.reopen
@@ -122,7 +125,9 @@ def run(
         if profile.uses_hooks:
             channel = stack.enter_context(
                 HookChannel(
-                    on_event=functools.partial(_on_hook, holder, state, profile),
+                    on_event=functools.partial(
+                        _on_hook, holder, state, profile, SessionLearner(session_id, on_session)
+                    ),
                     on_foreign=lambda why: log.emit("warning", message=f"hook ignored: {why}"),
                     clock=clock,
                     run_id=run_id,
@@ -169,10 +174,30 @@ def run(
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+class SessionLearner:
+    """The conversation's id from the agent's first SessionStart (later ones are /clear's
+    new conversations: a resume reopens the one the run worked in)."""
+
+    def __init__(self, known: str | None, on_session: Callable[[str], object] | None) -> None:
+        self._known = known
+        self._on_session = on_session
+        self._heard = False
+
+    def hear(self, event: HookEvent) -> None:
+        """Pass the first SessionStart's id on, if it is news."""
+        session = event.payload.get("session_id")
+        if event.name != "SessionStart" or self._heard or not isinstance(session, str):
+            return
+        self._heard = True
+        if session and session != self._known and self._on_session is not None:
+            self._on_session(session)
+
+
 def _on_hook(
     holder: list[AgentSession],
     state: StateTracker | None,
     profile: AgentProfile,
+    learner: SessionLearner,
     event: HookEvent,
 ) -> None:
     """A hook arrived: in ptysup's vocabulary, the run's state hears it at once, the
@@ -183,6 +208,7 @@ def _on_hook(
             event.reply.send("")
         return
     event = translated
+    learner.hear(event)
     if state is not None:
         state.hook(event.name, event.payload)
     if holder:

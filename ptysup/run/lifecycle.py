@@ -7,6 +7,7 @@ event written is run_end.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import sys
 import time
@@ -208,7 +209,15 @@ def _supervise(
             result = RunResult(_PREFLIGHT_OUTCOMES[ExitCode(code)], 0, message)
         else:
             result = app.run(
-                config, log, streams, env, recording, notifier=notifier, part=part, state=tracker
+                config,
+                log,
+                streams,
+                env,
+                recording,
+                notifier=notifier,
+                part=part,
+                state=tracker,
+                on_session=functools.partial(_learnt_session, run_dir, log),
             )
     except Exception as exc:  # the one place a bug becomes an exit code
         detail = traceback.format_exc()
@@ -242,6 +251,17 @@ def _part_fields(config: RunConfig, part: Part) -> dict[str, object]:
             said=part.say,
         )
     return fields
+
+
+def _learnt_session(run_dir: RunDir, log: EventLog, session_id: str) -> None:
+    """The agent picked its conversation's id itself (Codex): run.json keeps it at once,
+    so that a resume after a kill reopens that conversation."""
+    try:
+        run_dir.learn_session(session_id)
+    except OSError as exc:
+        log.emit("warning", message=f"cannot keep the session id in run.json: {exc}")
+        return
+    log.emit("session", session_id=session_id)
 
 
 def _failed_write(err: OSError, run_dir: RunDir, part: Part) -> None:

@@ -242,6 +242,12 @@ class RunDir:
             )
         )
 
+    def learn_session(self, session_id: str) -> None:
+        """Keep the conversation's id the agent picked (Codex) in run.json."""
+        record = self.read_record()
+        if record is not None and record.session_id != session_id:
+            self.write_record(dataclasses.replace(record, session_id=session_id))
+
     def read_record(self) -> RunRecord | None:
         """run.json, or None for a run without one (before resume existed, or a foreign log)."""
         try:

@@ -1,4 +1,5 @@
-"""The lean judge: what ptysup adds to a Claude Code supervisor's command line.
+"""The lean judge: what ptysup adds to a Claude Code (or `codex exec`) supervisor's
+command line.
 
 Measured with Claude Code 2.1.197 against the fake model: a bare `claude -p` sends ~79 KB
 per call, 64.5 KB of it the definitions of 24 tools a judge never uses; with only the
@@ -13,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ptysup.config import DEFAULT_SUPERVISOR_TOOLS
-from ptysup.procutil import is_claude, is_gemini
+from ptysup.procutil import is_claude, is_codex, is_gemini
 
 _SYSTEM_FLAGS = ("--system-prompt", "--system-prompt-file", "--append-system-prompt")
 # Any of these in the user's command says what the judge may do: ptysup adds no tools then.
@@ -44,6 +45,8 @@ def lean_argv(argv: Sequence[str], options: JudgeOptions) -> list[str]:
     """`argv` with the judge's tools, model and no saved session added; whatever the user
     already put in the command wins. Other supervisor commands are left as they are."""
     out = list(argv)
+    if is_codex(out) and out[1:2] in (["exec"], ["e"]):
+        return _lean_codex_exec(out, options)
     if is_gemini(out):
         return _lean_gemini(out, options)
     if not is_claude(out):
@@ -57,6 +60,21 @@ def lean_argv(argv: Sequence[str], options: JudgeOptions) -> list[str]:
         out += ["--model", options.model]
     if not _has(out, "--no-session-persistence"):
         out.append("--no-session-persistence")  # a judge's session is never resumed
+    return out
+
+
+def _lean_codex_exec(out: list[str], options: JudgeOptions) -> list[str]:
+    """`codex exec` as a judge (Codex CLI 0.169): the prompt on stdin, the last message on
+    stdout. It may run in any folder (no git repo needed), keeps no session file (a judge
+    is never resumed) and reads without writing (a read-only sandbox)."""
+    if not _has(out, "--skip-git-repo-check"):
+        out.append("--skip-git-repo-check")
+    if not _has(out, "--ephemeral"):
+        out.append("--ephemeral")
+    if not _has(out, "-s", "--sandbox", "--dangerously-bypass-approvals-and-sandbox"):
+        out += ["--sandbox", "read-only"]
+    if options.model and not _has(out, "-m", "--model"):
+        out += ["--model", options.model]
     return out
 
 

@@ -113,8 +113,11 @@ def _output_schema(body: Mapping[str, Any]) -> Mapping[str, Any] | None:
 def required_string_fields(body: Mapping[str, Any]) -> Sequence[str]:
     """The required string properties of a structured-output schema, if any."""
     schema = _output_schema(body)
-    if schema is None:
-        return ()
+    return () if schema is None else schema_string_fields(schema)
+
+
+def schema_string_fields(schema: Mapping[str, Any]) -> Sequence[str]:
+    """The required string properties of a JSON schema (whatever wire carried it)."""
     properties = schema.get("properties")
     required = schema.get("required")
     if not isinstance(properties, Mapping) or not isinstance(required, list):

@@ -1,7 +1,9 @@
 """The demo: `ptysup "implement feature X" --max-iter 50` on a sample project, offline.
 
-The real Claude Code is the agent and the supervisor; the model behind both is the bundled
-fake (scenario `demo.yaml`), so the run needs no account and no network.
+The real Claude Code is the agent and the supervisor (`--agent codex`: Codex CLI is the
+agent; `--agent gemini`: Gemini CLI is both); the model behind them is the bundled fake
+(scenario `demo.yaml`, `demo_codex.yaml`, `demo_gemini.yaml`), so the run needs no
+account and no network.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path
 # The standard library and these only at the top: `--help` and `--clean` run before
 # scripts/demo.sh sets anything up, on the system's Python.
 from ptysup.store import pidlock
+from ptysup.testing import codex_env
 from ptysup.testing.claude_env import claude_env, find_claude
 
 SCENARIO = Path(__file__).with_name("scenarios") / "demo.yaml"
@@ -29,6 +32,11 @@ AGENT_CMD = "claude --permission-mode acceptEdits"
 GEMINI_SCENARIO = SCENARIO.with_name("demo_gemini.yaml")
 GEMINI_AGENT_CMD = "gemini --approval-mode auto_edit"
 GEMINI_SUPERVISOR_CMD = 'gemini -p ""'
+# `--agent codex`: Codex CLI is the agent (it writes files with shell commands, in its
+# workspace-write sandbox: no dialogs); the supervisor stays Claude Code.
+CODEX_SCENARIO = SCENARIO.with_name("demo_codex.yaml")
+CODEX_AGENT_CMD = "codex"
+AGENTS = ("claude", "codex", "gemini")
 
 
 def _say(message: str) -> None:
@@ -39,7 +47,7 @@ PREFIX = "ptysup-demo-"
 # Held by the demo for its whole life, in its sample project: `--clean` leaves that alone.
 LOCK = Path(".ptysup") / "demo.lock"
 USAGE = f"""\
-Usage: scripts/demo.sh [--clean | PTYSUP-OPTION...]
+Usage: scripts/demo.sh [--clean | [--agent codex|gemini] PTYSUP-OPTION...]
 
 Runs `ptysup "{TASK}" --max-iter 50` on a sample project copied to a new temp dir
 ({PREFIX}*, kept for you to look at). The agent and the supervisor are the real
@@ -50,6 +58,8 @@ root, no test tools); --help and --clean set nothing up.
 
   --clean          remove the sample projects earlier demos left in the temp dir
                    (a demo still running keeps its own)
+  --agent codex    Codex CLI as the agent instead (its pinned version is installed
+                   into .tools/codex on first use); the supervisor stays Claude Code
   --agent gemini   Gemini CLI as the agent and the supervisor instead (its pinned
                    version is installed into .tools/gemini-cli on first use)
   PTYSUP-OPTION    passed on to ptysup, e.g. --no-warm-supervisor, --max-cost 0.05,
@@ -86,15 +96,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if extra == ["--clean"]:
         return clean()
-    if _agent(extra) == "gemini":
+    agent = _agent(extra) or "claude"
+    if agent not in AGENTS:
+        _say(f"unknown agent {agent!r}: the demo runs {', '.join(AGENTS[:-1])} or {AGENTS[-1]}")
+        return 2
+    if agent == "gemini":
         return _gemini_demo([a for a in extra if a not in ("--agent", "gemini", "--agent=gemini")])
     claude = find_claude()
     if claude is None:
         _say("Claude Code is not installed: run scripts/demo.sh (it installs it)")
         return 2
+    codex = None
+    if agent == "codex":
+        extra = [a for a in extra if a not in ("--agent", "codex", "--agent=codex")]
+        try:
+            codex = codex_env.install_codex()  # at once when the pinned version is there
+        except (OSError, subprocess.CalledProcessError) as exc:
+            _say(f"cannot install Codex CLI {codex_env.CODEX_VERSION}: {exc}")
+            return 2
     project = Path(tempfile.mkdtemp(prefix=PREFIX))
     with pidlock.hold(project / LOCK):
-        return _run(project, claude, extra)
+        return _run(project, claude, extra, agent, codex)
 
 
 def _agent(extra: Sequence[str]) -> str | None:
@@ -124,22 +146,25 @@ def _gemini_demo(extra: list[str]) -> int:
         return _run(project, gemini, extra, agent="gemini")
 
 
-def _run(project: Path, claude: Path, extra: list[str], agent: str = "claude") -> int:
+def _run(
+    project: Path, claude: Path, extra: list[str], agent: str = "claude", codex: Path | None = None
+) -> int:
     """The demo in PROJECT (a new temp dir); ptysup's exit code."""
     # Here, not at the top: see the imports.
     from ptysup.testing.fakemodel import FakeModel
     from ptysup.testing.scenario import Scenario
 
     gemini = agent == "gemini"
-    scenario = Scenario.load(GEMINI_SCENARIO if gemini else SCENARIO)
+    scenarios = {"gemini": GEMINI_SCENARIO, "codex": CODEX_SCENARIO}
+    scenario = Scenario.load(scenarios.get(agent, SCENARIO))
     scenario.seed(project)
     ptysup = Path(sys.executable).with_name("ptysup")
     command = [str(ptysup), TASK, "--max-iter", "50", *extra]
     with (
         FakeModel(scenario, project) as model,
-        _agent_env(agent, model.url, project, claude) as env,
+        _agent_env(agent, model.url, project, claude, codex) as env,
     ):
-        agent_cmd = GEMINI_AGENT_CMD if gemini else AGENT_CMD
+        agent_cmd = {"gemini": GEMINI_AGENT_CMD, "codex": CODEX_AGENT_CMD}.get(agent, AGENT_CMD)
         env["PTYSUP_AGENT_CMD"] = agent_cmd
         if gemini:
             env["PTYSUP_SUPERVISOR_CMD"] = GEMINI_SUPERVISOR_CMD
@@ -165,13 +190,22 @@ def _run(project: Path, claude: Path, extra: list[str], agent: str = "claude") -
 
 
 @contextlib.contextmanager
-def _agent_env(agent: str, url: str, project: Path, binary: Path) -> Iterator[dict[str, str]]:
-    """The private, offline environment of the demo's agent (BINARY) pointed at URL."""
+def _agent_env(
+    agent: str, url: str, project: Path, binary: Path, codex: Path | None = None
+) -> Iterator[dict[str, str]]:
+    """The private, offline environment of the demo's agent (BINARY; CODEX's, beside the
+    supervisor's Claude Code) pointed at URL."""
     if agent == "gemini":
         from ptysup.testing.gemini_env import gemini_env
 
         with gemini_env(url, binary) as ge:
             yield dict(ge.env)
+    elif codex is not None:
+        with (
+            claude_env(url, [project], binary) as ce,
+            codex_env.codex_env(url, [project], codex, base=ce.env) as cx,
+        ):
+            yield dict(cx.env)
     else:
         with claude_env(url, [project], binary) as ce:
             yield dict(ce.env)

@@ -80,4 +80,5 @@ CLAUDE = Pin(
     "claude", "@anthropic-ai/claude-code", "2.1.197", "claude", "PTYSUP_CLAUDE_BIN", "claude-code"
 )
 GEMINI = Pin("gemini", "@google/gemini-cli", "0.61.0", "gemini", "PTYSUP_GEMINI_BIN", "gemini-cli")
-PINS: tuple[Pin, ...] = (CLAUDE, GEMINI)
+CODEX = Pin("codex", "@openai/codex", "0.169.0", "codex", "PTYSUP_CODEX_BIN", "codex")
+PINS: tuple[Pin, ...] = (CLAUDE, GEMINI, CODEX)

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from ptysup.testing import codex_env
 from ptysup.testing.fakemodel import FakeModel, RequestKind
 from ptysup.testing.scenario import Scenario
 from tests.conftest import ClaudeEnvFactory, FakeModelFactory
@@ -39,10 +40,11 @@ class Rig:
     model: FakeModel
     env: dict[str, str]
     log: Path
+    agent: str = AGENT
 
     def run(self, task: str, *args: str, timeout: float = 120) -> Run:
         return run_ptysup(
-            [task, "--agent-cmd", AGENT, *args],
+            [task, "--agent-cmd", self.agent, *args],
             cwd=self.project,
             env=self.env,
             log_path=self.log,
@@ -62,7 +64,7 @@ class Rig:
         )
 
     def popen(self, task: str, *args: str) -> subprocess.Popen[str]:
-        return self.start(task, "--agent-cmd", AGENT, "--log-file", str(self.log), *args)
+        return self.start(task, "--agent-cmd", self.agent, "--log-file", str(self.log), *args)
 
     def start(self, *args: str) -> subprocess.Popen[str]:
         """ptysup with exactly these arguments, started in the project, output piped."""
@@ -85,13 +87,20 @@ class Rig:
         return seen
 
     def leftovers(self) -> list[int]:
-        return processes_with(str(self.env["CLAUDE_CONFIG_DIR"]))
+        """Processes of this rig's agents (and supervisors) still alive: their private
+        config dirs are in their environment."""
+        homes = [self.env[k] for k in ("CLAUDE_CONFIG_DIR", "CODEX_HOME") if k in self.env]
+        return sorted({pid for home in homes for pid in processes_with(home)})
 
 
-@pytest.fixture
-def rig(
-    fake_model: FakeModelFactory, claude_env: ClaudeEnvFactory, project_dir: Path, tmp_path: Path
+def _rigs(
+    fake_model: FakeModelFactory,
+    project_dir: Path,
+    tmp_path: Path,
+    env_for: Callable[[str], dict[str, str]],
+    agent: str,
 ) -> Iterator[Callable[[Scenario | Path | Mapping[str, Any]], Rig]]:
+    """Rigs whose environment `env_for(model_url)` gives; no process may outlive them."""
     made: list[Rig] = []
 
     def make(scenario: Scenario | Path | Mapping[str, Any]) -> Rig:
@@ -101,16 +110,52 @@ def rig(
             scenario = Scenario.from_dict(scenario)
         scenario.seed(project_dir)
         model = fake_model(scenario)
-        env = dict(claude_env(model.url).env)
-        r = Rig(project_dir, model, env, tmp_path / "events.jsonl")
+        r = Rig(project_dir, model, env_for(model.url), tmp_path / "events.jsonl", agent)
         made.append(r)
         return r
 
     yield make
     for r in made:
         left = r.leftovers()
+        named = {pid: _cmdline(pid) for pid in left}
         kill_all(left)
-        assert not left, f"processes outlived ptysup: {left}"
+        assert not left, f"processes outlived ptysup: {named}"
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()[:200]
+    except OSError:
+        return "?"
+
+
+@pytest.fixture
+def rig(
+    fake_model: FakeModelFactory, claude_env: ClaudeEnvFactory, project_dir: Path, tmp_path: Path
+) -> Iterator[Callable[[Scenario | Path | Mapping[str, Any]], Rig]]:
+    yield from _rigs(
+        fake_model, project_dir, tmp_path, lambda url: dict(claude_env(url).env), AGENT
+    )
+
+
+@pytest.fixture
+def codex_rig(
+    fake_model: FakeModelFactory,
+    claude_env: ClaudeEnvFactory,
+    codex_bin: Path,
+    project_dir: Path,
+    tmp_path: Path,
+) -> Iterator[Callable[[Scenario | Path | Mapping[str, Any]], Rig]]:
+    """Rigs whose agent is the pinned Codex CLI (in a private CODEX_HOME) and whose
+    supervisor is `claude -p`, both talking to the same fake model."""
+    with contextlib.ExitStack() as stack:
+
+        def env_for(url: str) -> dict[str, str]:
+            claude = claude_env(url).env  # the supervisor's, with the codex env's on top
+            made = codex_env.codex_env(url, [project_dir], codex_bin, base=claude)
+            return dict(stack.enter_context(made).env)
+
+        yield from _rigs(fake_model, project_dir, tmp_path, env_for, "codex")
 
 
 class Screen:

@@ -96,7 +96,7 @@ def rig(
                 FakeModel(played, project_dir, log_path=tmp_path / "fakemodel.jsonl")
             )
             ge = stack.enter_context(gemini_env_module.gemini_env(model.url, gemini_bin))
-            r = GeminiRig(project_dir, model, dict(ge.env), tmp_path / "events.jsonl", ge.home)
+            r = GeminiRig(project_dir, model, dict(ge.env), tmp_path / "events.jsonl", home=ge.home)
             made.append(r)
             return r
 

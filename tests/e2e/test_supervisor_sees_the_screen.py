@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
 
-from ptysup.testing.fakemodel import RequestKind
+from ptysup.testing.fakemodel import RecordedRequest, RequestKind
 from tests.e2e.conftest import AGENT, Rig
 from tests.helpers import Tmux, ptysup_argv, read_events, terminal_script, wait_for
 
@@ -42,6 +42,27 @@ def differences(mine: list[str], pane: list[str]) -> list[int]:
         for row, (got, shown) in enumerate(zip(mine, pane, strict=True))
         if got != shown and not (got == "" and shown.isdigit())
     ]
+
+
+def assert_each_turn_end_shown(
+    turn_ends: list[float],
+    requests: Sequence[RecordedRequest],
+    asked: list[float],
+    watcher: Watcher,
+    last_words: str,
+) -> None:
+    """Each supervisor prompt's screen is a pane the person saw from just before its turn
+    end until the supervisor was asked, row by row; and it is the turn's final frame."""
+    for n, (ended, request, until) in enumerate(zip(turn_ends, requests, asked, strict=True)):
+        mine = supervisor_screen(request.human_text)
+        assert last_words in "\n".join(mine), f"turn end {n}: an older frame"
+        shown = [pane for at, pane in watcher.seen if ended - 1.0 <= at <= until]
+        assert shown, f"turn end {n}: no capture of the pane"
+        best = min(shown, key=lambda pane: len(differences(mine, pane)))
+        rows = differences(mine, best)
+        assert not rows, f"turn end {n}, rows {rows}:\n" + "\n".join(
+            f"{mine[y] if y < len(mine) else ''!r}\n{best[y]!r}" for y in rows
+        )
 
 
 class Watcher:
@@ -96,14 +117,4 @@ def test_every_turn_end_shows_the_supervisor_the_persons_screen(
     turn_ends = [e["ts"] for e in events if e["event"] == "turn_end"]
     requests = r.model.requests_of(RequestKind.SUPERVISOR)
     assert len(turn_ends) == len(requests) == 3
-    for n, (ended, request, until) in enumerate(zip(turn_ends, requests, asked, strict=True)):
-        mine = supervisor_screen(request.human_text)
-        assert "That is all for now." in "\n".join(mine), f"turn end {n}: an older frame"
-        # What the person saw from just before the turn end until the supervisor asked.
-        shown = [pane for at, pane in watcher.seen if ended - 1.0 <= at <= until]
-        assert shown, f"turn end {n}: no capture of the pane"
-        best = min(shown, key=lambda pane: len(differences(mine, pane)))
-        rows = differences(mine, best)
-        assert not rows, f"turn end {n}, rows {rows}:\n" + "\n".join(
-            f"{mine[y] if y < len(mine) else ''!r}\n{best[y]!r}" for y in rows
-        )
+    assert_each_turn_end_shown(turn_ends, requests, asked, watcher, "That is all for now.")

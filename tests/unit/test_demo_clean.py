@@ -27,3 +27,12 @@ def test_help_explains_the_demo_and_creates_no_sample_project(
     out = capsys.readouterr().out
     assert out.startswith("Usage: scripts/demo.sh") and "--clean" in out
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_unknown_demo_agent_is_refused_before_anything_is_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    assert main(["--agent", "aider", "--max-iter", "3"]) == 2
+    assert "unknown agent 'aider': the demo runs claude, codex or gemini" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

@@ -66,6 +66,24 @@ def test_what_the_user_put_in_the_command_wins(user: list[str]) -> None:
     assert argv[: 2 + len(user)] == ["claude", "-p", *user]
 
 
+def test_a_codex_exec_judge_runs_anywhere_read_only_and_keeps_no_session() -> None:
+    assert lean_argv(["codex", "exec"], JudgeOptions()) == [
+        "codex",
+        "exec",
+        "--skip-git-repo-check",
+        "--ephemeral",
+        "--sandbox",
+        "read-only",
+    ]
+    # What the user put in the command wins; the model is passed on when asked.
+    mine = ["/opt/codex", "e", "-s", "workspace-write", "--ephemeral", "-m", "o3"]
+    assert lean_argv(mine, JudgeOptions(model="x")) == [*mine, "--skip-git-repo-check"]
+    assert lean_argv(["codex", "exec"], JudgeOptions(model="o4"))[-2:] == ["--model", "o4"]
+    # Codex's TUI as a judge, or another subcommand: left alone (not a one-shot judge).
+    assert lean_argv(["codex", "review"], JudgeOptions()) == ["codex", "review"]
+    assert not takes_system_prompt(["codex", "exec"])  # the instructions go on stdin
+
+
 def test_a_gemini_judge_is_read_only_and_trusts_the_folder_for_the_call_only() -> None:
     assert lean_argv(["gemini", "-p", "."], JudgeOptions(model="gemini-3.8-flash")) == [
         "gemini",

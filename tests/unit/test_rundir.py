@@ -167,3 +167,18 @@ def test_the_alive_file_says_when_the_run_last_marked_itself_alive(tmp_path: Pat
     run.mark_alive()
     assert run.last_alive() == pytest.approx(first, abs=5)
     assert (run.path / "alive").stat().st_mode & 0o777 == 0o600
+
+
+def test_the_session_an_agent_picked_replaces_the_placeholder_in_run_json(
+    tmp_path: Path,
+) -> None:
+    run_dir = RunDir(tmp_path / "run-1")
+    run_dir.path.mkdir()
+    config = RunConfig(task="t", cwd=tmp_path, agent_cmd=("codex",))
+    run_dir.store(config, "ptysup-placeholder", tmp_path / "events.jsonl", None)
+    before = run_dir.read_record()
+    run_dir.learn_session("019a-codex")
+    after = run_dir.read_record()
+    assert before is not None and after is not None
+    assert (before.session_id, after.session_id) == ("ptysup-placeholder", "019a-codex")
+    assert after.config == before.config and after.started == before.started

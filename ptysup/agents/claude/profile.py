@@ -78,6 +78,7 @@ class ClaudeProfile:
     clear_input_keys: tuple[bytes, ...] = (b"\x1b", b"\x1b")  # Esc twice clears the input box
     exit_command: str | None = "/exit"
     clear_command: str | None = "/clear"
+    clear_starts_session = True
     interrupt_key: bytes | None = b"\x1b"  # Esc while working ends the turn
     # Ctrl-Z: Claude Code leaves raw mode, prints this, stops itself and resumes on SIGCONT
     # (observed with 2.1.197). Under ptysup the stop is dropped (its process group has no

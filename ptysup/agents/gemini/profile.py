@@ -139,6 +139,7 @@ class GeminiProfile:
     clear_input_keys: tuple[bytes, ...] = (b"\x03",)  # Ctrl+C empties a non-empty box
     exit_command: str | None = "/quit"
     clear_command: str | None = "/clear"
+    clear_starts_session = True  # its SessionStart (source: clear) comes at once
     interrupt_key: bytes | None = b"\x1b"  # Esc while working cancels the request
     suspend_notice: bytes | None = None
     signal_osc: int | None = None  # no in-band state report (only an OSC 11 query)

@@ -26,6 +26,7 @@ class GenericProfile:
     # Nothing is known about a generic agent's commands: it is never typed `/clear` (bash
     # would run it), and its turns are not interrupted, only the agent ended.
     clear_command: str | None = None
+    clear_starts_session = False
     interrupt_key: bytes | None = None
     suspend_notice: bytes | None = None  # a program that suspends itself goes on at once
     signal_osc: int | None = None
