@@ -346,9 +346,11 @@ def test_a_live_run_is_refused_and_runs_lists_every_state(rig: Callable[..., Rig
         proc.wait(timeout=30)
     text = _run(r, "runs")
     lines = text.stdout.splitlines()
-    assert lines[0].split() == ["RUN", "STATE", "STEP", "ITER", "ELAPSED", "COST", "TASK"]
-    assert lines[1].split()[1:3] == ["failed", "-"] and lines[1].endswith("slow task")
-    assert lines[2].split()[1:4] == ["done", "-", "1/50"] and lines[2].endswith("quick task")
+    head = ["RUN", "STATE", "OUTCOME", "STEP", "ITER", "PARTS", "ELAPSED", "COST", "TASK"]
+    assert lines[0].split() == head
+    assert lines[1].split()[1:3] == ["failed", "signal:"] and lines[1].endswith("slow task")
+    assert lines[2].split()[1:3] == ["done", "complete:"] and lines[2].endswith("quick task")
+    assert " 1/50 " in lines[2]
 
 
 def test_in_a_terminal_a_resumed_run_shows_the_earlier_conversation(
