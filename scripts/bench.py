@@ -423,7 +423,15 @@ def model_mb_s(data: bytes, stock: bool) -> float:
     from ptysup.terminal.screen import ScreenModel
 
     if stock:
-        stream = pyte.ByteStream(pyte.Screen(SIZE[1], SIZE[0]))
+
+        class Screen(pyte.Screen):
+            # Stock pyte raises on `CSI > 4 ; 1 m` (xterm's modifyOtherKeys, which Codex
+            # sends), and its stream then stops: it is ignored here, as ptysup does.
+            def select_graphic_rendition(self, *attrs: int, private: bool = False) -> None:
+                if not private:
+                    super().select_graphic_rendition(*attrs)
+
+        stream = pyte.ByteStream(Screen(SIZE[1], SIZE[0]))
         feed = stream.feed
     else:
         feed = ScreenModel(*SIZE).feed

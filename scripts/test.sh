@@ -27,6 +27,18 @@ if [ "$rc" -ne 0 ]; then
   exit 1
 fi
 
+# The Kubernetes base as `kubectl kustomize` builds it, strictly valid on every release from
+# 1.29 (the oldest a managed cluster may still run) that kubernetes-validate knows. The
+# docs' overlay example is built and validated per release by tests/integration.
+versions=$(.venv/bin/python -m ptysup.testing.k8s_versions 1.29) || exit 1
+manifests=$(.venv/bin/kubectl kustomize deploy/k8s) || exit 1
+for version in $versions; do
+  if ! printf '%s\n' "$manifests" | .venv/bin/kubernetes-validate --strict --quiet -k "$version" -; then
+    echo "test.sh: deploy/k8s is not valid on Kubernetes $version" >&2
+    exit 1
+  fi
+done
+
 # Every e2e and browser test must run: a missing Claude Code or Chromium fails the suite
 # instead of skipping.
 export PTYSUP_REQUIRE_E2E=1

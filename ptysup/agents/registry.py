@@ -3,10 +3,10 @@ under agents/ and a row here. The last row, any other CLI agent, takes every com
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ptysup.agents.claude.profile import ClaudeProfile
+from ptysup.agents.claude.profile import ClaudeProfile, conversation_saved
 from ptysup.agents.codex.profile import CodexProfile, is_codex
 from ptysup.agents.gemini.profile import GeminiProfile
 from ptysup.agents.generic.profile import GenericProfile
@@ -25,6 +25,9 @@ class Agent:
     # The releases the end-to-end tests pass with (the pinned one in CI; `ptysup doctor`
     # says when the installed one is not among them).
     tested: tuple[str, ...] = ()
+    # Whether the agent saved conversation (id, environment) so it can be reopened: one
+    # killed before it saved it starts afresh under the same id. Unknown: assumed saved.
+    saved: Callable[[str, Mapping[str, str]], bool] = lambda session_id, env: True
 
 
 def _generic(session_id: str | None, reopen: bool) -> AgentProfile:
@@ -32,7 +35,7 @@ def _generic(session_id: str | None, reopen: bool) -> AgentProfile:
 
 
 AGENTS: tuple[Agent, ...] = (
-    Agent("claude", is_claude, True, ClaudeProfile, tested=("2.1.197",)),
+    Agent("claude", is_claude, True, ClaudeProfile, ("2.1.197",), conversation_saved),
     Agent("codex", is_codex, True, CodexProfile, tested=("0.169.0",)),
     Agent("gemini", is_gemini, True, GeminiProfile, tested=("0.61.0",)),
     Agent("generic", lambda argv: True, False, _generic),

@@ -10,8 +10,10 @@ display.py      what a person or a CI log sees while the batch runs
 summary.py      the end: table, --summary-json, GitHub's step summary
 pullrequest.py  --on-complete pr: push the branch, open a pull request with gh
 prune.py        `ptysup runs prune`: remove worktrees nothing needs any more
+state.py        the batch's own state file: which task is where, so a rerun finishes it
 command.py      `ptysup batch ...`: options → the pieces above → an exit code
 
 It may import the command line (a task's options are a run's), the run, the store, plan
-and the shared modules; views (`ptysup runs prune`) import its worktrees.
+and the shared modules; views import its worktrees (`ptysup runs prune`) and its state (a
+batch's row in `ptysup runs` and on `serve`'s page).
 """

@@ -10,42 +10,52 @@ import io
 import json
 import signal
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import time
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import TextIO
 
 from ptysup.argspec import ArgSpec
-from ptysup.batch import concurrency, summary, taskrun
+from ptysup.batch import concurrency, state, summary, taskrun
 from ptysup.batch.livestate import LiveState
 from ptysup.batch.scheduler import (
+    QUEUED,
     Isolation,
     Scheduler,
     TaskResult,
+    signal_group,
     spawner,
     stop_signals,
 )
 from ptysup.batch.schema import Batch, BatchError, Task
+from ptysup.batch.state import BatchState, TaskState
 from ptysup.batch.worktrees import GitError, Worktrees, repo_root
+from ptysup.config import RunConfig
 from ptysup.exitcodes import ExitCode
-from ptysup.store.rundir import RUNS_DIR
+from ptysup.store import pidlock
+from ptysup.store.rundir import LOCK_FILE, RUNS_DIR
 
 USAGE = """\
-usage: ptysup batch TASKS.yaml [--jobs N] [--isolate worktree|none]
+usage: ptysup batch TASKS.yaml [--jobs N] [--isolate worktree|none] [--fresh]
                     [--on-complete commit|pr] [--summary-json FILE] [run options]
-       ptysup batch plan TASKS.yaml [--format json|github-matrix]
-       ptysup batch run TASKS.yaml (--index N | --id ID) [run options]
+       ptysup batch plan TASKS.yaml [--format json|github-matrix|k8s]
+       ptysup batch run TASKS.yaml (--index N | --id ID) [--runs-dir DIR] [--push REMOTE]
+                        [run options]
 Runs every task of TASKS.yaml as its own headless run, N at a time, each on its own
-branch ptysup/<id> in a worktree under .ptysup/worktrees/ (never merged).
+branch ptysup/<id> in a worktree under .ptysup/worktrees/ (never merged). Run again, it
+finishes what an earlier batch of the file left (--fresh: starts over, its branches gone).
 Exit: 0 every task completed, 1 some did not, 2 bad input, 128+N stopped by signal N."""
 
 ISOLATE = ("worktree", "none")
 ON_COMPLETE = ("commit", "pr")
-FORMATS = ("json", "github-matrix")
+FORMATS = ("json", "github-matrix", "k8s")
+JOB_NAME = "ptysup-batch"  # deploy/k8s/job.yaml's Job, which `--format k8s` patches
 # Each task's run keeps these in its own run directory; one path for every task would clash.
 _SHARED_PATHS = ("--log-file", "--record")
 ARGS = ArgSpec(
+    flags=("--fresh",),
     options={
         "--jobs": "text",
         "--isolate": ISOLATE,
@@ -75,7 +85,7 @@ def main(args: Sequence[str], env: Mapping[str, str]) -> int:
         print(USAGE)
         return 0
     if args[0] == "plan":
-        return plan_main(args[1:], sys.stdout)
+        return plan_main(args[1:], sys.stdout, env)
     if args[0] == "run":
         return taskrun.main(args[1:], env)
     try:
@@ -103,6 +113,7 @@ class Options:
     on_complete: str = "commit"
     summary_json: Path | None = None
     extra: tuple[str, ...] = ()
+    fresh: bool = False  # start over: the earlier batch's worktrees and branches removed
 
 
 def parse(args: Sequence[str]) -> Options:
@@ -111,10 +122,15 @@ def parse(args: Sequence[str]) -> Options:
         raise UsageError(f"batch: TASKS.yaml comes first; {USAGE.splitlines()[0]}")
     values: dict[str, str] = {}
     extra: list[str] = []
+    fresh = False
     it = iter(args[1:])
     for arg in it:
         name, eq, inline = arg.partition("=")
-        if name in ARGS.options:
+        if arg == "--":
+            extra += [arg, *it]
+        elif arg == "--fresh":
+            fresh = True
+        elif name in ARGS.options:
             value = inline if eq else next(it, None)
             if value is None:
                 raise UsageError(f"{name} needs a value")
@@ -143,18 +159,20 @@ def parse(args: Sequence[str]) -> Options:
         on_complete=values.get("--on-complete", "commit"),
         summary_json=Path(summary_json) if summary_json else None,
         extra=tuple(extra),
+        fresh=fresh,
     )
 
 
 WARNING = "ptysup: warning:"
 
 
-def check_tasks(batch: Batch, extra: Sequence[str], env: Mapping[str, str]) -> None:
-    """Resolve every task's run options as its run will (environment, config file, the
-    plan's file): UsageError naming the task for the first that a run would refuse."""
-    from ptysup.cli.commandline import preflight
-
+def load(path: Path, extra: Sequence[str], env: Mapping[str, str]) -> LoadedBatch:
+    """The one loader of `batch` and `batch plan`: TASKS.yaml checked, then every task's
+    run options resolved as its run will resolve them (environment, config file, the plan's
+    file); BatchError naming `FILE:LINE` and the task for the first a run would refuse."""
+    batch = taskrun.load(path)
     warnings: dict[str, None] = {}  # each task's run would warn alike: said once, here
+    configs = []
     for task in batch.tasks:
         err = io.StringIO()
         with contextlib.redirect_stderr(err):
@@ -164,14 +182,35 @@ def check_tasks(batch: Batch, extra: Sequence[str], env: Mapping[str, str]) -> N
         if isinstance(config, int):
             said = [line for line in lines if not line.startswith(WARNING)]
             problem = "".join(said[-1:]).removeprefix("ptysup:").strip()
-            raise UsageError(f"{batch.path}: task {task.id!r}: {problem or f'exit {config}'}")
-        # A verify or notify command that is not there (bad input: every try would fail
-        # alike); a missing agent or supervisor is the task's outcome (exit 4, 5) as in a run.
-        missing = preflight(config, env)
-        if missing is not None and missing[1] == ExitCode.USAGE:
-            raise UsageError(f"{batch.path}: task {task.id!r}: {missing[0]}")
+            raise BatchError(f"{_where(batch, task)}: {problem or f'exit {config}'}")
+        configs.append(config)
     for warning in warnings:
         print(warning, file=sys.stderr)
+    return LoadedBatch(batch, tuple(configs))
+
+
+@dataclass(frozen=True)
+class LoadedBatch:
+    """A checked TASKS.yaml and each task's resolved run options, in the same order."""
+
+    batch: Batch
+    configs: tuple[RunConfig, ...]
+
+
+def _where(batch: Batch, task: Task) -> str:
+    return f"{batch.path}:{task.line or 1}: task {task.id!r}"
+
+
+def check_commands(loaded: LoadedBatch, env: Mapping[str, str]) -> None:
+    """A verify or notify command that is not on this machine is bad input (every try
+    would fail alike); a missing agent or supervisor is the task's outcome (exit 4, 5) as
+    in a run. Not `batch plan`'s: it runs where the tasks do not (a CI matrix's first job)."""
+    from ptysup.cli.commandline import preflight
+
+    for task, config in zip(loaded.batch.tasks, loaded.configs, strict=True):
+        missing = preflight(config, env)
+        if missing is not None and missing[1] == ExitCode.USAGE:
+            raise UsageError(f"{_where(loaded.batch, task)}: {missing[0]}")
 
 
 @dataclass(frozen=True)
@@ -184,6 +223,7 @@ class Prepared:
     home: Path
     isolation: Isolation | None
     pr_base: str | None = None  # --on-complete pr: the branch pull requests go into
+    prior: BatchState | None = None  # what an earlier batch of this file left
 
 
 def prepare(options: Options, env: Mapping[str, str], home: Path) -> Prepared:
@@ -191,13 +231,15 @@ def prepare(options: Options, env: Mapping[str, str], home: Path) -> Prepared:
     from ptysup.batch import pullrequest
     from ptysup.run import outputs
 
-    batch = taskrun.load(options.tasks_file)
-    check_tasks(batch, options.extra, env)
+    loaded = load(options.tasks_file, options.extra, env)
+    check_commands(loaded, env)
+    batch = loaded.batch
     jobs = concurrency.jobs(options.jobs or batch.jobs, len(batch.tasks))
     if options.summary_json is not None:
         problem = outputs.problem(options.summary_json)
         if problem is not None:
             raise UsageError(f"cannot write --summary-json {options.summary_json}: {problem}")
+    prior = _prior(options.tasks_file, home, options.fresh)
     root = repo_root(home)
     isolate = options.isolate or ("worktree" if root is not None else "none")
     isolation = None
@@ -206,7 +248,11 @@ def prepare(options: Options, env: Mapping[str, str], home: Path) -> Prepared:
             raise UsageError("--isolate worktree needs a git repository (or --isolate none)")
         trees = Worktrees(home)
         base = trees.pin_base()
+        if prior is not None and prior.base is not None:
+            base = prior.base  # the branches it made start there: so do the rest
         for task in batch.tasks:
+            if prior is not None and prior.task(task.id) is not None:
+                continue  # the earlier batch's own branch: finished, or removed by --fresh
             conflict = trees.conflict(task.id)
             if conflict is not None:
                 raise UsageError(f"task {task.id!r}: {conflict}")
@@ -217,23 +263,71 @@ def prepare(options: Options, env: Mapping[str, str], home: Path) -> Prepared:
         if isolation is None:
             raise UsageError("--on-complete pr needs --isolate worktree (a branch per task)")
         pr_base = pullrequest.preflight(home, env)
-    return Prepared(options, batch, jobs, home, isolation, pr_base)
+    return Prepared(options, batch, jobs, home, isolation, pr_base, prior)
+
+
+def _prior(tasks_file: Path, home: Path, fresh: bool) -> BatchState | None:
+    """The state an earlier batch of `tasks_file` left; UsageError while it still runs,
+    or if it cannot be read (but for --fresh, which starts over anyway)."""
+    where = state.folder(home / RUNS_DIR, tasks_file)
+    pid = state.live_pid(where)
+    if pid is not None:
+        raise UsageError(f"a batch of {tasks_file} is already running (pid {pid})")
+    try:
+        return state.read(where / state.STATE_FILE)
+    except state.StateError as exc:
+        if fresh:
+            return None
+        raise UsageError(f"{exc} (--fresh starts the batch over)") from None
 
 
 def run(prepared: Prepared, env: Mapping[str, str], out: TextIO) -> int:
     """Run the batch: display while it runs, the summary at the end; the exit code."""
-    from ptysup.batch import display, pullrequest
-    from ptysup.run import app, outputs
+    from ptysup.run import outputs
 
     runs_dir = prepared.home / RUNS_DIR
     runs_dir.mkdir(parents=True, exist_ok=True)
     outputs.ignore_in_git(runs_dir.parent)
-    results = _results(prepared.batch.tasks, runs_dir, app.new_run_id)
     tasks_file = prepared.options.tasks_file
+    where = state.folder(runs_dir, tasks_file)
+    try:
+        with pidlock.hold(where / state.LOCK_FILE):
+            return _run_locked(prepared, env, out, runs_dir, where)
+    except pidlock.Taken as exc:
+        return _fail(f"a batch of {tasks_file} is already running ({exc})")
+
+
+def _run_locked(
+    prepared: Prepared, env: Mapping[str, str], out: TextIO, runs_dir: Path, where: Path
+) -> int:
+    from ptysup.batch import display, pullrequest
+    from ptysup.run import app
+
+    tasks_file = prepared.options.tasks_file
+    prior = prepared.prior
+    if prior is not None and prepared.options.fresh:
+        _clear(prior, prepared, where)
+        prior = None
+    results = [TaskResult(id=t.id, run_id="", run_dir=runs_dir) for t in prepared.batch.tasks]
+    known = {}
+    for task, result in zip(prepared.batch.tasks, results, strict=True):
+        before = prior.task(task.id) if prior is not None else None
+        if before is None:
+            continue
+        known[task.id] = before
+        if before.kept:
+            _keep(result, before, runs_dir, prepared.isolation)
     extra = (*_config_file(prepared.options.extra, env, prepared.home), *prepared.options.extra)
 
     def argv(task: Task, result: TaskResult) -> list[str]:
         return taskrun.child_argv(tasks_file, task, result.run_id, runs_dir, extra)
+
+    def resume_argv(task: Task, result: TaskResult) -> list[str]:
+        # The run keeps its own config file and options; the batch's command line on top.
+        return taskrun.resume_argv(result.run_dir, prepared.options.extra)
+
+    base = prepared.isolation.base if prepared.isolation is not None else None
+    recorder = state.Recorder(where / state.STATE_FILE, tasks_file, base, time.time())
 
     on_commit = None
     if prepared.pr_base is not None:
@@ -246,8 +340,14 @@ def run(prepared: Prepared, env: Mapping[str, str], out: TextIO) -> int:
         home=prepared.home,
         isolation=prepared.isolation,
         spawn=spawner(env),
+        runs_dir=runs_dir,
+        new_run_id=lambda: str(app.new_run_id()),
         on_commit=on_commit,
+        prior=known,
+        resume_argv=resume_argv,
+        on_change=recorder.save,
     )
+    recorder.save(results)
     shown = display.for_stream(out)
     live = LiveState()
     with _stop_signals() as pending:
@@ -258,8 +358,8 @@ def run(prepared: Prepared, env: Mapping[str, str], out: TextIO) -> int:
             shown.update(live.rows(results))
         shown.update(live.rows(results))
     shown.close()
+    recorder.save(results, ended=True)
     code = summary.exit_code(results, scheduler.stopped_by)
-    base = prepared.isolation.base if prepared.isolation is not None else None
     out.write(summary.table(results))
     out.flush()
     try:
@@ -284,16 +384,41 @@ def _config_file(extra: Sequence[str], env: Mapping[str, str], home: Path) -> li
     return ["--config", str(found.resolve())] if found is not None else []
 
 
-def _results(tasks: Sequence[Task], runs_dir: Path, new_id: Callable[[], str]) -> list[TaskResult]:
-    ids: set[str] = set()
-    results = []
-    for task in tasks:
-        run_id = str(new_id())
-        while run_id in ids or (runs_dir / run_id).exists():  # ids made in one second
-            run_id = str(new_id())
-        ids.add(run_id)
-        results.append(TaskResult(id=task.id, run_id=run_id, run_dir=runs_dir / run_id))
-    return results
+def _keep(result: TaskResult, before: TaskState, runs_dir: Path, iso: Isolation | None) -> None:
+    """A task the earlier batch ended for good: its result as it was, not run again."""
+    from ptysup.batch.worktrees import uncommitted
+    from ptysup.store.listing import describe
+    from ptysup.store.rundir import RunDir
+
+    result.outcome = before.outcome
+    result.state = before.outcome or QUEUED
+    result.exit_code, result.commit = before.exit_code, before.commit
+    result.branch, result.diff_stat, result.error = before.branch, before.diff_stat, before.error
+    result.worktree = Path(before.worktree) if before.worktree else None
+    if before.run_id:
+        result.run_id, result.run_dir = before.run_id, runs_dir / before.run_id
+        result.extra = describe(RunDir(result.run_dir))
+    if iso is not None and result.worktree is not None and not result.completed:
+        with contextlib.suppress(GitError, OSError):
+            result.uncommitted = len(uncommitted(result.worktree))
+
+
+def _clear(prior: BatchState, prepared: Prepared, where: Path) -> None:
+    """--fresh: end the earlier batch's orphaned runs, remove its worktrees and branches
+    (its run directories stay: they are its history), forget its state."""
+    from ptysup.store.rundir import RunDir
+
+    runs_dir = prepared.home / RUNS_DIR
+    for before in prior.tasks:
+        if before.run_id:
+            run_dir = RunDir(runs_dir / before.run_id)
+            pid = run_dir.holder()
+            if pid is not None:
+                signal_group(pid, signal.SIGTERM)
+                pidlock.wait(run_dir.path / LOCK_FILE)
+        if prepared.isolation is not None and before.branch is not None:
+            prepared.isolation.trees.remove(before.id)
+    (where / state.STATE_FILE).unlink(missing_ok=True)
 
 
 @contextlib.contextmanager
@@ -313,8 +438,26 @@ def _stop_signals() -> Iterator[list[int]]:
             signal.signal(s, previous)
 
 
-def plan_main(args: Sequence[str], out: TextIO) -> int:
-    """`ptysup batch plan TASKS.yaml [--format json|github-matrix]`."""
+def k8s_patch(batch: Batch, name: str) -> str:
+    """A kustomize patch sizing the Job for `batch`: one completion per task (pod i runs
+    task i), `jobs:` pods at once (all of them without it). Made, never kept by hand."""
+    completions = len(batch.tasks)
+    parallelism = min(batch.jobs or completions, completions)
+    return (
+        f"# Made by `ptysup batch plan {name} --format k8s` ({completions} task(s)):\n"
+        "# make it again whenever the tasks change.\n"
+        "apiVersion: batch/v1\n"
+        "kind: Job\n"
+        "metadata:\n"
+        f"  name: {JOB_NAME}\n"
+        "spec:\n"
+        f"  completions: {completions}\n"
+        f"  parallelism: {parallelism}\n"
+    )
+
+
+def plan_main(args: Sequence[str], out: TextIO, env: Mapping[str, str]) -> int:
+    """`ptysup batch plan TASKS.yaml [--format json|github-matrix|k8s]`."""
     if not args:
         return _fail("batch plan needs a TASKS.yaml (see: ptysup batch --help)")
     if args[0] in ("-h", "--help"):
@@ -333,11 +476,15 @@ def plan_main(args: Sequence[str], out: TextIO) -> int:
     if fmt not in FORMATS:
         return _fail(f"--format must be {' or '.join(FORMATS)}, not {fmt!r}")
     try:
-        batch = taskrun.load(Path(args[0]))
+        batch = load(Path(args[0]), (), env).batch
     except BatchError as exc:
         return _fail(str(exc))
+    except KeyboardInterrupt:
+        return ExitCode.for_signal(signal.SIGINT)
     if fmt == "github-matrix":  # ids only: task text never reaches a workflow expression
         out.write(json.dumps({"include": [{"id": t.id} for t in batch.tasks]}) + "\n")
+    elif fmt == "k8s":
+        out.write(k8s_patch(batch, Path(args[0]).name))
     else:
         from ptysup.redact import Redactor, redact_strings
 

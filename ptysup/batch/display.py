@@ -45,7 +45,8 @@ class Lines:
                 continue
             self._seen[r.id] = state
             stamp = time.strftime("%H:%M:%S", time.localtime(self._clock()))
-            detail = ", ".join(x for x in (f"run {r.run_id}", _progress(r)) if x)
+            run = f"run {r.run_id}" if r.run_id else ""  # a queued task has none yet
+            detail = ", ".join(x for x in (run, _progress(r)) if x)
             self._out.write(f"{stamp} batch  {r.id.ljust(width)}  {state}  ({detail})\n")
         self._out.flush()
 

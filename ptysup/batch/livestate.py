@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ptysup.batch.scheduler import QUEUED, TaskResult
+from ptysup.batch.scheduler import ORPHAN, QUEUED, TaskResult
 from ptysup.store.listing import describe
 from ptysup.store.rundir import RUN_FILE, RunDir
 
@@ -42,7 +42,9 @@ class LiveState:
         for r in results:
             if r.outcome is None and r.state != QUEUED and (r.run_dir / RUN_FILE).is_file():
                 row = self._describe(r.run_dir)
-                rows.append(replace(r, state=str(row.get("state")), extra=row))
+                # An orphan's run says "working": the batch says it is waiting for it.
+                state = r.state if r.state == ORPHAN else str(row.get("state"))
+                rows.append(replace(r, state=state, extra=row))
             else:
                 rows.append(replace(r))
         return rows

@@ -5,6 +5,11 @@ starts the child in it (its own session, stdin not a terminal, output to the run
 directory's output.log), waits, unlocks, and commits the work of a task that completed.
 A stop (a signal) sends the signal on to every running child, which ends its run with
 run_end as a signalled run does; tasks not started by then are reported as such.
+
+A task an earlier batch of the same file left unfinished (`prior`, from ptysup.batch.state)
+goes on where it is: in its worktree; an orphaned run of that batch (alive, its lock held)
+is waited for; an interrupted run is resumed (`ptysup resume`); a run that ended complete
+has its work committed.
 """
 
 from __future__ import annotations
@@ -21,9 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from ptysup.batch.schema import Task
+from ptysup.batch.state import TaskState
+from ptysup.batch.state import ended as state_ended
 from ptysup.batch.worktrees import GitError, Worktree, Worktrees, uncommitted
+from ptysup.store import pidlock
 from ptysup.store.listing import describe
-from ptysup.store.rundir import RunDir
+from ptysup.store.rundir import LOCK_FILE, RUN_FILE, RunDir
 
 OUTPUT_LOG = "output.log"  # the child's own stdout and stderr, in its run directory
 NOT_STARTED = "not_started"
@@ -46,7 +54,7 @@ class TaskResult:
     """What became of one task (updated by its worker as it goes)."""
 
     id: str
-    run_id: str
+    run_id: str  # "" until the task starts: ids are minted then, so they sort by start
     run_dir: Path
     state: str = QUEUED
     outcome: str | None = None
@@ -70,6 +78,8 @@ Spawn = Callable[[Sequence[str], Path, Path], "subprocess.Popen[bytes]"]
 # The batch writes one step summary for all its tasks: a run's own would repeat each task.
 _NOT_FOR_CHILDREN = ("GITHUB_STEP_SUMMARY",)
 Finish = Callable[[Task, TaskResult, Worktree], None]  # e.g. open a pull request
+Argv = Callable[[Task, TaskResult], list[str]]
+ORPHAN = "orphan"  # waiting for a run an earlier (crashed) batch left running
 
 
 def spawner(env: Mapping[str, str]) -> Spawn:
@@ -103,11 +113,16 @@ class Scheduler:
         results: Sequence[TaskResult],
         *,
         jobs: int,
-        argv: Callable[[Task, TaskResult], list[str]],
+        argv: Argv,
         home: Path,
         isolation: Isolation | None,
         spawn: Spawn,
+        runs_dir: Path,
+        new_run_id: Callable[[], str],
         on_commit: Finish | None = None,
+        prior: Mapping[str, TaskState] | None = None,
+        resume_argv: Argv | None = None,
+        on_change: Callable[[Sequence[TaskResult]], None] | None = None,
     ) -> None:
         self.tasks = list(tasks)
         self.results = list(results)
@@ -117,17 +132,25 @@ class Scheduler:
         self._isolation = isolation
         self._spawn = spawn
         self._on_commit = on_commit
+        self._runs_dir = runs_dir
+        self._new_run_id = new_run_id
+        self._taken: set[str] = set()
+        self._prior = dict(prior or {})
+        self._resume_argv = resume_argv or argv
+        self._on_change = on_change
         self._todo: queue.Queue[int] = queue.Queue()
         self._lock = threading.Lock()
         self._children: dict[int, subprocess.Popen[bytes]] = {}
+        self._orphans: dict[int, int] = {}  # id(result) → pid of a crashed batch's run
         self._stopping: int | None = None
         self._threads: list[threading.Thread] = []
         self.done = threading.Event()
 
     def start(self) -> None:
         """Start the workers; `done` is set when every task has ended or was skipped."""
-        for i in range(len(self.tasks)):
-            self._todo.put(i)
+        for i, result in enumerate(self.results):
+            if result.outcome is None:  # an earlier batch's ended task is kept as it is
+                self._todo.put(i)
         for _ in range(self._jobs):
             t = threading.Thread(target=self._work, name="ptysup-batch-worker", daemon=True)
             t.start()
@@ -145,13 +168,19 @@ class Scheduler:
         return self._stopping
 
     def stop(self, signum: int) -> None:
-        """Start no more tasks and pass `signum` on to every running child."""
+        """Start no more tasks and pass `signum` on to every running child (and to every
+        orphaned run waited for: it was a child of the batch before)."""
         with self._lock:
             self._stopping = signum
-            children = list(self._children.values())
-        for child in children:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(child.pid, signum)
+            pids = [c.pid for c in self._children.values()] + list(self._orphans.values())
+        for pid in pids:
+            signal_group(pid, signum)
+
+    def changed(self) -> None:
+        """Tell on_change (the state file) that a task moved on."""
+        if self._on_change is not None:
+            with self._lock:
+                self._on_change(self.results)
 
     def _work(self) -> None:
         while True:
@@ -169,6 +198,7 @@ class Scheduler:
                 self._failed(result, " ".join(str(exc).split()))
             except Exception as exc:  # a bug here must not lose the task from the summary
                 self._failed(result, f"internal error: {type(exc).__name__}: {exc}")
+            self.changed()
 
     def _failed(self, result: TaskResult, why: str) -> None:
         result.error = why
@@ -184,13 +214,17 @@ class Scheduler:
         result.state = STARTING
         cwd, tree = self._home, None
         iso = self._isolation
+        prior = self._prior.get(task.id)
         if iso is not None:
-            tree = iso.trees.create(task.id, iso.base)
+            if prior is not None and prior.branch is not None:
+                tree = iso.trees.reuse(task.id, iso.base)
+            else:
+                tree = iso.trees.create(task.id, iso.base)
             result.branch, result.worktree = tree.branch, tree.path
             cwd = tree.path / iso.subdir
-            iso.trees.lock(tree, f"ptysup batch pid {os.getpid()} run {result.run_id}")
+            iso.trees.lock(tree, f"ptysup batch pid {os.getpid()} task {task.id}")
         try:
-            code = self._child(task, result, cwd)
+            code = self._go_on(task, result, cwd, prior)
         finally:
             if iso is not None and tree is not None:
                 iso.trees.unlock(tree)
@@ -203,13 +237,57 @@ class Scheduler:
             else:  # its work stays where it is, for a person to look at
                 result.uncommitted = len(uncommitted(tree.path))
 
-    def _child(self, task: Task, result: TaskResult, cwd: Path) -> int | None:
+    def _go_on(
+        self, task: Task, result: TaskResult, cwd: Path, prior: TaskState | None
+    ) -> int | None:
+        """Run the task, or go on with the run an earlier batch left: the exit code."""
+        run_id = prior.run_id if prior is not None else None
+        if not run_id or not (self._runs_dir / run_id / RUN_FILE).is_file():
+            return self._child(task, result, cwd, self._argv)  # none, or it died unborn
+        run_dir = self._runs_dir / run_id
+        result.run_id, result.run_dir = run_id, run_dir
+        self._wait_orphan(result)
+        ended = state_ended(run_dir)
+        if ended is None:  # interrupted: the same run goes on, its conversation too
+            return self._child(task, result, cwd, self._resume_argv)
+        result.outcome, code = ended
+        result.state = result.outcome
+        result.extra = describe(RunDir(run_dir))
+        return code
+
+    def _wait_orphan(self, result: TaskResult) -> None:
+        """Wait for the run's live process (an orphan of a crashed batch) to end."""
+        pid = RunDir(result.run_dir).holder()
+        if pid is None:
+            return
+        with self._lock:
+            self._orphans[id(result)] = pid
+            stopping = self._stopping
+        result.state = ORPHAN
+        self.changed()
+        if stopping is not None:
+            signal_group(pid, stopping)
+        try:
+            pidlock.wait(result.run_dir / LOCK_FILE)
+        finally:
+            with self._lock:
+                self._orphans.pop(id(result), None)
+
+    def _child(self, task: Task, result: TaskResult, cwd: Path, argv: Argv) -> int | None:
         with self._lock:
             if self._stopping is not None:
                 self._skip(result, f"not started: the batch got signal {self._stopping}")
                 return None
-            child = self._spawn(self._argv(task, result), cwd, result.run_dir / OUTPUT_LOG)
+            if not result.run_id:  # minted as the task starts: a batch's runs sort by start
+                run_id = self._new_run_id()
+                while run_id in self._taken or (self._runs_dir / run_id).exists():
+                    run_id = self._new_run_id()  # ids made in the same second
+                self._taken.add(run_id)
+                result.run_id, result.run_dir = run_id, self._runs_dir / run_id
+            child = self._spawn(argv(task, result), cwd, result.run_dir / OUTPUT_LOG)
             self._children[id(result)] = child
+            if self._on_change is not None:
+                self._on_change(self.results)
         try:
             code = child.wait()
         finally:
@@ -231,6 +309,14 @@ class Scheduler:
         result.diff_stat = iso.trees.diff_stat(iso.base, tree.branch)
         if self._on_commit is not None:
             self._on_commit(task, result, tree)
+
+
+def signal_group(pid: int, signum: int) -> None:
+    """Signal the process group a run leads (started with its own session); a lock whose
+    pid could not be read (-1) names nobody."""
+    if pid > 0:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signum)
 
 
 def stop_signals() -> tuple[signal.Signals, ...]:

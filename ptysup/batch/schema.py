@@ -42,6 +42,7 @@ class Task:
     task: str | None = None
     plan: Path | None = None
     options: Mapping[str, Any] = field(default_factory=dict)  # parameter name → YAML value
+    line: int = field(default=0, compare=False)  # where TASKS.yaml gives it (0: unknown)
 
     def to_json(self) -> dict[str, Any]:
         """The task as `batch plan --format json` prints it."""
@@ -115,8 +116,11 @@ class _Places:
         self.path, self._lines = path, lines
 
     def __call__(self, *place: str | int) -> str:
-        line = self._lines.get(place) or self._lines.get(place[:-1])
-        return f"{self.path}:{line}" if line else str(self.path)
+        return f"{self.path}:{self.line(*place)}"
+
+    def line(self, *place: str | int) -> int:
+        """The line of `place`, else of what holds it; 1 for an empty file."""
+        return self._lines.get(place) or self._lines.get(place[:-1]) or 1
 
 
 def _task(
@@ -153,7 +157,9 @@ def _task(
     options = {**defaults, **_options(at, ("tasks", index), f"task {task_id!r}: ", rest, allowed)}
     # A plan is found next to TASKS.yaml, wherever the batch is started from.
     plan_path = (at.path.parent / plan) if isinstance(plan, str) else None
-    return Task(id=task_id, task=text, plan=plan_path, options=options)
+    return Task(
+        id=task_id, task=text, plan=plan_path, options=options, line=at.line("tasks", index)
+    )
 
 
 def _options(

@@ -35,8 +35,8 @@ def task_json(r: TaskResult) -> dict[str, Any]:
         "commit": r.commit,
         "diff_stat": r.diff_stat,
         "worktree": str(r.worktree) if r.worktree is not None else None,
-        "run_id": r.run_id,
-        "run_dir": str(r.run_dir),
+        "run_id": r.run_id or None,  # a task never started has no run
+        "run_dir": str(r.run_dir) if r.run_id else None,
         "iterations": r.extra.get("iterations"),
         "elapsed_s": r.extra.get("elapsed_s"),
         "cost_usd": r.extra.get("cost_usd"),
@@ -77,7 +77,7 @@ def _cells(r: TaskResult) -> tuple[str, ...]:
         "-" if r.exit_code is None else str(r.exit_code),
         r.branch or "-",
         _changes(r),
-        r.run_id,
+        r.run_id or "-",
         "-" if cost is None else f"${float(cost):.4f}",
     )
 

@@ -1,9 +1,14 @@
 """One task as a run: the options it gets, and `ptysup batch run TASKS.yaml --index N|--id ID`,
-which the batch's children and each pod of a Kubernetes Indexed Job both use."""
+which the batch's children and each pod of a Kubernetes Indexed Job both use.
+
+In a pod, `--runs-dir DIR` (a folder of this index alone, on a volume that outlives the
+pod) makes a retry go on with the task's run there instead of starting over, and
+`--push REMOTE` makes the work leave the pod: committed on `ptysup/<id>` and pushed."""
 
 from __future__ import annotations
 
 import dataclasses
+import signal
 import sys
 import uuid
 from collections.abc import Mapping, Sequence
@@ -16,13 +21,24 @@ from ptysup.argspec import ArgSpec
 from ptysup.batch.schema import Batch, BatchError, Task
 from ptysup.config import RunConfig
 from ptysup.exitcodes import ExitCode
+from ptysup.store.rundir import RunDir, RunNotFound
 
 USAGE = (
-    "usage: ptysup batch run TASKS.yaml (--index N | --id ID) [run options]   "
-    "(N is 0-based, as $JOB_COMPLETION_INDEX)"
+    "usage: ptysup batch run TASKS.yaml (--index N | --id ID) [--runs-dir DIR] "
+    "[--push REMOTE] [run options]   (N is 0-based, as $JOB_COMPLETION_INDEX)"
 )
-# --run-id and --runs-dir, for a batch's children only, are left unsaid.
-ARGS = ArgSpec(options={"--index": "text", "--id": "text"}, args=("file",), run_options=True)
+# --run-id, for a batch's children only, is left unsaid.
+ARGS = ArgSpec(
+    options={"--index": "text", "--id": "text", "--runs-dir": "dir", "--push": "text"},
+    args=("file",),
+    run_options=True,
+)
+# `batch run`'s own exit codes, beside the run's: both mean "try again" to a Kubernetes
+# Job's podFailurePolicy. The agent killed with SIGKILL (the kernel's out-of-memory killer,
+# most likely) ends the run agent_exited (4, final); a try with more memory, or on a less
+# busy node, may well finish it, so it is said as a death by SIGKILL is (128+9).
+AGENT_KILLED = 137
+PUSH_FAILED = 75  # EX_TEMPFAIL: the work is committed in the pod but did not reach REMOTE
 
 
 def load(path: Path) -> Batch:
@@ -95,6 +111,7 @@ def main(args: Sequence[str], env: Mapping[str, str]) -> int:
         task = batch.find(**picked)
         runs_dir, rest = _take(rest, "--runs-dir")
         run_id, rest = _take(rest, "--run-id")
+        remote, rest = _take(rest, "--push")
     except (BatchError, ValueError) as exc:
         return cli._fail(str(exc), ExitCode.USAGE)
     config = config_for(task, rest, env)
@@ -104,8 +121,75 @@ def main(args: Sequence[str], env: Mapping[str, str]) -> int:
         config = dataclasses.replace(config, runs_dir=Path(runs_dir).resolve())
     from ptysup.run import app
 
-    part = Part(run_id or app.new_run_id(), str(uuid.uuid4()))
-    return lifecycle.supervise(config, env, fail=cli._fail, preflight=cli.preflight, part=part)
+    earlier = None
+    if runs_dir is not None and run_id is None:  # a pod's folder: a retry goes on
+        earlier = _last_run(config.runs_dir)
+    if earlier is not None:
+        code, run_dir = _go_on(earlier, rest, env), earlier
+    else:
+        part = Part(run_id or app.new_run_id(), str(uuid.uuid4()))
+        code = lifecycle.supervise(config, env, fail=cli._fail, preflight=cli.preflight, part=part)
+        run_dir = RunDir.of(config, part.run_id)
+    code = _killed(run_dir, code)
+    if remote is not None and code == ExitCode.COMPLETE:
+        return _push(task, remote, config.cwd)
+    return code
+
+
+def _last_run(runs_dir: Path) -> RunDir | None:
+    """The latest run in a task's own runs directory, if it has one."""
+    from ptysup.store.rundir import run_dirs
+
+    try:
+        runs = [r for r in run_dirs(runs_dir) if r.record_file.is_file()]
+    except RunNotFound:
+        return None
+    return runs[-1] if runs else None
+
+
+def _go_on(run_dir: RunDir, rest: Sequence[str], env: Mapping[str, str]) -> int:
+    """A retry of the task: its run resumed if it was interrupted; if it ended, its exit
+    code again (a completed run is not run twice)."""
+    from ptysup.batch.state import ended
+    from ptysup.cli import resume
+
+    done = ended(run_dir.path)
+    if done is not None:
+        print(f"ptysup: run {run_dir.run_id} already ended ({done[0]})", file=sys.stderr)
+        return done[1]
+    return resume.main([str(run_dir.path), *rest], env)
+
+
+def _killed(run_dir: RunDir, code: int) -> int:
+    """AGENT_KILLED for a run whose agent died of SIGKILL, else `code`."""
+    from ptysup.store.rundir import read_events
+
+    if code != ExitCode.AGENT:
+        return code
+    try:
+        ends = [e for e in read_events(run_dir.events_file()) if e.get("event") == "run_end"]
+    except (RunNotFound, OSError):
+        return code
+    reason = str(ends[-1].get("reason") or "") if ends else ""
+    return AGENT_KILLED if reason.endswith(f"signal {int(signal.SIGKILL)}") else code
+
+
+def _push(task: Task, remote: str, cwd: Path) -> int:
+    """Commit the task's work on ptysup/<id> and push it to `remote`: PUSH_FAILED if it
+    does not get there (the commit stays, a retry pushes it)."""
+    from ptysup.batch import worktrees
+
+    try:
+        top = worktrees.repo_root(cwd)
+        if top is None:
+            raise worktrees.GitError(f"{cwd} is not in a git repository")
+        commit = worktrees.commit_on_branch(top, task.id, f"ptysup batch: {task.id}")
+        worktrees.push(top, remote, worktrees.branch(task.id))
+    except worktrees.GitError as exc:
+        print(f"ptysup: --push {remote}: {exc}", file=sys.stderr)
+        return PUSH_FAILED
+    print(f"ptysup: pushed {worktrees.branch(task.id)} ({commit[:12]}) to {remote}")
+    return int(ExitCode.COMPLETE)
 
 
 def _pick(args: list[str]) -> tuple[dict[str, Any], list[str]]:
@@ -161,3 +245,9 @@ def child_argv(
         str(runs_dir.resolve()),
         *extra,
     ]
+
+
+def resume_argv(run_dir: Path, extra: Sequence[str]) -> list[str]:
+    """The command line of a batch's child that goes on with an interrupted run of its
+    task (`ptysup resume`: the same run, its conversation too)."""
+    return [sys.executable, "-m", "ptysup", "resume", str(run_dir.resolve()), *extra]

@@ -129,6 +129,32 @@ class Worktrees:
             git(["worktree", "add", "--no-track", "-b", name, str(path), base], self.home)
         return Worktree(task_id, path, name)
 
+    def reuse(self, task_id: str, base: str) -> Worktree:
+        """The task's worktree as an earlier (crashed) batch left it: unlocked (its batch is
+        gone), re-added on its branch if the folder went, made anew if the branch did."""
+        name, path = branch(task_id), self.path(task_id)
+        with self._serial():
+            if not self.branch_exists(name):
+                git(["worktree", "prune"], self.home, check=False)
+                git(["worktree", "add", "--no-track", "-b", name, str(path), base], self.home)
+            elif not path.is_dir():
+                git(["worktree", "prune"], self.home, check=False)
+                git(["worktree", "add", str(path), name], self.home)
+            else:
+                git(["worktree", "unlock", str(path)], self.home, check=False)
+        return Worktree(task_id, path, name)
+
+    def remove(self, task_id: str) -> None:
+        """Remove the task's worktree and branch (`batch --fresh`: the person asked)."""
+        name, path = branch(task_id), self.path(task_id)
+        with self._serial():
+            if path.exists():
+                git(["worktree", "unlock", str(path)], self.home, check=False)
+                git(["worktree", "remove", "--force", "--force", str(path)], self.home)
+            git(["worktree", "prune"], self.home, check=False)
+            if self.branch_exists(name):
+                git(["branch", "-D", name], self.home)
+
     def lock(self, tree: Worktree, reason: str) -> None:
         """`git worktree lock`: prune and `git worktree remove` leave it alone."""
         with self._serial():
@@ -184,3 +210,21 @@ def identity(cwd: Path) -> list[str]:
         "-c",
         f"user.email={email or FALLBACK_IDENTITY[1]}",
     ]
+
+
+def commit_on_branch(top: Path, task_id: str, message: str) -> str:
+    """In the checkout at `top`: switch to the task's branch (made here, the work tree's
+    changes kept), commit everything (.ptysup/ never); the branch's commit."""
+    name = branch(task_id)
+    current = git(["rev-parse", "--abbrev-ref", "HEAD"], top).strip()
+    if current != name:
+        git(["switch", "-C", name], top)
+    git(["add", "-A", "--", ".", EXCLUDE], top)
+    if dirty_index(top):
+        git([*identity(top), "commit", "--no-verify", "-q", "-m", message], top)
+    return git(["rev-parse", "HEAD"], top).strip()
+
+
+def push(top: Path, remote: str, name: str) -> None:
+    """Push branch `name` to `remote` (never forced: a branch there with other work stays)."""
+    git(["push", "--quiet", remote, f"refs/heads/{name}:refs/heads/{name}"], top)

@@ -42,6 +42,9 @@ OTHER_VARIABLES = frozenset(
         "PTYSUP_SOAK_DECISIONS",  # scripts/test.sh: the soak test's length
         "PTYSUP_TEST_RUN",  # the tests' marker in a child's environment
         "PTYSUP_REPOSITORY",  # deploy/k8s/job.yaml: the repository to clone
+        "PTYSUP_JOB_UID",  # deploy/k8s/job.yaml: the Job's folder on the state volume
+        "PTYSUP_GIT_TOKEN",  # ptysup.engines.ci git-credential: the token git pushes with
+        "PTYSUP_GIT_USER",  # ptysup.engines.ci git-credential: its user name
     }
 )
 

@@ -183,7 +183,7 @@ def main(
     env: Mapping[str, str] | None = None,
     out: TextIO = sys.stdout,
 ) -> int:
-    """The three subcommands the Action, the workflow and the Job call."""
+    """The subcommands the Action, the workflow and the Job call."""
     env = os.environ if env is None else env
     parser = argparse.ArgumentParser(prog="python -m ptysup.engines.ci")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -196,6 +196,8 @@ def main(
     co.add_argument("--before", type=Path, required=True, help="run ids present before")
     co.add_argument("--dest", type=Path, required=True)
     co.add_argument("--batch-id", default="")
+    gc = sub.add_parser("git-credential", help="git's credential helper: $PTYSUP_GIT_TOKEN")
+    gc.add_argument("operation", nargs="?", default="get")
     ta = sub.add_parser("table", help="the collected runs as a markdown table")
     ta.add_argument("root", type=Path)
     ta.add_argument("--matrix", default="", help="the plan's github-matrix JSON")
@@ -207,6 +209,8 @@ def main(
             return 2
         claude_config(config_dir, args.project.resolve(), env)
         return 0
+    if args.command == "git-credential":
+        return git_credential(args.operation, env, out)
     if args.command == "table":
         include = json.loads(args.matrix).get("include", []) if args.matrix else []
         out.write(table(args.root, [str(row.get("id")) for row in include]))
@@ -218,6 +222,17 @@ def main(
         write_outputs(Path(github_output), outputs)
     for name, value in outputs.items():
         out.write(f"{name}={value}\n")
+    return 0
+
+
+def git_credential(operation: str, env: Mapping[str, str], out: TextIO) -> int:
+    """git's credential helper for a pod (`credential.helper`): the token of a Secret,
+    from $PTYSUP_GIT_TOKEN, for `get`; never stored (`store`, `erase` do nothing). The
+    token reaches git on a pipe, never a command line or a file."""
+    token = env.get("PTYSUP_GIT_TOKEN", "")
+    if operation == "get" and token:
+        user = env.get("PTYSUP_GIT_USER") or "x-access-token"  # GitHub's, GitLab takes any
+        out.write(f"username={user}\npassword={token}\n")
     return 0
 
 

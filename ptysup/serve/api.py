@@ -32,6 +32,12 @@ class RunsIndex:
         """Every run, newest first, as describe() rows plus whether it can be watched."""
         return [self._row(r) for r in reversed(run_dirs(self.runs_dir))]
 
+    def batches(self) -> list[dict[str, Any]]:
+        """Every batch of this directory, newest first (ptysup.batch.state.rows)."""
+        from ptysup.batch import state
+
+        return state.rows(self.runs_dir)
+
     def find(self, run_id: str) -> RunDir | None:
         """The run with exactly this id, or None."""
         for run_dir in run_dirs(self.runs_dir):
@@ -111,8 +117,19 @@ def decisions(events_file: Path) -> list[dict[str, Any]]:
         events = read_events(events_file)
     except RunNotFound:
         return []
-    return [
-        {name: e.get(name) for name in DECISION_FIELDS}
-        for e in events
-        if e.get("event") == "decision"
-    ]
+    return mark_rejected(events)
+
+
+def mark_rejected(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The decisions, each with `rejected`: a [COMPLETE] that --verify then failed (the run
+    went on) was no completion, and is not shown as one."""
+    out: list[dict[str, Any]] = []
+    for e in events:
+        name = e.get("event")
+        if name == "decision":
+            out.append({**{k: e.get(k) for k in DECISION_FIELDS}, "rejected": False})
+        elif name == "verify" and e.get("passed") is False and out:
+            last = out[-1]
+            if str(last.get("action") or "").lower() == "complete":
+                last["rejected"] = True
+    return out

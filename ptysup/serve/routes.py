@@ -3,6 +3,7 @@
 /                          the page
 /static/...                its scripts and styles (the vendored player too)
 /api/runs                  every run's row (JSON)
+/api/batches               every batch's row: its tasks done / running / queued / failed (JSON)
 /api/runs/ID               one run: its row and its decisions (JSON)
 /api/runs/ID/cast          its recording (asciicast v2; every part of a resumed run), for replay
 /api/runs/ID/live          its recording as server-sent events while it is written
@@ -81,6 +82,8 @@ class Router:
         if asset is not None:
             return Response(200, asset.content_type, asset.body)
         parts = path.split("/")
+        if parts == ["", "api", "batches"]:
+            return _json(self.index.batches())
         if parts[:3] != ["", "api", "runs"]:
             return not_found()
         if len(parts) == 3:

@@ -44,6 +44,7 @@ def describe(run_dir: RunDir, clock: Callable[[], float] = time.time) -> dict[st
         "state": state,
         "pid": pid,
         "outcome": p.outcome,
+        "reason": p.reason,
         "step": p.step,
         "step_index": p.step_index,
         "steps_of": p.steps_of,

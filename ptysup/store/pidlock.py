@@ -61,3 +61,15 @@ def _read_pid(path: Path) -> int | None:
         return int(path.read_text().strip() or 0) or None
     except (OSError, ValueError):
         return None
+
+
+def wait(path: Path) -> None:
+    """Block until no process holds the lock at PATH (returns at once when none does)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:  # the kernel lets go of a lock when its holder dies, however it dies
+        fcntl.flock(fd, fcntl.LOCK_SH)
+    finally:
+        os.close(fd)

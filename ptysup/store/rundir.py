@@ -469,6 +469,7 @@ class Progress:
     steps_of: int | None = None
     step_iterations: int = 0  # decisions since the current step started
     outcome: str | None = None  # run_end's, None when the last part has no run_end
+    reason: str = ""  # run_end's: why the run ended as it did
     parts: int = 0  # run_start + run_resume events (the highest part number they name)
     typed: bool = False  # something was typed into the agent: its conversation exists
     started: float | None = None  # Unix time
@@ -499,7 +500,7 @@ def progress(
             part_start = ts
             p["clock_from"] = ts - before
             p.setdefault("started", ts)
-            p["outcome"] = None
+            p["outcome"], p["reason"] = None, ""
             for key in ("task", "max_iter"):
                 if e.get(key) is not None:
                     p[key] = e[key]
@@ -519,6 +520,7 @@ def progress(
                 p["steps_done"].append(e.get("id"))
         elif name == "run_end":
             p["outcome"] = e.get("outcome")
+            p["reason"] = str(e.get("reason") or "")
             p["iterations"] = max(p.get("iterations", 0), int(e.get("iterations") or 0))
             p["cost_usd"] = float(e.get("cost_usd") or p.get("cost_usd", 0.0))
             if e.get("elapsed_s") is not None:

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import TextIO
 
 from ptysup.argspec import ArgSpec
-from ptysup.batch import prune
+from ptysup.batch import prune, state
 from ptysup.store.listing import describe
 from ptysup.store.rundir import RUNS_DIR, RunNotFound, run_dirs
-from ptysup.views.table import render
+from ptysup.views.table import render, render_batches
 
 USAGE = (
     "usage: ptysup runs [--json] [--watch] [-n N]   (the newest N runs of this directory, "
@@ -61,8 +61,10 @@ def main(args: Sequence[str], out: TextIO = sys.stdout, runs_dir: Path = RUNS_DI
     except RunNotFound as exc:
         print(f"ptysup: runs: {exc}", file=sys.stderr)
         return 2
-    if as_json:
-        out.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
+    batches = state.rows(runs_dir)
+    if as_json:  # runs as they were (a list); a batch's row is marked by its "batch" key
+        out.write(json.dumps([*batches, *rows], indent=2, ensure_ascii=False) + "\n")
     else:
+        render_batches(batches, out)
         render(rows, out)
     return 0

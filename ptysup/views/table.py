@@ -18,9 +18,12 @@ def render(rows: list[dict[str, Any]], out: TextIO, now: float | None = None) ->
     if not rows:
         out.write(f"no runs in {RUNS_DIR}/\n")
         return
-    table = [("RUN", "STATE", "STEP", "ITER", "ELAPSED", "COST", "TASK")]
+    table = [("RUN", "STATE", "OUTCOME", "STEP", "ITER", "PARTS", "ELAPSED", "COST", "TASK")]
     for r in rows:
         step = f"{r['step_index']}/{r['steps_of']} {r['step']}" if r["step"] else "-"
+        outcome = r.get("outcome") or "-"
+        if r.get("reason"):  # why, in a few words: the whole reason is in `runs --json`
+            outcome = _cut(f"{outcome}: {' '.join(str(r['reason']).split())}", 40)
         more = "+" if r.get("log_incomplete") else ""  # at least this much: the log is cut
         its = f"{r['iterations']}{more}" + (f"/{r['max_iter']}" if r["max_iter"] else "")
         task = " ".join(str(r["task"] or "").split())
@@ -30,13 +33,15 @@ def render(rows: list[dict[str, Any]], out: TextIO, now: float | None = None) ->
             (
                 r["run_id"],
                 r["state"],
+                outcome,
                 step,
                 its,
+                str(r.get("parts") or 1),
                 format_elapsed(
                     r["elapsed_s"] if now is None else elapsed(r["elapsed_s"], r["clock_from"], now)
                 ),
                 f"${r['cost_usd']:.4f}{more}",
-                task if len(task) <= 60 else task[:59] + "…",
+                _cut(task, 60),
             )
         )
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]) - 1)]
@@ -46,3 +51,22 @@ def render(rows: list[dict[str, Any]], out: TextIO, now: float | None = None) ->
     for r in rows:  # said once per run, under the table: its row may be missing events
         if r.get("unreadable_lines"):
             out.write(skipped_note(r["unreadable_lines"], f"run {r['run_id']}'s event log") + "\n")
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def render_batches(rows: list[dict[str, Any]], out: TextIO) -> None:
+    """Each batch as one row (its tasks done / running / queued / failed), above the runs."""
+    if not rows:
+        return
+    table = [("BATCH", "STATE", "DONE", "RUNNING", "QUEUED", "FAILED", "FILE")]
+    for b in rows:
+        counts = (str(b[k]) for k in ("done", "running", "queued", "failed"))
+        table.append((b["batch"], b["state"], *counts, str(b["tasks_file"])))
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]) - 1)]
+    for row in table:
+        cells = [c.ljust(w) for c, w in zip(row[:-1], widths, strict=True)]
+        out.write("  ".join([*cells, row[-1]]).rstrip() + "\n")
+    out.write("\n")

@@ -114,3 +114,44 @@ def test_a_run_with_unreadable_log_lines_is_shown_and_says_so(
         )
         expect(page.locator("#decisions li")).to_have_count(1)
     assert watched.errors == []
+
+
+def test_the_page_tells_outcome_reason_parts_a_rejected_complete_and_a_batch(
+    watched: Watched, tmp_path: Path
+) -> None:
+    from ptysup.batch import state
+
+    run_dir = make_run(
+        tmp_path, DONE, task="Fix it", decisions=[("complete", "done"), ("complete", "green")]
+    )
+    events = [json.loads(line) for line in run_dir.default_events.read_text().splitlines()]
+    first = next(i for i, e in enumerate(events) if e["event"] == "decision")
+    verify = {"event": "verify", "ts": events[first]["ts"], "iteration": 1, "passed": False}
+    resume = {"event": "run_resume", "ts": events[first]["ts"], "part": 2}
+    events[first + 1 : first + 1] = [verify, resume]
+    events[-1]["reason"] = "the tests pass"
+    run_dir.default_events.write_text("".join(json.dumps(e) + "\n" for e in events))
+    folder = tmp_path / ".ptysup" / "runs" / state.BATCHES_DIR / "TASKS-0123456789"
+    folder.mkdir(parents=True)
+    tasks = [
+        {"id": "a", "phase": "ended", "run_id": DONE, "outcome": "complete", "exit_code": 0},
+        {"id": "b", "phase": "queued"},
+    ]
+    head = {"tasks_file": "/p/TASKS.yaml", "base": None, "pid": 1, "started": 5.0}
+    (folder / state.STATE_FILE).write_text(json.dumps({**head, "ended": None, "tasks": tasks}))
+    page = watched.page
+    with served(tmp_path) as server:
+        page.goto(server.url)
+        row = page.locator(f'#runs tbody tr[data-run-id="{DONE}"]')
+        expect(row.locator("td.outcome")).to_have_text("complete: the tests pass", timeout=WAIT_MS)
+        expect(row.locator("td.parts")).to_have_text("2")
+        batch = page.locator("#batches tbody tr")
+        expect(batch).to_have_count(1)
+        expect(batch.locator("td")).to_have_text(
+            ["TASKS-0123456789", "crashed", "1", "0", "1", "0", "/p/TASKS.yaml"]
+        )
+        row.click()
+        decisions = page.locator("#decisions li .action")
+        expect(decisions).to_have_text(["complete (rejected by verify)", "complete"])
+        expect(page.locator("#detail-outcome")).to_contain_text("resumed: 2 parts")
+    assert watched.errors == []

@@ -4,6 +4,7 @@ own worktrees and branches, committed (never merged), the summary, prune, signal
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -326,3 +327,85 @@ def test_on_complete_pr_pushes_the_branch_and_opens_a_pull_request_with_gh(
     assert args[args.index("--head") + 1] == "ptysup/feature"
     assert args[args.index("--base") + 1] == current
     assert task["run_id"] in args[args.index("--body") + 1]
+
+
+def _run_id_of(project: Path, task_id: str) -> str:
+    """The run of `task_id` as the batch's state file says (its run ids are minted as
+    each task starts)."""
+    found = list((project / ".ptysup" / "runs" / "batches").glob("*/state.json"))
+    if not found:  # the batch has not started yet
+        return ""
+    tasks = json.loads(found[0].read_text())["tasks"]
+    return next(t["run_id"] for t in tasks if t["id"] == task_id) or ""
+
+
+def _started(project: Path, task_id: str) -> bool:
+    run_id = _run_id_of(project, task_id)
+    log = project / ".ptysup" / "runs" / run_id / "events.jsonl"
+    return bool(run_id) and log.is_file() and '"inject"' in log.read_text()
+
+
+def test_a_batch_killed_with_sigkill_is_finished_by_running_it_again(
+    rig: Callable[..., Rig],
+) -> None:
+    # done: completes before the kill. orphan: still working when the batch dies, goes on
+    # alone and is waited for. cut: killed with it (a reboot), resumed. queued: never began.
+    r = rig(
+        {
+            "agent": [
+                _writes_its_file("done", delay=0),
+                _writes_its_file("orphan", delay=40),
+                {**_writes_its_file("cut", delay=300), "times": 1},
+                _writes_its_file("cut", delay=0),  # the resumed agent asks again
+                _writes_its_file("queued", delay=0),
+            ],
+            "supervisor": [{"reply": "[COMPLETE] written"}],
+        }
+    )
+    base = _repo(r.project)
+    tasks = _tasks_file(r.project, ["done", "orphan", "cut", "queued"])
+    proc = r.start("batch", str(tasks), "--jobs", "2")
+    runs = r.project / ".ptysup" / "runs"
+    try:
+        wait_for(lambda: _started(r.project, "cut"), 180, "the third task to get its task")
+        first = {i: _run_id_of(r.project, i) for i in ("done", "orphan", "cut")}
+        done_commit = _git(r.project, "rev-parse", "ptysup/done").strip()
+        assert done_commit != base  # committed before the kill
+        again = _batch(r, str(tasks))  # while the batch lives: refused, nothing touched
+        assert again.returncode == 2 and "is already running" in again.stderr, again.stderr
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        proc.kill()
+    # The cut task's run dies too (as in a reboot); the orphan's lives on without its batch.
+    cut_pid = int((runs / first["cut"] / "lock").read_text())
+    os.killpg(cut_pid, signal.SIGKILL)
+    orphan_pid = int((runs / first["orphan"] / "lock").read_text())
+    os.kill(orphan_pid, 0)  # alive
+    assert "locked" in _git(r.project, "worktree", "list", "--porcelain")
+
+    done = _batch(r, str(tasks), "--jobs", "2", "--summary-json", "s.json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    by_id = {t["id"]: t for t in json.loads((r.project / "s.json").read_text())["tasks"]}
+    assert all((t["outcome"], t["exit_code"]) == ("complete", 0) for t in by_id.values())
+    # Completed before the kill: kept, not run again.
+    assert by_id["done"]["run_id"] == first["done"]
+    assert _git(r.project, "rev-parse", "ptysup/done").strip() == done_commit
+    assert [e["event"] for e in read_events(runs / first["done"] / "events.jsonl")].count(
+        "run_start"
+    ) == 1
+    # The orphan was waited for (one part, never resumed) and its work committed.
+    assert by_id["orphan"]["run_id"] == first["orphan"]
+    orphan_events = [e["event"] for e in read_events(runs / first["orphan"] / "events.jsonl")]
+    assert "run_resume" not in orphan_events and orphan_events[-1] == "run_end"
+    assert "orphan" in done.stdout  # its line while it was waited for
+    assert _git(r.project, "show", "ptysup/orphan:orphan.txt") == "work of orphan\n"
+    # The cut run was resumed: the same run, a second part, its conversation reopened.
+    assert by_id["cut"]["run_id"] == first["cut"]
+    cut_events = read_events(runs / first["cut"] / "events.jsonl")
+    resumes = [e for e in cut_events if e["event"] == "run_resume"]
+    assert len(resumes) == 1 and cut_events[-1]["outcome"] == "complete"
+    # The queued task started now, in a run minted as it started.
+    assert by_id["queued"]["run_id"] not in first.values()
+    assert _git(r.project, "show", "ptysup/queued:queued.txt") == "work of queued\n"
+    assert "locked" not in _git(r.project, "worktree", "list", "--porcelain")

@@ -356,3 +356,19 @@ def test_an_api_error_codex_shows_ends_the_turn_without_a_stop_hook(
     assert wait["reason"] == first["detail"]
     assert second["kind"] == "stop" and second["detail"] == "Recovered."
     assert len(_hooks(run.events, "Stop")) == 1
+
+
+def test_the_persons_own_codex_hooks_still_run_beside_ptysups(
+    codex_rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    # ptysup's hooks are -c options: the person's Stop hook in their config.toml must
+    # still run (removes nothing the person configured).
+    r = codex_rig({"agent": SIMPLE_AGENT, "supervisor": [{"reply": "[COMPLETE] done"}]})
+    mark = tmp_path / "user-stop-hook-ran"
+    config = Path(r.env["CODEX_HOME"]) / "config.toml"
+    hook = f'[[hooks.Stop]]\nhooks = [{{type = "command", command = "touch {mark}"}}]\n'
+    config.write_text(config.read_text() + "\n" + hook)
+    run = r.run("say hi")
+    assert run.code == 0, run.stdout + run.stderr
+    assert [e["kind"] for e in run.named("turn_end")] == ["stop"]  # ptysup's own ran
+    assert mark.exists()  # and the person's

@@ -416,3 +416,21 @@ def test_the_demo_runs_with_gemini_as_agent_and_supervisor(gemini_bin: Path) -> 
     assert "agent: gemini --approval-mode auto_edit" in done.stderr
     assert "supervisor: gemini -p ''" in done.stdout
     assert "the sample project's tests pass" in done.stderr
+
+
+def test_the_persons_own_gemini_hooks_still_run_beside_ptysups(
+    rig: Callable[..., GeminiRig], tmp_path: Path
+) -> None:
+    # ptysup's hooks come in a system settings file: the person's AfterAgent hook in
+    # their own settings.json must still run (removes nothing the person configured).
+    r = rig({"agent": [{"reply": "Hello."}], "supervisor": [{"reply": "[COMPLETE] done"}]})
+    mark = tmp_path / "user-after-agent-hook-ran"
+    settings_path = r.home / ".gemini" / "settings.json"
+    settings = json.loads(settings_path.read_text())
+    mine = {"type": "command", "name": "mine", "command": f"touch {mark}"}
+    settings["hooks"] = {"AfterAgent": [{"matcher": "", "hooks": [mine]}]}
+    settings_path.write_text(json.dumps(settings))
+    run = r.run("say hi")
+    assert run.code == 0, run.stdout + run.stderr
+    assert [e["kind"] for e in run.named("turn_end")] == ["stop"]  # ptysup's own ran
+    assert mark.exists()  # and the person's

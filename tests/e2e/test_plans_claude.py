@@ -346,9 +346,11 @@ def test_a_live_run_is_refused_and_runs_lists_every_state(rig: Callable[..., Rig
         proc.wait(timeout=30)
     text = _run(r, "runs")
     lines = text.stdout.splitlines()
-    assert lines[0].split() == ["RUN", "STATE", "STEP", "ITER", "ELAPSED", "COST", "TASK"]
-    assert lines[1].split()[1:3] == ["failed", "-"] and lines[1].endswith("slow task")
-    assert lines[2].split()[1:4] == ["done", "-", "1/50"] and lines[2].endswith("quick task")
+    head = ["RUN", "STATE", "OUTCOME", "STEP", "ITER", "PARTS", "ELAPSED", "COST", "TASK"]
+    assert lines[0].split() == head
+    assert lines[1].split()[1:3] == ["failed", "signal:"] and lines[1].endswith("slow task")
+    assert lines[2].split()[1:3] == ["done", "complete:"] and lines[2].endswith("quick task")
+    assert " 1/50 " in lines[2]
 
 
 def test_in_a_terminal_a_resumed_run_shows_the_earlier_conversation(
@@ -391,3 +393,35 @@ def test_in_a_terminal_a_resumed_run_shows_the_earlier_conversation(
     # Claude Code reopened the conversation: the person sees its earlier turns again.
     assert any("I will remember PINEAPPLE." in p and "ptysup 2/50" in p for p in seen)
     assert "ptysup: complete after 2 iteration(s) (exit 0)" in after
+
+
+def test_a_conversation_the_agent_never_saved_starts_afresh_on_resume(
+    rig: Callable[..., Rig],
+) -> None:
+    # A run killed in the second or two after its task was typed, before Claude Code
+    # wrote the conversation's file, has nothing to reopen: `--resume <id>` would end
+    # Claude Code at once ("No conversation found"), exit 4. Here the file is removed.
+    r = rig(
+        {
+            "agent": [{"reply": "Working on it."}],
+            "supervisor": [
+                {"match": RESUMED, "reply": "[COMPLETE] fine now"},
+                {"reply": "[CONTINUE] go on"},
+            ],
+        }
+    )
+    first = _run(r, "do the thing", "--max-iter", "1", "--agent-cmd", AGENT)
+    assert first.code == 3
+    session = json.loads((_the_run(r) / "run.json").read_text())["session_id"]
+    saved = list(Path(r.env["CLAUDE_CONFIG_DIR"], "projects").glob(f"*/{session}.jsonl"))
+    assert saved
+    for path in saved:
+        path.unlink()
+    resumed = _run(r, "resume", "last", "--max-iter", "3")
+    assert resumed.code == 0, resumed.stdout + resumed.stderr
+    events = read_events(_the_run(r) / "events.jsonl")
+    warned = [e["message"] for e in events if e["event"] == "warning"]
+    assert f"the agent never saved conversation {session}: a new one starts" in warned
+    starts = [e for e in events if e["event"] == "agent_start"]
+    assert [s["session_id"] for s in starts] == [session, session]
+    assert events[-1]["outcome"] == "complete"

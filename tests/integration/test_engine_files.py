@@ -8,6 +8,7 @@ ptysup's own exit codes, inputs reach shells only through `env:`, every action i
 
 from __future__ import annotations
 
+import io
 import re
 import shutil
 import signal
@@ -20,6 +21,7 @@ from typing import Any
 import pytest
 import yaml
 
+from ptysup.batch import command, taskrun
 from ptysup.exitcodes import ExitCode
 from ptysup.terminal.signals import STOP_SIGNALS
 from ptysup.testing.lint_tools import actionlint
@@ -113,18 +115,51 @@ def kustomize(path: Path) -> list[dict[str, Any]]:
 
 
 def kubernetes_validate(
-    docs: list[dict[str, Any]], tmp_path: Path
+    docs: list[dict[str, Any]], tmp_path: Path, version: str | None = None
 ) -> subprocess.CompletedProcess[str]:
     rendered = tmp_path / "rendered.yaml"
     rendered.write_text(yaml.safe_dump_all(docs))
-    return run(tool("kubernetes-validate"), "--strict", str(rendered))
+    release = ["-k", version] if version else []
+    return run(tool("kubernetes-validate"), "--strict", *release, str(rendered))
 
 
-def test_the_kustomize_base_renders_and_validates(tmp_path: Path) -> None:
+def k8s_versions() -> list[str]:
+    """Every Kubernetes release from 1.29 that kubernetes-validate knows."""
+    from ptysup.testing.k8s_versions import known_from
+
+    found = known_from("1.29")
+    assert "1.29.0" in found and "1.34.0" in found, found
+    return found
+
+
+@pytest.mark.parametrize("version", k8s_versions())
+def test_the_kustomize_base_renders_and_validates(tmp_path: Path, version: str) -> None:
     docs = kustomize(K8S)
     assert sorted(d["kind"] for d in docs) == ["ConfigMap", "Job"]
-    done = kubernetes_validate(docs, tmp_path)
+    done = kubernetes_validate(docs, tmp_path, version)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_base_job_is_sized_by_the_generator_from_its_tasks() -> None:
+    out = io.StringIO()
+    assert command.plan_main([str(K8S / "TASKS.yaml"), "--format", "k8s"], out, {}) == 0
+    assert (K8S / "job-size.yaml").read_text() == out.getvalue()
+    raw = next(d for d in yaml.safe_load_all((K8S / "job.yaml").read_text()) if d)
+    assert "completions" not in raw["spec"] and "parallelism" not in raw["spec"]
+    spec = the_job()["spec"]
+    assert (spec["completions"], spec["parallelism"]) == (1, 1)
+
+
+def test_the_generator_sizes_a_job_from_jobs_and_the_tasks(tmp_path: Path) -> None:
+    tasks = tmp_path / "TASKS.yaml"
+    tasks.write_text(
+        "jobs: 2\ntasks:\n" + "".join(f"  - {{id: t{i}, task: x}}\n" for i in range(5))
+    )
+    out = io.StringIO()
+    assert command.plan_main([str(tasks), "--format", "k8s"], out, {}) == 0
+    patch = yaml.safe_load(out.getvalue())
+    assert patch["metadata"]["name"] == the_job()["metadata"]["name"]
+    assert patch["spec"] == {"completions": 5, "parallelism": 2}
 
 
 def test_kubernetes_validate_rejects_a_misspelt_job(tmp_path: Path) -> None:
@@ -134,38 +169,73 @@ def test_kubernetes_validate_rejects_a_misspelt_job(tmp_path: Path) -> None:
     assert kubernetes_validate(docs, tmp_path).returncode != 0
 
 
-def test_the_readme_overlay_sets_tasks_image_count_and_secret(tmp_path: Path) -> None:
+def test_the_kubernetes_validator_sees_the_status_missing_before_1_35(tmp_path: Path) -> None:
+    docs = kustomize(K8S)
+    job = next(d for d in docs if d["kind"] == "Job")
+    del job["spec"]["podFailurePolicy"]["rules"][0]["onPodConditions"][0]["status"]
+    assert kubernetes_validate(docs, tmp_path, "1.33.0").returncode != 0
+
+
+def test_the_docs_overlay_built_as_a_person_builds_it_validates_on_every_release(
+    tmp_path: Path,
+) -> None:
     overlay = tmp_path / "overlay"
     overlay.mkdir()
     shutil.copytree(K8S, tmp_path / "ptysup-base")
-    (overlay / "kustomization.yaml").write_text(docs_block("kustomization.yaml"))
+    for name in ("kustomization.yaml", "state.yaml"):
+        (overlay / name).write_text(docs_block(name))
     (overlay / "TASKS.yaml").write_text("tasks:\n  - id: a\n    task: A\n  - id: b\n    task: B\n")
     (overlay / "anthropic.env").write_text("ANTHROPIC_API_KEY=sk-ant-example\n")
+    (overlay / "git.env").write_text("PTYSUP_GIT_TOKEN=example-token\n")
+    # The docs' own commands, as a person types them in the overlay's folder.
+    commands = docs_block("sh", lang="sh", first="ptysup batch plan").splitlines()
+    assert commands[0] == "ptysup batch plan TASKS.yaml --format k8s > job-size.yaml"
+    made = subprocess.run(
+        [sys.executable, "-m", "ptysup", "batch", "plan", "TASKS.yaml", "--format", "k8s"],
+        cwd=overlay,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    (overlay / "job-size.yaml").write_text(made.stdout)
     docs = kustomize(overlay)
-    assert kubernetes_validate(docs, tmp_path).returncode == 0
-    by_kind = {d["kind"]: d for d in docs}
-    job, tasks, secret = by_kind["Job"], by_kind["ConfigMap"], by_kind["Secret"]
+    for version in k8s_versions():
+        done = kubernetes_validate(docs, tmp_path, version)
+        assert done.returncode == 0, (version, done.stdout + done.stderr)
+    by_kind = {d["kind"]: d for d in docs if d["kind"] != "Secret"}
+    secrets = {d["metadata"]["name"]: d for d in docs if d["kind"] == "Secret"}
+    job, tasks, claim = by_kind["Job"], by_kind["ConfigMap"], by_kind["PersistentVolumeClaim"]
     assert "id: b" in tasks["data"]["TASKS.yaml"]
-    assert job["spec"]["completions"] == 2
+    assert (job["spec"]["completions"], job["spec"]["parallelism"]) == (2, 2)
     pod = job["spec"]["template"]["spec"]
     container = pod["containers"][0]
     assert container["image"] == "registry.example/ptysup:0.1.0"
-    assert pod["containers"][0]["env"][0] == {
+    assert container["env"][0] == {
         "name": "PTYSUP_REPOSITORY",
         "value": "https://git.example/team/project.git",
     }
-    assert pod["volumes"][0]["configMap"]["name"] == tasks["metadata"]["name"]
-    key_ref = next(e for e in container["env"] if e["name"] == "ANTHROPIC_API_KEY")
-    assert key_ref["valueFrom"]["secretKeyRef"]["name"] == secret["metadata"]["name"]
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    assert volumes["tasks"]["configMap"]["name"] == tasks["metadata"]["name"]
+    assert volumes["state"]["persistentVolumeClaim"]["claimName"] == claim["metadata"]["name"]
+    refs = {
+        e["name"]: e["valueFrom"]["secretKeyRef"]
+        for e in container["env"]
+        if "secretKeyRef" in e.get("valueFrom", {})
+    }
+    for env_name, ref in refs.items():
+        assert ref["name"] in secrets and env_name == ref["key"], (env_name, ref)
+    assert set(refs) == {"ANTHROPIC_API_KEY", "PTYSUP_GIT_TOKEN"}
 
 
-def docs_block(marker: str) -> str:
-    """The code block of the docs' scaling-out page whose first line names MARKER."""
+def docs_block(marker: str, lang: str = "ya?ml", first: str | None = None) -> str:
+    """The code block of the docs' scaling-out page whose first line names MARKER (or,
+    given `first`, starts with it)."""
     section = (ROOT / "docs" / "scaling-out.md").read_text(encoding="utf-8")
-    for block in re.findall(r"```ya?ml\n(.*?)```", section, re.S):
-        if block.splitlines()[0].strip() == f"# {marker}":
+    for block in re.findall(rf"```{lang}\n(.*?)```", section, re.S):
+        head = block.splitlines()[0].strip()
+        if head == f"# {marker}" or (first is not None and head.startswith(first)):
             return str(block)
-    raise AssertionError(f"no ```yaml block starting with '# {marker}' in docs/scaling-out.md")
+    raise AssertionError(f"no ```{lang} block starting with '# {marker}' in docs/scaling-out.md")
 
 
 def shell_scripts() -> list[tuple[str, str, str]]:
@@ -207,13 +277,15 @@ def the_job() -> dict[str, Any]:
     return next(d for d in kustomize(K8S) if d["kind"] == "Job")
 
 
-def test_the_job_retries_only_api_errors_and_signals() -> None:
+def test_the_job_retries_only_api_errors_signals_a_killed_agent_and_a_failed_push() -> None:
     spec = the_job()["spec"]
     rules = spec["podFailurePolicy"]["rules"]
     assert [r["action"] for r in rules] == ["Ignore", "Count", "FailIndex"]
-    assert rules[0]["onPodConditions"] == [{"type": "DisruptionTarget"}]
+    assert rules[0]["onPodConditions"] == [{"type": "DisruptionTarget", "status": "True"}]
     retried = {ExitCode.API_ERROR, *(ExitCode.for_signal(s) for s in STOP_SIGNALS)}
     retried.add(ExitCode.for_signal(signal.SIGKILL))  # the kubelet's kill, an OOM kill
+    assert ExitCode.for_signal(signal.SIGKILL) == taskrun.AGENT_KILLED  # the agent's OOM kill
+    retried.add(taskrun.PUSH_FAILED)
     assert rules[1]["onExitCodes"]["operator"] == "In"
     assert set(rules[1]["onExitCodes"]["values"]) == retried
     assert rules[2]["onExitCodes"] == {
@@ -234,21 +306,31 @@ def test_the_job_retries_only_api_errors_and_signals() -> None:
     assert spec["backoffLimitPerIndex"] >= 1
 
 
-def test_each_pod_runs_its_index_of_the_batch_as_a_non_root_user() -> None:
-    pod = the_job()["spec"]["template"]["spec"]
+def test_each_pod_runs_its_index_on_the_state_volume_as_a_non_root_user() -> None:
+    spec = the_job()["spec"]
+    pod = spec["template"]["spec"]
     container = pod["containers"][0]
     script = container["args"][0]
     assert 'exec ptysup batch run /tasks/TASKS.yaml --index "$JOB_COMPLETION_INDEX"' in script
+    assert '--runs-dir "$here/runs" --push origin' in script
+    assert 'here="/state/$PTYSUP_JOB_UID/$JOB_COMPLETION_INDEX"' in script
     assert {"name": "tasks", "mountPath": "/tasks", "readOnly": True} in container["volumeMounts"]
     assert pod["securityContext"]["runAsNonRoot"] is True
     assert container["securityContext"]["readOnlyRootFilesystem"] is True
     writable = {m["mountPath"] for m in container["volumeMounts"] if not m.get("readOnly")}
-    assert writable >= {"/work", "/tmp"}
-    for name in ("HOME", "CLAUDE_CONFIG_DIR"):
-        value = next(e["value"] for e in container["env"] if e["name"] == name)
-        assert any(value.startswith(w) for w in writable), (name, value)
+    assert writable == {"/state", "/tmp"}
+    state = next(v for v in pod["volumes"] if v["name"] == "state")
+    assert "persistentVolumeClaim" in state  # not an emptyDir: it outlives the pod
+    env = {e["name"]: e for e in container["env"]}
+    uid = env["PTYSUP_JOB_UID"]["valueFrom"]["fieldRef"]["fieldPath"]
+    assert uid == "metadata.labels['batch.kubernetes.io/controller-uid']"
+    # Default budgets for every task, and a deadline for the whole Job.
+    assert env["PTYSUP_MAX_TIME"]["value"] == "1h" and env["PTYSUP_MAX_COST"]["value"] == "5"
+    assert spec["activeDeadlineSeconds"] >= 3600
     memory = container["resources"]["requests"]["memory"]
-    assert memory.endswith("Mi") and 300 <= int(memory[:-2]) <= 500
+    limit = container["resources"]["limits"]["memory"]
+    assert memory.endswith("Mi") and limit.endswith("Mi")
+    assert 451 < int(memory[:-2]) < int(limit[:-2])  # above the issue's idle run (451 MB)
 
 
 def run_scripts(doc: dict[str, Any]) -> list[str]:

@@ -70,3 +70,16 @@ def test_an_unknown_agent_name_is_one_line_and_exit_2(tmp_path: Path) -> None:
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "--agent" in lines[0] and "cursor" in lines[0], done.stderr
+
+
+def test_claude_codes_saved_conversation_is_found_in_its_config_dir(tmp_path: Path) -> None:
+    from ptysup.agents.claude.profile import conversation_saved
+
+    env = {"CLAUDE_CONFIG_DIR": str(tmp_path / "cfg"), "HOME": str(tmp_path / "home")}
+    assert not conversation_saved("0b5d", env)
+    (tmp_path / "cfg" / "projects" / "-work-x").mkdir(parents=True)
+    (tmp_path / "cfg" / "projects" / "-work-x" / "0b5d.jsonl").write_text("{}\n")
+    assert conversation_saved("0b5d", env)
+    assert not conversation_saved("0b5d", {"HOME": str(tmp_path / "home")})  # ~/.claude
+    assert registry.find(("claude",)).saved("0b5d", env)
+    assert registry.find(("aider",)).saved("anything", {})  # unknown: assumed saved

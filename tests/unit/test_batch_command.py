@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -31,7 +32,7 @@ def tasks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_plan_as_a_github_matrix_holds_only_ids(tasks: Path) -> None:
     out = io.StringIO()
-    assert command.plan_main([str(tasks), "--format", "github-matrix"], out) == 0
+    assert command.plan_main([str(tasks), "--format", "github-matrix"], out, {}) == 0
     assert out.getvalue() == '{"include": [{"id": "cache"}, {"id": "docs"}]}\n'
     assert "Add a cache" not in out.getvalue()
 
@@ -41,14 +42,14 @@ def test_plan_as_json_prints_a_tasks_secrets_redacted(tmp_path: Path) -> None:
     path = tmp_path / "TASKS.yaml"
     path.write_text(f"tasks:\n  - {{id: a, task: 'use {token} to push'}}\n")
     out = io.StringIO()
-    assert command.plan_main([str(path)], out) == 0
+    assert command.plan_main([str(path)], out, {}) == 0
     task = json.loads(out.getvalue())["tasks"][0]["task"]
     assert token not in task and task.startswith("use [REDACTED")
 
 
 def test_plan_as_json_holds_the_resolved_tasks(tasks: Path) -> None:
     out = io.StringIO()
-    assert command.plan_main([str(tasks), "--format=json"], out) == 0
+    assert command.plan_main([str(tasks), "--format=json"], out, {}) == 0
     data = json.loads(out.getvalue())
     assert data["tasks"][1] == {
         "id": "docs",
@@ -162,3 +163,167 @@ def test_an_unknown_variable_does_not_muddle_a_task_s_error(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "task 'cache': Invalid value" in err
     assert "COLOUR" not in err
+
+
+@pytest.mark.parametrize(
+    ("text", "files", "env", "words"),
+    [
+        # A task's plan file that is not there, or that a run would refuse.
+        ("tasks:\n  - id: a\n    task: x\n  - id: b\n    plan: nope.yaml\n", {}, {}, ":4: task"),
+        (
+            "tasks:\n  - id: a\n    plan: p.yaml\n",
+            {"p.yaml": "steps:\n  - id: s\n    task: x\n"},
+            {},
+            ":2: task 'a': p.yaml:3: unknown key",
+        ),
+        # max-iter 0 from the environment or the config file: every run would refuse it.
+        ("tasks:\n  - {id: a, task: x}\n", {}, {"PTYSUP_MAX_ITER": "0"}, ":2: task 'a': "),
+        ("tasks:\n  - {id: a, task: x}\n", {".ptysup.yaml": "max-iter: 0\n"}, {}, ":2: task 'a'"),
+        ("tasks:\n  - {id: a, task: x}\n  - {id: b, task: y}\nmax-iter: 0\n", {}, {}, ":4: max-i"),
+        ("", {}, {}, "TASKS.yaml:1: expected a mapping"),
+    ],
+)
+def test_batch_plan_refuses_what_batch_refuses_naming_file_and_line(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    text: str,
+    files: dict[str, str],
+    env: dict[str, str],
+    words: str,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "TASKS.yaml").write_text(text)
+    for name, content in files.items():
+        (tmp_path / name).write_text(content)
+    for args in (["batch", "plan", "TASKS.yaml"], ["batch", "TASKS.yaml"]):
+        assert main(args, {"PATH": "/usr/bin:/bin", **env}) == 2, args
+        err = capsys.readouterr().err
+        assert err.startswith("ptysup: TASKS.yaml:") and err.count("\n") == 1, err
+        assert words in err, err
+    assert not (tmp_path / ".ptysup").exists()
+
+
+def test_batch_plan_leaves_the_machine_s_commands_to_the_tasks_own_runners(
+    tasks: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The plan job of a CI matrix need not have the tasks' verify command installed.
+    tasks.write_text("verify: no-such-check\ntasks:\n  - {id: a, task: x}\n")
+    assert main(["batch", "plan", "TASKS.yaml"], {"PATH": "/usr/bin:/bin"}) == 0
+    assert main(["batch", "TASKS.yaml"], {"PATH": "/usr/bin:/bin"}) == 2
+    assert "TASKS.yaml:3: task 'a': verify command not found" in capsys.readouterr().err
+
+
+GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@e"]
+
+
+def _git_repo(path: Path) -> str:
+    git = GIT
+    subprocess.run([*git, "init", "-q"], cwd=path, check=True)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "base"], cwd=path, check=True)
+    return _out(path, "rev-parse", "HEAD")
+
+
+def _out(cwd: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def _summary(path: Path) -> dict[str, dict[str, object]]:
+    return {t["id"]: t for t in json.loads(path.read_text())["tasks"]}
+
+
+def test_a_rerun_goes_on_with_interrupted_tasks_and_fresh_starts_over(
+    tasks: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # An agent that exits at once: each task ends agent_exited (interrupted, resumed).
+    quick = 'agent-cmd: "true"\nsupervisor-cmd: "true"\n'
+    tasks.write_text(quick + "tasks:\n  - {id: a, task: x}\n  - {id: b, task: y}\n")
+    base = _git_repo(tasks.parent)
+    env = {"PATH": "/usr/bin:/bin"}
+    assert main(["batch", "TASKS.yaml", "--summary-json", "1.json"], env) == 1
+    first = _summary(tasks.parent / "1.json")
+    assert {t["outcome"] for t in first.values()} == {"agent_exited"}
+    # Work left on a branch by hand: a rerun keeps it, --fresh removes it.
+    tree = tasks.parent / ".ptysup" / "worktrees" / "a"
+    subprocess.run([*GIT, "commit", "-q", "--allow-empty", "-m", "by hand"], cwd=tree, check=True)
+    by_hand = _out(tasks.parent, "rev-parse", "ptysup/a")
+    assert main(["batch", "TASKS.yaml", "--summary-json", "2.json"], env) == 1
+    second = _summary(tasks.parent / "2.json")
+    assert [second[i]["run_id"] for i in "ab"] == [first[i]["run_id"] for i in "ab"]
+    for t in second.values():  # the same run, resumed: a second part
+        log = tasks.parent / ".ptysup" / "runs" / str(t["run_id"]) / "events.jsonl"
+        assert '"run_resume"' in log.read_text()
+    assert _out(tasks.parent, "rev-parse", "ptysup/a") == by_hand
+    assert main(["batch", "TASKS.yaml", "--fresh", "--summary-json", "3.json"], env) == 1
+    third = _summary(tasks.parent / "3.json")
+    assert not {t["run_id"] for t in third.values()} & {t["run_id"] for t in first.values()}
+    assert _out(tasks.parent, "rev-parse", "ptysup/a") == base  # made anew from the base
+    assert "locked" not in _out(tasks.parent, "worktree", "list", "--porcelain")
+    capsys.readouterr()
+
+
+def test_a_task_that_ended_for_good_is_kept_by_a_rerun(tasks: Path) -> None:
+    from ptysup.batch import state
+
+    tasks.write_text('agent-cmd: "true"\nsupervisor-cmd: "true"\ntasks:\n  - {id: a, task: x}\n')
+    _git_repo(tasks.parent)
+    env = {"PATH": "/usr/bin:/bin"}
+    assert main(["batch", "TASKS.yaml"], env) == 1
+    # As if the supervisor had said [ABORT]: a rerun would only repeat it.
+    where = state.folder(tasks.parent / ".ptysup" / "runs", tasks)
+    path = where / state.STATE_FILE
+    path.write_text(path.read_text().replace('"agent_exited"', '"abort"'))
+    assert main(["batch", "TASKS.yaml", "--summary-json", "s.json"], env) == 1
+    (kept,) = _summary(tasks.parent / "s.json").values()
+    assert kept["outcome"] == "abort"
+    log = tasks.parent / ".ptysup" / "runs" / str(kept["run_id"]) / "events.jsonl"
+    assert '"run_resume"' not in log.read_text()
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGKILL, 137), (signal.SIGTERM, 4)])
+def test_batch_run_says_137_when_the_agent_was_killed_with_sigkill(
+    tasks: Path, capsys: pytest.CaptureFixture[str], signum: int, code: int
+) -> None:
+    # The out-of-memory killer's SIGKILL is worth a retry (a Job's podFailurePolicy counts
+    # 137); an agent that ended otherwise is the run's own outcome (4, final).
+    agent = tasks.parent / "agent.sh"
+    agent.write_text(f"#!/bin/sh\nkill -{int(signum)} $$\n")
+    agent.chmod(0o755)
+    tasks.write_text(
+        f"agent-cmd: {agent}\nsupervisor-cmd: 'true'\ntasks:\n  - {{id: a, task: x}}\n"
+    )
+    assert main(["batch", "run", "TASKS.yaml", "--index", "0"], {"PATH": "/usr/bin:/bin"}) == code
+    capsys.readouterr()
+
+
+def test_the_git_credential_helper_gives_the_token_only_for_get() -> None:
+    from ptysup.engines import ci
+
+    out = io.StringIO()
+    assert ci.main(["git-credential", "get"], {"PTYSUP_GIT_TOKEN": "s3cret"}, out) == 0
+    assert out.getvalue() == "username=x-access-token\npassword=s3cret\n"
+    for operation, env in (("store", {"PTYSUP_GIT_TOKEN": "s3cret"}), ("get", {})):
+        out = io.StringIO()
+        assert ci.main(["git-credential", operation], env, out) == 0
+        assert out.getvalue() == ""
+
+
+def test_a_damaged_state_file_is_refused_and_fresh_starts_over(
+    tasks: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ptysup.batch import state
+
+    tasks.write_text('agent-cmd: "true"\nsupervisor-cmd: "true"\ntasks:\n  - {id: a, task: x}\n')
+    _git_repo(tasks.parent)
+    env = {"PATH": "/usr/bin:/bin"}
+    assert main(["batch", "TASKS.yaml"], env) == 1
+    path = state.folder(tasks.parent / ".ptysup" / "runs", tasks) / state.STATE_FILE
+    path.write_text('{"tasks_file": ')  # cut
+    capsys.readouterr()
+    assert main(["batch", "TASKS.yaml"], env) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"ptysup: cannot read {path}") and "--fresh" in err, err
+    assert main(["batch", "TASKS.yaml", "--fresh"], env) == 2  # its branch is not known
+    assert "branch ptysup/a already exists" in capsys.readouterr().err

@@ -33,6 +33,8 @@ def _scheduler(tmp_path: Path, n_tasks: int, jobs: int) -> Scheduler:
         home=tmp_path,
         isolation=None,
         spawn=spawner({}),
+        runs_dir=tmp_path / "runs",
+        new_run_id=lambda: "unused",  # every result has its run id
     )
 
 
@@ -92,3 +94,36 @@ def test_live_state_rereads_a_run_only_when_its_files_change(tmp_path: Path) -> 
     assert live.rows([result])[0].extra["iterations"] == 2
     queued = TaskResult("b", "r2", tmp_path / "runs" / "r2")
     assert live.rows([queued])[0].state == "queued"
+
+
+def test_run_ids_are_minted_as_each_task_starts_so_they_sort_by_start(tmp_path: Path) -> None:
+    (tmp_path / "started").mkdir()
+    (tmp_path / "release").touch()  # every child ends at once
+    tasks = [Task(id=f"t{i}", task="x") for i in range(3)]
+    results = [TaskResult(t.id, "", tmp_path / "runs") for t in tasks]
+    minted: list[str] = []
+
+    def new_run_id() -> str:
+        # Minted when a task starts: by then the tasks before it have started.
+        minted.append(f"run-{len(minted)}-after-{len(list((tmp_path / 'started').iterdir()))}")
+        return minted[-1]
+
+    scheduler = Scheduler(
+        tasks,
+        results,
+        jobs=1,
+        argv=lambda task, _: [sys.executable, "-c", CHILD, str(tmp_path), task.id],
+        home=tmp_path,
+        isolation=None,
+        spawn=spawner({}),
+        runs_dir=tmp_path / "runs",
+        new_run_id=new_run_id,
+    )
+    scheduler.start()
+    assert scheduler.done.wait(60)
+    assert [r.run_id for r in scheduler.results] == [
+        "run-0-after-0",
+        "run-1-after-1",
+        "run-2-after-2",
+    ]
+    assert all(r.run_dir == tmp_path / "runs" / r.run_id for r in scheduler.results)

@@ -275,3 +275,32 @@ def test_clear_is_confirmed_by_the_emptied_composer_not_a_session_start() -> Non
     result = session.clear()
     assert result is not None and result.confirmed, written
     assert b"/clear" in b"".join(written)
+
+
+def test_a_recorded_run_reads_ready_working_ready_and_each_typed_text() -> None:
+    # The demo's run with Codex, recorded by ptysup (fixtures/transcripts/codex/): its
+    # states come from the OSC 7501 reports in the output, as in a run.
+    from ptysup.terminal.record import as_bytes, read_cast
+    from ptysup.terminal.screen import ScreenFeeder, ScreenModel
+
+    cast = Path(__file__).resolve().parents[2] / "fixtures/transcripts/codex/demo.cast"
+    size, events = read_cast(cast)
+    model = ScreenModel(size["height"], size["width"])
+    reports = ScreenFeeder(model, on_update=lambda: None, signal_osc=7501)  # never started
+    profile = CodexProfile()
+    seen: list[tuple[str, str | None]] = []
+    for _, code, data in events:
+        if code == "o":
+            reports.put(as_bytes(data))  # reads the state reports into the model
+            model.feed(as_bytes(data))
+            snap = model.snapshot()
+            now = (profile.screen_state(snap).value, profile.input_text(snap))
+            if not seen or seen[-1] != now:
+                seen.append(now)
+    states = [state for state, _ in seen if state != "unknown"]
+    collapsed = [s for i, s in enumerate(states) if i == 0 or states[i - 1] != s]
+    assert collapsed == ["ready", "working", "ready", "working", "ready"]
+    typed = [text for _, text in seen if text]
+    assert typed[0] == "implement feature X"
+    assert typed[1].startswith("python3 -m unittest fails")
+    assert "/exit" in typed

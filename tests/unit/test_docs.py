@@ -148,3 +148,16 @@ def test_the_performance_page_holds_the_table_as_the_bench_prints_it() -> None:
     assert header in (REPO / "scripts" / "bench.py").read_text()
     page = (DOCS / "performance.md").read_text()
     assert "| measure | result | target | met |\n|---|---|---|---|\n" in page
+
+
+def test_the_readmes_agents_table_names_every_agent_at_its_pinned_release() -> None:
+    from ptysup.agents import registry
+    from ptysup.testing.pins import PINS
+
+    readme = (REPO / "README.md").read_text()
+    agents_page = (DOCS / "agents.md").read_text()
+    for name in registry.NAMES[:-1]:  # the last row is any other program
+        assert f"| `{name}` (" in readme, name
+    for pin in PINS:
+        assert f"`{pin.name}` (" in readme and f" {pin.version})" in readme, pin
+        assert pin.version in agents_page, pin

@@ -6,6 +6,7 @@ import itertools
 import json
 import re
 from collections.abc import Mapping, Sequence
+from glob import escape as glob_escape
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -160,6 +161,18 @@ class ClaudeProfile:
     def blocker(self, snap: ScreenSnapshot) -> Blocker | None:
         """A first-run screen (trust, API key, onboarding, login) or another dialog."""
         return claude_blocker(snap.lines)
+
+
+def conversation_saved(session_id: str, env: Mapping[str, str]) -> bool:
+    """Whether Claude Code saved conversation `session_id`, so `--resume` can reopen it.
+
+    Claude Code 2.1.197 writes `<config dir>/projects/<folder>/<id>.jsonl` a moment after
+    the first prompt, not when it is typed: a run killed in between has no conversation to
+    reopen, and `--resume` would end the agent at once ("No conversation found")."""
+    home = env.get("CLAUDE_CONFIG_DIR") or str(
+        Path(env.get("HOME") or "~").expanduser() / ".claude"
+    )
+    return any(Path(home, "projects").glob(f"*/{glob_escape(session_id)}.jsonl"))
 
 
 def _input_text(lines: Sequence[str], whole: bool = False) -> str | None:

@@ -36,6 +36,11 @@
     return row.max_iter ? row.iterations + "/" + row.max_iter : String(row.iterations);
   }
 
+  function outcome(row) {
+    if (!row.outcome) return "-";
+    return row.reason ? row.outcome + ": " + String(row.reason).split(/\s+/).join(" ") : row.outcome;
+  }
+
   function cost(row) {
     return "$" + Number(row.cost_usd || 0).toFixed(4);
   }
@@ -55,9 +60,11 @@
       tr.append(
         el("td", row.run_id, "run"),
         el("td", row.state, stateClass(row.state)),
+        el("td", outcome(row), "outcome"),
         el("td", String(row.task || "").split(/\s+/).join(" "), "task"),
         el("td", step(row), "step"),
         el("td", iterations(row), "num iterations"),
+        el("td", String(row.parts || 1), "num parts"),
         el("td", cost(row), "num cost"),
         el("td", elapsed(row.elapsed_s), "num elapsed"),
       );
@@ -69,13 +76,37 @@
     document.getElementById("empty").hidden = rows.length > 0;
   }
 
+  function renderBatches(rows) {
+    const table = document.getElementById("batches");
+    const fresh = document.createDocumentFragment();
+    for (const row of rows) {
+      const tr = el("tr");
+      tr.dataset.batch = row.batch;
+      tr.append(
+        el("td", row.batch, "batch"),
+        el("td", row.state, stateClass(row.state)),
+        el("td", row.done, "num done"),
+        el("td", row.running, "num running"),
+        el("td", row.queued, "num queued"),
+        el("td", row.failed, "num failed"),
+        el("td", row.tasks_file, "file"),
+      );
+      fresh.append(tr);
+    }
+    table.querySelector("tbody").replaceChildren(fresh);
+    table.hidden = rows.length === 0;
+  }
+
   function renderDecisions(decisions) {
     const list = document.getElementById("decisions");
     list.replaceChildren(
       ...decisions.map((d) => {
         const li = el("li");
+        // A [COMPLETE] that --verify failed was no completion: the run went on.
+        const action = d.rejected ? d.action + " (rejected by verify)" : d.action;
+        const kind = "action action-" + String(d.action).replace(/[^a-z]/gi, "");
         li.append(
-          el("span", d.action, "action action-" + String(d.action).replace(/[^a-z]/gi, "")),
+          el("span", action, d.rejected ? kind + " rejected" : kind),
           el("span", d.content, "content"),
           el("span", "#" + d.iteration + (d.cost_usd != null ? " · $" + Number(d.cost_usd).toFixed(4) : ""), "meta"),
         );
@@ -132,6 +163,17 @@
     state.textContent = run.state;
     state.className = stateClass(run.state);
     document.getElementById("detail-task").textContent = run.task || "";
+    const ended = document.getElementById("detail-outcome");
+    ended.hidden = !run.outcome;
+    ended.textContent = run.outcome ? "outcome: " + outcome(run) : "";
+    const parts = Number(run.parts || 1);
+    if (parts > 1) ended.textContent += " · resumed: " + parts + " parts";
+    if (parts > 1) ended.hidden = false;
+    const steps = document.getElementById("detail-steps");
+    const done = run.steps_done || [];
+    steps.hidden = !run.step && done.length === 0;
+    steps.textContent = "plan steps done: " + (done.length ? done.join(", ") : "none")
+      + (run.step && run.outcome === null ? " · now: " + step(run) : "");
     // Lines of its event log ptysup could not read: what the page shows may miss events.
     const skipped = document.getElementById("detail-skipped");
     const count = run.unreadable_lines || 0;
@@ -162,6 +204,7 @@
     try {
       const rows = await getJSON("/api/runs");
       renderRuns(rows);
+      renderBatches(await getJSON("/api/batches"));
       setStatus("updated " + new Date().toLocaleTimeString(), false);
       if (selected !== null) await showDetail();
     } catch (err) {

@@ -1,0 +1,100 @@
+"""What the views say of many runs: each run's outcome and reason and its parts in
+`ptysup runs`, a [COMPLETE] that --verify rejected shown as rejected, and a batch's own row
+(tasks done / running / queued / failed) in `runs` and in what `serve`'s page reads."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+from ptysup.batch import state
+from ptysup.serve.api import mark_rejected
+from ptysup.store.listing import describe
+from ptysup.store.rundir import RunDir
+from ptysup.views import runs, table
+
+
+def _run(runs_dir: Path, run_id: str, *events: dict[str, Any]) -> RunDir:
+    run = RunDir(runs_dir / run_id)
+    run.path.mkdir(parents=True)
+    start = {"event": "run_start", "ts": 1.0, "task": "t", "max_iter": 5}
+    lines = [json.dumps(e) for e in (start, *events)]
+    (run.path / "events.jsonl").write_text("\n".join(lines) + "\n")
+    return run
+
+
+def test_the_runs_table_shows_the_outcome_with_its_reason_and_the_parts(tmp_path: Path) -> None:
+    ended = _run(
+        tmp_path,
+        "20261125-100000-aaaaaa",
+        {"event": "run_end", "ts": 2.0, "outcome": "abort", "reason": "the tests cannot pass"},
+        {"event": "run_resume", "ts": 3.0, "part": 2},
+        {"event": "run_end", "ts": 4.0, "outcome": "budget", "reason": "max-iter 5 reached"},
+    )
+    out = io.StringIO()
+    table.render([describe(ended)], out)
+    head, row = out.getvalue().splitlines()[:2]
+    assert head.split()[:6] == ["RUN", "STATE", "OUTCOME", "STEP", "ITER", "PARTS"]
+    # The last part's end is the run's: a resumed run's earlier reason is gone with it.
+    assert "budget: max-iter 5 reached" in row and "abort" not in row
+    assert row.split()[row.split().index("reached") + 3] == "2"  # STEP, ITER, then PARTS
+
+
+def test_a_complete_that_verify_rejected_is_shown_as_rejected() -> None:
+    events = [
+        {"event": "decision", "iteration": 1, "action": "complete", "content": "done"},
+        {"event": "verify", "iteration": 1, "passed": False, "exit_code": 1},
+        {"event": "decision", "iteration": 2, "action": "continue", "content": "fix it"},
+        {"event": "verify", "iteration": 2, "passed": False},  # no [COMPLETE] before it
+        {"event": "decision", "iteration": 3, "action": "complete", "content": "now"},
+        {"event": "verify", "iteration": 3, "passed": True, "exit_code": 0},
+    ]
+    shown = mark_rejected(events)
+    assert [(d["action"], d["rejected"]) for d in shown] == [
+        ("complete", True),
+        ("continue", False),
+        ("complete", False),
+    ]
+
+
+def _batch(runs_dir: Path, tasks: list[dict[str, Any]], ended: float | None) -> Path:
+    where = runs_dir / state.BATCHES_DIR / "TASKS-0123456789"
+    data = {"tasks_file": "/p/TASKS.yaml", "base": None, "pid": 1, "started": 5.0}
+    where.mkdir(parents=True)
+    (where / state.STATE_FILE).write_text(json.dumps({**data, "ended": ended, "tasks": tasks}))
+    return where
+
+
+def test_a_batch_has_its_own_row_counting_its_tasks(tmp_path: Path) -> None:
+    live = _run(tmp_path, "20261125-100002-cccccc")
+    _batch(
+        tmp_path,
+        [
+            {"id": "a", "phase": "ended", "run_id": "r1", "outcome": "complete", "exit_code": 0},
+            {"id": "b", "phase": "ended", "run_id": "r2", "outcome": "abort", "exit_code": 1},
+            {"id": "c", "phase": "running", "run_id": live.run_id},
+            {"id": "d", "phase": "running", "run_id": "20261125-gone"},  # died with the batch
+            {"id": "e", "phase": "queued"},
+        ],
+        ended=None,
+    )
+    out = io.StringIO()
+    with live.lock():  # c's run is alive
+        assert runs.main([], out, tmp_path) == 0
+        (batch,) = state.rows(tmp_path)
+    lines = out.getvalue().splitlines()
+    assert lines[0].split() == ["BATCH", "STATE", "DONE", "RUNNING", "QUEUED", "FAILED", "FILE"]
+    # Not running, never ended: it crashed; d's run is not alive, so d failed (until a rerun).
+    assert lines[1].split() == ["TASKS-0123456789", "crashed", "1", "1", "1", "2", "/p/TASKS.yaml"]
+    assert (batch["done"], batch["running"], batch["queued"], batch["failed"]) == (1, 1, 1, 2)
+    assert any(line.startswith("RUN ") for line in lines)  # the runs follow
+    listed = json.loads(_json(tmp_path))
+    assert listed[0]["batch"] == "TASKS-0123456789" and listed[1]["run_id"] == live.run_id
+
+
+def _json(runs_dir: Path) -> str:
+    out = io.StringIO()
+    assert runs.main(["--json"], out, runs_dir) == 0
+    return out.getvalue()
