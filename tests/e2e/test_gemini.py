@@ -419,13 +419,13 @@ def test_the_demo_runs_with_gemini_as_agent_and_supervisor(gemini_bin: Path) -> 
 
 
 def test_the_persons_own_gemini_hooks_still_run_beside_ptysups(
-    rig: Callable[..., GeminiRig], tmp_path: Path
+    rig: Callable[..., Rig], tmp_path: Path
 ) -> None:
     # ptysup's hooks come in a system settings file: the person's AfterAgent hook in
     # their own settings.json must still run (removes nothing the person configured).
     r = rig({"agent": [{"reply": "Hello."}], "supervisor": [{"reply": "[COMPLETE] done"}]})
     mark = tmp_path / "user-after-agent-hook-ran"
-    settings_path = r.home / ".gemini" / "settings.json"
+    settings_path = Path(r.env["GEMINI_CLI_HOME"]) / ".gemini" / "settings.json"
     settings = json.loads(settings_path.read_text())
     mine = {"type": "command", "name": "mine", "command": f"touch {mark}"}
     settings["hooks"] = {"AfterAgent": [{"matcher": "", "hooks": [mine]}]}
