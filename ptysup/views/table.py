@@ -18,7 +18,9 @@ def render(rows: list[dict[str, Any]], out: TextIO, now: float | None = None) ->
     if not rows:
         out.write(f"no runs in {RUNS_DIR}/\n")
         return
-    table = [("RUN", "STATE", "OUTCOME", "STEP", "ITER", "PARTS", "ELAPSED", "COST", "TASK")]
+    table: list[tuple[str, ...]] = [
+        ("RUN", "STATE", "OUTCOME", "STEP", "ITER", "PARTS", "ELAPSED", "COST", "TASK")
+    ]
     for r in rows:
         step = f"{r['step_index']}/{r['steps_of']} {r['step']}" if r["step"] else "-"
         outcome = r.get("outcome") or "-"
@@ -44,13 +46,34 @@ def render(rows: list[dict[str, Any]], out: TextIO, now: float | None = None) ->
                 _cut(task, 60),
             )
         )
+    _write(table, out)
+    for r in rows:  # said once per run, under the table: its row may be missing events
+        if r.get("unreadable_lines"):
+            out.write(skipped_note(r["unreadable_lines"], f"run {r['run_id']}'s event log") + "\n")
+
+
+# Columns that say nothing while every run has their default (no plan: STEP "-"; one part
+# each: PARTS "1") are left out, so the task still shows in an 80-column terminal.
+_IDLE = {"STEP": "-", "PARTS": "1"}
+
+
+def _write(table: list[tuple[str, ...]], out: TextIO) -> None:
+    """Aligned columns, the last one (free text) as it is."""
+    table = _without_idle_columns(table)
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]) - 1)]
     for row in table:
         cells = [c.ljust(w) for c, w in zip(row[:-1], widths, strict=True)]
         out.write("  ".join([*cells, row[-1]]).rstrip() + "\n")
-    for r in rows:  # said once per run, under the table: its row may be missing events
-        if r.get("unreadable_lines"):
-            out.write(skipped_note(r["unreadable_lines"], f"run {r['run_id']}'s event log") + "\n")
+
+
+def _without_idle_columns(table: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
+    head, rows = table[0], table[1:]
+    keep = [
+        i
+        for i, name in enumerate(head)
+        if name not in _IDLE or any(r[i] != _IDLE[name] for r in rows)
+    ]
+    return [tuple(row[i] for i in keep) for row in table]
 
 
 def _cut(text: str, width: int) -> str:
@@ -61,12 +84,11 @@ def render_batches(rows: list[dict[str, Any]], out: TextIO) -> None:
     """Each batch as one row (its tasks done / running / queued / failed), above the runs."""
     if not rows:
         return
-    table = [("BATCH", "STATE", "DONE", "RUNNING", "QUEUED", "FAILED", "FILE")]
+    table: list[tuple[str, ...]] = [
+        ("BATCH", "STATE", "DONE", "RUNNING", "QUEUED", "FAILED", "FILE")
+    ]
     for b in rows:
         counts = (str(b[k]) for k in ("done", "running", "queued", "failed"))
         table.append((b["batch"], b["state"], *counts, str(b["tasks_file"])))
-    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]) - 1)]
-    for row in table:
-        cells = [c.ljust(w) for c, w in zip(row[:-1], widths, strict=True)]
-        out.write("  ".join([*cells, row[-1]]).rstrip() + "\n")
+    _write(table, out)
     out.write("\n")

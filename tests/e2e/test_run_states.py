@@ -153,8 +153,10 @@ def test_runs_watch_in_a_terminal_follows_a_run_from_working_to_crashed(
         wait_for(lambda: " working " in row(), 60, "the run shown working")
         assert "a slow task" in row()
         # The agent waits on its model, so nothing changes but the time: ELAPSED ticks.
-        ticks = [row().split()[4]]
-        wait_for(lambda: row().split()[4] != ticks[0], 20, "the run's ELAPSED to tick")
+        (head,) = [ln for ln in tmux.capture().splitlines() if ln.startswith("RUN ")]
+        elapsed = head.split().index("ELAPSED")  # the cells before it are one word each
+        ticks = [row().split()[elapsed]]
+        wait_for(lambda: row().split()[elapsed] != ticks[0], 20, "the run's ELAPSED to tick")
         proc.kill()  # SIGKILL: no run_end, state.json still says working; only the lock goes
         proc.wait(timeout=30)
         wait_for(lambda: " crashed " in row(), 30, "the run shown crashed")

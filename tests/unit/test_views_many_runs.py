@@ -36,10 +36,49 @@ def test_the_runs_table_shows_the_outcome_with_its_reason_and_the_parts(tmp_path
     out = io.StringIO()
     table.render([describe(ended)], out)
     head, row = out.getvalue().splitlines()[:2]
-    assert head.split()[:6] == ["RUN", "STATE", "OUTCOME", "STEP", "ITER", "PARTS"]
+    # No plan: no STEP column; two parts: PARTS.
+    assert head.split()[:5] == ["RUN", "STATE", "OUTCOME", "ITER", "PARTS"]
     # The last part's end is the run's: a resumed run's earlier reason is gone with it.
     assert "budget: max-iter 5 reached" in row and "abort" not in row
-    assert row.split()[row.split().index("reached") + 3] == "2"  # STEP, ITER, then PARTS
+    assert row.split()[row.split().index("reached") + 2] == "2"  # ITER, then PARTS
+
+
+def test_columns_every_run_leaves_at_their_default_are_left_out_so_the_task_fits_80() -> None:
+    rows = [
+        {
+            "run_id": "20261125-100000-aaaaaa",
+            "state": "working",
+            "outcome": None,
+            "step": None,
+            "step_index": 0,
+            "steps_of": 0,
+            "iterations": 0,
+            "max_iter": 50,
+            "parts": 1,
+            "elapsed_s": 5.0,
+            "clock_from": None,
+            "cost_usd": 0.0,
+            "task": "a slow task",
+        }
+    ]
+    out = io.StringIO()
+    table.render(rows, out)
+    head, row = out.getvalue().splitlines()[:2]
+    assert head.split() == ["RUN", "STATE", "OUTCOME", "ITER", "ELAPSED", "COST", "TASK"]
+    assert row.endswith("a slow task") and len(row) <= 80
+    out = io.StringIO()
+    table.render([{**rows[0], "parts": 2, "step": "tests", "step_index": 1, "steps_of": 2}], out)
+    assert out.getvalue().split()[:9] == [
+        "RUN",
+        "STATE",
+        "OUTCOME",
+        "STEP",
+        "ITER",
+        "PARTS",
+        "ELAPSED",
+        "COST",
+        "TASK",
+    ]
 
 
 def test_a_complete_that_verify_rejected_is_shown_as_rejected() -> None:
