@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ptysup.config import DEFAULT_SUPERVISOR_TOOLS
-from ptysup.procutil import is_claude, is_codex, is_gemini
+from ptysup.procutil import is_claude, is_codex, is_gemini, is_qwen
 
 _SYSTEM_FLAGS = ("--system-prompt", "--system-prompt-file", "--append-system-prompt")
 # Any of these in the user's command says what the judge may do: ptysup adds no tools then.
@@ -49,6 +49,8 @@ def lean_argv(argv: Sequence[str], options: JudgeOptions) -> list[str]:
         return _lean_codex_exec(out, options)
     if is_gemini(out):
         return _lean_gemini(out, options)
+    if is_qwen(out):
+        return _lean_qwen(out, options)
     if not is_claude(out):
         return out
     if not _has(out, *_PERMISSION_FLAGS):
@@ -87,6 +89,18 @@ def _lean_gemini(out: list[str], options: JudgeOptions) -> list[str]:
         out += ["--approval-mode", "plan"]
     if not _has(out, "--skip-trust"):
         out.append("--skip-trust")
+    if options.model and not _has(out, "--model", "-m"):
+        out += ["--model", options.model]
+    return out
+
+
+def _lean_qwen(out: list[str], options: JudgeOptions) -> list[str]:
+    """A `qwen -p` judge (Qwen Code 0.24): read-only (`--approval-mode plan`), and no chat
+    recorded to disk (a judge is never resumed)."""
+    if not _has(out, "--approval-mode", "-y", "--yolo"):
+        out += ["--approval-mode", "plan"]
+    if not _has(out, "--chat-recording", "--no-chat-recording"):
+        out.append("--chat-recording=false")
     if options.model and not _has(out, "--model", "-m"):
         out += ["--model", options.model]
     return out
