@@ -518,7 +518,7 @@ def hooks_latency(tmp: Path, samples: int) -> tuple[list[float], list[float]]:
         claude_env(model.url, [project], binary) as ce,
     ):
         # A second Stop hook, next to ptysup's: Claude Code starts both at once.
-        settings_path = ce.config_dir / "settings.json"
+        settings_path = ce.home / "settings.json"
         settings = json.loads(settings_path.read_text())
         fired = f"date +%s.%N >> {tmp / 'fired.log'}"
         settings["hooks"] = {"Stop": [{"hooks": [{"type": "command", "command": fired}]}]}
@@ -661,7 +661,7 @@ def question_latency(tmp: Path, samples: int) -> tuple[list[float], list[float]]
         claude_env(model.url, [project], binary) as ce,
     ):
         # A second question hook, next to ptysup's: Claude Code starts both at once.
-        settings_path = ce.config_dir / "settings.json"
+        settings_path = ce.home / "settings.json"
         settings = json.loads(settings_path.read_text())
         fired = {"type": "command", "command": f"date +%s.%N >> {tmp / 'fired.log'}"}
         settings["hooks"] = {"PreToolUse": [{"matcher": "AskUserQuestion", "hooks": [fired]}]}

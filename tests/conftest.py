@@ -12,11 +12,13 @@ import pytest
 
 from ptysup.testing import claude_env as claude_env_module
 from ptysup.testing import codex_env as codex_env_module
-from ptysup.testing.claude_env import ClaudeEnv
+from ptysup.testing import gemini_env as gemini_env_module
+from ptysup.testing.agenthome import AgentEnv
 from ptysup.testing.fakemodel import FakeModel
+from ptysup.testing.pins import GEMINI
 from ptysup.testing.scenario import Scenario
 
-ClaudeEnvFactory = Callable[..., ClaudeEnv]
+ClaudeEnvFactory = Callable[..., AgentEnv]
 FakeModelFactory = Callable[..., FakeModel]
 
 
@@ -44,6 +46,13 @@ def codex_bin() -> Path:
     return pinned(found, "Codex CLI", codex_env_module.__name__, codex_env_module.BIN_ENV_VAR)
 
 
+@pytest.fixture(scope="session")
+def gemini_bin() -> Path:
+    """The Gemini CLI binary; skips (or fails with PTYSUP_REQUIRE_E2E=1) when missing."""
+    found = gemini_env_module.find_gemini()
+    return pinned(found, "Gemini CLI", gemini_env_module.__name__, GEMINI.bin_env)
+
+
 @pytest.fixture
 def project_dir(tmp_path: Path) -> Path:
     """An empty project directory for the agent to work in."""
@@ -54,10 +63,10 @@ def project_dir(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def claude_env(claude_bin: Path, project_dir: Path) -> Iterator[ClaudeEnvFactory]:
-    """`claude_env(base_url, project_dirs=[project_dir])` -> ClaudeEnv, removed at teardown."""
+    """`claude_env(base_url, project_dirs=[project_dir])` -> AgentEnv, removed at teardown."""
     with ExitStack() as stack:
 
-        def make(base_url: str, project_dirs: Sequence[Path] | None = None) -> ClaudeEnv:
+        def make(base_url: str, project_dirs: Sequence[Path] | None = None) -> AgentEnv:
             dirs = [project_dir] if project_dirs is None else list(project_dirs)
             return stack.enter_context(claude_env_module.claude_env(base_url, dirs, claude_bin))
 

@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ptysup.terminal.screen import ScreenModel
+from ptysup.agents.profile import AgentProfile
+from ptysup.terminal.record import as_bytes, read_cast
+from ptysup.terminal.screen import ScreenFeeder, ScreenModel
 
 REPO = Path(__file__).resolve().parent.parent
 FAKES = REPO / "tests" / "fakes"
@@ -38,6 +40,42 @@ class Run:
 
     def named(self, name: str) -> list[dict[str, Any]]:
         return [e for e in self.events if e["event"] == name]
+
+
+def assert_interrupted_then_cleared(run: Run) -> None:
+    """The hard stop as the event log tells it: the interrupt (Esc), seen to stop the turn,
+    then /clear typed once and confirmed, and nothing else typed after the interrupt."""
+    at = [e["event"] for e in run.events].index("interrupt")
+    assert run.events[at]["confirmed"] is True
+    typed = [(e["text"], e["confirmed"]) for e in run.events[at:] if e["event"] == "inject"]
+    assert typed == [("/clear", True)]
+    assert [i["text"] for i in run.named("inject")].count("/clear") == 1
+
+
+def replay_readings(
+    cast: Path, profile: AgentProfile, signal_osc: int | None = None
+) -> tuple[list[str], list[str]]:
+    """A recorded run replayed through PROFILE: the screen states it read (unknown left
+    out, repeats collapsed) and each text it read in the input box, in order. With
+    SIGNAL_OSC the agent's in-band state reports are read into the screen, as in a run."""
+    size, events = read_cast(cast)
+    model = ScreenModel(size["height"], size["width"])
+    # Never started: only its reader of the state reports is wanted.
+    reports = ScreenFeeder(model, lambda: None, signal_osc=signal_osc) if signal_osc else None
+    seen: list[tuple[str, str | None]] = []
+    for _, code, data in events:
+        if code != "o":
+            continue
+        if reports is not None:
+            reports.put(as_bytes(data))
+        model.feed(as_bytes(data))
+        snap = model.snapshot()
+        now = (profile.screen_state(snap).value, profile.input_text(snap))
+        if not seen or seen[-1] != now:
+            seen.append(now)
+    states = [state for state, _ in seen if state != "unknown"]
+    collapsed = [s for i, s in enumerate(states) if i == 0 or states[i - 1] != s]
+    return collapsed, [text for _, text in seen if text]
 
 
 def read_events(path: Path) -> list[dict[str, Any]]:

@@ -88,12 +88,20 @@ _SCREENS: tuple[tuple[re.Pattern[str], Blocker], ...] = (
 _CHOICE = re.compile(r"❯\s*\d+\.")
 
 
+def first_screen(
+    lines: Sequence[str], screens: Sequence[tuple[re.Pattern[str], Blocker]]
+) -> Blocker | None:
+    """The first of an agent's SCREENS (a text, the screen it shows) found in LINES."""
+    text = "\n".join(lines)
+    return next((blocker for pattern, blocker in screens if pattern.search(text)), None)
+
+
 def claude_blocker(lines: Sequence[str]) -> Blocker | None:
     """The first-run screen or dialog Claude Code shows in `lines`, or None."""
+    screen = first_screen(lines, _SCREENS)
+    if screen is not None:
+        return screen
     text = "\n".join(lines)
-    for pattern, blocker in _SCREENS:
-        if pattern.search(text):
-            return blocker
     if "Esc to cancel" in text and _CHOICE.search(text):
         return DIALOG
     return None

@@ -6,17 +6,14 @@
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import sys
-import tempfile
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from ptysup.testing import envcli
+from ptysup.testing.agenthome import AgentEnv, offline_env, private_env
 from ptysup.testing.pins import CLAUDE
 
 CLAUDE_CODE_VERSION = CLAUDE.version
@@ -90,62 +87,37 @@ def make_env(
     api_key: str = TEST_API_KEY,
 ) -> dict[str, str]:
     """The environment for running claude offline against BASE_URL."""
-    outer = os.environ if base is None else base
-    env = {k: v for k, v in outer.items() if not k.startswith(_STRIPPED_PREFIXES)}
-    env.update(
-        ANTHROPIC_BASE_URL=base_url,
-        ANTHROPIC_API_KEY=api_key,
-        CLAUDE_CONFIG_DIR=str(config_dir),
-        DISABLE_TELEMETRY="1",
-        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+    variables = {
+        "ANTHROPIC_BASE_URL": base_url,
+        "ANTHROPIC_API_KEY": api_key,
+        "CLAUDE_CONFIG_DIR": str(config_dir),
+        "DISABLE_TELEMETRY": "1",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         # Without it an HTTP 500 is retried 11 times over about three minutes.
-        CLAUDE_CODE_MAX_RETRIES="0",
-    )
-    if claude_bin is not None:
-        rest = env.get("PATH", os.defpath)
-        env["PATH"] = os.pathsep.join([str(claude_bin.parent), rest])
-    return env
+        "CLAUDE_CODE_MAX_RETRIES": "0",
+    }
+    return offline_env(base, _STRIPPED_PREFIXES, claude_bin, variables)
 
 
-@dataclass(frozen=True)
-class ClaudeEnv:
-    """A private Claude Code config dir and the environment that points claude at it."""
-
-    config_dir: Path
-    env: Mapping[str, str]
-    claude_bin: Path | None
-
-    def argv(self, *args: str) -> list[str]:
-        """The command line for the pinned binary (or plain `claude`) with ARGS."""
-        return [str(self.claude_bin) if self.claude_bin else "claude", *args]
-
-
-@contextmanager
 def claude_env(
     base_url: str,
     project_dirs: Sequence[Path | str],
     claude_bin: Path | None = None,
     base: Mapping[str, str] | None = None,
-) -> Iterator[ClaudeEnv]:
-    """A ClaudeEnv in a temp dir that is removed on exit; CLAUDE_BIN defaults to find_claude()."""
-    binary = claude_bin if claude_bin is not None else find_claude()
-    with tempfile.TemporaryDirectory(prefix="ptysup-claude-") as tmp:
-        config_dir = Path(tmp) / "config"
+) -> AbstractContextManager[AgentEnv]:
+    """A private config dir (removed on exit) and its environment; CLAUDE_BIN defaults to
+    find_claude()."""
+
+    def fill(config_dir: Path, binary: Path | None) -> dict[str, str]:
         write_config(config_dir, project_dirs)
-        env = make_env(base_url, config_dir, binary, base)
-        yield ClaudeEnv(config_dir=config_dir, env=env, claude_bin=binary)
+        return make_env(base_url, config_dir, binary, base)
+
+    return private_env(CLAUDE, claude_bin, fill)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """`install` installs the pinned Claude Code; `path` prints the binary in use."""
-    parser = argparse.ArgumentParser(prog="python -m ptysup.testing.claude_env")
-    parser.add_argument("command", choices=["install", "path", "env"])
-    parser.add_argument("--url", help="env: the fake model's base URL")
-    parser.add_argument("--project", type=Path, action="append", help="env: a folder to trust")
-    parser.add_argument("--config-dir", type=Path, help="env: default a new temp dir")
-    parser.add_argument(
-        "--prefix", type=Path, default=TOOLS_DIR, help="install: where (default .tools/)"
-    )
+    parser = envcli.parser(CLAUDE, "--config-dir", "CLAUDE_CONFIG_DIR", projects=True)
     args = parser.parse_args(argv)
     if args.command == "env":
         return _print_env(args.url, args.project or [], args.config_dir)
@@ -154,13 +126,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _print_env(url: str | None, projects: Sequence[Path], config_dir: Path | None) -> int:
     """`env`: write a private config dir and print the `export` lines for a shell."""
-    if not url:
-        print("ptysup: env needs --url (the fake model's base URL)", file=sys.stderr)
-        return 2
-    config_dir = config_dir or Path(tempfile.mkdtemp(prefix="ptysup-claude-"))
-    write_config(config_dir, projects)
-    env = make_env(url, config_dir, find_claude(), base=envcli.shell_path())
-    return envcli.print_exports(env, _STRIPPED_PREFIXES)
+
+    def env_for(url: str, config_dir: Path) -> dict[str, str]:
+        write_config(config_dir, projects)
+        return make_env(url, config_dir, find_claude(), base=envcli.shell_path())
+
+    return envcli.print_env(CLAUDE, url, config_dir, env_for, _STRIPPED_PREFIXES)
 
 
 if __name__ == "__main__":

@@ -7,21 +7,17 @@ prints the `export` lines of a private CODEX_HOME pointed at the fake model.
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import sys
-import tempfile
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from ptysup.testing import envcli
+from ptysup.testing.agenthome import AgentEnv, offline_env, private_env
 from ptysup.testing.pins import CODEX
 
 CODEX_VERSION = CODEX.version
-TOOLS_DIR = CODEX.prefix
 BIN_ENV_VAR = CODEX.bin_env
 MODEL = "fake-model"
 PROVIDER = "ptysup-fake"
@@ -94,55 +90,30 @@ def make_env(
     api_key: str = TEST_API_KEY,
 ) -> dict[str, str]:
     """The environment for running codex offline with the config in CODEX_HOME."""
-    outer = os.environ if base is None else base
-    env = {k: v for k, v in outer.items() if not k.startswith(_STRIPPED_PREFIXES)}
-    env.update({"CODEX_HOME": str(codex_home), API_KEY_VAR: api_key})
-    if codex_bin is not None:
-        rest = env.get("PATH", os.defpath)
-        env["PATH"] = os.pathsep.join([str(codex_bin.parent), rest])
-    return env
+    variables = {"CODEX_HOME": str(codex_home), API_KEY_VAR: api_key}
+    return offline_env(base, _STRIPPED_PREFIXES, codex_bin, variables)
 
 
-@dataclass(frozen=True)
-class CodexEnv:
-    """A private CODEX_HOME and the environment that points codex at it."""
-
-    codex_home: Path
-    env: Mapping[str, str]
-    codex_bin: Path | None
-
-    def argv(self, *args: str) -> list[str]:
-        """The command line for the pinned binary (or plain `codex`) with ARGS."""
-        return [str(self.codex_bin) if self.codex_bin else "codex", *args]
-
-
-@contextmanager
 def codex_env(
     base_url: str,
     project_dirs: Sequence[Path | str],
     codex_bin: Path | None = None,
     base: Mapping[str, str] | None = None,
-) -> Iterator[CodexEnv]:
-    """A CodexEnv in a temp dir that is removed on exit; CODEX_BIN defaults to find_codex()."""
-    binary = codex_bin if codex_bin is not None else find_codex()
-    with tempfile.TemporaryDirectory(prefix="ptysup-codex-") as tmp:
-        home = Path(tmp) / "home"
+) -> AbstractContextManager[AgentEnv]:
+    """A private CODEX_HOME (removed on exit) and its environment; CODEX_BIN defaults to
+    find_codex()."""
+
+    def fill(home: Path, binary: Path | None) -> dict[str, str]:
         write_config(home, base_url, project_dirs)
-        yield CodexEnv(codex_home=home, env=make_env(home, binary, base), codex_bin=binary)
+        return make_env(home, binary, base)
+
+    return private_env(CODEX, codex_bin, fill)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """`install` installs the pinned Codex CLI; `path` prints the binary in use; `env`
     writes a private CODEX_HOME and prints the shell lines that use it."""
-    parser = argparse.ArgumentParser(prog="python -m ptysup.testing.codex_env")
-    parser.add_argument("command", choices=["install", "path", "env"])
-    parser.add_argument("--url", help="env: the fake model's base URL")
-    parser.add_argument("--project", type=Path, action="append", help="env: a folder to trust")
-    parser.add_argument("--codex-home", type=Path, help="env: default a new temp dir")
-    parser.add_argument(
-        "--prefix", type=Path, default=TOOLS_DIR, help="install: where (default .tools/codex)"
-    )
-    args = parser.parse_args(argv)
+    args = envcli.parser(CODEX, "--codex-home", "CODEX_HOME", projects=True).parse_args(argv)
     if args.command == "env":
         return _print_env(args.url, args.project or [], args.codex_home)
     return envcli.install_or_path(CODEX, args.command, args.prefix, "Codex CLI", find_codex)
@@ -150,13 +121,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _print_env(url: str | None, projects: Sequence[Path], codex_home: Path | None) -> int:
     """`env`: write a private CODEX_HOME and print the `export` lines for a shell."""
-    if not url:
-        print("ptysup: env needs --url (the fake model's base URL)", file=sys.stderr)
-        return 2
-    codex_home = codex_home or Path(tempfile.mkdtemp(prefix="ptysup-codex-"))
-    write_config(codex_home, url, projects)
-    env = make_env(codex_home, find_codex(), base=envcli.shell_path())
-    return envcli.print_exports(env, _STRIPPED_PREFIXES)
+
+    def env_for(url: str, codex_home: Path) -> dict[str, str]:
+        write_config(codex_home, url, projects)
+        return make_env(codex_home, find_codex(), base=envcli.shell_path())
+
+    return envcli.print_env(CODEX, url, codex_home, env_for, _STRIPPED_PREFIXES)
 
 
 if __name__ == "__main__":

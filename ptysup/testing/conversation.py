@@ -1,4 +1,6 @@
-"""Reading a Messages API request the way the fake model needs: who asks, and where in a turn.
+"""Reading a request the way the fake model needs: who asks, and where in a turn. The
+kinds of request and the rules for telling them apart serve every wire; the rest reads
+the Messages API.
 
 Claude Code 2.1.197 wraps harness context in text blocks that start with
 `<system-reminder>` (e.g. the current date, before the first prompt); they are not the
@@ -8,8 +10,10 @@ person's words and are left out of the human text.
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 SYSTEM_REMINDER = "<system-reminder>"
 
@@ -21,6 +25,38 @@ class RequestKind(str, enum.Enum):
     SUPERVISOR = "supervisor"
     TITLE = "title"
     COUNT_TOKENS = "count_tokens"
+
+
+def who_asks(is_title: bool, user_texts: Iterable[str], marker: str) -> RequestKind:
+    """TITLE for the agent's title request, SUPERVISOR if a user text holds MARKER, else
+    AGENT. The title comes first: its request quotes the typed prompt, so a marker typed
+    into the agent must not make it a supervisor's request."""
+    if is_title:
+        return RequestKind.TITLE
+    if any(marker in text for text in user_texts):
+        return RequestKind.SUPERVISOR
+    return RequestKind.AGENT
+
+
+def last_index(items: Sequence[T], wanted: Callable[[T], bool]) -> int | None:
+    """The index of the last of ITEMS that is WANTED (the latest human message), or None."""
+    for index in range(len(items) - 1, -1, -1):
+        if wanted(items[index]):
+            return index
+    return None
+
+
+def reply_runs(items: Iterable[T], is_reply: Callable[[T], bool]) -> int:
+    """How many runs of replies ITEMS hold: the model's replies already given in a turn,
+    one a tool round trip (a reply may span several items)."""
+    runs = 0
+    in_reply = False
+    for item in items:
+        reply = is_reply(item)
+        if reply and not in_reply:
+            runs += 1
+        in_reply = reply
+    return runs
 
 
 def _blocks(message: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -56,11 +92,7 @@ def _messages(body: Mapping[str, Any]) -> list[Mapping[str, Any]]:
 
 def last_human_index(body: Mapping[str, Any]) -> int | None:
     """The index of the latest human message, or None."""
-    messages = _messages(body)
-    for index in range(len(messages) - 1, -1, -1):
-        if is_human(messages[index]):
-            return index
-    return None
+    return last_index(_messages(body), is_human)
 
 
 def human_text(body: Mapping[str, Any]) -> str:
@@ -77,15 +109,8 @@ def step_index(body: Mapping[str, Any]) -> int:
     after the latest human message."""
     index = last_human_index(body)
     after = _messages(body)[index + 1 :] if index is not None else []
-    steps = 0
-    previous = None
-    for message in after:
-        role = message.get("role")
-        if role == "assistant" and previous != "assistant":
-            steps += 1
-        if role in ("user", "assistant"):
-            previous = role
-    return steps
+    spoken = [m for m in after if m.get("role") in ("user", "assistant")]
+    return reply_runs(spoken, lambda message: message.get("role") == "assistant")
 
 
 def user_texts(body: Mapping[str, Any]) -> list[str]:
@@ -134,12 +159,8 @@ def schema_string_fields(schema: Mapping[str, Any]) -> Sequence[str]:
 def classify(body: Mapping[str, Any], marker: str) -> RequestKind:
     """TITLE for the title request, SUPERVISOR if a user text holds MARKER, else AGENT
     (a request without tools counts as TITLE too: Claude Code's side requests)."""
-    # Checked first: the title request quotes the typed prompt inside <session>, so a
-    # marker typed into the TUI must not turn it into a supervisor request.
-    if asks_for_title(body):
+    # The title request quotes the typed prompt inside <session>.
+    kind = who_asks(asks_for_title(body), user_texts(body), marker)
+    if kind is RequestKind.AGENT and not body.get("tools"):
         return RequestKind.TITLE
-    if any(marker in text for text in user_texts(body)):
-        return RequestKind.SUPERVISOR
-    if not body.get("tools"):
-        return RequestKind.TITLE
-    return RequestKind.AGENT
+    return kind

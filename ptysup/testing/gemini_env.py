@@ -7,17 +7,14 @@ prints the `export` lines of a private home pointed at a fake model.
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import sys
-import tempfile
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from ptysup.testing import envcli
+from ptysup.testing.agenthome import AgentEnv, offline_env, private_env
 from ptysup.testing.pins import GEMINI
 
 GEMINI_CLI_VERSION = GEMINI.version
@@ -59,55 +56,30 @@ def make_env(
     api_key: str = TEST_API_KEY,
 ) -> dict[str, str]:
     """The environment for running gemini offline against BASE_URL."""
-    outer = os.environ if base is None else base
-    env = {k: v for k, v in outer.items() if not k.startswith(_STRIPPED_PREFIXES)}
-    env.update(
-        GOOGLE_GEMINI_BASE_URL=base_url,
-        GEMINI_API_KEY=api_key,
-        GEMINI_CLI_HOME=str(home),
-    )
-    if gemini_bin is not None:
-        rest = env.get("PATH", os.defpath)
-        env["PATH"] = os.pathsep.join([str(gemini_bin.parent), rest])
-    return env
+    variables = {
+        "GOOGLE_GEMINI_BASE_URL": base_url,
+        "GEMINI_API_KEY": api_key,
+        "GEMINI_CLI_HOME": str(home),
+    }
+    return offline_env(base, _STRIPPED_PREFIXES, gemini_bin, variables)
 
 
-@dataclass(frozen=True)
-class GeminiEnv:
-    """A private Gemini CLI home and the environment that points gemini at it."""
-
-    home: Path
-    env: Mapping[str, str]
-    gemini_bin: Path | None
-
-    def argv(self, *args: str) -> list[str]:
-        """The command line for the pinned binary (or plain `gemini`) with ARGS."""
-        return [str(self.gemini_bin) if self.gemini_bin else "gemini", *args]
-
-
-@contextmanager
 def gemini_env(
     base_url: str, gemini_bin: Path | None = None, base: Mapping[str, str] | None = None
-) -> Iterator[GeminiEnv]:
-    """A GeminiEnv in a temp dir that is removed on exit; GEMINI_BIN defaults to find_gemini()."""
-    binary = gemini_bin if gemini_bin is not None else find_gemini()
-    with tempfile.TemporaryDirectory(prefix="ptysup-gemini-") as tmp:
-        home = Path(tmp) / "home"
+) -> AbstractContextManager[AgentEnv]:
+    """A private home (removed on exit) and its environment; GEMINI_BIN defaults to
+    find_gemini()."""
+
+    def fill(home: Path, binary: Path | None) -> dict[str, str]:
         write_config(home)
-        env = make_env(base_url, home, binary, base)
-        yield GeminiEnv(home=home, env=env, gemini_bin=binary)
+        return make_env(base_url, home, binary, base)
+
+    return private_env(GEMINI, gemini_bin, fill)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """`install` installs the pinned Gemini CLI; `path` prints the binary in use."""
-    parser = argparse.ArgumentParser(prog="python -m ptysup.testing.gemini_env")
-    parser.add_argument("command", choices=["install", "path", "env"])
-    parser.add_argument("--url", help="env: the fake model's base URL")
-    parser.add_argument("--home", type=Path, help="env: GEMINI_CLI_HOME; default a new temp dir")
-    parser.add_argument(
-        "--prefix", type=Path, default=GEMINI.prefix, help="install: where (default .tools/)"
-    )
-    args = parser.parse_args(argv)
+    args = envcli.parser(GEMINI, "--home", "GEMINI_CLI_HOME", projects=False).parse_args(argv)
     if args.command == "env":
         return _print_env(args.url, args.home)
     return envcli.install_or_path(GEMINI, args.command, args.prefix, "Gemini CLI", find_gemini)
@@ -115,13 +87,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _print_env(url: str | None, home: Path | None) -> int:
     """`env`: write a private home and print the `export` lines for a shell."""
-    if not url:
-        print("ptysup: env needs --url (the fake model's base URL)", file=sys.stderr)
-        return 2
-    home = home or Path(tempfile.mkdtemp(prefix="ptysup-gemini-"))
-    write_config(home)
-    env = make_env(url, home, find_gemini(), base=envcli.shell_path())
-    return envcli.print_exports(env, _STRIPPED_PREFIXES)
+
+    def env_for(url: str, home: Path) -> dict[str, str]:
+        write_config(home)
+        return make_env(url, home, find_gemini(), base=envcli.shell_path())
+
+    return envcli.print_env(GEMINI, url, home, env_for, _STRIPPED_PREFIXES)
 
 
 if __name__ == "__main__":

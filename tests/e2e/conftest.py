@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import signal
 import subprocess
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -41,10 +42,15 @@ class Rig:
     env: dict[str, str]
     log: Path
     agent: str = AGENT
+    options: tuple[str, ...] = ()  # what every run of the rig is given (a supervisor)
+
+    def argv(self, task: str, *args: str) -> list[str]:
+        """ptysup's arguments for TASK with this rig's agent and options, then ARGS."""
+        return [task, "--agent-cmd", self.agent, *self.options, *args]
 
     def run(self, task: str, *args: str, timeout: float = 120) -> Run:
         return run_ptysup(
-            [task, "--agent-cmd", self.agent, *args],
+            self.argv(task, *args),
             cwd=self.project,
             env=self.env,
             log_path=self.log,
@@ -64,7 +70,27 @@ class Rig:
         )
 
     def popen(self, task: str, *args: str) -> subprocess.Popen[str]:
-        return self.start(task, "--agent-cmd", self.agent, "--log-file", str(self.log), *args)
+        return self.start(*self.argv(task, "--log-file", str(self.log), *args))
+
+    def in_terminal(self, tmux: Tmux, tmp_path: Path, task: str, *args: str) -> Path:
+        """ptysup on TASK started in TMUX's pane, as a person starts it; the file that
+        holds its exit status once it is done."""
+        done = tmp_path / "done"
+        argv = ptysup_argv(*self.argv(task, "--log-file", str(self.log), *args))
+        tmux.start(terminal_script(tmp_path / "run.sh", self.project, self.env, argv, done))
+        return done
+
+    def signalled(self, task: str, sig: signal.Signals, when: RequestKind, *args: str) -> int:
+        """ptysup started on TASK, sent SIG once the model gets its first WHEN request;
+        its exit code (it is killed if it has not ended 15 s later)."""
+        proc = self.popen(task, *args)
+        try:
+            self.model.wait_for(lambda q: q.kind is when, timeout=60)
+            proc.send_signal(sig)
+            return proc.wait(timeout=15)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
 
     def start(self, *args: str) -> subprocess.Popen[str]:
         """ptysup with exactly these arguments, started in the project, output piped."""
@@ -89,18 +115,21 @@ class Rig:
     def leftovers(self) -> list[int]:
         """Processes of this rig's agents (and supervisors) still alive: their private
         config dirs are in their environment."""
-        homes = [self.env[k] for k in ("CLAUDE_CONFIG_DIR", "CODEX_HOME") if k in self.env]
+        keys = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME")
+        homes = [self.env[k] for k in keys if k in self.env]
         return sorted({pid for home in homes for pid in processes_with(home)})
 
 
-def _rigs(
+def rigs(
     fake_model: FakeModelFactory,
     project_dir: Path,
     tmp_path: Path,
     env_for: Callable[[str], dict[str, str]],
     agent: str,
+    options: tuple[str, ...] = (),
 ) -> Iterator[Callable[[Scenario | Path | Mapping[str, Any]], Rig]]:
-    """Rigs whose environment `env_for(model_url)` gives; no process may outlive them."""
+    """Rigs whose environment `env_for(model_url)` gives (a fixture yields from it); no
+    process may outlive them."""
     made: list[Rig] = []
 
     def make(scenario: Scenario | Path | Mapping[str, Any]) -> Rig:
@@ -110,7 +139,7 @@ def _rigs(
             scenario = Scenario.from_dict(scenario)
         scenario.seed(project_dir)
         model = fake_model(scenario)
-        r = Rig(project_dir, model, env_for(model.url), tmp_path / "events.jsonl", agent)
+        r = Rig(project_dir, model, env_for(model.url), tmp_path / "events.jsonl", agent, options)
         made.append(r)
         return r
 
@@ -133,9 +162,7 @@ def _cmdline(pid: int) -> str:
 def rig(
     fake_model: FakeModelFactory, claude_env: ClaudeEnvFactory, project_dir: Path, tmp_path: Path
 ) -> Iterator[Callable[[Scenario | Path | Mapping[str, Any]], Rig]]:
-    yield from _rigs(
-        fake_model, project_dir, tmp_path, lambda url: dict(claude_env(url).env), AGENT
-    )
+    yield from rigs(fake_model, project_dir, tmp_path, lambda url: dict(claude_env(url).env), AGENT)
 
 
 @pytest.fixture
@@ -155,7 +182,7 @@ def codex_rig(
             made = codex_env.codex_env(url, [project_dir], codex_bin, base=claude)
             return dict(stack.enter_context(made).env)
 
-        yield from _rigs(fake_model, project_dir, tmp_path, env_for, "codex")
+        yield from rigs(fake_model, project_dir, tmp_path, env_for, "codex")
 
 
 class Screen:
@@ -164,10 +191,8 @@ class Screen:
 
     def __init__(self, r: Rig, tmp_path: Path, task: str, *args: str) -> None:
         self.rig = r
-        self.done = tmp_path / "done"
-        argv = ptysup_argv(task, "--agent-cmd", AGENT, "--log-file", str(r.log), *args)
         self.tmux = Tmux("ptysup-person")
-        self.tmux.start(terminal_script(tmp_path / "run.sh", r.project, r.env, argv, self.done))
+        self.done = r.in_terminal(self.tmux, tmp_path, task, *args)
 
     def text(self) -> str:
         # Claude Code puts a no-break space after its prompt glyph.

@@ -19,7 +19,7 @@ import pytest
 from ptysup.testing.codex_env import config_toml
 from ptysup.testing.fakemodel import RecordedRequest, RequestKind
 from tests.e2e.conftest import Rig
-from tests.helpers import read_events, wait_for
+from tests.helpers import assert_interrupted_then_cleared, read_events, wait_for
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -175,10 +175,7 @@ def test_time_budget_interrupts_codex_s_turn_then_clears_it(codex_rig: Callable[
     assert run.code == 3, run.stdout + run.stderr
     assert run.events[-1]["outcome"] == "time"
     # Esc, seen to stop the turn (Codex sends no Stop then); then /clear, confirmed.
-    names = [e["event"] for e in run.events]
-    assert names.index("interrupt") < names.index("inject", names.index("interrupt"))
-    assert run.named("interrupt")[0]["confirmed"] is True
-    assert [(i["text"], i["confirmed"]) for i in run.named("inject")][-1] == ("/clear", True)
+    assert_interrupted_then_cleared(run)
     assert not _hooks(run.events, "Stop")
     wait_for(lambda: not r.leftovers(), 10, "every process of the run to be gone")
     assert not (r.project / "late.txt").exists()
@@ -277,14 +274,7 @@ def test_resume_after_sigkill_reopens_the_same_codex_conversation(
             ],
         }
     )
-    proc = r.popen("remember the word kiwi")
-    try:
-        r.model.wait_for(lambda q: q.kind is RequestKind.SUPERVISOR, timeout=60)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=15)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    r.signalled("remember the word kiwi", signal.SIGKILL, RequestKind.SUPERVISOR)
     wait_for(lambda: not r.leftovers(), 20, "Codex to exit after losing its terminal")
     first = _hooks(read_events(r.log), "SessionStart")[0]["session_id"]
     resumed = r.ptysup("resume", "last", "--agent-cmd", "codex", "--max-iter", "5")

@@ -15,7 +15,7 @@ from ptysup.testing.fakemodel import RequestKind
 from tests.e2e.conftest import Rig
 from tests.e2e.test_supervisor_sees_the_screen import ROWS, Watcher, assert_each_turn_end_shown
 from tests.e2e.test_terminal_left_clean import Pane, fresh_pane
-from tests.helpers import ptysup_argv, read_events, terminal_script, wait_for
+from tests.helpers import read_events, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -35,10 +35,8 @@ def test_codex_s_screen_is_the_supervisor_s_and_the_terminal_is_restored(
 ) -> None:
     fresh_flags, fresh_stty = fresh_pane(tmp_path)
     r = codex_rig(SCENARIO)
-    done = tmp_path / "done"
-    argv = ptysup_argv("give me part one", "--agent-cmd", "codex", "--log-file", str(r.log))
     pane = Pane("ptysup-codex", rows=ROWS)
-    pane.start(terminal_script(tmp_path / "run.sh", r.project, r.env, argv, done))
+    done = r.in_terminal(pane, tmp_path, "give me part one")
     watcher = Watcher(pane)
     asked: list[float] = []
     alternate: list[str] = []
@@ -80,10 +78,8 @@ def test_a_turn_the_person_interrupts_with_esc_ends_without_a_stop_hook(
             "supervisor": [{"reply": "[COMPLETE] the person stopped it"}],
         }
     )
-    done = tmp_path / "done"
-    argv = ptysup_argv("take your time", "--agent-cmd", "codex", "--log-file", str(r.log))
     pane = Pane("ptysup-codex-esc", rows=ROWS)
-    pane.start(terminal_script(tmp_path / "run.sh", r.project, r.env, argv, done))
+    done = r.in_terminal(pane, tmp_path, "take your time")
     try:
         r.model.wait_for(lambda q: q.kind is RequestKind.AGENT, timeout=60)
         wait_for(lambda: "esc to interrupt" in pane.capture(), 20, "Codex working")

@@ -15,7 +15,7 @@ import pytest
 from ptyprocess import PtyProcess
 
 from ptysup.supervisor.prompt import SUPERVISOR_MARKER
-from ptysup.testing.claude_env import ClaudeEnv
+from ptysup.testing.agenthome import AgentEnv
 from ptysup.testing.conversation import RequestKind
 from ptysup.testing.fakemodel import FakeModel
 from ptysup.testing.scenario import Scenario
@@ -26,9 +26,7 @@ SCENARIOS = Path(__file__).resolve().parents[2] / "ptysup" / "testing" / "scenar
 SUPERVISOR_PROMPT = f"{SUPERVISOR_MARKER}\nTask: implement feature X\nDecide.\n"
 
 
-def claude_p(
-    env: ClaudeEnv, cwd: Path, prompt: str, *args: str
-) -> subprocess.CompletedProcess[str]:
+def claude_p(env: AgentEnv, cwd: Path, prompt: str, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         env.argv("-p", *args),
         input=prompt,

@@ -11,25 +11,22 @@ import signal
 import subprocess
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ptysup.testing import gemini_env as gemini_env_module
-from ptysup.testing.fakemodel import FakeModel, RequestKind
-from ptysup.testing.scenario import Scenario
-from tests.e2e.conftest import Rig
+from ptysup.testing.fakemodel import RequestKind
+from tests.conftest import FakeModelFactory
+from tests.e2e.conftest import Rig, rigs
+from tests.e2e.test_terminal_left_clean import Pane, fresh_pane
 from tests.helpers import (
     Run,
     Tmux,
-    kill_all,
-    processes_with,
-    ptysup_argv,
+    assert_interrupted_then_cleared,
     read_events,
     run_ptysup,
-    terminal_script,
     wait_for,
 )
 
@@ -42,69 +39,18 @@ RESUMED = "has just been resumed"
 WRITE = {"tool": "write_file", "input": {"file_path": "{workdir}/out.txt", "content": "hello\n"}}
 
 
-@pytest.fixture(scope="session")
-def gemini_bin() -> Path:
-    """The Gemini CLI binary; skips (or fails with PTYSUP_REQUIRE_E2E=1) when missing."""
-    found = gemini_env_module.find_gemini()
-    if found is None or not found.exists():
-        message = (
-            "Gemini CLI not found: run `python -m ptysup.testing.gemini_env install` "
-            "or set PTYSUP_GEMINI_BIN"
-        )
-        if os.environ.get("PTYSUP_REQUIRE_E2E") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
-    return found
-
-
-@dataclass
-class GeminiRig(Rig):
-    """The end-to-end rig with Gemini CLI as the agent and `gemini -p` as the supervisor."""
-
-    home: Path = Path()  # the private GEMINI_CLI_HOME
-
-    def argv(self, task: str, *args: str) -> list[str]:
-        return [task, "--agent-cmd", AGENT, "--supervisor-cmd", SUPERVISOR, *args]
-
-    def run(self, task: str, *args: str, timeout: float = 90) -> Run:
-        return run_ptysup(
-            self.argv(task, *args),
-            cwd=self.project,
-            env=self.env,
-            log_path=self.log,
-            timeout=timeout,
-        )
-
-    def popen(self, task: str, *args: str) -> subprocess.Popen[str]:
-        return self.start(*self.argv(task, "--log-file", str(self.log), *args))
-
-    def leftovers(self) -> list[int]:
-        return processes_with(str(self.home))
-
-
 @pytest.fixture
 def rig(
-    gemini_bin: Path, project_dir: Path, tmp_path: Path
-) -> Iterator[Callable[[Mapping[str, Any]], GeminiRig]]:
-    made: list[GeminiRig] = []
+    fake_model: FakeModelFactory, gemini_bin: Path, project_dir: Path, tmp_path: Path
+) -> Iterator[Callable[[Mapping[str, Any]], Rig]]:
+    """Rigs whose agent is the pinned Gemini CLI (in a private home) and whose supervisor
+    is `gemini -p`: a team without Claude Code."""
     with ExitStack() as stack:
 
-        def make(scenario: Mapping[str, Any]) -> GeminiRig:
-            played = Scenario.from_dict(scenario)
-            played.seed(project_dir)
-            model = stack.enter_context(
-                FakeModel(played, project_dir, log_path=tmp_path / "fakemodel.jsonl")
-            )
-            ge = stack.enter_context(gemini_env_module.gemini_env(model.url, gemini_bin))
-            r = GeminiRig(project_dir, model, dict(ge.env), tmp_path / "events.jsonl", home=ge.home)
-            made.append(r)
-            return r
+        def env_for(url: str) -> dict[str, str]:
+            return dict(stack.enter_context(gemini_env_module.gemini_env(url, gemini_bin)).env)
 
-        yield make
-        for r in made:
-            left = r.leftovers()
-            kill_all(left)
-            assert not left, f"processes outlived ptysup: {left}"
+        yield from rigs(fake_model, project_dir, tmp_path, env_for, AGENT, SUPERVISED)
 
 
 def _ends(run: Run) -> list[tuple[str, str]]:
@@ -112,7 +58,7 @@ def _ends(run: Run) -> list[tuple[str, str]]:
 
 
 def test_a_task_completes_with_turn_ends_from_the_after_agent_hook(
-    rig: Callable[..., GeminiRig],
+    rig: Callable[..., Rig],
 ) -> None:
     r = rig(
         {
@@ -150,7 +96,7 @@ def test_a_task_completes_with_turn_ends_from_the_after_agent_hook(
 
 
 def test_agent_gemini_supervises_a_wrapper_script_through_its_hooks(
-    rig: Callable[..., GeminiRig], tmp_path: Path
+    rig: Callable[..., Rig], tmp_path: Path
 ) -> None:
     r = rig({"agent": [{"reply": "Done."}], "supervisor": [{"reply": "[COMPLETE] done"}]})
     wrapper = tmp_path / "my-agent.sh"
@@ -168,7 +114,7 @@ def test_agent_gemini_supervises_a_wrapper_script_through_its_hooks(
     assert [e["kind"] for e in run.named("turn_end")] == ["stop"]
 
 
-def test_abort_clears_the_conversation_and_gemini_quits(rig: Callable[..., GeminiRig]) -> None:
+def test_abort_clears_the_conversation_and_gemini_quits(rig: Callable[..., Rig]) -> None:
     r = rig(
         {
             "agent": [{"reply": "I cannot do that here."}],
@@ -185,7 +131,7 @@ def test_abort_clears_the_conversation_and_gemini_quits(rig: Callable[..., Gemin
     assert run.events[-1]["outcome"] == "abort"
 
 
-def test_a_time_budget_interrupts_the_turn_then_clears(rig: Callable[..., GeminiRig]) -> None:
+def test_a_time_budget_interrupts_the_turn_then_clears(rig: Callable[..., Rig]) -> None:
     late = {**WRITE, "delay": 14}
     r = rig(
         {
@@ -198,11 +144,7 @@ def test_a_time_budget_interrupts_the_turn_then_clears(rig: Callable[..., Gemini
     end = run.events[-1]
     assert (end["event"], end["outcome"]) == ("run_end", "time")
     assert end["elapsed_s"] < 6 + 5, end
-    names = [e["event"] for e in run.events]
-    assert names.index("interrupt") < names.index("inject", names.index("interrupt"))
-    assert run.named("interrupt")[0]["confirmed"] is True
-    clears = [i for i in run.named("inject") if i["text"] == "/clear"]
-    assert [c["confirmed"] for c in clears] == [True]
+    assert_interrupted_then_cleared(run)
     assert not r.model.requests_of(RequestKind.SUPERVISOR)
     wait_for(lambda: not r.leftovers(), 10, "every process of the run to be gone")
     assert not (r.project / "out.txt").exists()
@@ -226,7 +168,7 @@ ASK = {
 }
 
 
-def test_a_question_is_answered_by_the_supervisor(rig: Callable[..., GeminiRig]) -> None:
+def test_a_question_is_answered_by_the_supervisor(rig: Callable[..., Rig]) -> None:
     r = rig(
         {
             "agent": [{"steps": [ASK, {"text": "Painted it blue."}]}],
@@ -259,7 +201,7 @@ def test_a_question_is_answered_by_the_supervisor(rig: Callable[..., GeminiRig])
     assert [t["kind"] for t in run.named("turn_end")] == ["stop"]
 
 
-def test_an_approval_dialog_is_never_approved_but_escalated(rig: Callable[..., GeminiRig]) -> None:
+def test_an_approval_dialog_is_never_approved_but_escalated(rig: Callable[..., Rig]) -> None:
     shell = {
         "tool": "run_shell_command",
         "input": {"command": "echo hi > shell.txt", "description": "w"},
@@ -284,7 +226,7 @@ def test_an_approval_dialog_is_never_approved_but_escalated(rig: Callable[..., G
     assert run.events[-1]["outcome"] == "escalated"
 
 
-def test_resume_after_sigkill_reopens_the_same_conversation(rig: Callable[..., GeminiRig]) -> None:
+def test_resume_after_sigkill_reopens_the_same_conversation(rig: Callable[..., Rig]) -> None:
     r = rig(
         {
             "agent": [
@@ -298,14 +240,7 @@ def test_resume_after_sigkill_reopens_the_same_conversation(rig: Callable[..., G
             ],
         }
     )
-    proc = r.popen("do part one")
-    try:
-        r.model.wait_for(lambda q: q.kind is RequestKind.SUPERVISOR, timeout=60)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=15)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    r.signalled("do part one", signal.SIGKILL, RequestKind.SUPERVISOR)
     wait_for(lambda: not r.leftovers(), 20, "Gemini CLI to exit after losing its terminal")
     first = read_events(r.log)
     session = next(e["session_id"] for e in first if e["event"] == "hook" and e.get("session_id"))
@@ -325,7 +260,7 @@ def test_resume_after_sigkill_reopens_the_same_conversation(rig: Callable[..., G
     assert events[-1]["outcome"] == "complete"
 
 
-def test_in_ci_piped_gemini_stays_interactive_and_completes(rig: Callable[..., GeminiRig]) -> None:
+def test_in_ci_piped_gemini_stays_interactive_and_completes(rig: Callable[..., Rig]) -> None:
     r = rig({"agent": [{"reply": "Done."}], "supervisor": [{"reply": "[COMPLETE] fine"}]})
     r.env.update(CI="true", GITHUB_ACTIONS="true")
     run = r.run("say done")
@@ -337,7 +272,6 @@ def test_in_ci_piped_gemini_stays_interactive_and_completes(rig: Callable[..., G
 
 # -- in a terminal -----------------------------------------------------------------------
 
-FLAGS = "#{alternate_on} #{cursor_flag} #{mouse_any_flag} #{keypad_flag} #{keypad_cursor_flag}"
 ROWS = 40
 
 
@@ -347,30 +281,19 @@ def supervisor_screen(prompt: str) -> list[str]:
 
 
 def test_in_tmux_the_supervisor_sees_the_persons_screen_and_the_terminal_is_restored(
-    rig: Callable[..., GeminiRig], tmp_path: Path
+    rig: Callable[..., Rig], tmp_path: Path
 ) -> None:
     reply = "Here it is:\n\n- alpha\n- beta\n\nThat is all for now."
     r = rig({"agent": [{"reply": reply}], "supervisor": [{"delay": 3, "reply": "[COMPLETE] ok"}]})
-    fresh = Tmux("ptysup-gemini-fresh", rows=ROWS)
-    fresh_done = tmp_path / "fresh"
-    script = tmp_path / "fresh.sh"
-    script.write_text(f"stty -a > {fresh_done}.tmp; mv {fresh_done}.tmp {fresh_done}\nsleep 60\n")
-    fresh.start(script)
-    try:
-        wait_for(fresh_done.exists, 10, "the fresh pane's stty")
-        fresh_flags = fresh.display(FLAGS)
-    finally:
-        fresh.kill()
-    done = tmp_path / "done"
-    argv = ptysup_argv(*r.argv("give me the list", "--log-file", str(r.log)))
-    tmux = Tmux("ptysup-gemini", rows=ROWS)
-    tmux.start(terminal_script(tmp_path / "run.sh", r.project, r.env, argv, done))
+    fresh_flags, fresh_stty = fresh_pane(tmp_path)
+    tmux = Pane("ptysup-gemini", rows=ROWS)
+    done = r.in_terminal(tmux, tmp_path, "give me the list")
     try:
         # The supervisor thinks for 3 s with the turn's last frame on screen.
         r.model.wait_for(lambda q: q.kind is RequestKind.SUPERVISOR, timeout=60)
         pane = [line.rstrip() for line in tmux.capture().split("\n")][: ROWS - 1]
         wait_for(done.exists, 60, "ptysup to finish")
-        flags = tmux.display(FLAGS)
+        flags = tmux.flags()
         after = tmux.capture()
     finally:
         tmux.kill()
@@ -382,13 +305,13 @@ def test_in_tmux_the_supervisor_sees_the_persons_screen_and_the_terminal_is_rest
     rows = [y for y, (got, shown) in enumerate(zip(mine, pane, strict=False)) if got != shown]
     assert not rows, "\n".join(f"{mine[y]!r}\n{pane[y]!r}" for y in rows)
     assert flags == fresh_flags
-    assert done.read_text().split("\n", 1)[1].split() == fresh_done.read_text().split()
+    assert done.read_text().split("\n", 1)[1].split() == fresh_stty.split()
     assert "ptysup: complete" in after
     assert read_events(r.log)[-1]["outcome"] == "complete"
 
 
 def test_an_approval_dialog_is_dismissed_when_the_supervisor_says_go_on(
-    rig: Callable[..., GeminiRig],
+    rig: Callable[..., Rig],
 ) -> None:
     shell = {"tool": "run_shell_command", "input": {"command": "echo hi > shell.txt"}}
     instead = "Do not use the shell; say what you would run."
@@ -417,13 +340,11 @@ def test_an_approval_dialog_is_dismissed_when_the_supervisor_says_go_on(
 
 
 def test_in_tmux_a_persons_half_typed_text_is_cleared_before_the_clear(
-    rig: Callable[..., GeminiRig], tmp_path: Path
+    rig: Callable[..., Rig], tmp_path: Path
 ) -> None:
     r = rig({"agent": [{"reply": "Done."}], "supervisor": [{"delay": 4, "reply": "[ABORT] stop"}]})
-    done = tmp_path / "done"
-    argv = ptysup_argv(*r.argv("say done", "--log-file", str(r.log)))
     tmux = Tmux("ptysup-gemini-typed", rows=ROWS)
-    tmux.start(terminal_script(tmp_path / "run.sh", r.project, r.env, argv, done))
+    done = r.in_terminal(tmux, tmp_path, "say done")
     try:
         r.model.wait_for(lambda q: q.kind is RequestKind.SUPERVISOR, timeout=60)
         tmux.send_keys("-l", "half typed words")
@@ -444,7 +365,7 @@ def test_in_tmux_a_persons_half_typed_text_is_cleared_before_the_clear(
 
 
 def test_a_question_left_to_the_person_opens_gemini_clis_dialog(
-    rig: Callable[..., GeminiRig],
+    rig: Callable[..., Rig],
 ) -> None:
     r = rig(
         {
@@ -466,7 +387,7 @@ def test_a_question_left_to_the_person_opens_gemini_clis_dialog(
 
 
 def test_doctor_probes_a_gemini_supervisor_as_a_run_starts_it(
-    rig: Callable[..., GeminiRig],
+    rig: Callable[..., Rig],
 ) -> None:
     r = rig({"supervisor": [{"reply": "[COMPLETE] ok"}]})
     done = r.ptysup("doctor", "--probe", "--agent-cmd", AGENT, "--supervisor-cmd", SUPERVISOR)
@@ -498,13 +419,13 @@ def test_the_demo_runs_with_gemini_as_agent_and_supervisor(gemini_bin: Path) -> 
 
 
 def test_the_persons_own_gemini_hooks_still_run_beside_ptysups(
-    rig: Callable[..., GeminiRig], tmp_path: Path
+    rig: Callable[..., Rig], tmp_path: Path
 ) -> None:
     # ptysup's hooks come in a system settings file: the person's AfterAgent hook in
     # their own settings.json must still run (removes nothing the person configured).
     r = rig({"agent": [{"reply": "Hello."}], "supervisor": [{"reply": "[COMPLETE] done"}]})
     mark = tmp_path / "user-after-agent-hook-ran"
-    settings_path = r.home / ".gemini" / "settings.json"
+    settings_path = Path(r.env["GEMINI_CLI_HOME"]) / ".gemini" / "settings.json"
     settings = json.loads(settings_path.read_text())
     mine = {"type": "command", "name": "mine", "command": f"touch {mark}"}
     settings["hooks"] = {"AfterAgent": [{"matcher": "", "hooks": [mine]}]}

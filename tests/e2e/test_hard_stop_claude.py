@@ -12,7 +12,7 @@ import pytest
 
 from ptysup.testing.fakemodel import RequestKind
 from tests.e2e.conftest import Rig
-from tests.helpers import FAKES, wait_for
+from tests.helpers import FAKES, assert_interrupted_then_cleared, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -40,11 +40,7 @@ def test_time_budget_interrupts_the_turn_and_no_late_tool_call_runs(
     assert (end["event"], end["outcome"]) == ("run_end", "time")
     assert end["elapsed_s"] < 6 + GRACE_S, end
     # Interrupt first, and seen to stop; then /clear once, confirmed; then the agent ended.
-    names = [e["event"] for e in run.events]
-    assert names.index("interrupt") < names.index("inject", names.index("interrupt"))
-    assert run.named("interrupt")[0]["confirmed"] is True
-    clears = [i for i in run.named("inject") if i["text"] == "/clear"]
-    assert [c["confirmed"] for c in clears] == [True]
+    assert_interrupted_then_cleared(run)
     assert not [w for w in run.named("warning") if "did not exit" in w["message"]]
     assert not r.model.requests_of(RequestKind.SUPERVISOR)
     # Nothing of the run is left that could still carry out the model's late tool call.

@@ -70,14 +70,7 @@ def test_sigkill_while_the_supervisor_thinks_leaves_no_supervisor(
     rig: Callable[..., Rig],
 ) -> None:
     r = rig({"agent": SIMPLE_AGENT, "supervisor": [{"delay": 120, "reply": "[COMPLETE]"}]})
-    proc = r.popen("t")
-    try:
-        r.model.wait_for(lambda req: req.kind is RequestKind.SUPERVISOR, timeout=60)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=15)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    assert r.signalled("t", signal.SIGKILL, RequestKind.SUPERVISOR) == -signal.SIGKILL
     # Neither the agent nor the supervisor (`claude -p`, in its own process group so that
     # a time-out kills it whole) outlives ptysup, though nothing of ptysup could clean up.
     wait_for(lambda: not r.leftovers(), 20, "the agent and the supervisor to be gone")

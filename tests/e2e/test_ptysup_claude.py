@@ -269,15 +269,7 @@ def test_keystrokes_and_window_size_reach_the_agent(
 
 def test_sigint_while_the_supervisor_thinks_ends_it_too(rig: Callable[..., Rig]) -> None:
     r = rig({"agent": SIMPLE_AGENT, "supervisor": [{"delay": 120, "reply": "[COMPLETE]"}]})
-    proc = r.popen("t")
-    try:
-        r.model.wait_for(lambda req: req.kind is RequestKind.SUPERVISOR, timeout=60)
-        proc.send_signal(signal.SIGINT)
-        proc.wait(timeout=15)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 130
+    assert r.signalled("t", signal.SIGINT, RequestKind.SUPERVISOR) == 130
     events = read_events(r.log)
     assert (events[-1]["event"], events[-1]["exit_code"]) == ("run_end", 130)
     # Neither the agent nor the supervisor (both carry the private config dir) lives on.

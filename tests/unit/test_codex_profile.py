@@ -21,7 +21,7 @@ from ptysup.agents.session import AgentSession, Timings
 from ptysup.events import EventLog
 from ptysup.terminal.inject import Typist
 from ptysup.terminal.screen import ScreenSnapshot
-from tests.helpers import Tick
+from tests.helpers import Tick, replay_readings
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -280,27 +280,9 @@ def test_clear_is_confirmed_by_the_emptied_composer_not_a_session_start() -> Non
 def test_a_recorded_run_reads_ready_working_ready_and_each_typed_text() -> None:
     # The demo's run with Codex, recorded by ptysup (fixtures/transcripts/codex/): its
     # states come from the OSC 7501 reports in the output, as in a run.
-    from ptysup.terminal.record import as_bytes, read_cast
-    from ptysup.terminal.screen import ScreenFeeder, ScreenModel
-
     cast = Path(__file__).resolve().parents[2] / "fixtures/transcripts/codex/demo.cast"
-    size, events = read_cast(cast)
-    model = ScreenModel(size["height"], size["width"])
-    reports = ScreenFeeder(model, on_update=lambda: None, signal_osc=7501)  # never started
-    profile = CodexProfile()
-    seen: list[tuple[str, str | None]] = []
-    for _, code, data in events:
-        if code == "o":
-            reports.put(as_bytes(data))  # reads the state reports into the model
-            model.feed(as_bytes(data))
-            snap = model.snapshot()
-            now = (profile.screen_state(snap).value, profile.input_text(snap))
-            if not seen or seen[-1] != now:
-                seen.append(now)
-    states = [state for state, _ in seen if state != "unknown"]
-    collapsed = [s for i, s in enumerate(states) if i == 0 or states[i - 1] != s]
+    collapsed, typed = replay_readings(cast, CodexProfile(), signal_osc=7501)
     assert collapsed == ["ready", "working", "ready", "working", "ready"]
-    typed = [text for _, text in seen if text]
     assert typed[0] == "implement feature X"
     assert typed[1].startswith("python3 -m unittest fails")
     assert "/exit" in typed

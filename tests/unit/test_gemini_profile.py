@@ -13,8 +13,8 @@ import pytest
 from ptysup.agents.events import HookEvent, ScreenState
 from ptysup.agents.gemini import settings
 from ptysup.agents.gemini.profile import AUTH, DIALOG, GEMINI_ANSWERS, TRUST, GeminiProfile
-from ptysup.terminal.record import as_bytes, read_cast
-from ptysup.terminal.screen import ScreenModel, ScreenSnapshot
+from ptysup.terminal.screen import ScreenSnapshot
+from tests.helpers import replay_readings
 
 SCREENS = Path(__file__).resolve().parents[2] / "fixtures" / "gemini"
 TRANSCRIPTS = Path(__file__).resolve().parents[2] / "fixtures" / "transcripts"
@@ -314,21 +314,8 @@ def test_a_new_profile_picks_a_fresh_id() -> None:
 
 def test_a_recorded_run_reads_ready_working_ready_and_each_typed_text() -> None:
     # The demo's run with Gemini CLI, recorded by ptysup (fixtures/transcripts/gemini/).
-    size, events = read_cast(TRANSCRIPTS / "gemini" / "demo.cast")
-    model = ScreenModel(size["height"], size["width"])
-    profile = GeminiProfile(SESSION)
-    seen: list[tuple[str, str | None]] = []
-    for _, code, data in events:
-        if code == "o":
-            model.feed(as_bytes(data))
-            snap = model.snapshot()
-            now = (profile.screen_state(snap).value, profile.input_text(snap))
-            if not seen or seen[-1] != now:
-                seen.append(now)
-    states = [state for state, _ in seen if state != "unknown"]
-    collapsed = [s for i, s in enumerate(states) if i == 0 or states[i - 1] != s]
+    collapsed, typed = replay_readings(TRANSCRIPTS / "gemini" / "demo.cast", GeminiProfile(SESSION))
     assert collapsed == ["ready", "working", "ready", "working", "ready"]
-    typed = [text for _, text in seen if text]
     assert typed[0] == "implement feature X"
     assert typed[1].startswith("python3 -m unittest fails")
     assert typed[-1] == "/quit"

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ptysup.agents.events import HookEvent, ScreenState
-from ptysup.agents.firstrun import Blocker
+from ptysup.agents.firstrun import Blocker, first_screen
 from ptysup.agents.profile import Hooks, Launch
 from ptysup.agents.questions import Ask, ask_from
 from ptysup.procutil import is_codex
@@ -253,10 +253,9 @@ class CodexProfile:
 
     def blocker(self, snap: ScreenSnapshot) -> Blocker | None:
         """A first-run screen (folder trust, hook review, sign-in) or another dialog."""
-        text = "\n".join(snap.lines)
-        for pattern, blocker in _SCREENS:
-            if pattern.search(text):
-                return blocker
+        screen = first_screen(snap.lines, _SCREENS)
+        if screen is not None:
+            return screen
         return DIALOG if _dialog_on(snap.lines) else None
 
 

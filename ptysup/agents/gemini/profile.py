@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ptysup.agents.events import HookEvent, ScreenState
-from ptysup.agents.firstrun import Blocker
+from ptysup.agents.firstrun import Blocker, first_screen
 from ptysup.agents.gemini import settings
 from ptysup.agents.profile import Hooks, Launch
 from ptysup.agents.questions import Ask, ask_from
@@ -225,10 +225,9 @@ class GeminiProfile:
 
     def blocker(self, snap: ScreenSnapshot) -> Blocker | None:
         """A first-run screen (auth, trust) or another dialog."""
-        text = "\n".join(snap.lines)
-        for pattern, blocker in _SCREENS:
-            if pattern.search(text):
-                return blocker
+        screen = first_screen(snap.lines, _SCREENS)
+        if screen is not None:
+            return screen
         if self.screen_state(snap) is ScreenState.DIALOG:
             return DIALOG
         return None

@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from ptysup.testing.conversation import RequestKind
+from ptysup.testing.conversation import RequestKind, last_index, reply_runs, who_asks
 from ptysup.testing.scenario import Step
 from ptysup.testing.wire import Block, TextBlock, estimate_tokens
 from ptysup.testing.wires.base import Reading, Reply
@@ -84,11 +84,7 @@ def is_human(content: Mapping[str, Any]) -> bool:
 
 def last_human_index(body: Mapping[str, Any]) -> int | None:
     """The index of the latest typed user content, or None."""
-    contents = _contents(body)
-    for index in range(len(contents) - 1, -1, -1):
-        if is_human(contents[index]):
-            return index
-    return None
+    return last_index(_contents(body), is_human)
 
 
 def human_text(body: Mapping[str, Any]) -> str:
@@ -116,14 +112,7 @@ def step_index(body: Mapping[str, Any]) -> int:
     latest typed user content (each functionResponse round trip adds one)."""
     index = last_human_index(body)
     after = _contents(body)[index + 1 :] if index is not None else []
-    steps = 0
-    previous = None
-    for content in after:
-        role = content.get("role")
-        if role == "model" and previous != "model":
-            steps += 1
-        previous = role
-    return steps
+    return reply_runs(after, lambda content: content.get("role") == "model")
 
 
 def function_responses(body: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -278,14 +267,8 @@ class GeminiWire:
     ) -> Reading:
         found = route("POST", path)
         streaming = found is not None and found[1]
-        if not streaming:
-            kind = RequestKind.TITLE
-        elif any(marker in text for text in user_texts(body)):
-            kind = RequestKind.SUPERVISOR
-        else:
-            kind = RequestKind.AGENT
         return Reading(
-            kind=kind,
+            kind=who_asks(not streaming, user_texts(body), marker),
             human_text=human_text(body),
             step_index=step_index(body),
             turn=last_human_index(body) or 0,

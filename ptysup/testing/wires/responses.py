@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from ptysup.testing.conversation import RequestKind, schema_string_fields
+from ptysup.testing.conversation import last_index, reply_runs, schema_string_fields, who_asks
 from ptysup.testing.scenario import Step
 from ptysup.testing.wire import Block, ToolUseBlock
 from ptysup.testing.wires.base import Reading, Reply
@@ -91,11 +91,9 @@ def _person_texts(item: Mapping[str, Any]) -> list[str]:
 
 def last_human_index(body: Mapping[str, Any]) -> int | None:
     """The index in `input` of the latest user message with the person's words, or None."""
-    items = _items(body)
-    for index in range(len(items) - 1, -1, -1):
-        if _is_user_message(items[index]) and _person_texts(items[index]):
-            return index
-    return None
+    return last_index(
+        _items(body), lambda item: _is_user_message(item) and bool(_person_texts(item))
+    )
 
 
 def human_text(body: Mapping[str, Any]) -> str:
@@ -114,16 +112,14 @@ def step_index(body: Mapping[str, Any]) -> int:
     messages, reasoning, function calls) after the latest human message is one reply."""
     index = last_human_index(body)
     after = _items(body)[index + 1 :] if index is not None else []
-    steps = 0
-    in_reply = False
-    for item in after:
-        output = item.get("type") in ("function_call", "reasoning", "custom_tool_call") or (
-            item.get("type", "message") == "message" and item.get("role") == "assistant"
-        )
-        if output and not in_reply:
-            steps += 1
-        in_reply = output
-    return steps
+    return reply_runs(after, _is_output)
+
+
+def _is_output(item: Mapping[str, Any]) -> bool:
+    """An item the model wrote: an assistant message, reasoning, a function call."""
+    return item.get("type") in ("function_call", "reasoning", "custom_tool_call") or (
+        item.get("type", "message") == "message" and item.get("role") == "assistant"
+    )
 
 
 def turn_metadata(headers: Mapping[str, str]) -> Mapping[str, Any]:
@@ -252,16 +248,8 @@ class ResponsesWire:
     def read(
         self, path: str, body: Mapping[str, Any], headers: Mapping[str, str], marker: str
     ) -> Reading:
-        # The title request quotes the typed prompt: checked first, so that a marker typed
-        # into the TUI does not make it a supervisor's request.
-        if is_title_request(body, headers):
-            kind = RequestKind.TITLE
-        elif any(marker in text for text in user_texts(body)):
-            kind = RequestKind.SUPERVISOR
-        else:
-            kind = RequestKind.AGENT
         return Reading(
-            kind=kind,
+            kind=who_asks(is_title_request(body, headers), user_texts(body), marker),
             human_text=human_text(body),
             step_index=step_index(body),
             turn=last_human_index(body) or 0,

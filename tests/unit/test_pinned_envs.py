@@ -1,0 +1,128 @@
+"""What every pinned agent's env module does alike: an environment without the outer
+account, the pinned-binary lookup and version, and the command line's errors."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from ptysup.testing import claude_env, codex_env, gemini_env
+from ptysup.testing.pins import CLAUDE, CODEX, GEMINI, Pin
+
+URL = "http://127.0.0.1:9"
+# (module, pin, name of its finder, label in its messages)
+MODULES = [
+    pytest.param(claude_env, CLAUDE, "find_claude", "Claude Code", id="claude"),
+    pytest.param(gemini_env, GEMINI, "find_gemini", "Gemini CLI", id="gemini"),
+    pytest.param(codex_env, CODEX, "find_codex", "Codex CLI", id="codex"),
+]
+
+MakeEnv = Callable[[Path, Path, Mapping[str, str]], dict[str, str]]
+
+
+@pytest.mark.parametrize(
+    ("make_env", "outer", "own"),
+    [
+        pytest.param(
+            lambda home, binary, outer: claude_env.make_env(URL, home, binary, base=outer),
+            {
+                "ANTHROPIC_AUTH_TOKEN": "real",
+                "ANTHROPIC_MODEL": "opus",
+                "CLAUDECODE": "1",
+                "CLAUDE_CODE_USE_BEDROCK": "1",
+            },
+            lambda home: {
+                "ANTHROPIC_BASE_URL": URL,
+                "ANTHROPIC_API_KEY": "sk-ant-test",
+                "CLAUDE_CONFIG_DIR": str(home),
+                "DISABLE_TELEMETRY": "1",
+                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+                "CLAUDE_CODE_MAX_RETRIES": "0",
+            },
+            id="claude",
+        ),
+        pytest.param(
+            lambda home, binary, outer: gemini_env.make_env(URL, home, binary, base=outer),
+            {
+                "GEMINI_API_KEY": "real",
+                "GOOGLE_CLOUD_PROJECT": "prod",
+                "GEMINI_CLI_SYSTEM_SETTINGS_PATH": "/etc/gemini.json",
+            },
+            lambda home: {
+                "GOOGLE_GEMINI_BASE_URL": URL,
+                "GEMINI_API_KEY": "fake-gemini-key",
+                "GEMINI_CLI_HOME": str(home),
+            },
+            id="gemini",
+        ),
+        pytest.param(
+            lambda home, binary, outer: codex_env.make_env(home, binary, base=outer),
+            {
+                "OPENAI_API_KEY": "real",
+                "OPENAI_BASE_URL": "https://api.openai.com/v1",
+                "CODEX_HOME": "/home/x/.codex",
+            },
+            lambda home: {"CODEX_HOME": str(home), "FAKE_MODEL_API_KEY": "sk-fake-codex"},
+            id="codex",
+        ),
+    ],
+)
+def test_env_replaces_the_outer_account_and_endpoint_and_puts_the_binary_first(
+    tmp_path: Path,
+    make_env: MakeEnv,
+    outer: Mapping[str, str],
+    own: Callable[[Path], dict[str, str]],
+) -> None:
+    binary = tmp_path / "bin" / "agent"
+    env = make_env(tmp_path, binary, {"PATH": "/usr/bin", "HOME": "/home/x", **outer})
+    assert env == {"PATH": f"{tmp_path / 'bin'}:/usr/bin", "HOME": "/home/x", **own(tmp_path)}
+
+
+@pytest.mark.parametrize(("module", "pin", "finder", "label"), MODULES)
+def test_find_prefers_the_configured_binary_then_the_pinned_install(
+    monkeypatch: pytest.MonkeyPatch, module: ModuleType, pin: Pin, finder: str, label: str
+) -> None:
+    find: Callable[[], Path | None] = getattr(module, finder)
+    monkeypatch.setenv(pin.bin_env, "/opt/agent")
+    assert find() == Path("/opt/agent")
+    monkeypatch.delenv(pin.bin_env)
+    if pin.local_bin().exists():
+        assert find() == pin.local_bin()
+
+
+@pytest.mark.parametrize("pin", [CLAUDE, GEMINI, CODEX], ids=lambda p: p.name)
+def test_the_installed_version_is_read_from_its_package_json(tmp_path: Path, pin: Pin) -> None:
+    assert pin.installed_version(tmp_path) is None
+    package = tmp_path / "node_modules" / pin.package
+    package.mkdir(parents=True)
+    (package / "package.json").write_text(json.dumps({"version": pin.version}))
+    assert pin.installed_version(tmp_path) == pin.version
+    assert pin.local_bin(tmp_path) == tmp_path / "node_modules" / ".bin" / pin.bin_name
+    assert pin.prefix.name == pin.folder and pin.prefix.parent.name == ".tools"
+
+
+@pytest.mark.parametrize(("module", "pin", "finder", "label"), MODULES)
+def test_path_says_how_to_install_when_there_is_no_binary(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    module: ModuleType,
+    pin: Pin,
+    finder: str,
+    label: str,
+) -> None:
+    monkeypatch.setattr(module, finder, lambda: None)
+    assert module.main(["path"]) == 1
+    install = f"python -m ptysup.testing.{pin.name}_env install"
+    assert capsys.readouterr().err == f"ptysup: {label} not found; run `{install}`\n"
+
+
+@pytest.mark.parametrize(("module", "pin", "finder", "label"), MODULES)
+def test_env_without_a_url_is_a_usage_error(
+    capsys: pytest.CaptureFixture[str], module: ModuleType, pin: Pin, finder: str, label: str
+) -> None:
+    assert module.main(["env"]) == 2
+    assert capsys.readouterr().err == "ptysup: env needs --url (the fake model's base URL)\n"
