@@ -7,17 +7,14 @@ prints the `export` lines of a private home pointed at a fake model.
 
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import sys
-import tempfile
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from ptysup.testing import envcli
+from ptysup.testing.agenthome import AgentEnv, offline_env, private_env
 from ptysup.testing.pins import QWEN
 
 QWEN_CODE_VERSION = QWEN.version
@@ -74,58 +71,34 @@ def make_env(
     base: Mapping[str, str] | None = None,
     api_key: str = TEST_API_KEY,
 ) -> dict[str, str]:
-    """The environment for running qwen offline against BASE_URL (its `/v1` added)."""
-    outer = os.environ if base is None else base
-    env = {k: v for k, v in outer.items() if not k.startswith(_STRIPPED_PREFIXES)}
-    env.update(
-        OPENAI_BASE_URL=f"{base_url.rstrip('/')}/v1",
-        OPENAI_API_KEY=api_key,
-        OPENAI_MODEL=MODEL,
-        HOME=str(home),
-        QWEN_HOME=str(home / ".qwen"),
-    )
-    if qwen_bin is not None:
-        rest = env.get("PATH", os.defpath)
-        env["PATH"] = os.pathsep.join([str(qwen_bin.parent), rest])
-    return env
+    """The environment for running qwen offline against BASE_URL (its `/v1` added), with
+    HOME and QWEN_HOME in the private home."""
+    variables = {
+        "OPENAI_BASE_URL": f"{base_url.rstrip('/')}/v1",
+        "OPENAI_API_KEY": api_key,
+        "OPENAI_MODEL": MODEL,
+        "HOME": str(home),
+        "QWEN_HOME": str(home / ".qwen"),
+    }
+    return offline_env(base, _STRIPPED_PREFIXES, qwen_bin, variables)
 
 
-@dataclass(frozen=True)
-class QwenEnv:
-    """A private Qwen Code home and the environment that points qwen at it."""
-
-    home: Path
-    env: Mapping[str, str]
-    qwen_bin: Path | None
-
-    def argv(self, *args: str) -> list[str]:
-        """The command line for the pinned binary (or plain `qwen`) with ARGS."""
-        return [str(self.qwen_bin) if self.qwen_bin else "qwen", *args]
-
-
-@contextmanager
 def qwen_env(
     base_url: str, qwen_bin: Path | None = None, base: Mapping[str, str] | None = None
-) -> Iterator[QwenEnv]:
-    """A QwenEnv in a temp dir that is removed on exit; QWEN_BIN defaults to find_qwen()."""
-    binary = qwen_bin if qwen_bin is not None else find_qwen()
-    with tempfile.TemporaryDirectory(prefix="ptysup-qwen-") as tmp:
-        home = Path(tmp) / "home"
+) -> AbstractContextManager[AgentEnv]:
+    """A private home (removed on exit) and its environment; QWEN_BIN defaults to
+    find_qwen()."""
+
+    def fill(home: Path, binary: Path | None) -> dict[str, str]:
         write_config(home)
-        env = make_env(base_url, home, binary, base)
-        yield QwenEnv(home=home, env=env, qwen_bin=binary)
+        return make_env(base_url, home, binary, base)
+
+    return private_env(QWEN, qwen_bin, fill)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """`install` installs the pinned Qwen Code; `path` prints the binary in use."""
-    parser = argparse.ArgumentParser(prog="python -m ptysup.testing.qwen_env")
-    parser.add_argument("command", choices=["install", "path", "env"])
-    parser.add_argument("--url", help="env: the fake model's base URL")
-    parser.add_argument("--home", type=Path, help="env: HOME; default a new temp dir")
-    parser.add_argument(
-        "--prefix", type=Path, default=QWEN.prefix, help="install: where (default .tools/)"
-    )
-    args = parser.parse_args(argv)
+    args = envcli.parser(QWEN, "--home", "HOME", projects=False).parse_args(argv)
     if args.command == "env":
         return _print_env(args.url, args.home)
     return envcli.install_or_path(QWEN, args.command, args.prefix, "Qwen Code", find_qwen)
@@ -133,13 +106,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _print_env(url: str | None, home: Path | None) -> int:
     """`env`: write a private home and print the `export` lines for a shell."""
-    if not url:
-        print("ptysup: env needs --url (the fake model's base URL)", file=sys.stderr)
-        return 2
-    home = home or Path(tempfile.mkdtemp(prefix="ptysup-qwen-"))
-    write_config(home)
-    env = make_env(url, home, find_qwen(), base=envcli.shell_path())
-    return envcli.print_exports(env, _STRIPPED_PREFIXES)
+
+    def env_for(url: str, home: Path) -> dict[str, str]:
+        write_config(home)
+        return make_env(url, home, find_qwen(), base=envcli.shell_path())
+
+    return envcli.print_env(QWEN, url, home, env_for, _STRIPPED_PREFIXES)
 
 
 if __name__ == "__main__":

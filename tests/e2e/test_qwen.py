@@ -4,101 +4,47 @@ speaking OpenAI Chat Completions, `qwen -p` as the supervisor (a team without Cl
 from __future__ import annotations
 
 import json
-import os
-import subprocess
+import signal
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from ptysup.testing import qwen_env as qwen_env_module
-from ptysup.testing.fakemodel import FakeModel, RequestKind
-from ptysup.testing.scenario import Scenario
-from tests.e2e.conftest import Rig
-from tests.helpers import (
-    Run,
-    kill_all,
-    processes_with,
-    run_ptysup,
-)
+from ptysup.testing.fakemodel import RequestKind
+from ptysup.testing.wires import chat
+from tests.conftest import FakeModelFactory
+from tests.e2e.conftest import Rig, rigs
+from tests.e2e.test_supervisor_sees_the_screen import supervisor_screen
+from tests.e2e.test_terminal_left_clean import Pane, fresh_pane
+from tests.helpers import read_events, run_ptysup, wait_for
 
 pytestmark = pytest.mark.e2e
 
 AGENT = "qwen --approval-mode auto-edit"
 SUPERVISOR = 'qwen -p ""'
+SUPERVISED = ("--supervisor-cmd", SUPERVISOR)
 RESUMED = "has just been resumed"
 WRITE = {"tool": "write_file", "input": {"file_path": "{workdir}/out.txt", "content": "hello\n"}}
 
 
-@pytest.fixture(scope="session")
-def qwen_bin() -> Path:
-    """The Qwen Code binary; skips (or fails with PTYSUP_REQUIRE_E2E=1) when missing."""
-    found = qwen_env_module.find_qwen()
-    if found is None or not found.exists():
-        message = (
-            "Qwen Code not found: run `python -m ptysup.testing.qwen_env install` "
-            "or set PTYSUP_QWEN_BIN"
-        )
-        if os.environ.get("PTYSUP_REQUIRE_E2E") == "1":
-            pytest.fail(message)
-        pytest.skip(message)
-    return found
-
-
-@dataclass
-class QwenRig(Rig):
-    """The end-to-end rig with Qwen Code as the agent and `qwen -p` as the supervisor."""
-
-    home: Path = Path()  # the private HOME (its .qwen holds the person's settings)
-
-    def argv(self, task: str, *args: str) -> list[str]:
-        return [task, "--agent-cmd", AGENT, "--supervisor-cmd", SUPERVISOR, *args]
-
-    def run(self, task: str, *args: str, timeout: float = 90) -> Run:
-        return run_ptysup(
-            self.argv(task, *args),
-            cwd=self.project,
-            env=self.env,
-            log_path=self.log,
-            timeout=timeout,
-        )
-
-    def popen(self, task: str, *args: str) -> subprocess.Popen[str]:
-        return self.start(*self.argv(task, "--log-file", str(self.log), *args))
-
-    def leftovers(self) -> list[int]:
-        return processes_with(str(self.home))
-
-
 @pytest.fixture
 def rig(
-    qwen_bin: Path, project_dir: Path, tmp_path: Path
-) -> Iterator[Callable[[Mapping[str, Any]], QwenRig]]:
-    made: list[QwenRig] = []
+    fake_model: FakeModelFactory, qwen_bin: Path, project_dir: Path, tmp_path: Path
+) -> Iterator[Callable[[Mapping[str, Any]], Rig]]:
+    """Rigs whose agent is the pinned Qwen Code (in a private home) and whose supervisor
+    is `qwen -p`: a team without Claude Code."""
     with ExitStack() as stack:
 
-        def make(scenario: Mapping[str, Any]) -> QwenRig:
-            played = Scenario.from_dict(scenario)
-            played.seed(project_dir)
-            model = stack.enter_context(
-                FakeModel(played, project_dir, log_path=tmp_path / "fakemodel.jsonl")
-            )
-            qe = stack.enter_context(qwen_env_module.qwen_env(model.url, qwen_bin))
-            r = QwenRig(project_dir, model, dict(qe.env), tmp_path / "events.jsonl", home=qe.home)
-            made.append(r)
-            return r
+        def env_for(url: str) -> dict[str, str]:
+            return dict(stack.enter_context(qwen_env_module.qwen_env(url, qwen_bin)).env)
 
-        yield make
-        for r in made:
-            left = r.leftovers()
-            kill_all(left)
-            assert not left, f"processes outlived ptysup: {left}"
+        yield from rigs(fake_model, project_dir, tmp_path, env_for, AGENT, SUPERVISED)
 
 
-def test_a_task_completes_with_turn_ends_from_the_stop_hook(rig: Callable[..., QwenRig]) -> None:
+def test_a_task_completes_with_turn_ends_from_the_stop_hook(rig: Callable[..., Rig]) -> None:
     r = rig(
         {
             "agent": [{"steps": [{"text": "Writing it.", **WRITE}, {"text": "I wrote out.txt."}]}],
@@ -132,3 +78,238 @@ def test_a_task_completes_with_turn_ends_from_the_stop_hook(rig: Callable[..., Q
     end = run.events[-1]
     assert (end["event"], end["outcome"]) == ("run_end", "complete")
     assert len(r.model.requests_of(RequestKind.SUPERVISOR)) == 1
+
+
+def test_agent_qwen_supervises_a_wrapper_script_through_its_hooks(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    r = rig({"agent": [{"reply": "Done."}], "supervisor": [{"reply": "[COMPLETE] done"}]})
+    wrapper = tmp_path / "my-agent.sh"
+    wrapper.write_text(f'#!/bin/sh\nexec {r.env["PATH"].split(":")[0]}/qwen "$@"\n')
+    wrapper.chmod(0o755)
+    run = run_ptysup(
+        ["a task", "--agent", "qwen", "--agent-cmd", str(wrapper), "--idle", "30", *SUPERVISED],
+        cwd=r.project,
+        env=r.env,
+        log_path=r.log,
+        timeout=60,
+    )
+    assert run.code == 0, run.stdout + run.stderr
+    assert run.named("agent_start")[0]["profile"] == "qwen"
+    assert [e["kind"] for e in run.named("turn_end")] == ["stop"]
+
+
+def test_abort_clears_the_conversation_and_qwen_quits(rig: Callable[..., Rig]) -> None:
+    r = rig(
+        {
+            "agent": [{"reply": "I cannot do that here."}],
+            "supervisor": [{"reply": "[ABORT] the agent refuses the task"}],
+        }
+    )
+    run = r.run("do the impossible")
+    assert run.code == 1, run.stdout + run.stderr
+    clears = [i for i in run.named("inject") if i["text"] == "/clear"]
+    assert [c["confirmed"] for c in clears] == [True]
+    sources = [e.get("source") for e in run.named("hook") if e["name"] == "SessionStart"]
+    assert sources == ["startup", "clear"]
+    # /quit ended Qwen Code (a SessionEnd), no signal was needed.
+    assert [e.get("reason") for e in run.named("hook") if e["name"] == "SessionEnd"][-1:]
+    assert not [w for w in run.named("warning") if "did not exit" in w["message"]]
+    assert run.events[-1]["outcome"] == "abort"
+
+
+def test_a_time_budget_interrupts_the_turn_then_clears(rig: Callable[..., Rig]) -> None:
+    late = {**WRITE, "delay": 14}
+    r = rig(
+        {
+            "agent": [{"steps": [late, {"text": "Wrote it."}]}],
+            "supervisor": [{"reply": "[COMPLETE]"}],
+        }
+    )
+    run = r.run("write out.txt slowly", "--max-time", "6s")
+    assert run.code == 3, run.stdout + run.stderr
+    end = run.events[-1]
+    assert (end["event"], end["outcome"]) == ("run_end", "time")
+    assert end["elapsed_s"] < 6 + 5, end
+    names = [e["event"] for e in run.events]
+    assert names.index("interrupt") < names.index("inject", names.index("interrupt"))
+    assert run.named("interrupt")[0]["confirmed"] is True
+    clears = [i for i in run.named("inject") if i["text"] == "/clear"]
+    assert [c["confirmed"] for c in clears] == [True]
+    assert not r.model.requests_of(RequestKind.SUPERVISOR)
+    wait_for(lambda: not r.leftovers(), 10, "every process of the run to be gone")
+    assert not (r.project / "out.txt").exists()
+
+
+ASK = {
+    "tool": "ask_user_question",
+    "input": {
+        "questions": [
+            {
+                "question": "Which color should the button be?",
+                "header": "Color",
+                "multiSelect": False,
+                "options": [
+                    {"label": "Red", "description": "warm"},
+                    {"label": "Blue", "description": "calm"},
+                ],
+            }
+        ]
+    },
+}
+
+
+def _tool_results(r: Rig) -> list[str]:
+    return [
+        json.dumps(m.get("content"), ensure_ascii=False)
+        for q in r.model.requests_of(RequestKind.AGENT)
+        for m in q.body["messages"]
+        if m.get("role") == "tool"
+    ]
+
+
+def test_a_question_is_answered_by_the_supervisor(rig: Callable[..., Rig]) -> None:
+    r = rig(
+        {
+            "agent": [{"steps": [ASK, {"text": "Painted it blue."}]}],
+            "supervisor": [
+                {"regex": r"The agent asks:\nQuestion 1 \[Color\]", "reply": "[CONTINUE] blue"},
+                {"reply": "[COMPLETE] painted"},
+            ],
+        }
+    )
+    run = r.run("paint the button", "--max-iter", "3")
+    assert run.code == 0, run.stdout + run.stderr
+    (question,) = run.named("question")
+    assert question["to"] == "supervisor"
+    (answer,) = run.named("answer")
+    assert answer["by"] == "supervisor"
+    # The model read the answer as the tool's result; the picker never opened.
+    results = _tool_results(r)
+    assert any("The user answered: Which color should the button be? → Blue" in x for x in results)
+    # The question's own PermissionRequest is no approval.
+    assert not [e for e in run.named("hook") if e["name"] == "PermissionRequest"]
+    assert [t["kind"] for t in run.named("turn_end")] == ["stop"]
+
+
+SHELL = {
+    "tool": "run_shell_command",
+    "input": {"command": "echo hi > shell.txt", "description": "w"},
+}
+
+
+def test_an_approval_dialog_is_never_approved_but_escalated(rig: Callable[..., Rig]) -> None:
+    r = rig(
+        {
+            "agent": [{"steps": [SHELL, {"text": "Ran it."}]}],
+            "supervisor": [{"reply": "[ESCALATE] a person must allow the shell command"}],
+        }
+    )
+    run = r.run("run the shell command", "--turn-timeout", "5")
+    assert run.code == 7, run.stdout + run.stderr
+    (permission,) = [e for e in run.named("hook") if e["name"] == "PermissionRequest"]
+    assert permission["tool_name"] == "run_shell_command"
+    (turn,) = run.named("turn_end")
+    assert (turn["kind"], turn["dialog"]) == ("stalled", True)
+    (sup,) = r.model.requests_of(RequestKind.SUPERVISOR)
+    assert "Allow execution of" in sup.human_text and "echo" in sup.human_text
+    (escalation,) = run.named("escalation")
+    assert escalation["reason"] == "a person must allow the shell command"
+    assert not (r.project / "shell.txt").exists()
+    assert run.events[-1]["outcome"] == "escalated"
+
+
+def test_resume_after_sigkill_reopens_the_same_conversation(rig: Callable[..., Rig]) -> None:
+    r = rig(
+        {
+            "agent": [
+                {"match": "part two", "reply": "Part two done."},
+                {"reply": "Part one done."},
+            ],
+            "supervisor": [
+                {"match": RESUMED, "reply": "[CONTINUE] now do part two"},
+                {"times": 1, "delay": 120, "reply": "[COMPLETE] never given"},
+                {"reply": "[COMPLETE] both parts are done"},
+            ],
+        }
+    )
+    r.signalled("do part one", signal.SIGKILL, RequestKind.SUPERVISOR)
+    wait_for(lambda: not r.leftovers(), 20, "Qwen Code to exit after losing its terminal")
+    first = read_events(r.log)
+    session = next(e["session_id"] for e in first if e["event"] == "hook" and e.get("session_id"))
+    resumed = r.ptysup("resume", "--max-iter", "5", "--agent-cmd", AGENT, *SUPERVISED)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    events = read_events(r.log)[len(first) :]
+    starts = [e for e in events if e["event"] == "hook" and e["name"] == "SessionStart"]
+    assert [(e["source"], e["session_id"]) for e in starts] == [("resume", session)]
+    # The model got part two with part one's turn still in the conversation.
+    (two,) = [
+        q for q in r.model.requests_of(RequestKind.AGENT) if q.human_text == "now do part two"
+    ]
+    said = [t for m in two.body["messages"] for t in chat.texts(m)]
+    assert "do part one" in said and "Part one done." in said
+    assert events[-1]["outcome"] == "complete"
+
+
+def test_in_ci_piped_qwen_completes(rig: Callable[..., Rig]) -> None:
+    r = rig({"agent": [{"reply": "Done."}], "supervisor": [{"reply": "[COMPLETE] fine"}]})
+    r.env.update(CI="true", GITHUB_ACTIONS="true", TERM="dumb")
+    run = r.run("say done")
+    assert run.code == 0, run.stdout + run.stderr
+    assert [t["kind"] for t in run.named("turn_end")] == ["stop"]
+    assert "::group::" in run.stdout  # ptysup itself stays in its CI mode
+    assert run.events[-1]["outcome"] == "complete"
+
+
+def test_the_persons_own_qwen_hooks_still_run_beside_ptysups(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    # ptysup's hooks come in a system settings file: the person's Stop hook in their own
+    # settings.json must still run (ptysup removes nothing the person configured), and
+    # nothing of ptysup's is written into it (Qwen Code itself adds a `$version`).
+    r = rig({"agent": [{"reply": "Hello."}], "supervisor": [{"reply": "[COMPLETE] done"}]})
+    mark = tmp_path / "user-stop-hook-ran"
+    settings_path = Path(r.env["QWEN_HOME"]) / "settings.json"
+    settings = json.loads(settings_path.read_text())
+    settings["hooks"] = {"Stop": [{"hooks": [{"type": "command", "command": f"touch {mark}"}]}]}
+    settings_path.write_text(json.dumps(settings))
+    run = r.run("say hi")
+    assert run.code == 0, run.stdout + run.stderr
+    assert [e["kind"] for e in run.named("turn_end")] == ["stop"]  # ptysup's own ran
+    assert mark.exists()  # and the person's
+    assert json.loads(settings_path.read_text())["hooks"] == settings["hooks"]
+
+
+# -- in a terminal -----------------------------------------------------------------------
+
+ROWS = 40
+
+
+def test_in_tmux_the_supervisor_sees_the_persons_screen_and_the_terminal_is_restored(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    reply = "Here it is:\n\n- alpha\n- beta\n\nThat is all for now."
+    r = rig({"agent": [{"reply": reply}], "supervisor": [{"delay": 3, "reply": "[COMPLETE] ok"}]})
+    fresh_flags, fresh_stty = fresh_pane(tmp_path)
+    tmux = Pane("ptysup-qwen", rows=ROWS)
+    done = r.in_terminal(tmux, tmp_path, "give me the list")
+    try:
+        # The supervisor thinks for 3 s with the turn's last frame on screen.
+        r.model.wait_for(lambda q: q.kind is RequestKind.SUPERVISOR, timeout=60)
+        pane = [line.rstrip() for line in tmux.capture().split("\n")][: ROWS - 1]
+        wait_for(done.exists, 60, "ptysup to finish")
+        flags = tmux.flags()
+        after = tmux.capture()
+    finally:
+        tmux.kill()
+    assert done.read_text().startswith("exit=0"), r.log.read_text()
+    (sup,) = r.model.requests_of(RequestKind.SUPERVISOR)
+    mine = supervisor_screen(sup.human_text)
+    assert "That is all for now." in "\n".join(mine)
+    mine += [""] * (len(pane) - len(mine))
+    rows = [y for y, (got, shown) in enumerate(zip(mine, pane, strict=False)) if got != shown]
+    assert not rows, "\n".join(f"{mine[y]!r}\n{pane[y]!r}" for y in rows)
+    assert flags == fresh_flags
+    assert done.read_text().split("\n", 1)[1].split() == fresh_stty.split()
+    assert "ptysup: complete" in after
+    assert read_events(r.log)[-1]["outcome"] == "complete"

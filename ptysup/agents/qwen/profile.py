@@ -136,12 +136,15 @@ class QwenProfile:
         self, base: Sequence[str], env: Mapping[str, str], hooks: Hooks | None, private: Path
     ) -> Launch:
         """The command line, and the environment with ptysup's system settings file (its
-        hooks, no follow-up suggestions) from the run's private directory."""
+        hooks, no follow-up suggestions) from the run's private directory, and one process
+        (no relaunch as a child that would outlive a killed parent)."""
         hook_command = hooks.command() if hooks is not None else None
         ask_command = hooks.command(wait=settings.ASK_WAIT_S) if hooks is not None else None
         theirs = env.get(settings.ENV)
         path = settings.write(private, hook_command, ask_command, Path(theirs) if theirs else None)
-        return Launch(self.argv(base), {**env, settings.ENV: str(path)})
+        return Launch(
+            self.argv(base), {**env, settings.ENV: str(path), settings.NO_RELAUNCH: "true"}
+        )
 
     def hook(self, event: HookEvent) -> HookEvent | None:
         """Qwen's hooks in ptysup's vocabulary: the question's waiting PermissionRequest is

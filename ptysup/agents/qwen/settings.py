@@ -14,6 +14,9 @@ from ptysup.agents import settingsfile
 
 FILE_NAME = "qwen-system-settings.json"
 ENV = "QWEN_CODE_SYSTEM_SETTINGS_PATH"
+# Qwen Code otherwise starts itself again as a child (for a larger heap) that outlives its
+# parent's SIGKILL: one process, which ends with its terminal.
+NO_RELAUNCH = "QWEN_CODE_NO_RELAUNCH"
 # The hooks ptysup listens to (Qwen Code's names are Claude Code's).
 HOOKS = (
     "SessionStart",
