@@ -4,7 +4,11 @@ speaking OpenAI Chat Completions, `qwen -p` as the supervisor (a team without Cl
 from __future__ import annotations
 
 import json
+import os
+import re
+import shutil
 import signal
+import subprocess
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack
 from pathlib import Path
@@ -313,3 +317,32 @@ def test_in_tmux_the_supervisor_sees_the_persons_screen_and_the_terminal_is_rest
     assert done.read_text().split("\n", 1)[1].split() == fresh_stty.split()
     assert "ptysup: complete" in after
     assert read_events(r.log)[-1]["outcome"] == "complete"
+
+
+def test_doctor_probes_a_qwen_supervisor_as_a_run_starts_it(rig: Callable[..., Rig]) -> None:
+    r = rig({"supervisor": [{"reply": "[COMPLETE] ok"}]})
+    done = r.ptysup("doctor", "--probe", "--agent-cmd", AGENT, *SUPERVISED)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "qwen 0.24.4, tested with ptysup" in done.stdout
+    assert "ok   supervisor answers" in done.stdout
+    assert len(r.model.requests_of(RequestKind.SUPERVISOR)) == 1
+
+
+def test_the_demo_runs_with_qwen_as_agent_and_supervisor(qwen_bin: Path) -> None:
+    repo = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PTYSUP_", "QWEN_"))}
+    done = subprocess.run(
+        ["bash", str(repo / "scripts" / "demo.sh"), "--agent", "qwen"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    kept = re.search(r"kept for you to look at: (\S+)", done.stderr)
+    if kept:
+        shutil.rmtree(kept.group(1), ignore_errors=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "agent: qwen --approval-mode auto-edit" in done.stderr
+    assert "supervisor: qwen -p ''" in done.stdout
+    assert "the sample project's tests pass" in done.stderr
