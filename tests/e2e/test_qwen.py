@@ -346,3 +346,32 @@ def test_the_demo_runs_with_qwen_as_agent_and_supervisor(qwen_bin: Path) -> None
     assert "agent: qwen --approval-mode auto-edit" in done.stderr
     assert "supervisor: qwen -p ''" in done.stdout
     assert "the sample project's tests pass" in done.stderr
+
+
+def test_no_follow_up_suggestion_waits_in_the_box_when_ptysup_types(
+    rig: Callable[..., Rig],
+) -> None:
+    # The person's own settings leave Qwen Code's follow-up suggestions on (its default):
+    # ptysup's settings turn them off for the run, so the next message goes in alone.
+    r = rig(
+        {
+            "agent": [
+                {"match": "now say bye", "reply": "Bye."},
+                {"reply": "Hello."},
+            ],
+            "supervisor": [
+                {"match": "Bye.", "reply": "[COMPLETE] both said"},
+                {"reply": "[CONTINUE] now say bye"},
+            ],
+        }
+    )
+    settings_path = Path(r.env["QWEN_HOME"]) / "settings.json"
+    settings = json.loads(settings_path.read_text())
+    settings["ui"]["enableFollowupSuggestions"] = True
+    settings_path.write_text(json.dumps(settings))
+    run = r.run("say hello", "--max-iter", "3")
+    assert run.code == 0, run.stdout + run.stderr
+    assert r.human_texts() == ["say hello", "now say bye"]
+    assert not [
+        q for q in r.model.requests_of(RequestKind.TITLE) if "SUGGESTION MODE" in q.human_text
+    ]

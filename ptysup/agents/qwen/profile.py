@@ -49,7 +49,6 @@ _WORKING = "esc to cancel)"
 _CHOICE = re.compile(r"^\s*[›❯]\s*1\.")
 _TITLE_DIALOG = "✳"
 _TITLE_SPINNER = re.compile(r"^[◐◓◑◒⠀-⣿]")
-_BOX_LINES = 4  # the input box's lines between its rules
 _API_ERROR = re.compile(r"\[API Error: .*")
 
 _AGENT = "Qwen Code"
@@ -246,12 +245,14 @@ def _int(value: object) -> int:
 
 
 def _box_line(lines: Sequence[str]) -> int | None:
-    """The index of the input box's first line (`> …` just under a full-width rule, with
-    another rule below it)."""
+    """The index of the input box's first line: `> …` just under a full-width rule, its
+    text's further lines under it, then another rule."""
     for i in range(len(lines) - 1, 0, -1):
         if _PROMPT.match(lines[i]) and _RULE.match(lines[i - 1]):
-            below = lines[i + 1 : i + 1 + _BOX_LINES]
-            if any(_RULE.match(line) for line in below):
+            below = i + 1
+            while below < len(lines) and _CONTINUED.match(lines[below]):
+                below += 1
+            if below < len(lines) and _RULE.match(lines[below]):
                 return i
     return None
 
