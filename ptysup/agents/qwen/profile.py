@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ptysup.agents.events import HookEvent, ScreenState
-from ptysup.agents.firstrun import Blocker
+from ptysup.agents.firstrun import Blocker, first_screen
 from ptysup.agents.profile import Hooks, Launch
 from ptysup.agents.questions import Ask, ask_from
 from ptysup.agents.qwen import settings
@@ -203,13 +203,10 @@ class QwenProfile:
 
     def blocker(self, snap: ScreenSnapshot) -> Blocker | None:
         """A first-run screen (auth, trust) or another dialog."""
-        text = "\n".join(snap.lines)
-        for pattern, blocker in _SCREENS:
-            if pattern.search(text):
-                return blocker
-        if self.screen_state(snap) is ScreenState.DIALOG:
+        found = first_screen(snap.lines, _SCREENS)
+        if found is None and self.screen_state(snap) is ScreenState.DIALOG:
             return DIALOG
-        return None
+        return found
 
 
 def conversation_tokens(transcript: object) -> dict[str, int] | None:

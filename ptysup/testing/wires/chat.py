@@ -22,6 +22,7 @@ from ptysup.testing.conversation import RequestKind, schema_string_fields
 from ptysup.testing.scenario import Step
 from ptysup.testing.wire import Block, TextBlock, ToolUseBlock, estimate_tokens
 from ptysup.testing.wires.base import Reading, Reply
+from ptysup.testing.wires.responses import error_json  # OpenAI's errors, whichever API
 
 PATH_SUFFIX = "/chat/completions"
 CHUNK_CHARS = 48  # small deltas: the client's incremental parsing does real work
@@ -30,19 +31,6 @@ CHUNK_CHARS = 48  # small deltas: the client's incremental parsing does real wor
 SIDE_PROMPTS = ("[SUGGESTION MODE:", "Managed memory has TWO directories")
 # Harness context some clients put in a user message before the person's words.
 HARNESS_PREFIXES = ("<system-reminder>", "<environment_context>", "<session_context>")
-
-ERROR_CODES: Mapping[int, str] = {
-    400: "invalid_request_error",
-    401: "invalid_api_key",
-    429: "rate_limit_exceeded",
-    500: "server_error",
-    503: "server_is_overloaded",
-}
-ERROR_MESSAGES: Mapping[int, str] = {
-    429: "Rate limit reached for fake-model (fake model)",
-    500: "The server had an error while processing your request (fake model)",
-    503: "The server is overloaded (fake model)",
-}
 
 
 def matches(path: str) -> bool:
@@ -239,18 +227,6 @@ def encode_sse(objects: Sequence[Mapping[str, object]]) -> bytes:
     """Frame each object as a `data:` line, then the closing `data: [DONE]`."""
     lines = [f"data: {json.dumps(o, ensure_ascii=False)}\n\n" for o in objects]
     return ("".join(lines) + "data: [DONE]\n\n").encode()
-
-
-def error_json(status: int, message: str | None = None) -> dict[str, object]:
-    """OpenAI's error body for an HTTP STATUS."""
-    return {
-        "error": {
-            "message": message or ERROR_MESSAGES.get(status, f"HTTP {status} (fake model)"),
-            "type": "invalid_request_error" if status < 500 else "server_error",
-            "param": None,
-            "code": ERROR_CODES.get(status, "server_error"),
-        }
-    }
 
 
 class ChatWire:
