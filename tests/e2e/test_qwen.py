@@ -21,7 +21,7 @@ from ptysup.testing.fakemodel import RequestKind
 from ptysup.testing.wires import chat
 from tests.conftest import FakeModelFactory
 from tests.e2e.conftest import Rig, rigs
-from tests.e2e.test_terminal_left_clean import LISTED, check_mirrored_and_restored
+from tests.e2e.test_terminal_left_clean import LISTED, Pane, check_mirrored_and_restored
 from tests.helpers import read_events, run_ptysup, wait_for
 
 pytestmark = pytest.mark.e2e
@@ -350,3 +350,56 @@ def test_no_follow_up_suggestion_waits_in_the_box_when_ptysup_types(
     assert not [
         q for q in r.model.requests_of(RequestKind.TITLE) if "SUGGESTION MODE" in q.human_text
     ]
+
+
+def test_in_tmux_a_persons_half_typed_text_is_cleared_before_the_clear(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    r = rig({"agent": [{"reply": "Done."}], "supervisor": [{"delay": 4, "reply": "[ABORT] stop"}]})
+    tmux = Pane("ptysup-qwen-typed", rows=ROWS)
+    done = r.in_terminal(tmux, tmp_path, "say done")
+    try:
+        r.model.wait_for(lambda q: q.kind is RequestKind.SUPERVISOR, timeout=60)
+        tmux.send_keys("-l", "half typed words")
+        wait_for(lambda: "> half typed words" in tmux.capture(), 10, "the text in the box")
+        wait_for(done.exists, 60, "ptysup to finish")
+    finally:
+        tmux.kill()
+    assert done.read_text().startswith("exit=1"), r.log.read_text()
+    events = read_events(r.log)
+    (cleared,) = [
+        e for e in events if e["event"] == "warning" and "input box held text" in e["message"]
+    ]
+    assert cleared["text"] == "half typed words"
+    clears = [e for e in events if e["event"] == "inject" and e["text"] == "/clear"]
+    assert [c["confirmed"] for c in clears] == [True]
+    # The half-typed words never reached the model with the /clear.
+    assert not any("half typed" in q.human_text for q in r.model.requests)
+
+
+def test_an_approval_dialog_is_dismissed_when_the_supervisor_says_go_on(
+    rig: Callable[..., Rig],
+) -> None:
+    instead = "Do not use the shell; say what you would run."
+    r = rig(
+        {
+            "agent": [
+                {"match": "say what you would run", "reply": "I would run echo hi."},
+                {"steps": [SHELL, {"text": "Ran it."}]},
+            ],
+            "supervisor": [
+                {"times": 1, "reply": f"[CONTINUE] {instead}"},
+                {"reply": "[COMPLETE] answered"},
+            ],
+        }
+    )
+    run = r.run("run the shell command", "--turn-timeout", "5")
+    assert run.code == 0, run.stdout + run.stderr
+    assert run.named("turn_end")[0]["dialog"] is True
+    names = [e["event"] for e in run.events]
+    dismissed = names.index("dialog_dismissed")
+    (instruction,) = [e for e in run.named("inject") if e["kind"] == "instruction"]
+    assert names.index("decision") < dismissed < run.events.index(instruction)
+    assert instruction["text"] == instead and instruction["confirmed"]
+    assert not (r.project / "shell.txt").exists()  # Esc chose "No", never "Allow"
+    assert run.named("turn_end")[-1]["kind"] == "stop"
