@@ -403,3 +403,23 @@ def test_an_approval_dialog_is_dismissed_when_the_supervisor_says_go_on(
     assert instruction["text"] == instead and instruction["confirmed"]
     assert not (r.project / "shell.txt").exists()  # Esc chose "No", never "Allow"
     assert run.named("turn_end")[-1]["kind"] == "stop"
+
+
+def test_a_question_left_to_the_person_opens_qwen_codes_picker(rig: Callable[..., Rig]) -> None:
+    r = rig(
+        {
+            "agent": [{"steps": [ASK, {"text": "Painted it."}]}],
+            "supervisor": [{"reply": "[ESCALATE] the picker needs a person"}],
+        }
+    )
+    run = r.run("paint the button", "--questions", "person", "--turn-timeout", "5")
+    assert run.code == 7, run.stdout + run.stderr
+    (question,) = run.named("question")
+    assert question["to"] == "person" and not run.named("answer")
+    (turn,) = run.named("turn_end")
+    assert (turn["kind"], turn["dialog"]) == ("stalled", True)
+    (sup,) = r.model.requests_of(RequestKind.SUPERVISOR)
+    assert "Which color should the button be?" in sup.human_text and "1. Red" in sup.human_text
+    # The question's own PermissionRequest is no approval.
+    assert not [e for e in run.named("hook") if e["name"] == "PermissionRequest"]
+    assert run.events[-1]["outcome"] == "escalated"
