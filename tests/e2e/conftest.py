@@ -115,7 +115,7 @@ class Rig:
     def leftovers(self) -> list[int]:
         """Processes of this rig's agents (and supervisors) still alive: their private
         config dirs are in their environment."""
-        keys = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME")
+        keys = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "QWEN_HOME")
         homes = [self.env[k] for k in keys if k in self.env]
         return sorted({pid for home in homes for pid in processes_with(home)})
 

@@ -20,7 +20,7 @@ from ptysup.testing import gemini_env as gemini_env_module
 from ptysup.testing.fakemodel import RequestKind
 from tests.conftest import FakeModelFactory
 from tests.e2e.conftest import Rig, rigs
-from tests.e2e.test_terminal_left_clean import Pane, fresh_pane
+from tests.e2e.test_terminal_left_clean import LISTED, check_mirrored_and_restored
 from tests.helpers import (
     Run,
     Tmux,
@@ -275,39 +275,10 @@ def test_in_ci_piped_gemini_stays_interactive_and_completes(rig: Callable[..., R
 ROWS = 40
 
 
-def supervisor_screen(prompt: str) -> list[str]:
-    screen = prompt.split("The agent's screen now:\n", 1)[1].split("\n</agent_output>", 1)[0]
-    return [line.rstrip() for line in screen.split("\n")]
-
-
 def test_in_tmux_the_supervisor_sees_the_persons_screen_and_the_terminal_is_restored(
     rig: Callable[..., Rig], tmp_path: Path
 ) -> None:
-    reply = "Here it is:\n\n- alpha\n- beta\n\nThat is all for now."
-    r = rig({"agent": [{"reply": reply}], "supervisor": [{"delay": 3, "reply": "[COMPLETE] ok"}]})
-    fresh_flags, fresh_stty = fresh_pane(tmp_path)
-    tmux = Pane("ptysup-gemini", rows=ROWS)
-    done = r.in_terminal(tmux, tmp_path, "give me the list")
-    try:
-        # The supervisor thinks for 3 s with the turn's last frame on screen.
-        r.model.wait_for(lambda q: q.kind is RequestKind.SUPERVISOR, timeout=60)
-        pane = [line.rstrip() for line in tmux.capture().split("\n")][: ROWS - 1]
-        wait_for(done.exists, 60, "ptysup to finish")
-        flags = tmux.flags()
-        after = tmux.capture()
-    finally:
-        tmux.kill()
-    assert done.read_text().startswith("exit=0"), r.log.read_text()
-    (sup,) = r.model.requests_of(RequestKind.SUPERVISOR)
-    mine = supervisor_screen(sup.human_text)
-    assert "That is all for now." in "\n".join(mine)
-    mine += [""] * (len(pane) - len(mine))
-    rows = [y for y, (got, shown) in enumerate(zip(mine, pane, strict=False)) if got != shown]
-    assert not rows, "\n".join(f"{mine[y]!r}\n{pane[y]!r}" for y in rows)
-    assert flags == fresh_flags
-    assert done.read_text().split("\n", 1)[1].split() == fresh_stty.split()
-    assert "ptysup: complete" in after
-    assert read_events(r.log)[-1]["outcome"] == "complete"
+    check_mirrored_and_restored(rig(LISTED), tmp_path, "ptysup-gemini", ROWS)
 
 
 def test_an_approval_dialog_is_dismissed_when_the_supervisor_says_go_on(

@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from ptysup.testing.fakemodel import RequestKind
 from tests.e2e.conftest import AGENT, Rig
+from tests.e2e.test_supervisor_sees_the_screen import supervisor_screen
 from tests.helpers import (
     Tmux,
     ptysup_argv,
@@ -61,6 +63,42 @@ def fresh_pane(tmp_path: Path) -> tuple[str, str]:
         return pane.flags(), done.read_text()
     finally:
         pane.kill()
+
+
+def check_mirrored_and_restored(r: Rig, tmp_path: Path, name: str, rows: int = 40) -> None:
+    """Run R's scenario (its supervisor thinks a while with the turn's last frame on
+    screen) in a tmux pane named NAME: the supervisor's screen must be the pane's, row for
+    row, and the terminal must be left as a fresh pane's (modes, stty)."""
+    fresh_flags, fresh_stty = fresh_pane(tmp_path)
+    tmux = Pane(name, rows=rows)
+    done = r.in_terminal(tmux, tmp_path, "give me the list")
+    try:
+        r.model.wait_for(lambda q: q.kind is RequestKind.SUPERVISOR, timeout=60)
+        pane = [line.rstrip() for line in tmux.capture().split("\n")][: rows - 1]
+        wait_for(done.exists, 60, "ptysup to finish")
+        flags = tmux.flags()
+        after = tmux.capture()
+    finally:
+        tmux.kill()
+    assert done.read_text().startswith("exit=0"), r.log.read_text()
+    (sup,) = r.model.requests_of(RequestKind.SUPERVISOR)
+    mine = supervisor_screen(sup.human_text)
+    assert "That is all for now." in "\n".join(mine)
+    mine += [""] * (len(pane) - len(mine))
+    rows_off = [y for y, (got, shown) in enumerate(zip(mine, pane, strict=False)) if got != shown]
+    assert not rows_off, "\n".join(f"{mine[y]!r}\n{pane[y]!r}" for y in rows_off)
+    assert flags == fresh_flags
+    assert done.read_text().split("\n", 1)[1].split() == fresh_stty.split()
+    assert "ptysup: complete" in after
+    assert read_events(r.log)[-1]["outcome"] == "complete"
+
+
+# The scenario check_mirrored_and_restored plays: a reply of several lines, then the
+# supervisor thinks for 3 s with it on screen.
+LISTED = {
+    "agent": [{"reply": "Here it is:\n\n- alpha\n- beta\n\nThat is all for now."}],
+    "supervisor": [{"delay": 3, "reply": "[COMPLETE] ok"}],
+}
 
 
 def run_in_pane(

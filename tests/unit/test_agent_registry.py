@@ -11,6 +11,7 @@ import pytest
 from ptysup.agents import registry
 from ptysup.agents.claude.profile import ClaudeProfile
 from ptysup.agents.generic.profile import GenericProfile
+from ptysup.agents.qwen.profile import QwenProfile
 
 
 @pytest.mark.parametrize(
@@ -18,6 +19,9 @@ from ptysup.agents.generic.profile import GenericProfile
     [
         (("claude", "--permission-mode", "acceptEdits"), "claude"),
         (("/opt/tools/bin/claude",), "claude"),
+        (("qwen", "--approval-mode", "auto-edit"), "qwen"),
+        (("/home/me/.npm/bin/qwen",), "qwen"),
+        (("qwen-wrapper",), "generic"),
         (("aider", "--yes"), "generic"),
         (("claude-wrapper",), "generic"),
         ((), "generic"),
@@ -33,6 +37,14 @@ def test_claude_codes_row_reopens_the_earlier_conversation_by_its_session_id() -
     assert kind.resumes
     assert isinstance(profile, ClaudeProfile)
     assert profile.argv(["claude"], None) == ["claude", "--resume", "0b5d"]
+
+
+def test_qwen_codes_row_reopens_the_earlier_conversation_by_its_session_id() -> None:
+    kind = registry.find(("qwen",))
+    profile = kind.profile("0b5d", True)
+    assert kind.resumes and kind.tested == ("0.24.4",)
+    assert isinstance(profile, QwenProfile)
+    assert profile.argv(["qwen"]) == ["qwen", "--resume", "0b5d"]
 
 
 def test_the_generic_row_starts_each_part_afresh() -> None:

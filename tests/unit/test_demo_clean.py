@@ -34,5 +34,8 @@ def test_an_unknown_demo_agent_is_refused_before_anything_is_made(
 ) -> None:
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     assert main(["--agent", "aider", "--max-iter", "3"]) == 2
-    assert "unknown agent 'aider': the demo runs claude, codex or gemini" in capsys.readouterr().err
+    assert (
+        "unknown agent 'aider': the demo runs claude, codex, gemini or qwen"
+        in capsys.readouterr().err
+    )
     assert list(tmp_path.iterdir()) == []

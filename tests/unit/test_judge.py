@@ -111,6 +111,29 @@ def test_a_gemini_judge_runs_as_one_process_and_others_keep_their_environment() 
     assert env == {"PATH": "/bin"}
 
 
+def test_a_qwen_judge_is_read_only_keeps_no_chat_and_runs_as_one_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")  # no npm launcher found: the argv as it is
+    assert lean_argv(["qwen", "-p", ""], JudgeOptions(model="qwen3-coder")) == [
+        "qwen",
+        "-p",
+        "",
+        "--approval-mode",
+        "plan",
+        "--chat-recording=false",
+        "--model",
+        "qwen3-coder",
+    ]
+    mine = ["/opt/qwen", "-p", "", "--yolo", "-m", "plus", "--chat-recording"]
+    assert lean_argv(mine, JudgeOptions(model="x")) == mine
+    assert not takes_system_prompt(["qwen", "-p", ""])
+    assert lean_env(["/opt/qwen", "-p", ""], {"PATH": "/bin"}) == {
+        "PATH": "/bin",
+        "QWEN_CODE_NO_RELAUNCH": "true",
+    }
+
+
 def test_other_supervisor_commands_are_left_as_they_are() -> None:
     assert lean_argv(["my-judge", "--fast"], JudgeOptions(model="x")) == ["my-judge", "--fast"]
     assert not takes_system_prompt(["my-judge"])

@@ -10,8 +10,8 @@ from types import ModuleType
 
 import pytest
 
-from ptysup.testing import claude_env, codex_env, gemini_env
-from ptysup.testing.pins import CLAUDE, CODEX, GEMINI, Pin
+from ptysup.testing import claude_env, codex_env, gemini_env, qwen_env
+from ptysup.testing.pins import CLAUDE, CODEX, GEMINI, QWEN, Pin
 
 URL = "http://127.0.0.1:9"
 # (module, pin, name of its finder, label in its messages)
@@ -19,6 +19,7 @@ MODULES = [
     pytest.param(claude_env, CLAUDE, "find_claude", "Claude Code", id="claude"),
     pytest.param(gemini_env, GEMINI, "find_gemini", "Gemini CLI", id="gemini"),
     pytest.param(codex_env, CODEX, "find_codex", "Codex CLI", id="codex"),
+    pytest.param(qwen_env, QWEN, "find_qwen", "Qwen Code", id="qwen"),
 ]
 
 MakeEnv = Callable[[Path, Path, Mapping[str, str]], dict[str, str]]
@@ -69,6 +70,23 @@ MakeEnv = Callable[[Path, Path, Mapping[str, str]], dict[str, str]]
             lambda home: {"CODEX_HOME": str(home), "FAKE_MODEL_API_KEY": "sk-fake-codex"},
             id="codex",
         ),
+        pytest.param(
+            lambda home, binary, outer: qwen_env.make_env(URL, home, binary, base=outer),
+            {
+                "OPENAI_API_KEY": "real",
+                "OPENAI_BASE_URL": "https://api.openai.com/v1",
+                "QWEN_CODE_SYSTEM_SETTINGS_PATH": "/etc/qwen.json",
+                "DASHSCOPE_API_KEY": "real",
+            },
+            lambda home: {
+                "OPENAI_BASE_URL": f"{URL}/v1",
+                "OPENAI_API_KEY": "sk-fake-qwen",
+                "OPENAI_MODEL": "fake-model",
+                "HOME": str(home),
+                "QWEN_HOME": str(home / ".qwen"),
+            },
+            id="qwen",
+        ),
     ],
 )
 def test_env_replaces_the_outer_account_and_endpoint_and_puts_the_binary_first(
@@ -94,7 +112,7 @@ def test_find_prefers_the_configured_binary_then_the_pinned_install(
         assert find() == pin.local_bin()
 
 
-@pytest.mark.parametrize("pin", [CLAUDE, GEMINI, CODEX], ids=lambda p: p.name)
+@pytest.mark.parametrize("pin", [CLAUDE, GEMINI, CODEX, QWEN], ids=lambda p: p.name)
 def test_the_installed_version_is_read_from_its_package_json(tmp_path: Path, pin: Pin) -> None:
     assert pin.installed_version(tmp_path) is None
     package = tmp_path / "node_modules" / pin.package

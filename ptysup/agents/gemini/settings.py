@@ -9,11 +9,9 @@ or world-writable: the run's private 0700 directory under ptysup's state dir is 
 
 from __future__ import annotations
 
-import json
-import os
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+
+from ptysup.agents import settingsfile
 
 FILE_NAME = "gemini-system-settings.json"
 # The hooks ptysup listens to, by Gemini's names. BeforeTool only for the question tool:
@@ -63,34 +61,4 @@ def write(
     """Write the settings into PRIVATE (a 0700 directory of this run); the file's path.
     BASE is the system settings file the person already uses, if any: its settings are
     kept, ptysup's switches win, and its hooks run beside ptysup's."""
-    data = merged(_read(base), settings(hook_command, ask_command))
-    path = private / FILE_NAME
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as out:
-        json.dump(data, out, indent=2)
-    return path
-
-
-def merged(theirs: Mapping[str, Any], ours: Mapping[str, Any]) -> dict[str, Any]:
-    """OURS over THEIRS: nested settings merged key by key, lists (hook lists) joined."""
-    out = dict(theirs)
-    for key, value in ours.items():
-        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
-            out[key] = merged(out[key], value)
-        elif isinstance(value, list) and isinstance(out.get(key), list):
-            out[key] = [*out[key], *value]
-        else:
-            out[key] = value
-    return out
-
-
-def _read(path: Path | None) -> Mapping[str, Any]:
-    """The JSON object in PATH; nothing when there is none or it is no JSON object (Gemini
-    CLI would not have read it either)."""
-    if path is None:
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+    return settingsfile.write(private / FILE_NAME, settings(hook_command, ask_command), base)

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from ptysup.testing.wires.anthropic import AnthropicWire
 from ptysup.testing.wires.base import Reading, Reply, Wire
+from ptysup.testing.wires.chat import ChatWire
 from ptysup.testing.wires.gemini import GeminiWire
 from ptysup.testing.wires.responses import ResponsesWire
 
-WIRES: tuple[Wire, ...] = (AnthropicWire(), GeminiWire(), ResponsesWire())
+WIRES: tuple[Wire, ...] = (AnthropicWire(), GeminiWire(), ResponsesWire(), ChatWire())
 
 
 def find(path: str) -> Wire | None:

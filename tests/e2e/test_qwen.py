@@ -1,0 +1,425 @@
+"""Qwen Code supervised end to end: the real pinned binary (0.24.4), ptysup's own fake model
+speaking OpenAI Chat Completions, `qwen -p` as the supervisor (a team without Claude Code)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ptysup.testing import qwen_env as qwen_env_module
+from ptysup.testing.fakemodel import RequestKind
+from ptysup.testing.wires import chat
+from tests.conftest import FakeModelFactory
+from tests.e2e.conftest import Rig, rigs
+from tests.e2e.test_terminal_left_clean import LISTED, Pane, check_mirrored_and_restored
+from tests.helpers import read_events, run_ptysup, wait_for
+
+pytestmark = pytest.mark.e2e
+
+AGENT = "qwen --approval-mode auto-edit"
+SUPERVISOR = 'qwen -p ""'
+SUPERVISED = ("--supervisor-cmd", SUPERVISOR)
+RESUMED = "has just been resumed"
+WRITE = {"tool": "write_file", "input": {"file_path": "{workdir}/out.txt", "content": "hello\n"}}
+
+
+@pytest.fixture
+def rig(
+    fake_model: FakeModelFactory, qwen_bin: Path, project_dir: Path, tmp_path: Path
+) -> Iterator[Callable[[Mapping[str, Any]], Rig]]:
+    """Rigs whose agent is the pinned Qwen Code (in a private home) and whose supervisor
+    is `qwen -p`: a team without Claude Code."""
+    with ExitStack() as stack:
+
+        def env_for(url: str) -> dict[str, str]:
+            return dict(stack.enter_context(qwen_env_module.qwen_env(url, qwen_bin)).env)
+
+        yield from rigs(fake_model, project_dir, tmp_path, env_for, AGENT, SUPERVISED)
+
+
+def test_a_task_completes_with_turn_ends_from_the_stop_hook(rig: Callable[..., Rig]) -> None:
+    r = rig(
+        {
+            "agent": [{"steps": [{"text": "Writing it.", **WRITE}, {"text": "I wrote out.txt."}]}],
+            "supervisor": [
+                {"when": {"file_exists": "out.txt"}, "reply": "[COMPLETE] out.txt exists"},
+                {"reply": "[CONTINUE] write out.txt"},
+            ],
+        }
+    )
+    # Quiet time alone would end the turn only after 30 s: the hook ends it at once.
+    run = r.run("write out.txt", "--idle", "30", "--max-iter", "3")
+    assert run.code == 0, run.stdout + run.stderr
+    assert (r.project / "out.txt").read_text() == "hello\n"
+    assert run.named("agent_start")[0]["profile"] == "qwen"
+    (turn,) = run.named("turn_end")
+    assert turn["kind"] == "stop", turn
+    hooks = [(e["name"], e.get("tool_name")) for e in run.named("hook")]
+    assert ("PostToolUse", "write_file") in hooks
+    # The tool result's continuation (an empty UserPromptSubmit) is no prompt.
+    assert [n for n, _ in hooks].count("UserPromptSubmit") == 1
+    (stop,) = [e for e in run.named("hook") if e["name"] == "Stop"]
+    assert turn["ts"] - stop["ts"] < 1.0
+    # Qwen Code counts tokens, not dollars: the turn end logs the conversation's.
+    assert stop["tokens"]["total"] == stop["tokens"]["input"] + stop["tokens"]["output"] > 0
+    started = run.named("inject")[0]["ts"]
+    assert turn["ts"] - started < 15  # far from the 30 s of quiet
+    # Qwen Code runs the conversation ptysup chose up front (so a resume can reopen it).
+    (stored,) = (r.project / ".ptysup" / "runs").glob("*/run.json")
+    chosen = json.loads(stored.read_text())["session_id"]
+    assert {e["session_id"] for e in run.named("hook")} == {chosen}
+    end = run.events[-1]
+    assert (end["event"], end["outcome"]) == ("run_end", "complete")
+    assert len(r.model.requests_of(RequestKind.SUPERVISOR)) == 1
+
+
+def test_agent_qwen_supervises_a_wrapper_script_through_its_hooks(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    r = rig({"agent": [{"reply": "Done."}], "supervisor": [{"reply": "[COMPLETE] done"}]})
+    wrapper = tmp_path / "my-agent.sh"
+    wrapper.write_text(f'#!/bin/sh\nexec {r.env["PATH"].split(":")[0]}/qwen "$@"\n')
+    wrapper.chmod(0o755)
+    run = run_ptysup(
+        ["a task", "--agent", "qwen", "--agent-cmd", str(wrapper), "--idle", "30", *SUPERVISED],
+        cwd=r.project,
+        env=r.env,
+        log_path=r.log,
+        timeout=60,
+    )
+    assert run.code == 0, run.stdout + run.stderr
+    assert run.named("agent_start")[0]["profile"] == "qwen"
+    assert [e["kind"] for e in run.named("turn_end")] == ["stop"]
+
+
+def test_abort_clears_the_conversation_and_qwen_quits(rig: Callable[..., Rig]) -> None:
+    r = rig(
+        {
+            "agent": [{"reply": "I cannot do that here."}],
+            "supervisor": [{"reply": "[ABORT] the agent refuses the task"}],
+        }
+    )
+    run = r.run("do the impossible")
+    assert run.code == 1, run.stdout + run.stderr
+    clears = [i for i in run.named("inject") if i["text"] == "/clear"]
+    assert [c["confirmed"] for c in clears] == [True]
+    sources = [e.get("source") for e in run.named("hook") if e["name"] == "SessionStart"]
+    assert sources == ["startup", "clear"]
+    # /quit ended Qwen Code (a SessionEnd), no signal was needed.
+    assert [e.get("reason") for e in run.named("hook") if e["name"] == "SessionEnd"][-1:]
+    assert not [w for w in run.named("warning") if "did not exit" in w["message"]]
+    assert run.events[-1]["outcome"] == "abort"
+
+
+def test_a_time_budget_interrupts_the_turn_then_clears(rig: Callable[..., Rig]) -> None:
+    late = {**WRITE, "delay": 14}
+    r = rig(
+        {
+            "agent": [{"steps": [late, {"text": "Wrote it."}]}],
+            "supervisor": [{"reply": "[COMPLETE]"}],
+        }
+    )
+    run = r.run("write out.txt slowly", "--max-time", "6s")
+    assert run.code == 3, run.stdout + run.stderr
+    end = run.events[-1]
+    assert (end["event"], end["outcome"]) == ("run_end", "time")
+    assert end["elapsed_s"] < 6 + 5, end
+    names = [e["event"] for e in run.events]
+    assert names.index("interrupt") < names.index("inject", names.index("interrupt"))
+    assert run.named("interrupt")[0]["confirmed"] is True
+    clears = [i for i in run.named("inject") if i["text"] == "/clear"]
+    assert [c["confirmed"] for c in clears] == [True]
+    assert not r.model.requests_of(RequestKind.SUPERVISOR)
+    wait_for(lambda: not r.leftovers(), 10, "every process of the run to be gone")
+    assert not (r.project / "out.txt").exists()
+
+
+ASK = {
+    "tool": "ask_user_question",
+    "input": {
+        "questions": [
+            {
+                "question": "Which color should the button be?",
+                "header": "Color",
+                "multiSelect": False,
+                "options": [
+                    {"label": "Red", "description": "warm"},
+                    {"label": "Blue", "description": "calm"},
+                ],
+            }
+        ]
+    },
+}
+
+
+def _tool_results(r: Rig) -> list[str]:
+    return [
+        json.dumps(m.get("content"), ensure_ascii=False)
+        for q in r.model.requests_of(RequestKind.AGENT)
+        for m in q.body["messages"]
+        if m.get("role") == "tool"
+    ]
+
+
+def test_a_question_is_answered_by_the_supervisor(rig: Callable[..., Rig]) -> None:
+    r = rig(
+        {
+            "agent": [{"steps": [ASK, {"text": "Painted it blue."}]}],
+            "supervisor": [
+                {"regex": r"The agent asks:\nQuestion 1 \[Color\]", "reply": "[CONTINUE] blue"},
+                {"reply": "[COMPLETE] painted"},
+            ],
+        }
+    )
+    run = r.run("paint the button", "--max-iter", "3")
+    assert run.code == 0, run.stdout + run.stderr
+    (question,) = run.named("question")
+    assert question["to"] == "supervisor"
+    (answer,) = run.named("answer")
+    assert answer["by"] == "supervisor"
+    # The model read the answer as the tool's result; the picker never opened.
+    results = _tool_results(r)
+    assert any("The user answered: Which color should the button be? → Blue" in x for x in results)
+    # The question's own PermissionRequest is no approval.
+    assert not [e for e in run.named("hook") if e["name"] == "PermissionRequest"]
+    assert [t["kind"] for t in run.named("turn_end")] == ["stop"]
+
+
+SHELL = {
+    "tool": "run_shell_command",
+    "input": {"command": "echo hi > shell.txt", "description": "w"},
+}
+
+
+def test_an_approval_dialog_is_never_approved_but_escalated(rig: Callable[..., Rig]) -> None:
+    r = rig(
+        {
+            "agent": [{"steps": [SHELL, {"text": "Ran it."}]}],
+            "supervisor": [{"reply": "[ESCALATE] a person must allow the shell command"}],
+        }
+    )
+    run = r.run("run the shell command", "--turn-timeout", "5")
+    assert run.code == 7, run.stdout + run.stderr
+    (permission,) = [e for e in run.named("hook") if e["name"] == "PermissionRequest"]
+    assert permission["tool_name"] == "run_shell_command"
+    (turn,) = run.named("turn_end")
+    assert (turn["kind"], turn["dialog"]) == ("stalled", True)
+    (sup,) = r.model.requests_of(RequestKind.SUPERVISOR)
+    assert "Allow execution of" in sup.human_text and "echo" in sup.human_text
+    (escalation,) = run.named("escalation")
+    assert escalation["reason"] == "a person must allow the shell command"
+    assert not (r.project / "shell.txt").exists()
+    assert run.events[-1]["outcome"] == "escalated"
+
+
+def test_resume_after_sigkill_reopens_the_same_conversation(rig: Callable[..., Rig]) -> None:
+    r = rig(
+        {
+            "agent": [
+                {"match": "part two", "reply": "Part two done."},
+                {"reply": "Part one done."},
+            ],
+            "supervisor": [
+                {"match": RESUMED, "reply": "[CONTINUE] now do part two"},
+                {"times": 1, "delay": 120, "reply": "[COMPLETE] never given"},
+                {"reply": "[COMPLETE] both parts are done"},
+            ],
+        }
+    )
+    r.signalled("do part one", signal.SIGKILL, RequestKind.SUPERVISOR)
+    wait_for(lambda: not r.leftovers(), 20, "Qwen Code to exit after losing its terminal")
+    first = read_events(r.log)
+    session = next(e["session_id"] for e in first if e["event"] == "hook" and e.get("session_id"))
+    resumed = r.ptysup("resume", "--max-iter", "5", "--agent-cmd", AGENT, *SUPERVISED)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    events = read_events(r.log)[len(first) :]
+    starts = [e for e in events if e["event"] == "hook" and e["name"] == "SessionStart"]
+    assert [(e["source"], e["session_id"]) for e in starts] == [("resume", session)]
+    # The model got part two with part one's turn still in the conversation.
+    (two,) = [
+        q for q in r.model.requests_of(RequestKind.AGENT) if q.human_text == "now do part two"
+    ]
+    said = [t for m in two.body["messages"] for t in chat.texts(m)]
+    assert "do part one" in said and "Part one done." in said
+    assert events[-1]["outcome"] == "complete"
+
+
+def test_in_ci_piped_qwen_completes(rig: Callable[..., Rig]) -> None:
+    r = rig({"agent": [{"reply": "Done."}], "supervisor": [{"reply": "[COMPLETE] fine"}]})
+    r.env.update(CI="true", GITHUB_ACTIONS="true", TERM="dumb")
+    run = r.run("say done")
+    assert run.code == 0, run.stdout + run.stderr
+    assert [t["kind"] for t in run.named("turn_end")] == ["stop"]
+    assert "::group::" in run.stdout  # ptysup itself stays in its CI mode
+    assert run.events[-1]["outcome"] == "complete"
+
+
+def test_the_persons_own_qwen_hooks_still_run_beside_ptysups(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    # ptysup's hooks come in a system settings file: the person's Stop hook in their own
+    # settings.json must still run (ptysup removes nothing the person configured), and
+    # nothing of ptysup's is written into it (Qwen Code itself adds a `$version`).
+    r = rig({"agent": [{"reply": "Hello."}], "supervisor": [{"reply": "[COMPLETE] done"}]})
+    mark = tmp_path / "user-stop-hook-ran"
+    settings_path = Path(r.env["QWEN_HOME"]) / "settings.json"
+    settings = json.loads(settings_path.read_text())
+    settings["hooks"] = {"Stop": [{"hooks": [{"type": "command", "command": f"touch {mark}"}]}]}
+    settings_path.write_text(json.dumps(settings))
+    run = r.run("say hi")
+    assert run.code == 0, run.stdout + run.stderr
+    assert [e["kind"] for e in run.named("turn_end")] == ["stop"]  # ptysup's own ran
+    assert mark.exists()  # and the person's
+    assert json.loads(settings_path.read_text())["hooks"] == settings["hooks"]
+
+
+# -- in a terminal -----------------------------------------------------------------------
+
+ROWS = 40
+
+
+def test_in_tmux_the_supervisor_sees_the_persons_screen_and_the_terminal_is_restored(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    check_mirrored_and_restored(rig(LISTED), tmp_path, "ptysup-qwen", ROWS)
+
+
+def test_doctor_probes_a_qwen_supervisor_as_a_run_starts_it(rig: Callable[..., Rig]) -> None:
+    r = rig({"supervisor": [{"reply": "[COMPLETE] ok"}]})
+    done = r.ptysup("doctor", "--probe", "--agent-cmd", AGENT, *SUPERVISED)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "qwen 0.24.4, tested with ptysup" in done.stdout
+    assert "ok   supervisor answers" in done.stdout
+    assert len(r.model.requests_of(RequestKind.SUPERVISOR)) == 1
+
+
+def test_the_demo_runs_with_qwen_as_agent_and_supervisor(qwen_bin: Path) -> None:
+    repo = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PTYSUP_", "QWEN_"))}
+    done = subprocess.run(
+        ["bash", str(repo / "scripts" / "demo.sh"), "--agent", "qwen"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    kept = re.search(r"kept for you to look at: (\S+)", done.stderr)
+    if kept:
+        shutil.rmtree(kept.group(1), ignore_errors=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "agent: qwen --approval-mode auto-edit" in done.stderr
+    assert "supervisor: qwen -p ''" in done.stdout
+    assert "the sample project's tests pass" in done.stderr
+
+
+def test_no_follow_up_suggestion_waits_in_the_box_when_ptysup_types(
+    rig: Callable[..., Rig],
+) -> None:
+    # The person's own settings leave Qwen Code's follow-up suggestions on (its default):
+    # ptysup's settings turn them off for the run, so the next message goes in alone.
+    r = rig(
+        {
+            "agent": [
+                {"match": "now say bye", "reply": "Bye."},
+                {"reply": "Hello."},
+            ],
+            "supervisor": [
+                {"match": "Bye.", "reply": "[COMPLETE] both said"},
+                {"reply": "[CONTINUE] now say bye"},
+            ],
+        }
+    )
+    settings_path = Path(r.env["QWEN_HOME"]) / "settings.json"
+    settings = json.loads(settings_path.read_text())
+    settings["ui"]["enableFollowupSuggestions"] = True
+    settings_path.write_text(json.dumps(settings))
+    run = r.run("say hello", "--max-iter", "3")
+    assert run.code == 0, run.stdout + run.stderr
+    assert r.human_texts() == ["say hello", "now say bye"]
+    assert not [
+        q for q in r.model.requests_of(RequestKind.TITLE) if "SUGGESTION MODE" in q.human_text
+    ]
+
+
+def test_in_tmux_a_persons_half_typed_text_is_cleared_before_the_clear(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    r = rig({"agent": [{"reply": "Done."}], "supervisor": [{"delay": 4, "reply": "[ABORT] stop"}]})
+    tmux = Pane("ptysup-qwen-typed", rows=ROWS)
+    done = r.in_terminal(tmux, tmp_path, "say done")
+    try:
+        r.model.wait_for(lambda q: q.kind is RequestKind.SUPERVISOR, timeout=60)
+        tmux.send_keys("-l", "half typed words")
+        wait_for(lambda: "> half typed words" in tmux.capture(), 10, "the text in the box")
+        wait_for(done.exists, 60, "ptysup to finish")
+    finally:
+        tmux.kill()
+    assert done.read_text().startswith("exit=1"), r.log.read_text()
+    events = read_events(r.log)
+    (cleared,) = [
+        e for e in events if e["event"] == "warning" and "input box held text" in e["message"]
+    ]
+    assert cleared["text"] == "half typed words"
+    clears = [e for e in events if e["event"] == "inject" and e["text"] == "/clear"]
+    assert [c["confirmed"] for c in clears] == [True]
+    # The half-typed words never reached the model with the /clear.
+    assert not any("half typed" in q.human_text for q in r.model.requests)
+
+
+def test_an_approval_dialog_is_dismissed_when_the_supervisor_says_go_on(
+    rig: Callable[..., Rig],
+) -> None:
+    instead = "Do not use the shell; say what you would run."
+    r = rig(
+        {
+            "agent": [
+                {"match": "say what you would run", "reply": "I would run echo hi."},
+                {"steps": [SHELL, {"text": "Ran it."}]},
+            ],
+            "supervisor": [
+                {"times": 1, "reply": f"[CONTINUE] {instead}"},
+                {"reply": "[COMPLETE] answered"},
+            ],
+        }
+    )
+    run = r.run("run the shell command", "--turn-timeout", "5")
+    assert run.code == 0, run.stdout + run.stderr
+    assert run.named("turn_end")[0]["dialog"] is True
+    names = [e["event"] for e in run.events]
+    dismissed = names.index("dialog_dismissed")
+    (instruction,) = [e for e in run.named("inject") if e["kind"] == "instruction"]
+    assert names.index("decision") < dismissed < run.events.index(instruction)
+    assert instruction["text"] == instead and instruction["confirmed"]
+    assert not (r.project / "shell.txt").exists()  # Esc chose "No", never "Allow"
+    assert run.named("turn_end")[-1]["kind"] == "stop"
+
+
+def test_a_question_left_to_the_person_opens_qwen_codes_picker(rig: Callable[..., Rig]) -> None:
+    r = rig(
+        {
+            "agent": [{"steps": [ASK, {"text": "Painted it."}]}],
+            "supervisor": [{"reply": "[ESCALATE] the picker needs a person"}],
+        }
+    )
+    run = r.run("paint the button", "--questions", "person", "--turn-timeout", "5")
+    assert run.code == 7, run.stdout + run.stderr
+    (question,) = run.named("question")
+    assert question["to"] == "person" and not run.named("answer")
+    (turn,) = run.named("turn_end")
+    assert (turn["kind"], turn["dialog"]) == ("stalled", True)
+    (sup,) = r.model.requests_of(RequestKind.SUPERVISOR)
+    assert "Which color should the button be?" in sup.human_text and "1. Red" in sup.human_text
+    # The question's own PermissionRequest is no approval.
+    assert not [e for e in run.named("hook") if e["name"] == "PermissionRequest"]
+    assert run.events[-1]["outcome"] == "escalated"
