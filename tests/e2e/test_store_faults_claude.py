@@ -231,8 +231,8 @@ def test_a_disk_that_fills_mid_run_is_said_at_once_and_resume_counts_the_budget_
     (row,) = json.loads(r.ptysup("runs", "--json").stdout)
     assert row["state"] == "crashed" and "No space left" in row["log_incomplete"]
     head, first = r.ptysup("runs").stdout.splitlines()[:2]
-    step = head.split().index("STEP")  # the cells before it are one word each here
-    assert first.split()[step : step + 2] == ["-", "0+/50"]
+    its = head.split().index("ITER")  # the cells before it are one word each here
+    assert first.split()[its] == "0+/50"
     # What the log could not hold is unknown: resume counts the budget as spent.
     refused = r.ptysup("resume")
     assert refused.returncode == 2
