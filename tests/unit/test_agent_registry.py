@@ -95,3 +95,13 @@ def test_claude_codes_saved_conversation_is_found_in_its_config_dir(tmp_path: Pa
     assert not conversation_saved("0b5d", {"HOME": str(tmp_path / "home")})  # ~/.claude
     assert registry.find(("claude",)).saved("0b5d", env)
     assert registry.find(("aider",)).saved("anything", {})  # unknown: assumed saved
+
+
+def test_the_agent_options_help_and_reference_name_every_agent() -> None:
+    from ptysup.cli.options import option_params
+
+    (agent,) = [p for p in option_params() if p.name == "agent"]
+    page = (Path(__file__).resolve().parents[2] / "docs/reference/options.md").read_text()
+    (row,) = [line for line in page.splitlines() if line.startswith("| `--agent NAME`")]
+    for name in registry.NAMES:
+        assert name in str(agent.help) and f"`{name}`" in row, name
