@@ -30,6 +30,11 @@ def is_qwen(argv: Sequence[str]) -> bool:
     return bool(argv) and os.path.basename(argv[0]) == "qwen"
 
 
+def is_opencode(argv: Sequence[str]) -> bool:
+    """Whether a command is opencode (its executable is named opencode)."""
+    return bool(argv) and os.path.basename(argv[0]) == "opencode"
+
+
 def kill_group(pid: int) -> None:
     """SIGKILL a process group started with start_new_session (gone already is fine)."""
     with contextlib.suppress(ProcessLookupError, PermissionError):

@@ -22,6 +22,10 @@ class Hooks(Protocol):
         """The shell command line a hook runs; with `wait` it waits for ptysup's reply."""
         ...
 
+    def address(self) -> tuple[str, str]:
+        """The socket's path and the run's token, for a client that is not the command."""
+        ...
+
 
 @dataclass(frozen=True)
 class Launch:
@@ -36,6 +40,9 @@ class AgentProfile(Protocol):
 
     name: str
     uses_hooks: bool
+    # The hook by which the agent says it takes keys (opencode drops what is typed before
+    # its terminal UI is up, and its screen cannot tell): then ready needs it too.
+    ready_hook: str | None
     exit_command: str | None  # typed to end the agent gracefully, if it has one
     dismiss_key: bytes  # closes a dialog without approving it
     clear_input_keys: tuple[bytes, ...]  # empties a non-empty input box

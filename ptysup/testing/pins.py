@@ -82,4 +82,5 @@ CLAUDE = Pin(
 GEMINI = Pin("gemini", "@google/gemini-cli", "0.61.0", "gemini", "PTYSUP_GEMINI_BIN", "gemini-cli")
 CODEX = Pin("codex", "@openai/codex", "0.169.0", "codex", "PTYSUP_CODEX_BIN", "codex")
 QWEN = Pin("qwen", "@qwen-code/qwen-code", "0.24.4", "qwen", "PTYSUP_QWEN_BIN", "qwen-code")
-PINS: tuple[Pin, ...] = (CLAUDE, GEMINI, CODEX, QWEN)
+OPENCODE = Pin("opencode", "opencode-ai", "1.18.33", "opencode", "PTYSUP_OPENCODE_BIN", "opencode")
+PINS: tuple[Pin, ...] = (CLAUDE, GEMINI, CODEX, QWEN, OPENCODE)

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from ptysup.testing import codex_env
+from ptysup.testing import codex_env, opencode_env
 from ptysup.testing.fakemodel import FakeModel, RequestKind
 from ptysup.testing.scenario import Scenario
 from tests.conftest import ClaudeEnvFactory, FakeModelFactory
@@ -116,6 +116,7 @@ class Rig:
         """Processes of this rig's agents (and supervisors) still alive: their private
         config dirs are in their environment."""
         keys = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "QWEN_HOME")
+        keys += (opencode_env.HOME_MARKER,)
         homes = [self.env[k] for k in keys if k in self.env]
         return sorted({pid for home in homes for pid in processes_with(home)})
 

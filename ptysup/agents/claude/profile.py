@@ -75,6 +75,7 @@ class ClaudeProfile:
 
     name = "claude"
     uses_hooks = True
+    ready_hook: str | None = None  # the screen alone tells it is ready
     dismiss_key: bytes = b"\x1b"  # Esc: rejects a dialog, never approves it
     clear_input_keys: tuple[bytes, ...] = (b"\x1b", b"\x1b")  # Esc twice clears the input box
     exit_command: str | None = "/exit"

@@ -158,6 +158,7 @@ class CodexProfile:
 
     name = "codex"
     uses_hooks = True
+    ready_hook: str | None = None  # the screen alone tells it is ready
     signal_osc: int | None = SIGNAL_OSC
     dismiss_key: bytes = b"\x1b"  # Esc: "No, and tell Codex what to do differently"
     # Ctrl-C empties a composer with text (Ctrl-U only the line the cursor is on).

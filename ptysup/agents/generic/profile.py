@@ -20,6 +20,7 @@ class GenericProfile:
 
     name = "generic"
     uses_hooks = False
+    ready_hook: str | None = None  # the screen alone tells it is ready
     dismiss_key: bytes = b""
     clear_input_keys: tuple[bytes, ...] = ()
     exit_command: str | None = None

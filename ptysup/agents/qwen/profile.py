@@ -109,6 +109,7 @@ class QwenProfile:
 
     name = "qwen"
     uses_hooks = True
+    ready_hook: str | None = None  # the screen alone tells it is ready
     dismiss_key: bytes = b"\x1b"  # Esc: "No, suggest changes" / cancels the question
     clear_input_keys: tuple[bytes, ...] = (b"\x03",)  # Ctrl+C empties a non-empty box
     exit_command: str | None = "/quit"
