@@ -84,4 +84,193 @@ def test_a_task_typed_once_whole_after_ready_ends_its_turn_on_session_idle(
     # The supervisor read the turn's last message.
     (sup,) = r.model.requests_of(RequestKind.SUPERVISOR)
     assert "Hello there." in sup.human_text
+    # opencode's title request (no tools) was a side request, answered as one.
+    assert r.model.requests_of(RequestKind.TITLE)
     assert run.events[-1]["outcome"] == "complete"
+    # /exit ended opencode, no signal was needed.
+    assert not [w for w in run.named("warning") if "did not exit" in w["message"]]
+
+
+def test_a_multi_line_instruction_arrives_whole_and_abort_starts_a_new_session(
+    rig: Callable[..., Rig],
+) -> None:
+    r = rig(
+        {
+            "agent": [
+                {"match": "line two", "reply": "Got both lines."},
+                {"reply": "Step one done."},
+            ],
+            "supervisor": [
+                {"match": "Got both lines.", "reply": "[ABORT] enough"},
+                {"reply": "[CONTINUE] line one\nline two\nline three"},
+            ],
+        }
+    )
+    run = r.run("do step one", "--max-iter", "3")
+    assert run.code == 1, run.stdout + run.stderr
+    # Whole, in one message (opencode adds a space after a paste it folded).
+    assert [t.rstrip() for t in r.human_texts()] == [
+        "do step one",
+        "line one\nline two\nline three",
+    ]
+    assert not run.named("person_prompt")
+    instruction = [e for e in run.named("inject") if e["kind"] == "instruction"]
+    assert [(e["confirmed"], e["attempts"]) for e in instruction] == [(True, 1)]
+    # /new clears the conversation: confirmed by the emptied box (its session comes
+    # with a next prompt), then /exit ends opencode.
+    clears = [i for i in run.named("inject") if i["text"] == "/new"]
+    assert [c["confirmed"] for c in clears] == [True]
+    assert not [w for w in run.named("warning") if "did not exit" in w["message"]]
+    assert run.events[-1]["outcome"] == "abort"
+
+
+def test_a_time_budget_interrupts_the_turn_then_starts_a_new_session(
+    rig: Callable[..., Rig],
+) -> None:
+    late = {**WRITE, "delay": 14}
+    r = rig(
+        {
+            "agent": [{"steps": [late, {"text": "Wrote it."}]}],
+            "supervisor": [{"reply": "[COMPLETE]"}],
+        }
+    )
+    run = r.run("write out.txt slowly", "--max-time", "8s")
+    assert run.code == 3, run.stdout + run.stderr
+    end = run.events[-1]
+    assert (end["event"], end["outcome"]) == ("run_end", "time")
+    at = [e["event"] for e in run.events].index("interrupt")
+    assert run.events[at]["confirmed"] is True
+    typed = [(e["text"], e["confirmed"]) for e in run.events[at:] if e["event"] == "inject"]
+    assert typed == [("/new", True)]
+    assert not r.model.requests_of(RequestKind.SUPERVISOR)
+    wait_for(lambda: not r.leftovers(), 10, "every process of the run to be gone")
+    assert not (r.project / "out.txt").exists()
+
+
+def test_resume_after_sigkill_reopens_the_same_conversation(rig: Callable[..., Rig]) -> None:
+    r = rig(
+        {
+            "agent": [
+                {"match": "part two", "reply": "Part two done."},
+                {"reply": "Part one done."},
+            ],
+            "supervisor": [
+                {"match": RESUMED, "reply": "[CONTINUE] now do part two"},
+                {"times": 1, "delay": 120, "reply": "[COMPLETE] never given"},
+                {"reply": "[COMPLETE] both parts are done"},
+            ],
+        }
+    )
+    r.signalled("do part one", signal.SIGKILL, RequestKind.SUPERVISOR)
+    wait_for(lambda: not r.leftovers(), 20, "opencode to exit after losing its terminal")
+    first = read_events(r.log)
+    (session,) = {e["session_id"] for e in first if e["event"] == "session"}
+    resumed = r.ptysup("resume", "--max-iter", "5", "--agent-cmd", AGENT)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    events = read_events(r.log)[len(first) :]
+    (start,) = [e for e in events if e["event"] == "agent_start"]
+    assert start["argv"] == [AGENT] and start["session_id"] == session
+    # Ready named the reopened conversation; no new one was made.
+    ready = [e for e in events if e["event"] == "hook" and e["name"] == "Ready"]
+    assert [(e["source"], e["session_id"]) for e in ready] == [("resume", session)]
+    # The model got part two with part one's turn still in the conversation.
+    (two,) = [
+        q for q in r.model.requests_of(RequestKind.AGENT) if q.human_text == "now do part two"
+    ]
+    said = [t for m in two.body["messages"] for t in chat.texts(m)]
+    assert "do part one" in said and "Part one done." in said
+    assert events[-1]["outcome"] == "complete"
+
+
+def test_an_approval_dialog_is_never_approved_but_escalated(rig: Callable[..., Rig]) -> None:
+    r = rig(
+        {
+            "agent": [{"steps": [SHELL, {"text": "Ran it."}]}],
+            "supervisor": [{"reply": "[ESCALATE] a person must allow the shell command"}],
+        }
+    )
+    run = r.run("run the shell command", "--turn-timeout", "5")
+    assert run.code == 7, run.stdout + run.stderr
+    (permission,) = [e for e in run.named("hook") if e["name"] == "PermissionRequest"]
+    assert permission["tool_name"] == "bash"
+    (turn,) = run.named("turn_end")
+    assert (turn["kind"], turn["dialog"]) == ("stalled", True)
+    (sup,) = r.model.requests_of(RequestKind.SUPERVISOR)
+    assert "Permission required" in sup.human_text and "echo hi" in sup.human_text
+    assert not (r.project / "shell.txt").exists()
+    assert run.events[-1]["outcome"] == "escalated"
+
+
+ASK = {
+    "tool": "question",
+    "input": {
+        "questions": [
+            {
+                "question": "Which colour should the button be?",
+                "header": "Colour",
+                "multiple": False,
+                "options": [
+                    {"label": "Red", "description": "warm"},
+                    {"label": "Blue", "description": "calm"},
+                ],
+            }
+        ]
+    },
+}
+
+
+def test_a_question_is_answered_by_the_supervisor(rig: Callable[..., Rig]) -> None:
+    r = rig(
+        {
+            "agent": [{"steps": [ASK, {"text": "Painted it blue."}]}],
+            "supervisor": [
+                {"regex": r"The agent asks:\nQuestion 1 \[Colour\]", "reply": "[CONTINUE] blue"},
+                {"reply": "[COMPLETE] painted"},
+            ],
+        }
+    )
+    run = r.run("paint the button", "--max-iter", "3")
+    assert run.code == 0, run.stdout + run.stderr
+    (question,) = run.named("question")
+    assert question["to"] == "supervisor"
+    (answer,) = run.named("answer")
+    assert answer["by"] == "supervisor"
+    # The model read the answer as the tool's result; nobody used the picker.
+    results = [
+        json.dumps(m.get("content"), ensure_ascii=False)
+        for q in r.model.requests_of(RequestKind.AGENT)
+        for m in q.body["messages"]
+        if m.get("role") == "tool"
+    ]
+    assert any("Blue" in x for x in results), results
+    assert [t["kind"] for t in run.named("turn_end")] == ["stop"]
+
+
+def test_the_persons_own_tui_plugin_still_loads_beside_ptysups(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    r = rig({"agent": [{"reply": "Hello."}], "supervisor": [{"reply": "[COMPLETE] done"}]})
+    mark = tmp_path / "their-plugin-ran"
+    plugin = tmp_path / "theirs.js"
+    plugin.write_text(
+        'import fs from "node:fs"\n'
+        f'export default {{ id: "theirs", tui: async () => '
+        f'fs.writeFileSync({json.dumps(str(mark))}, "") }}\n'
+    )
+    tui = Path(r.env["XDG_CONFIG_HOME"]) / "opencode" / "tui.json"
+    tui.write_text(json.dumps({"plugin": [plugin.as_uri()]}))
+    run = r.run("say hi")
+    assert run.code == 0, run.stdout + run.stderr
+    assert [e["kind"] for e in run.named("turn_end")] == ["stop"]  # ptysup's own ran
+    assert mark.exists()  # and the person's
+    assert json.loads(tui.read_text()) == {"plugin": [plugin.as_uri()]}
+
+
+# -- in a terminal -----------------------------------------------------------------------
+
+
+def test_in_tmux_the_supervisor_sees_the_persons_screen_and_the_terminal_is_restored(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    # opencode turns mouse tracking on: the pane's flags must be a fresh pane's after.
+    check_mirrored_and_restored(rig(LISTED), tmp_path, "ptysup-opencode", 40)

@@ -40,6 +40,9 @@ if TYPE_CHECKING:  # the screen model (pyte) loads after the agent started
 
 READY = "Ready"  # ptysup's name for the reporter's `tui.ready`
 QUESTION_TOOL = "question"
+# ptysup replies to a question on every way out (a dead ptysup closes the socket), so the
+# long wait only bounds a hung ptysup.
+ASK_WAIT_S = 86_400
 # A command line that already picks the conversation keeps its choice.
 _SESSION_FLAGS = {"--session", "-s", "--continue", "-c", "--fork"}
 # For the person's good too: no update, no model list or language server fetched from the
@@ -140,7 +143,8 @@ class OpencodeProfile:
         out = {**QUIET_ENV, **env}
         if hooks is not None:
             theirs = env.get(reporter.ENV)
-            path = reporter.write(private, *hooks.address(), Path(theirs) if theirs else None)
+            ask = hooks.command(wait=ASK_WAIT_S)
+            path = reporter.write(private, hooks.address(), ask, Path(theirs) if theirs else None)
             out[reporter.ENV] = str(path)
         return Launch(self.argv(base), out)
 

@@ -4,31 +4,44 @@
 // hook client sends them, and answers a question with what ptysup replies. A TUI plugin
 // loads in the terminal UI only: an `opencode run` the agent starts itself reports nothing.
 import net from "node:net"
+import { spawn } from "node:child_process"
 
 const SOCKET = __SOCKET__
 const TOKEN = __TOKEN__
+// ptysup's hook client, waiting for ptysup's reply: Bun closes a Unix socket whole when
+// its writing side ends, so a reply could never come back on the plugin's own connection.
+const ASK_COMMAND = __ASK_COMMAND__
 
-function send(payload, wait) {
+function send(payload) {
   return new Promise((resolve) => {
-    const chunks = []
     const conn = net.createConnection({ path: SOCKET })
-    const timer = wait ? undefined : setTimeout(() => conn.destroy(), 5000)
-    conn.on("connect", () => conn.end(TOKEN + (wait ? " reply\n" : "\n") + JSON.stringify(payload)))
-    conn.on("data", (chunk) => chunks.push(chunk))
+    const timer = setTimeout(() => conn.destroy(), 5000)
+    conn.on("connect", () => conn.end(TOKEN + "\n" + JSON.stringify(payload)))
     conn.on("error", () => {})
     conn.on("close", () => {
       clearTimeout(timer)
-      // The first byte acknowledges; a reply may follow.
-      resolve(Buffer.concat(chunks).toString("utf8").slice(1))
+      resolve("")
     })
   })
 }
 
-// In order, as hooks arrive: each waits for the one before it to be taken.
+function request(payload) {
+  return new Promise((resolve) => {
+    const out = []
+    const child = spawn("/bin/sh", ["-c", ASK_COMMAND], { stdio: ["pipe", "pipe", "ignore"] })
+    child.stdout.on("data", (chunk) => out.push(chunk))
+    child.on("error", () => resolve(""))
+    child.on("close", () => resolve(Buffer.concat(out).toString("utf8")))
+    child.stdin.end(JSON.stringify(payload))
+  })
+}
+
+// In order, as hooks arrive: each connects once the one before it was taken.
 let queue = Promise.resolve("")
 function report(name, sessionID, extra, wait) {
   const payload = { hook_event_name: name, session_id: sessionID || "", ...extra }
-  queue = queue.then(() => send(payload, wait), () => send(payload, wait))
+  const go = () => (wait ? request(payload) : send(payload))
+  queue = queue.then(go, go)
   return queue
 }
 
