@@ -115,8 +115,8 @@ class Rig:
     def leftovers(self) -> list[int]:
         """Processes of this rig's agents (and supervisors) still alive: their private
         config dirs are in their environment."""
-        keys = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "QWEN_HOME")
-        keys += (opencode_env.HOME_MARKER,)
+        keys: tuple[str, ...] = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "QWEN_HOME")
+        keys = (*keys, opencode_env.HOME_MARKER)
         homes = [self.env[k] for k in keys if k in self.env]
         return sorted({pid for home in homes for pid in processes_with(home)})
 
