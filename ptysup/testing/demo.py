@@ -1,9 +1,10 @@
 """The demo: `ptysup "implement feature X" --max-iter 50` on a sample project, offline.
 
 The real Claude Code is the agent and the supervisor (`--agent codex`: Codex CLI is the
-agent; `--agent gemini`: Gemini CLI is both; `--agent qwen`: Qwen Code is both); the model
-behind them is the bundled fake (scenario `demo.yaml`, `demo_codex.yaml`,
-`demo_gemini.yaml`, `demo_qwen.yaml`), so the run needs no account and no network.
+agent; `--agent gemini`: Gemini CLI is both; `--agent qwen`: Qwen Code is both;
+`--agent opencode`: opencode is the agent); the model behind them is the bundled fake
+(scenario `demo.yaml`, `demo_codex.yaml`, `demo_gemini.yaml`, `demo_qwen.yaml`,
+`demo_opencode.yaml`), so the run needs no account and no network.
 """
 
 from __future__ import annotations
@@ -40,7 +41,11 @@ CODEX_AGENT_CMD = "codex"
 QWEN_SCENARIO = SCENARIO.with_name("demo_qwen.yaml")
 QWEN_AGENT_CMD = "qwen --approval-mode auto-edit"
 QWEN_SUPERVISOR_CMD = 'qwen -p ""'
-AGENTS = ("claude", "codex", "gemini", "qwen")
+# `--agent opencode`: opencode is the agent (edits without approval dialogs); the
+# supervisor stays Claude Code.
+OPENCODE_SCENARIO = SCENARIO.with_name("demo_opencode.yaml")
+OPENCODE_AGENT_CMD = "opencode"
+AGENTS = ("claude", "codex", "gemini", "qwen", "opencode")
 # The agents that are their own supervisor: (agent command, supervisor command).
 SELF_SUPERVISED = {
     "gemini": (GEMINI_AGENT_CMD, GEMINI_SUPERVISOR_CMD),
@@ -56,7 +61,7 @@ PREFIX = "ptysup-demo-"
 # Held by the demo for its whole life, in its sample project: `--clean` leaves that alone.
 LOCK = Path(".ptysup") / "demo.lock"
 USAGE = f"""\
-Usage: scripts/demo.sh [--clean | [--agent codex|gemini|qwen] PTYSUP-OPTION...]
+Usage: scripts/demo.sh [--clean | [--agent codex|gemini|qwen|opencode] PTYSUP-OPTION...]
 
 Runs `ptysup "{TASK}" --max-iter 50` on a sample project copied to a new temp dir
 ({PREFIX}*, kept for you to look at). The agent and the supervisor are the real
@@ -73,6 +78,8 @@ root, no test tools); --help and --clean set nothing up.
                    version is installed into .tools/gemini-cli on first use)
   --agent qwen     Qwen Code as the agent and the supervisor instead (its pinned
                    version is installed into .tools/qwen-code on first use)
+  --agent opencode opencode as the agent instead (its pinned version is installed
+                   into .tools/opencode on first use); the supervisor stays Claude Code
   PTYSUP-OPTION    passed on to ptysup, e.g. --no-warm-supervisor, --max-cost 0.05,
                    --no-recording (`ptysup --help` lists them)
   -h, --help       this help
@@ -118,17 +125,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     if claude is None:
         _say("Claude Code is not installed: run scripts/demo.sh (it installs it)")
         return 2
-    codex = None
-    if agent == "codex":
-        extra = [a for a in extra if a not in ("--agent", "codex", "--agent=codex")]
+    beside = None  # the agent's binary, beside a Claude Code supervisor
+    if agent in ("codex", "opencode"):
+        extra = [a for a in extra if a not in ("--agent", agent, f"--agent={agent}")]
         try:
-            codex = codex_env.install_codex()  # at once when the pinned version is there
+            beside = _install_beside(agent)  # at once when the pinned version is there
         except (OSError, subprocess.CalledProcessError) as exc:
-            _say(f"cannot install Codex CLI {codex_env.CODEX_VERSION}: {exc}")
+            _say(f"cannot install {agent}: {exc}")
             return 2
     project = Path(tempfile.mkdtemp(prefix=PREFIX))
     with pidlock.hold(project / LOCK):
-        return _run(project, claude, extra, agent, codex)
+        return _run(project, claude, extra, agent, beside)
+
+
+def _install_beside(agent: str) -> Path:
+    """The pinned binary of an agent that runs beside a Claude Code supervisor, installed
+    (npm) unless it is there."""
+    if agent == "codex":
+        return codex_env.install_codex()
+    from ptysup.testing.pins import OPENCODE
+
+    if OPENCODE.installed_version() != OPENCODE.version:
+        _say(f"installing the pinned opencode {OPENCODE.version} into .tools/opencode (npm)")
+    return OPENCODE.install()
 
 
 def _agent(extra: Sequence[str]) -> str | None:
@@ -161,24 +180,30 @@ def _self_supervised_demo(agent: str, extra: list[str]) -> int:
 
 
 def _run(
-    project: Path, claude: Path, extra: list[str], agent: str = "claude", codex: Path | None = None
+    project: Path, claude: Path, extra: list[str], agent: str = "claude", beside: Path | None = None
 ) -> int:
     """The demo in PROJECT (a new temp dir); ptysup's exit code."""
     # Here, not at the top: see the imports.
     from ptysup.testing.fakemodel import FakeModel
     from ptysup.testing.scenario import Scenario
 
-    scenarios = {"gemini": GEMINI_SCENARIO, "codex": CODEX_SCENARIO, "qwen": QWEN_SCENARIO}
+    scenarios = {
+        "gemini": GEMINI_SCENARIO,
+        "codex": CODEX_SCENARIO,
+        "qwen": QWEN_SCENARIO,
+        "opencode": OPENCODE_SCENARIO,
+    }
     scenario = Scenario.load(scenarios.get(agent, SCENARIO))
     scenario.seed(project)
     ptysup = Path(sys.executable).with_name("ptysup")
     command = [str(ptysup), TASK, "--max-iter", "50", *extra]
     with (
         FakeModel(scenario, project) as model,
-        _agent_env(agent, model.url, project, claude, codex) as env,
+        _agent_env(agent, model.url, project, claude, beside) as env,
     ):
         agent_cmd, supervisor_cmd = SELF_SUPERVISED.get(agent, (None, None))
-        agent_cmd = agent_cmd or (CODEX_AGENT_CMD if agent == "codex" else AGENT_CMD)
+        others = {"codex": CODEX_AGENT_CMD, "opencode": OPENCODE_AGENT_CMD}
+        agent_cmd = agent_cmd or others.get(agent, AGENT_CMD)
         env["PTYSUP_AGENT_CMD"] = agent_cmd
         if supervisor_cmd:
             env["PTYSUP_SUPERVISOR_CMD"] = supervisor_cmd
@@ -205,10 +230,10 @@ def _run(
 
 @contextlib.contextmanager
 def _agent_env(
-    agent: str, url: str, project: Path, binary: Path, codex: Path | None = None
+    agent: str, url: str, project: Path, binary: Path, beside: Path | None = None
 ) -> Iterator[dict[str, str]]:
-    """The private, offline environment of the demo's agent (BINARY; CODEX's, beside the
-    supervisor's Claude Code) pointed at URL."""
+    """The private, offline environment of the demo's agent (BINARY; BESIDE, Codex CLI's
+    or opencode's, beside the supervisor's Claude Code) pointed at URL."""
     if agent == "gemini":
         from ptysup.testing.gemini_env import gemini_env
 
@@ -219,10 +244,18 @@ def _agent_env(
 
         with qwen_env(url, binary) as qe:
             yield dict(qe.env)
-    elif codex is not None:
+    elif agent == "opencode" and beside is not None:
+        from ptysup.testing.opencode_env import opencode_env
+
         with (
             claude_env(url, [project], binary) as ce,
-            codex_env.codex_env(url, [project], codex, base=ce.env) as cx,
+            opencode_env(url, beside, base=ce.env, approvals=False) as oe,
+        ):
+            yield dict(oe.env)
+    elif beside is not None:
+        with (
+            claude_env(url, [project], binary) as ce,
+            codex_env.codex_env(url, [project], beside, base=ce.env) as cx,
         ):
             yield dict(cx.env)
     else:

@@ -35,10 +35,11 @@ find_opencode = OPENCODE.find
 install_opencode = OPENCODE.install
 
 
-def config(base_url: str) -> dict[str, object]:
+def config(base_url: str, approvals: bool = True) -> dict[str, object]:
     """The global opencode.json: the fake model as an OpenAI-compatible provider (built
-    in, nothing is downloaded), the same model for titles, no update or sharing, and
-    approvals asked for edits and shell commands (by default opencode runs them)."""
+    in, nothing is downloaded), the same model for titles, no update or sharing, and with
+    APPROVALS, approvals asked for edits and shell commands (by default opencode runs
+    them: the demo does)."""
     model = {"name": "Fake Model", "tool_call": True, "limit": {"context": 200000, "output": 8000}}
     provider = {
         "npm": "@ai-sdk/openai-compatible",
@@ -46,15 +47,17 @@ def config(base_url: str) -> dict[str, object]:
         "options": {"baseURL": f"{base_url.rstrip('/')}/v1", "apiKey": TEST_API_KEY},
         "models": {MODEL: model},
     }
-    return {
+    made: dict[str, object] = {
         "$schema": "https://opencode.ai/config.json",
         "autoupdate": False,
         "share": "disabled",
         "model": f"{PROVIDER}/{MODEL}",
         "small_model": f"{PROVIDER}/{MODEL}",
-        "permission": {"bash": "ask", "edit": "ask"},
         "provider": {PROVIDER: provider},
     }
+    if approvals:
+        made["permission"] = {"bash": "ask", "edit": "ask"}
+    return made
 
 
 def xdg(home: Path) -> dict[str, str]:
@@ -63,11 +66,12 @@ def xdg(home: Path) -> dict[str, str]:
     return {f"XDG_{key}_HOME": str(home / sub) for key, sub in parts.items()}
 
 
-def write_config(home: Path, base_url: str) -> None:
+def write_config(home: Path, base_url: str, approvals: bool = True) -> None:
     """Fill HOME so opencode starts straight at its input box with the fake model."""
     folder = home / "config" / "opencode"
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "opencode.json").write_text(json.dumps(config(base_url), indent=2), encoding="utf-8")
+    text = json.dumps(config(base_url, approvals), indent=2)
+    (folder / "opencode.json").write_text(text, encoding="utf-8")
 
 
 def make_env(
@@ -79,13 +83,17 @@ def make_env(
 
 
 def opencode_env(
-    base_url: str, opencode_bin: Path | None = None, base: Mapping[str, str] | None = None
+    base_url: str,
+    opencode_bin: Path | None = None,
+    base: Mapping[str, str] | None = None,
+    approvals: bool = True,
 ) -> AbstractContextManager[AgentEnv]:
     """A private home (removed on exit) and its environment; OPENCODE_BIN defaults to
-    find_opencode(); BASE (default os.environ) is the environment it goes on top of."""
+    find_opencode(); BASE (default os.environ) is the environment it goes on top of;
+    APPROVALS: see config()."""
 
     def fill(home: Path, binary: Path | None) -> dict[str, str]:
-        write_config(home, base_url)
+        write_config(home, base_url, approvals)
         return make_env(home, binary, base)
 
     return private_env(OPENCODE, opencode_bin, fill)

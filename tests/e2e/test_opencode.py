@@ -4,7 +4,11 @@ ptysup's own fake model speaking OpenAI Chat Completions, `claude -p` as the sup
 from __future__ import annotations
 
 import json
+import os
+import re
+import shutil
 import signal
+import subprocess
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack
 from pathlib import Path
@@ -274,3 +278,22 @@ def test_in_tmux_the_supervisor_sees_the_persons_screen_and_the_terminal_is_rest
 ) -> None:
     # opencode turns mouse tracking on: the pane's flags must be a fresh pane's after.
     check_mirrored_and_restored(rig(LISTED), tmp_path, "ptysup-opencode", 40)
+
+
+def test_the_demo_runs_with_opencode_as_the_agent(opencode_bin: Path, claude_bin: Path) -> None:
+    repo = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PTYSUP_", "OPENCODE_"))}
+    done = subprocess.run(
+        ["bash", str(repo / "scripts" / "demo.sh"), "--agent", "opencode"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    kept = re.search(r"kept for you to look at: (\S+)", done.stderr)
+    if kept:
+        shutil.rmtree(kept.group(1), ignore_errors=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "agent: opencode" in done.stderr
+    assert "the sample project's tests pass" in done.stderr
