@@ -21,7 +21,7 @@ from ptysup.testing.fakemodel import RequestKind
 from ptysup.testing.wires import chat
 from tests.conftest import ClaudeEnvFactory, FakeModelFactory
 from tests.e2e.conftest import Rig, rigs
-from tests.e2e.test_terminal_left_clean import LISTED, check_mirrored_and_restored
+from tests.e2e.test_terminal_left_clean import LISTED, Pane, check_mirrored_and_restored
 from tests.helpers import read_events, wait_for
 
 pytestmark = pytest.mark.e2e
@@ -297,3 +297,66 @@ def test_the_demo_runs_with_opencode_as_the_agent(opencode_bin: Path, claude_bin
     assert done.returncode == 0, done.stdout + done.stderr
     assert "agent: opencode" in done.stderr
     assert "the sample project's tests pass" in done.stderr
+
+
+def test_an_approval_dialog_is_rejected_when_the_supervisor_says_go_on(
+    rig: Callable[..., Rig],
+) -> None:
+    instead = "Do not use the shell; say what you would run."
+    r = rig(
+        {
+            "agent": [
+                {"match": "say what you would run", "reply": "I would run echo hi."},
+                {"steps": [SHELL, {"text": "Ran it."}]},
+            ],
+            "supervisor": [
+                {"times": 1, "reply": f"[CONTINUE] {instead}"},
+                {"reply": "[COMPLETE] answered"},
+            ],
+        }
+    )
+    run = r.run("run the shell command", "--turn-timeout", "5")
+    assert run.code == 0, run.stdout + run.stderr
+    assert run.named("turn_end")[0]["dialog"] is True
+    names = [e["event"] for e in run.events]
+    dismissed = names.index("dialog_dismissed")
+    (instruction,) = [e for e in run.named("inject") if e["kind"] == "instruction"]
+    assert names.index("decision") < dismissed < run.events.index(instruction)
+    assert instruction["text"] == instead and instruction["confirmed"]
+    assert not (r.project / "shell.txt").exists()  # Esc rejected it, never allowed it
+    assert run.named("turn_end")[-1]["kind"] == "stop"
+
+
+def test_in_ci_piped_opencode_completes(rig: Callable[..., Rig]) -> None:
+    r = rig({"agent": [{"reply": "Done."}], "supervisor": [{"reply": "[COMPLETE] fine"}]})
+    r.env.update(CI="true", GITHUB_ACTIONS="true", TERM="dumb")
+    run = r.run("say done")
+    assert run.code == 0, run.stdout + run.stderr
+    assert [t["kind"] for t in run.named("turn_end")] == ["stop"]
+    assert "::group::" in run.stdout  # ptysup itself stays in its CI mode
+    assert run.events[-1]["outcome"] == "complete"
+
+
+def test_in_tmux_a_persons_half_typed_text_is_cleared_before_the_new_session(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    r = rig({"agent": [{"reply": "Done."}], "supervisor": [{"delay": 4, "reply": "[ABORT] stop"}]})
+    tmux = Pane("ptysup-opencode-typed", rows=40)
+    done = r.in_terminal(tmux, tmp_path, "say done")
+    try:
+        r.model.wait_for(lambda q: q.kind is RequestKind.SUPERVISOR, timeout=60)
+        tmux.send_keys("-l", "half typed words")
+        wait_for(lambda: "┃  half typed words" in tmux.capture(), 10, "the text in the box")
+        wait_for(done.exists, 60, "ptysup to finish")
+    finally:
+        tmux.kill()
+    assert done.read_text().startswith("exit=1"), r.log.read_text()
+    events = read_events(r.log)
+    (cleared,) = [
+        e for e in events if e["event"] == "warning" and "input box held text" in e["message"]
+    ]
+    assert cleared["text"] == "half typed words"
+    clears = [e for e in events if e["event"] == "inject" and e["text"] == "/new"]
+    assert [c["confirmed"] for c in clears] == [True]
+    # The half-typed words never reached the model.
+    assert not any("half typed" in q.human_text for q in r.model.requests)
