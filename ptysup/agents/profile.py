@@ -51,6 +51,7 @@ class AgentProfile(Protocol):
     # the clear; else (Codex: with the next prompt) the emptied input box does.
     clear_starts_session: bool
     interrupt_key: bytes | None  # stops the turn it is working on, if it has such a key
+    interrupt_presses: int  # how often, as separate presses (opencode: Esc twice)
     # Printed when the agent suspended itself (Ctrl-Z) and waits for a SIGCONT, if it does.
     suspend_notice: bytes | None
     # The OSC number of the state reports the agent writes into its terminal (Codex: 7501),

@@ -380,7 +380,10 @@ class AgentSession:
         if state is ScreenState.DIALOG or not (state is ScreenState.WORKING or self.in_turn):
             return None
         self._ending = True
-        self._typist.key(key)
+        for press in range(self.profile.interrupt_presses):
+            if press:
+                self._typist.pause()  # a TUI must see separate presses
+            self._typist.key(key)
         # The screen may not show the turn yet (the hook came first): only a repaint after
         # the key that reads as ready shows the turn stopped. Claude Code sends no hook then.
         deadline = self._cap(self._clock() + self.timings.confirm, deadline)

@@ -360,3 +360,29 @@ def test_in_tmux_a_persons_half_typed_text_is_cleared_before_the_new_session(
     assert [c["confirmed"] for c in clears] == [True]
     # The half-typed words never reached the model.
     assert not any("half typed" in q.human_text for q in r.model.requests)
+
+
+def test_an_api_error_ends_the_turn_once_then_ptysup_waits_and_goes_on(
+    rig: Callable[..., Rig],
+) -> None:
+    r = rig(
+        {
+            "agent": [{"times": 1, "error": 400}, {"reply": "Worked now."}],
+            "supervisor": [{"reply": "[COMPLETE] done"}],
+        }
+    )
+    run = r.run("do it", "--max-iter", "3", "--wait-base", "1")
+    assert run.code == 0, run.stdout + run.stderr
+    first, second = run.named("turn_end")
+    assert first["kind"] == "api_error" and "HTTP 400" in first["detail"], first
+    assert (second["kind"], second["detail"]) == ("stop", "Worked now.")
+    # One turn end per turn: the failed one's idle is not a second, stale one.
+    ends = [e["name"] for e in run.named("hook") if e["name"] in ("Stop", "StopFailure")]
+    assert ends == ["StopFailure", "Stop"]
+    assert [i["text"] for i in run.named("inject")] == ["do it", "continue"]
+
+
+def test_doctor_knows_the_pinned_opencode(rig: Callable[..., Rig]) -> None:
+    r = rig({"supervisor": [{"reply": "[COMPLETE] ok"}]})
+    done = r.ptysup("doctor", "--agent-cmd", AGENT)
+    assert "opencode 1.18.33, tested with ptysup" in done.stdout, done.stdout + done.stderr

@@ -208,3 +208,25 @@ def test_ready_once_the_hook_came_and_the_screen_shows_the_box() -> None:
     session.post(ScreenUpdate(ScreenState.READY, 0.0))
     session.wait_ready()
     assert session.state is ScreenState.READY
+
+
+def test_the_footer_asking_for_a_second_esc_is_still_working() -> None:
+    snap = screen("working")
+    again = tuple(line.replace("esc interrupt", "esc again to interrupt") for line in snap.lines)
+    assert OpencodeProfile().screen_state(ScreenSnapshot(again, "", (0, 0))) is ScreenState.WORKING
+
+
+def test_an_interrupt_presses_esc_twice_in_separate_writes() -> None:
+    written: list[bytes] = []
+    pauses: list[float] = []
+    snaps = iter([screen("working")])
+    session = AgentSession(
+        OpencodeProfile(),
+        Typist(written.append, pause=pauses.append),
+        lambda: next(snaps, screen("session_empty")),
+        EventLog(),
+        Timings(confirm=0.5),
+    )
+    session.post(ScreenUpdate(ScreenState.READY, 0.0))
+    assert session.interrupt() is True
+    assert written == [b"\x1b", b"\x1b"] and len(pauses) == 1

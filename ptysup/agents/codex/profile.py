@@ -167,6 +167,7 @@ class CodexProfile:
     clear_command: str | None = "/clear"
     clear_starts_session = False  # its SessionStart waits for the next prompt
     interrupt_key: bytes | None = b"\x1b"
+    interrupt_presses = 1  # one press stops the turn
     suspend_notice: bytes | None = None
 
     def __init__(self, session_id: str | None = None, reopen: bool = False) -> None:

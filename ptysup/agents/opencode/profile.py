@@ -15,7 +15,10 @@ Observed with opencode 1.18.33 (in tmux, against the fake model):
 - while a turn runs the footer says `esc interrupt`; an approval (`△ Permission
   required`, `Allow once   Allow always   Reject`) or a question (`enter submit  esc
   dismiss`) replaces the input box;
-- Esc interrupts a turn (and rejects an approval, dismisses a question); Ctrl+C empties a
+- Esc twice interrupts a turn (the first turns the footer into `esc again to interrupt`;
+  two Escs in one write are one key to it), once rejects an approval or dismisses a
+  question; the interrupted turn ends on `session.error` MessageAbortedError, then
+  `session.idle` (twice); Ctrl+C empties a
   non-empty input box (and quits from an empty one); `/new` starts a new conversation
   (its session is created with the next prompt); `/exit` quits and prints `Continue
   opencode -s ses_…`; `-s <id>` reopens a conversation.
@@ -69,9 +72,8 @@ _RULE = re.compile(r"^\s*╹▀{10,}")
 _BAR = re.compile(r"^\s*┃(?!.*┃\s*$)(.*)$")
 _AGENT_LINE = re.compile(r"^\s*┃  \S.* · ")
 PLACEHOLDER = "Ask anything…"
-_WORKING = "esc interrupt"
+_WORKING = re.compile(r"esc (again to )?interrupt")
 _DIALOG = re.compile(r"△ Permission required|Allow once\s+Allow always\s+Reject|esc dismiss")
-_API_ERROR = re.compile(r"(?:AI_APICallError|APIError|Error): .*")
 
 DIALOG = Blocker(
     "dialog",
@@ -117,6 +119,7 @@ class OpencodeProfile:
     clear_command: str | None = "/new"
     clear_starts_session = False  # its new session comes with the next prompt
     interrupt_key: bytes | None = b"\x1b"
+    interrupt_presses = 2  # the first Esc only asks for a second (`esc again to interrupt`)
     suspend_notice: bytes | None = None
     signal_osc: int | None = None
 
@@ -181,7 +184,7 @@ class OpencodeProfile:
         lines = snap.lines
         if any(_DIALOG.search(line) for line in lines):
             return ScreenState.DIALOG
-        if any(_WORKING in line for line in lines[-3:]):
+        if any(_WORKING.search(line) for line in lines[-3:]):
             return ScreenState.WORKING
         if _box(lines) is not None:
             return ScreenState.READY
@@ -196,11 +199,8 @@ class OpencodeProfile:
         return _input_text(snap.lines)
 
     def api_error(self, snap: ScreenSnapshot) -> str | None:
-        """The last error opencode printed in the conversation."""
-        for line in reversed(snap.lines):
-            m = _API_ERROR.search(line)
-            if m and not _BAR.match(line):
-                return m.group(0).strip()
+        """Nothing: opencode prints an API error as a message of the conversation, like
+        any other text; the reporter's `session.error` carries it (as StopFailure)."""
         return None
 
     def blocker(self, snap: ScreenSnapshot) -> Blocker | None:

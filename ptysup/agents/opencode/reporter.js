@@ -75,6 +75,8 @@ export default {
   tui: async (api) => {
     const seen = new Set() // user messages already reported
     const sessions = new Set()
+    const busy = new Set() // sessions working on a turn whose end is not reported yet
+    const failed = new Map() // session → the error its turn ended on
     const route = api.route.current
     const opened = route && route.params && route.params.sessionID
     if (opened) sessions.add(opened)
@@ -91,15 +93,22 @@ export default {
     api.event.on("session.status", (event) => {
       const { sessionID, status } = event.properties
       if (!sessions.has(sessionID) || !status || status.type !== "busy") return
+      busy.add(sessionID)
       const users = api.state.session.messages(sessionID).filter((m) => m.role === "user")
       const last = users[users.length - 1]
       if (!last || seen.has(last.id)) return
       seen.add(last.id)
       report("prompt", sessionID, { prompt: texts(api, last.id) })
     })
+    // One turn end per turn: opencode may say idle more than once, and after an error.
     api.event.on("session.idle", (event) => {
       const { sessionID } = event.properties
-      if (!sessions.has(sessionID)) return
+      if (!busy.delete(sessionID)) return
+      const aborted = failed.get(sessionID) === null
+      const error = failed.get(sessionID)
+      failed.delete(sessionID)
+      if (aborted) return
+      if (error) return report("session.error", sessionID, error)
       report("session.idle", sessionID, {
         last_assistant_message: lastAssistant(api, sessionID),
         tokens: tokens(api, sessionID),
@@ -109,7 +118,10 @@ export default {
       const { sessionID, error } = event.properties
       if (!sessions.has(sessionID)) return
       const data = (error && error.data) || {}
-      report("session.error", sessionID, { error: (error && error.name) || "error", message: data.message || "" })
+      const name = (error && error.name) || "error"
+      // An interrupted turn (Esc) is no failure, and says nothing, as Claude Code's.
+      if (name === "MessageAbortedError") return failed.set(sessionID, null)
+      failed.set(sessionID, { error: data.message ? `${name}: ${data.message}` : name })
     })
     api.event.on("permission.asked", (event) => {
       const p = event.properties
