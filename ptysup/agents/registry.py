@@ -11,6 +11,7 @@ from ptysup.agents.codex.profile import CodexProfile, is_codex
 from ptysup.agents.gemini.profile import GeminiProfile
 from ptysup.agents.generic.profile import GenericProfile
 from ptysup.agents.opencode.profile import OpencodeProfile
+from ptysup.agents.opencode.profile import conversation_saved as opencode_saved
 from ptysup.agents.profile import AgentProfile
 from ptysup.agents.qwen.profile import QwenProfile
 from ptysup.procutil import is_claude, is_gemini, is_opencode, is_qwen
@@ -41,7 +42,7 @@ AGENTS: tuple[Agent, ...] = (
     Agent("codex", is_codex, True, CodexProfile, tested=("0.169.0",)),
     Agent("gemini", is_gemini, True, GeminiProfile, tested=("0.61.0",)),
     Agent("qwen", is_qwen, True, QwenProfile, tested=("0.24.4",)),
-    Agent("opencode", is_opencode, True, OpencodeProfile, tested=("1.18.33",)),
+    Agent("opencode", is_opencode, True, OpencodeProfile, ("1.18.33",), opencode_saved),
     Agent("generic", lambda argv: True, False, _generic),
 )
 

@@ -230,3 +230,11 @@ def test_an_interrupt_presses_esc_twice_in_separate_writes() -> None:
     session.post(ScreenUpdate(ScreenState.READY, 0.0))
     assert session.interrupt() is True
     assert written == [b"\x1b", b"\x1b"] and len(pauses) == 1
+
+
+def test_only_an_id_opencode_picked_is_a_saved_conversation() -> None:
+    from ptysup.agents import registry
+
+    saved = registry.find(["opencode"]).saved
+    assert saved("ses_deb6dd8dcffejdjmgP4SKmjHJX", {})
+    assert not saved("0bed0269-3ae1-4700-b142-f41ab33052b4", {})  # ptysup's, never opencode's

@@ -83,6 +83,13 @@ DIALOG = Blocker(
 )
 
 
+def conversation_saved(session_id: str, env: Mapping[str, str]) -> bool:
+    """Whether SESSION_ID can be reopened: only an id opencode picked (`ses_…`, learnt from
+    its first SessionStart) names a conversation it saved; the id a run starts with is
+    ptysup's own until then (a run killed before its first prompt has no conversation)."""
+    return session_id.startswith("ses_")
+
+
 class OpencodeAnswers:
     """What the reporter does with ptysup's reply to a question: `answers` (one list of
     labels or typed text per question) go to opencode's question API; `reject` dismisses
