@@ -386,3 +386,51 @@ def test_doctor_knows_the_pinned_opencode(rig: Callable[..., Rig]) -> None:
     r = rig({"supervisor": [{"reply": "[COMPLETE] ok"}]})
     done = r.ptysup("doctor", "--agent-cmd", AGENT)
     assert "opencode 1.18.33, tested with ptysup" in done.stdout, done.stdout + done.stderr
+
+
+@pytest.fixture
+def team(
+    fake_model: FakeModelFactory, opencode_bin: Path, project_dir: Path, tmp_path: Path
+) -> Iterator[Callable[[Mapping[str, Any]], Rig]]:
+    """Rigs whose agent is opencode and whose supervisor is `opencode run`: a team without
+    Claude Code."""
+    with ExitStack() as stack:
+
+        def env_for(url: str) -> dict[str, str]:
+            made = opencode_env_module.opencode_env(url, opencode_bin)
+            return dict(stack.enter_context(made).env)
+
+        yield from rigs(fake_model, project_dir, tmp_path, env_for, AGENT, TEAM)
+
+
+TEAM = ("--supervisor-cmd", "opencode run")
+
+
+def test_opencode_run_supervises_opencode(team: Callable[..., Rig]) -> None:
+    r = team(
+        {
+            "agent": [{"match": "say bye", "reply": "Bye."}, {"reply": "Hello."}],
+            "supervisor": [
+                {"match": "Bye.", "reply": "[COMPLETE] both said"},
+                {"reply": "[CONTINUE] say bye"},
+            ],
+        }
+    )
+    run = r.run("say hello", "--max-iter", "3")
+    assert run.code == 0, run.stdout + run.stderr
+    assert [d["action"] for d in run.named("decision")] == ["continue", "complete"]
+    # One request per decision: the judge is titled, so opencode asks for no title.
+    sup = r.model.requests_of(RequestKind.SUPERVISOR)
+    assert len(sup) == 2
+    # The judge ran opencode's read-only plan agent.
+    assert all("Plan mode ACTIVE - you are in READ-ONLY phase" in json.dumps(q.body) for q in sup)
+    assert r.human_texts() == ["say hello", "say bye"]
+    assert run.events[-1]["outcome"] == "complete"
+
+
+def test_doctor_probes_an_opencode_run_supervisor(team: Callable[..., Rig]) -> None:
+    r = team({"supervisor": [{"reply": "[COMPLETE] ok"}]})
+    done = r.ptysup("doctor", "--probe", "--agent-cmd", AGENT, *TEAM)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "ok   supervisor answers" in done.stdout
+    assert len(r.model.requests_of(RequestKind.SUPERVISOR)) == 1
