@@ -6,7 +6,7 @@
 # copied to a temp dir. In a terminal you watch the agent's TUI while ptysup supervises it.
 # `--agent codex` runs it with the real Codex CLI as the agent (installed on first use);
 # `--agent gemini` and `--agent qwen` with Gemini CLI or Qwen Code as agent and supervisor;
-# `--agent opencode` with opencode as the agent (installed on first use).
+# `--agent opencode` with opencode as both (installed on first use).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # --help and --clean need nothing installed: they run before any setup, with the

@@ -2,7 +2,7 @@
 
 The real Claude Code is the agent and the supervisor (`--agent codex`: Codex CLI is the
 agent; `--agent gemini`: Gemini CLI is both; `--agent qwen`: Qwen Code is both;
-`--agent opencode`: opencode is the agent); the model behind them is the bundled fake
+`--agent opencode`: opencode is both); the model behind them is the bundled fake
 (scenario `demo.yaml`, `demo_codex.yaml`, `demo_gemini.yaml`, `demo_qwen.yaml`,
 `demo_opencode.yaml`), so the run needs no account and no network.
 """
@@ -41,15 +41,17 @@ CODEX_AGENT_CMD = "codex"
 QWEN_SCENARIO = SCENARIO.with_name("demo_qwen.yaml")
 QWEN_AGENT_CMD = "qwen --approval-mode auto-edit"
 QWEN_SUPERVISOR_CMD = 'qwen -p ""'
-# `--agent opencode`: opencode is the agent (edits without approval dialogs); the
-# supervisor stays Claude Code.
+# `--agent opencode`: opencode is the agent (edits without approval dialogs) and, as
+# `opencode run`, the supervisor.
 OPENCODE_SCENARIO = SCENARIO.with_name("demo_opencode.yaml")
 OPENCODE_AGENT_CMD = "opencode"
+OPENCODE_SUPERVISOR_CMD = "opencode run"
 AGENTS = ("claude", "codex", "gemini", "qwen", "opencode")
 # The agents that are their own supervisor: (agent command, supervisor command).
 SELF_SUPERVISED = {
     "gemini": (GEMINI_AGENT_CMD, GEMINI_SUPERVISOR_CMD),
     "qwen": (QWEN_AGENT_CMD, QWEN_SUPERVISOR_CMD),
+    "opencode": (OPENCODE_AGENT_CMD, OPENCODE_SUPERVISOR_CMD),
 }
 
 
@@ -78,8 +80,8 @@ root, no test tools); --help and --clean set nothing up.
                    version is installed into .tools/gemini-cli on first use)
   --agent qwen     Qwen Code as the agent and the supervisor instead (its pinned
                    version is installed into .tools/qwen-code on first use)
-  --agent opencode opencode as the agent instead (its pinned version is installed
-                   into .tools/opencode on first use); the supervisor stays Claude Code
+  --agent opencode opencode as the agent and the supervisor instead (its pinned
+                   version is installed into .tools/opencode on first use)
   PTYSUP-OPTION    passed on to ptysup, e.g. --no-warm-supervisor, --max-cost 0.05,
                    --no-recording (`ptysup --help` lists them)
   -h, --help       this help
@@ -125,29 +127,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if claude is None:
         _say("Claude Code is not installed: run scripts/demo.sh (it installs it)")
         return 2
-    beside = None  # the agent's binary, beside a Claude Code supervisor
-    if agent in ("codex", "opencode"):
-        extra = [a for a in extra if a not in ("--agent", agent, f"--agent={agent}")]
+    codex = None
+    if agent == "codex":
+        extra = [a for a in extra if a not in ("--agent", "codex", "--agent=codex")]
         try:
-            beside = _install_beside(agent)  # at once when the pinned version is there
+            codex = codex_env.install_codex()  # at once when the pinned version is there
         except (OSError, subprocess.CalledProcessError) as exc:
-            _say(f"cannot install {agent}: {exc}")
+            _say(f"cannot install Codex CLI {codex_env.CODEX_VERSION}: {exc}")
             return 2
     project = Path(tempfile.mkdtemp(prefix=PREFIX))
     with pidlock.hold(project / LOCK):
-        return _run(project, claude, extra, agent, beside)
-
-
-def _install_beside(agent: str) -> Path:
-    """The pinned binary of an agent that runs beside a Claude Code supervisor, installed
-    (npm) unless it is there."""
-    if agent == "codex":
-        return codex_env.install_codex()
-    from ptysup.testing.pins import OPENCODE
-
-    if OPENCODE.installed_version() != OPENCODE.version:
-        _say(f"installing the pinned opencode {OPENCODE.version} into .tools/opencode (npm)")
-    return OPENCODE.install()
+        return _run(project, claude, extra, agent, codex)
 
 
 def _agent(extra: Sequence[str]) -> str | None:
@@ -163,10 +153,10 @@ def _agent(extra: Sequence[str]) -> str | None:
 def _self_supervised_demo(agent: str, extra: list[str]) -> int:
     """The demo with an agent that is its own supervisor, installed on demand (npm, the
     pinned version)."""
-    from ptysup.testing.pins import GEMINI, QWEN
+    from ptysup.testing.pins import GEMINI, OPENCODE, QWEN
 
-    pin = {"gemini": GEMINI, "qwen": QWEN}[agent]
-    name = {"gemini": "Gemini CLI", "qwen": "Qwen Code"}[agent]
+    pin = {"gemini": GEMINI, "qwen": QWEN, "opencode": OPENCODE}[agent]
+    name = {"gemini": "Gemini CLI", "qwen": "Qwen Code", "opencode": "opencode"}[agent]
     if pin.installed_version() != pin.version:
         _say(f"installing the pinned {name} {pin.version} into .tools/{pin.folder} (npm)")
     try:
@@ -180,7 +170,7 @@ def _self_supervised_demo(agent: str, extra: list[str]) -> int:
 
 
 def _run(
-    project: Path, claude: Path, extra: list[str], agent: str = "claude", beside: Path | None = None
+    project: Path, claude: Path, extra: list[str], agent: str = "claude", codex: Path | None = None
 ) -> int:
     """The demo in PROJECT (a new temp dir); ptysup's exit code."""
     # Here, not at the top: see the imports.
@@ -199,11 +189,10 @@ def _run(
     command = [str(ptysup), TASK, "--max-iter", "50", *extra]
     with (
         FakeModel(scenario, project) as model,
-        _agent_env(agent, model.url, project, claude, beside) as env,
+        _agent_env(agent, model.url, project, claude, codex) as env,
     ):
         agent_cmd, supervisor_cmd = SELF_SUPERVISED.get(agent, (None, None))
-        others = {"codex": CODEX_AGENT_CMD, "opencode": OPENCODE_AGENT_CMD}
-        agent_cmd = agent_cmd or others.get(agent, AGENT_CMD)
+        agent_cmd = agent_cmd or (CODEX_AGENT_CMD if agent == "codex" else AGENT_CMD)
         env["PTYSUP_AGENT_CMD"] = agent_cmd
         if supervisor_cmd:
             env["PTYSUP_SUPERVISOR_CMD"] = supervisor_cmd
@@ -230,10 +219,10 @@ def _run(
 
 @contextlib.contextmanager
 def _agent_env(
-    agent: str, url: str, project: Path, binary: Path, beside: Path | None = None
+    agent: str, url: str, project: Path, binary: Path, codex: Path | None = None
 ) -> Iterator[dict[str, str]]:
-    """The private, offline environment of the demo's agent (BINARY; BESIDE, Codex CLI's
-    or opencode's, beside the supervisor's Claude Code) pointed at URL."""
+    """The private, offline environment of the demo's agent (BINARY; CODEX's, beside the
+    supervisor's Claude Code) pointed at URL."""
     if agent == "gemini":
         from ptysup.testing.gemini_env import gemini_env
 
@@ -244,18 +233,15 @@ def _agent_env(
 
         with qwen_env(url, binary) as qe:
             yield dict(qe.env)
-    elif agent == "opencode" and beside is not None:
+    elif agent == "opencode":
         from ptysup.testing.opencode_env import opencode_env
 
-        with (
-            claude_env(url, [project], binary) as ce,
-            opencode_env(url, beside, base=ce.env, approvals=False) as oe,
-        ):
+        with opencode_env(url, binary, approvals=False) as oe:
             yield dict(oe.env)
-    elif beside is not None:
+    elif codex is not None:
         with (
             claude_env(url, [project], binary) as ce,
-            codex_env.codex_env(url, [project], beside, base=ce.env) as cx,
+            codex_env.codex_env(url, [project], codex, base=ce.env) as cx,
         ):
             yield dict(cx.env)
     else:

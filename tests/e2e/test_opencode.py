@@ -280,7 +280,7 @@ def test_in_tmux_the_supervisor_sees_the_persons_screen_and_the_terminal_is_rest
     check_mirrored_and_restored(rig(LISTED), tmp_path, "ptysup-opencode", 40)
 
 
-def test_the_demo_runs_with_opencode_as_the_agent(opencode_bin: Path, claude_bin: Path) -> None:
+def test_the_demo_runs_with_opencode_as_agent_and_supervisor(opencode_bin: Path) -> None:
     repo = Path(__file__).resolve().parents[2]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PTYSUP_", "OPENCODE_"))}
     done = subprocess.run(
@@ -296,6 +296,7 @@ def test_the_demo_runs_with_opencode_as_the_agent(opencode_bin: Path, claude_bin
         shutil.rmtree(kept.group(1), ignore_errors=True)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "agent: opencode" in done.stderr
+    assert "supervisor: opencode run" in done.stdout
     assert "the sample project's tests pass" in done.stderr
 
 
