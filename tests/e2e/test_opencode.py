@@ -22,7 +22,7 @@ from ptysup.testing.wires import chat
 from tests.conftest import ClaudeEnvFactory, FakeModelFactory
 from tests.e2e.conftest import Rig, rigs
 from tests.e2e.test_terminal_left_clean import LISTED, Pane, check_mirrored_and_restored
-from tests.helpers import read_events, wait_for
+from tests.helpers import read_events, run_ptysup, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -93,6 +93,25 @@ def test_a_task_typed_once_whole_after_ready_ends_its_turn_on_session_idle(
     assert run.events[-1]["outcome"] == "complete"
     # /exit ended opencode, no signal was needed.
     assert not [w for w in run.named("warning") if "did not exit" in w["message"]]
+
+
+def test_agent_opencode_supervises_a_wrapper_script_through_its_plugin(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    r = rig({"agent": [{"reply": "Done."}], "supervisor": [{"reply": "[COMPLETE] done"}]})
+    wrapper = tmp_path / "my-agent.sh"
+    wrapper.write_text(f'#!/bin/sh\nexec {r.env["PATH"].split(":")[0]}/opencode "$@"\n')
+    wrapper.chmod(0o755)
+    run = run_ptysup(
+        ["a task", "--agent", "opencode", "--agent-cmd", str(wrapper), "--idle", "30"],
+        cwd=r.project,
+        env=r.env,
+        log_path=r.log,
+        timeout=60,
+    )
+    assert run.code == 0, run.stdout + run.stderr
+    assert run.named("agent_start")[0]["profile"] == "opencode"
+    assert [e["kind"] for e in run.named("turn_end")] == ["stop"]
 
 
 def test_a_multi_line_instruction_arrives_whole_and_abort_starts_a_new_session(
