@@ -336,7 +336,9 @@ class AgentSession:
                     self._drain()
                     if self._turn_went_on():
                         continue  # decided at the end of the turn that followed
-                    return TurnEnd(TurnEndKind.STOP, self.activity.last_message)
+                    # An agent that signals every wait alike (aider) may wait on a dialog.
+                    dialog = self.profile.screen_state(self.snapshot()) is ScreenState.DIALOG
+                    return TurnEnd(TurnEndKind.STOP, self.activity.last_message, dialog)
                 if event.name == "StopFailure":
                     return TurnEnd(TurnEndKind.API_ERROR, self._api_error_detail(event))
             elif isinstance(event, ScreenUpdate):
@@ -405,7 +407,7 @@ class AgentSession:
             self._clock,
             t.settle,
             t.settle_max,
-            self._idle_now,
+            self._waits_now,
         )
         self._pushback.extend(held)
 
@@ -549,6 +551,11 @@ class AgentSession:
         if not self.profile.uses_hooks:
             return True
         return self.profile.screen_state(self.snapshot()) is ScreenState.READY
+
+    def _waits_now(self) -> bool:
+        """Whether the screen reads as waiting for input or on a dialog: a turn end's final
+        frame (aider signals both alike)."""
+        return self._idle_now() or self.profile.screen_state(self.snapshot()) is ScreenState.DIALOG
 
     def _idle(self) -> bool:
         """Whether the agent waits for input now (no hooks: quiet for the idle time)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import signal
 import subprocess
 from collections.abc import Callable, Iterator, Mapping
@@ -117,6 +118,8 @@ class Rig:
         config dirs are in their environment."""
         keys = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "QWEN_HOME")
         homes = [self.env[k] for k in keys if k in self.env]
+        if self.env.get("HOME", "") not in ("", os.environ.get("HOME")):
+            homes.append(self.env["HOME"])  # a private home (aider's)
         return sorted({pid for home in homes for pid in processes_with(home)})
 
 

@@ -1,0 +1,194 @@
+"""aider supervised end to end: the real pinned binary (aider-chat 0.86.2, in its own
+virtualenv), ptysup's own fake model speaking OpenAI Chat Completions (aider offers no
+tools: its edits are text), `claude -p` as the supervisor on the same fake model.
+
+aider takes ~3 s to start: each test is one short run."""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ptysup.testing import aider_env as aider_env_module
+from ptysup.testing.fakemodel import RequestKind
+from tests.conftest import ClaudeEnvFactory, FakeModelFactory
+from tests.e2e.conftest import Rig, rigs
+from tests.helpers import assert_interrupted_then_cleared
+
+pytestmark = pytest.mark.e2e
+
+AGENT = "aider"
+TITLE = "Add out.txt with a greeting"  # the fake's answer to side requests: the commit message
+
+
+def new_file(path: str, content: str) -> str:
+    """A reply that creates PATH in aider's diff edit format (an empty SEARCH)."""
+    return edit(path, "", content)
+
+
+@pytest.fixture
+def rig(
+    fake_model: FakeModelFactory,
+    claude_env: ClaudeEnvFactory,
+    aider_bin: Path,
+    project_dir: Path,
+    tmp_path: Path,
+) -> Iterator[Callable[[Mapping[str, Any]], Rig]]:
+    """Rigs whose agent is the pinned aider (in a private HOME, in a git repository) and
+    whose supervisor is `claude -p`, both talking to the same fake model."""
+    subprocess.run(["git", "init", "-q", str(project_dir)], check=True)
+    with contextlib.ExitStack() as stack:
+
+        def env_for(url: str) -> dict[str, str]:
+            claude = claude_env(url).env  # the supervisor's, with aider's on top
+            made = aider_env_module.aider_env(url, aider_bin, base=claude)
+            return dict(stack.enter_context(made).env)
+
+        yield from rigs(fake_model, project_dir, tmp_path, env_for, AGENT)
+
+
+def test_a_turn_ends_on_aiders_notification_and_the_task_goes_in_once_and_whole(
+    rig: Callable[..., Rig],
+) -> None:
+    r = rig({"agent": [{"reply": "Hello there."}], "supervisor": [{"reply": "[COMPLETE] said"}]})
+    task = "say hello\nin two lines"
+    run = r.run(task, "--idle", "30")
+    assert run.code == 0, run.stdout + run.stderr
+    assert r.human_texts() == [task]
+    assert [(i["kind"], i["confirmed"]) for i in run.named("inject")] == [("task", True)]
+    (turn,) = run.named("turn_end")
+    assert turn["kind"] == "stop" and "dialog" not in turn
+    assert run.named("agent_start")[0]["profile"] == "aider"
+
+
+def edit(path: str, old: str, new: str) -> str:
+    """A reply that edits PATH in aider's diff edit format."""
+    return f"Editing it.\n\n{path}\n```\n<<<<<<< SEARCH\n{old}=======\n{new}>>>>>>> REPLACE\n```\n"
+
+
+def _commit(r: Rig, *files: str) -> None:
+    """Commit FILES in the rig's project, as aider's private home's git identity."""
+    for cmd in (["git", "add", *files], ["git", "commit", "-q", "-m", "start"]):
+        subprocess.run(cmd, cwd=r.project, check=True, env=r.env, capture_output=True)
+
+
+def test_an_edit_to_a_file_in_the_chat_is_applied_and_committed_with_the_fakes_message(
+    rig: Callable[..., Rig],
+) -> None:
+    r = rig(
+        {
+            "title": TITLE,
+            "files": {"greet.txt": "hello\n"},
+            "agent": [{"reply": edit("greet.txt", "hello\n", "hello, world\n")}],
+            "supervisor": [{"reply": "[COMPLETE] edited"}],
+        }
+    )
+    _commit(r, "greet.txt")
+    r.agent = "aider greet.txt"
+    run = r.run("greet the world", "--idle", "30")
+    assert run.code == 0, run.stdout + run.stderr
+    assert (r.project / "greet.txt").read_text() == "hello, world\n"
+    (turn,) = run.named("turn_end")
+    assert turn["kind"] == "stop" and "dialog" not in turn
+    # The commit message is aider's side request, answered by the fake (not an agent turn).
+    (side,) = r.model.requests_of(RequestKind.TITLE)
+    assert "commit message" in str(side.body["messages"][0]["content"]).lower()
+    log = subprocess.run(
+        ["git", "log", "-1", "--format=%s"], cwd=r.project, capture_output=True, text=True
+    )
+    assert log.stdout.strip() == TITLE
+    assert r.human_texts() == ["greet the world"]
+
+
+NEW_FILE = new_file("out.txt", "hello\n")
+
+
+def test_a_confirmation_is_a_turn_end_explained_to_the_supervisor_and_never_answered_yes(
+    rig: Callable[..., Rig],
+) -> None:
+    r = rig(
+        {
+            "agent": [{"reply": NEW_FILE}],
+            "supervisor": [{"reply": "[ESCALATE] a person must allow the new file"}],
+        }
+    )
+    run = r.run("write out.txt", "--idle", "30")
+    assert run.code == 7, run.stdout + run.stderr
+    # aider's notification came at its confirmation: a turn end with the dialog open, at
+    # once (not after --turn-timeout).
+    (turn,) = run.named("turn_end")
+    assert (turn["kind"], turn["dialog"]) == ("stop", True)
+    (stop,) = [e for e in run.named("hook") if e["name"] == "Stop"]
+    assert turn["ts"] - stop["ts"] < 1.0
+    (sup,) = r.model.requests_of(RequestKind.SUPERVISOR)
+    assert "Create new file? (Y)es/(N)o [Yes]:" in sup.human_text
+    assert "A dialog is open on the agent's screen" in sup.human_text
+    (escalation,) = run.named("escalation")
+    assert escalation["reason"] == "a person must allow the new file"
+    # Answered No on the way out (its default, a bare Enter, is Yes).
+    assert [e["event"] for e in run.events].count("dialog_dismissed") == 1
+    assert not (r.project / "out.txt").exists()
+    assert run.events[-1]["outcome"] == "escalated"
+
+
+def test_a_confirmation_is_answered_no_when_the_supervisor_says_go_on(
+    rig: Callable[..., Rig],
+) -> None:
+    instead = "Do not create files; say what you would write."
+    r = rig(
+        {
+            "agent": [
+                {"match": "say what you would write", "reply": "I would write hello."},
+                {"reply": NEW_FILE},
+            ],
+            "supervisor": [
+                {"times": 1, "reply": f"[CONTINUE] {instead}"},
+                {"reply": "[COMPLETE] answered"},
+            ],
+        }
+    )
+    run = r.run("write out.txt", "--idle", "30")
+    assert run.code == 0, run.stdout + run.stderr
+    assert [(t["kind"], t.get("dialog", False)) for t in run.named("turn_end")] == [
+        ("stop", True),
+        ("stop", False),
+    ]
+    names = [e["event"] for e in run.events]
+    dismissed = names.index("dialog_dismissed")
+    (instruction,) = [e for e in run.named("inject") if e["kind"] == "instruction"]
+    assert names.index("decision") < dismissed < run.events.index(instruction)
+    assert instruction["text"] == instead and instruction["confirmed"]
+    assert not (r.project / "out.txt").exists()
+    assert r.human_texts() == ["write out.txt", instead]
+
+
+def test_abort_clears_the_chat_and_aider_exits(rig: Callable[..., Rig]) -> None:
+    r = rig({"agent": [{"reply": "Working on it."}], "supervisor": [{"reply": "[ABORT] wrong"}]})
+    run = r.run("do the thing")
+    assert run.code == 1, run.stdout + run.stderr
+    typed = [(i["text"], i["confirmed"]) for i in run.named("inject") if i["kind"] != "task"]
+    assert ("/clear", True) in typed
+    # /exit ended it: it was not killed.
+    assert not [w for w in run.named("warning") if "did not exit" in w["message"]]
+    assert not r.leftovers()
+    # aider's own record of its input: the task, then ptysup's two commands, nothing else.
+    typed_in = (r.project / ".aider.input.history").read_text()
+    assert [line[1:] for line in typed_in.splitlines() if line.startswith("+")] == [
+        "do the thing",
+        "/clear",
+        "/exit",
+    ]
+    assert run.events[-1]["outcome"] == "abort"
+
+
+def test_a_time_budget_interrupts_the_reply_then_clears(rig: Callable[..., Rig]) -> None:
+    r = rig({"agent": [{"delay": 60, "reply": "Too late."}], "supervisor": []})
+    run = r.run("take your time", "--max-time", "8s")
+    assert run.code == 3, run.stdout + run.stderr
+    assert_interrupted_then_cleared(run)
+    assert not r.leftovers()
