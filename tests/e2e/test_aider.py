@@ -7,6 +7,10 @@ aider takes ~3 s to start: each test is one short run."""
 from __future__ import annotations
 
 import contextlib
+import os
+import re
+import shutil
+import signal
 import subprocess
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -16,9 +20,11 @@ import pytest
 
 from ptysup.testing import aider_env as aider_env_module
 from ptysup.testing.fakemodel import RequestKind
+from ptysup.testing.wires import chat
 from tests.conftest import ClaudeEnvFactory, FakeModelFactory
 from tests.e2e.conftest import Rig, rigs
-from tests.helpers import assert_interrupted_then_cleared
+from tests.e2e.test_terminal_left_clean import LISTED, check_mirrored_and_restored
+from tests.helpers import assert_interrupted_then_cleared, read_events, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -63,7 +69,18 @@ def test_a_turn_ends_on_aiders_notification_and_the_task_goes_in_once_and_whole(
     assert [(i["kind"], i["confirmed"]) for i in run.named("inject")] == [("task", True)]
     (turn,) = run.named("turn_end")
     assert turn["kind"] == "stop" and "dialog" not in turn
+    # Quiet time alone would end the turn only after 30 s: the notification ends it at once.
+    (stop,) = [e for e in run.named("hook") if e["name"] == "Stop"]
+    assert stop["notification_type"] == "aider_waits"
+    assert turn["ts"] - stop["ts"] < 1.0
+    assert turn["ts"] - run.named("inject")[0]["ts"] < 15
     assert run.named("agent_start")[0]["profile"] == "aider"
+    # A first run in an empty HOME asked nothing: no .gitignore question (nor its file),
+    # no model warning, no release notes, no analytics opt-in, no update check.
+    (sup,) = r.model.requests_of(RequestKind.SUPERVISOR)  # it holds the whole screen
+    assert "(Y)es/(N)o" not in sup.human_text and "Aider v0.86.2" in sup.human_text
+    assert not (r.project / ".gitignore").exists()
+    assert run.events[-1]["outcome"] == "complete"
 
 
 def edit(path: str, old: str, new: str) -> str:
@@ -192,3 +209,70 @@ def test_a_time_budget_interrupts_the_reply_then_clears(rig: Callable[..., Rig])
     assert run.code == 3, run.stdout + run.stderr
     assert_interrupted_then_cleared(run)
     assert not r.leftovers()
+
+
+RESUMED = "has just been resumed"
+
+
+def test_resume_after_sigkill_restores_the_chat_history(rig: Callable[..., Rig]) -> None:
+    r = rig(
+        {
+            "agent": [
+                {"match": "part two", "reply": "Part two done."},
+                {"reply": "Part one done."},
+            ],
+            "supervisor": [
+                {"match": RESUMED, "reply": "[CONTINUE] now do part two"},
+                {"times": 1, "delay": 120, "reply": "[COMPLETE] never given"},
+                {"reply": "[COMPLETE] both parts are done"},
+            ],
+        }
+    )
+    r.signalled("do part one", signal.SIGKILL, RequestKind.SUPERVISOR)
+    wait_for(lambda: not r.leftovers(), 20, "aider to exit after losing its terminal")
+    first = read_events(r.log)
+    resumed = r.ptysup("resume", "--max-iter", "5", "--agent-cmd", AGENT)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    events = read_events(r.log)[len(first) :]
+    (start,) = [e for e in events if e["event"] == "agent_start"]
+    assert start["argv"] == [AGENT]  # --restore-chat-history is ptysup's, not in the log's
+    # The model got part two with part one's turn still in the conversation.
+    (two,) = [
+        q for q in r.model.requests_of(RequestKind.AGENT) if q.human_text == "now do part two"
+    ]
+    said = [t for m in two.body["messages"] for t in chat.texts(m)]
+    assert any("do part one" in t for t in said) and any("Part one done." in t for t in said)
+    assert events[-1]["outcome"] == "complete"
+
+
+def test_in_tmux_the_supervisor_sees_the_persons_screen_and_the_terminal_is_restored(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    check_mirrored_and_restored(rig(LISTED), tmp_path, "ptysup-aider", 40)
+
+
+def test_the_demo_runs_with_aider_as_agent(aider_bin: Path) -> None:
+    repo = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PTYSUP_", "AIDER_"))}
+    done = subprocess.run(
+        ["bash", str(repo / "scripts" / "demo.sh"), "--agent", "aider"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    kept = re.search(r"kept for you to look at: (\S+)", done.stderr)
+    try:
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "agent: aider textstats.py" in done.stderr
+        assert "supervisor: claude -p" in done.stdout
+        assert "the sample project's tests pass" in done.stderr
+        assert kept is not None
+        commits = subprocess.run(
+            ["git", "log", "--format=%s"], cwd=kept.group(1), capture_output=True, text=True
+        )
+        assert "Implement word count" in commits.stdout.splitlines()  # aider's, with the fake's
+    finally:
+        if kept:
+            shutil.rmtree(kept.group(1), ignore_errors=True)
