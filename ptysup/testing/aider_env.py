@@ -8,6 +8,7 @@ private home pointed at a fake model.
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -33,12 +34,32 @@ find_aider = AIDER.find
 install_aider = AIDER.install
 
 
+# aider 0.86 fetches litellm's model prices from GitHub at each start unless its cache
+# (HOME/.aider/caches, a day old at most) holds some: offline that prints an error, and
+# waits up to 5 s where a name lookup hangs. The fake model's entry fills it.
+PRICES: Mapping[str, object] = {
+    "fake-model": {
+        "litellm_provider": "openai",
+        "mode": "chat",
+        "max_input_tokens": 128_000,
+        "max_output_tokens": 8_192,
+        "input_cost_per_token": 0,
+        "output_cost_per_token": 0,
+    }
+}
+
+
 def write_config(home: Path) -> None:
-    """Fill HOME: a git identity, so aider's commits need no question and print no hint."""
+    """Fill HOME: a git identity (aider's commits need no question and print no hint),
+    and the model-price cache that keeps its start offline."""
     home.mkdir(parents=True, exist_ok=True)
     (home / ".gitconfig").write_text(
         "[user]\n\tname = ptysup test\n\temail = ptysup-test@example.invalid\n", encoding="utf-8"
     )
+    caches = home / ".aider" / "caches"
+    caches.mkdir(parents=True, exist_ok=True)
+    prices = caches / "model_prices_and_context_window.json"
+    prices.write_text(json.dumps(PRICES), encoding="utf-8")
 
 
 def make_env(

@@ -79,6 +79,7 @@ def test_a_turn_ends_on_aiders_notification_and_the_task_goes_in_once_and_whole(
     # no model warning, no release notes, no analytics opt-in, no update check.
     (sup,) = r.model.requests_of(RequestKind.SUPERVISOR)  # it holds the whole screen
     assert "(Y)es/(N)o" not in sup.human_text and "Aider v0.86.2" in sup.human_text
+    assert "githubusercontent" not in sup.human_text  # its price list came from its cache
     assert not (r.project / ".gitignore").exists()
     assert run.events[-1]["outcome"] == "complete"
 

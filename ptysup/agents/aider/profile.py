@@ -173,11 +173,11 @@ def confirmation(snap: ScreenSnapshot) -> str | None:
     row = snap.cursor[0]
     if not 0 <= row < len(snap.lines) or not _CONFIRM.search(snap.lines[row].rstrip() + " "):
         return None
-    start = row
-    while start > max(0, row - 4) and not _ASKS.search(snap.lines[start]):
-        start -= 1
-    shown = "".join(line.rstrip() for line in snap.lines[start : row + 1])
-    return shown if _ASKS.search(shown) else None
+    for start in range(row, max(-1, row - 4), -1):
+        shown = "".join(line.rstrip() for line in snap.lines[start : row + 1])
+        if _ASKS.search(shown):
+            return shown
+    return None
 
 
 def _prompt_lines(snap: ScreenSnapshot) -> list[str] | None:
