@@ -39,6 +39,7 @@ class Pin:
     bin_env: str  # names another binary for the tests (scripts/test-latest.sh sets it)
     folder: str  # under .tools/
     pip: bool = False  # a PyPI package, in a virtualenv of its own
+    python_below: tuple[int, int] = (99, 0)  # a PyPI package's newest Python, excluded
 
     @property
     def prefix(self) -> Path:
@@ -117,12 +118,26 @@ class Pin:
         python = prefix / "bin" / "python"
         if self.installed_version(prefix) == self.version and binary.exists() and python.exists():
             return binary
-        subprocess.run([sys.executable, "-m", "venv", "--clear", str(prefix)], check=True)
+        subprocess.run([self._python(), "-m", "venv", "--clear", str(prefix)], check=True)
         pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
         subprocess.run([*pip, f"{self.package}=={self.version}"], check=True, stdout=sys.stderr)
         if not binary.exists():
             raise FileNotFoundError(f"pip install finished but {binary} is missing")
         return binary
+
+    def _python(self) -> str:
+        """The Python the package runs on: this one, else the newest python3.N on PATH
+        that it supports."""
+        if sys.version_info[:2] < self.python_below:
+            return sys.executable
+        major, below = self.python_below
+        for minor in range(below - 1, 9, -1):
+            found = shutil.which(f"python{major}.{minor}")
+            if found:
+                return found
+        raise FileNotFoundError(
+            f"{self.package} {self.version} needs a Python below {major}.{below} on PATH"
+        )
 
 
 def _dist_version(prefix: Path, package: str) -> str | None:
@@ -142,5 +157,6 @@ CLAUDE = Pin(
 GEMINI = Pin("gemini", "@google/gemini-cli", "0.61.0", "gemini", "PTYSUP_GEMINI_BIN", "gemini-cli")
 CODEX = Pin("codex", "@openai/codex", "0.169.0", "codex", "PTYSUP_CODEX_BIN", "codex")
 QWEN = Pin("qwen", "@qwen-code/qwen-code", "0.24.4", "qwen", "PTYSUP_QWEN_BIN", "qwen-code")
-AIDER = Pin("aider", "aider-chat", "0.86.2", "aider", "PTYSUP_AIDER_BIN", "aider", pip=True)
+# aider-chat 0.86.2 declares Python >=3.10,<3.13.
+AIDER = Pin("aider", "aider-chat", "0.86.2", "aider", "PTYSUP_AIDER_BIN", "aider", True, (3, 13))
 PINS: tuple[Pin, ...] = (CLAUDE, GEMINI, CODEX, QWEN, AIDER)

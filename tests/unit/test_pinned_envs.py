@@ -4,7 +4,9 @@ account, the pinned-binary lookup and version, and the command line's errors."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import ModuleType
@@ -199,3 +201,15 @@ def test_a_pypi_pin_is_kept_by_version_in_the_cache_and_linked_from_tools(
     assert binary.resolve() == (kept / "bin" / "aider").resolve()
     assert AIDER.installed_version() == AIDER.version
     assert AIDER.install().resolve() == binary.resolve()  # again: nothing to do
+
+
+def test_a_pypi_pin_runs_on_a_python_it_supports(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "version_info", (3, 12, 1))
+    assert AIDER._python() == sys.executable  # the one running, when it is supported
+    monkeypatch.setattr(sys, "version_info", (3, 13, 0))
+    found = {"python3.11": "/usr/bin/python3.11"}
+    monkeypatch.setattr(shutil, "which", found.get)
+    assert AIDER._python() == "/usr/bin/python3.11"
+    found.clear()
+    with pytest.raises(FileNotFoundError, match=r"needs a Python below 3\.13"):
+        AIDER._python()
