@@ -7,10 +7,6 @@ aider takes ~3 s to start: each test is one short run."""
 from __future__ import annotations
 
 import contextlib
-import os
-import re
-import shutil
-import signal
 import subprocess
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -22,9 +18,9 @@ from ptysup.testing import aider_env as aider_env_module
 from ptysup.testing.fakemodel import RequestKind
 from ptysup.testing.wires import chat
 from tests.conftest import ClaudeEnvFactory, FakeModelFactory
-from tests.e2e.conftest import Rig, rigs
+from tests.e2e.conftest import TWO_PARTS, Rig, demo_run, rigs
 from tests.e2e.test_terminal_left_clean import LISTED, check_mirrored_and_restored
-from tests.helpers import assert_interrupted_then_cleared, read_events, wait_for
+from tests.helpers import assert_interrupted_then_cleared, read_events
 
 pytestmark = pytest.mark.e2e
 
@@ -212,27 +208,11 @@ def test_a_time_budget_interrupts_the_reply_then_clears(rig: Callable[..., Rig])
     assert not r.leftovers()
 
 
-RESUMED = "has just been resumed"
-
-
 def test_resume_after_sigkill_restores_the_chat_history(rig: Callable[..., Rig]) -> None:
-    r = rig(
-        {
-            "agent": [
-                {"match": "part two", "reply": "Part two done."},
-                {"reply": "Part one done."},
-            ],
-            "supervisor": [
-                {"match": RESUMED, "reply": "[CONTINUE] now do part two"},
-                {"times": 1, "delay": 120, "reply": "[COMPLETE] never given"},
-                {"reply": "[COMPLETE] both parts are done"},
-            ],
-        }
+    r = rig(TWO_PARTS)
+    first, resumed = r.killed_then_resumed(
+        "do part one", "aider", "--max-iter", "5", "--agent-cmd", AGENT
     )
-    r.signalled("do part one", signal.SIGKILL, RequestKind.SUPERVISOR)
-    wait_for(lambda: not r.leftovers(), 20, "aider to exit after losing its terminal")
-    first = read_events(r.log)
-    resumed = r.ptysup("resume", "--max-iter", "5", "--agent-cmd", AGENT)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     events = read_events(r.log)[len(first) :]
     (start,) = [e for e in events if e["event"] == "agent_start"]
@@ -253,27 +233,13 @@ def test_in_tmux_the_supervisor_sees_the_persons_screen_and_the_terminal_is_rest
 
 
 def test_the_demo_runs_with_aider_as_agent(aider_bin: Path) -> None:
-    repo = Path(__file__).resolve().parents[2]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PTYSUP_", "AIDER_"))}
-    done = subprocess.run(
-        ["bash", str(repo / "scripts" / "demo.sh"), "--agent", "aider"],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    kept = re.search(r"kept for you to look at: (\S+)", done.stderr)
-    try:
+    with demo_run("aider", "AIDER_") as (done, kept):
         assert done.returncode == 0, done.stdout + done.stderr
         assert "agent: aider textstats.py" in done.stderr
         assert "supervisor: claude -p" in done.stdout
         assert "the sample project's tests pass" in done.stderr
         assert kept is not None
         commits = subprocess.run(
-            ["git", "log", "--format=%s"], cwd=kept.group(1), capture_output=True, text=True
+            ["git", "log", "--format=%s"], cwd=kept, capture_output=True, text=True
         )
-        assert "Implement word count" in commits.stdout.splitlines()  # aider's, with the fake's
-    finally:
-        if kept:
-            shutil.rmtree(kept.group(1), ignore_errors=True)
+        assert "Implement word count" in commits.stdout.splitlines()  # aider's, the fake's
