@@ -150,15 +150,19 @@ def test_a_confirmation_is_a_turn_end_explained_to_the_supervisor_and_never_answ
     assert run.events[-1]["outcome"] == "escalated"
 
 
-def test_a_confirmation_is_answered_no_when_the_supervisor_says_go_on(
+SHELL = "Then run:\n\n```bash\necho hi > shell.txt\n```\n"
+
+
+def test_confirmations_are_answered_no_when_the_supervisor_says_go_on(
     rig: Callable[..., Rig],
 ) -> None:
+    # One reply, two confirmations in a row: the new file, then the shell command.
     instead = "Do not create files; say what you would write."
     r = rig(
         {
             "agent": [
                 {"match": "say what you would write", "reply": "I would write hello."},
-                {"reply": NEW_FILE},
+                {"reply": NEW_FILE + "\n" + SHELL},
             ],
             "supervisor": [
                 {"times": 1, "reply": f"[CONTINUE] {instead}"},
@@ -176,15 +180,28 @@ def test_a_confirmation_is_answered_no_when_the_supervisor_says_go_on(
     dismissed = names.index("dialog_dismissed")
     (instruction,) = [e for e in run.named("inject") if e["kind"] == "instruction"]
     assert names.index("decision") < dismissed < run.events.index(instruction)
+    asked = [e["screen"].rstrip().splitlines()[-1] for e in run.named("dialog_dismissed")]
+    assert asked == [
+        "Create new file? (Y)es/(N)o [Yes]:",
+        "Run shell command? (Y)es/(N)o/(D)on't ask again [Yes]:",
+    ]
     assert instruction["text"] == instead and instruction["confirmed"]
-    assert not (r.project / "out.txt").exists()
+    assert not (r.project / "out.txt").exists() and not (r.project / "shell.txt").exists()
     assert r.human_texts() == ["write out.txt", instead]
 
 
-def test_abort_clears_the_chat_and_aider_exits(rig: Callable[..., Rig]) -> None:
+def test_abort_clears_the_chat_and_aider_exits_also_behind_a_wrapper_named_by_agent(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
     r = rig({"agent": [{"reply": "Working on it."}], "supervisor": [{"reply": "[ABORT] wrong"}]})
-    run = r.run("do the thing")
+    wrapper = tmp_path / "my-aider.sh"
+    wrapper.write_text(f'#!/bin/sh\nexec {r.env["PATH"].split(":")[0]}/aider "$@"\n')
+    wrapper.chmod(0o755)
+    r.agent = str(wrapper)
+    run = r.run("do the thing", "--agent", "aider")
     assert run.code == 1, run.stdout + run.stderr
+    assert run.named("agent_start")[0]["profile"] == "aider"
+    assert [t["kind"] for t in run.named("turn_end")] == ["stop"]
     typed = [(i["text"], i["confirmed"]) for i in run.named("inject") if i["kind"] != "task"]
     assert ("/clear", True) in typed
     # /exit ended it: it was not killed.

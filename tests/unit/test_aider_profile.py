@@ -76,6 +76,16 @@ def test_a_confirmation_is_a_dialog_and_a_blocker_and_reads_whole() -> None:
     assert AiderProfile().screen_state(wrapped) is ScreenState.DIALOG
 
 
+def test_a_shell_commands_confirmation_with_more_choices_is_a_dialog_too() -> None:
+    # As aider 0.86.2 draws it after proposing a ```bash block.
+    lines = ("echo hi > shell.txt", "Run shell command? (Y)es/(N)o/(D)on't ask again [Yes]: ")
+    snap = ScreenSnapshot(lines, "", (1, 55))
+    assert AiderProfile().screen_state(snap) is ScreenState.DIALOG
+    assert confirmation(snap) == "Run shell command? (Y)es/(N)o/(D)on't ask again [Yes]:"
+    # The same words in the model's reply, the cursor elsewhere, are no dialog.
+    assert AiderProfile().screen_state(ScreenSnapshot(lines, "", (0, 0))) is not ScreenState.DIALOG
+
+
 def test_no_is_the_answer_ptysup_gives_and_never_a_bare_enter() -> None:
     # aider's default is Yes: an Enter alone would approve.
     assert AiderProfile.dismiss_key == b"n\r"
