@@ -260,3 +260,12 @@ def test_the_demo_runs_with_aider_as_agent(aider_bin: Path) -> None:
             ["git", "log", "--format=%s"], cwd=kept, capture_output=True, text=True
         )
         assert "Implement word count" in commits.stdout.splitlines()  # aider's, the fake's
+
+
+def test_in_ci_piped_aider_completes(rig: Callable[..., Rig]) -> None:
+    r = rig({"agent": [{"reply": "Done."}], "supervisor": [{"reply": "[COMPLETE] fine"}]})
+    r.env.update(CI="true", GITHUB_ACTIONS="true", TERM="dumb")
+    run = r.run("say done", "--idle", "30")
+    assert run.code == 0, run.stdout + run.stderr
+    assert [t["kind"] for t in run.named("turn_end")] == ["stop"]
+    assert r.human_texts() == ["say done"]

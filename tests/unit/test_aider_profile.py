@@ -147,3 +147,11 @@ def test_aider_is_known_by_its_programs_name() -> None:
     assert registry.find(["/opt/venv/bin/aider", "x.py"]).name == "aider"
     assert registry.find(["aider-wrapper"]).name == "generic"
     assert registry.find(["aider"]).tested == ("0.86.2",)
+
+
+@pytest.mark.parametrize(
+    ("given", "term"), [("dumb", "xterm-256color"), ("", "xterm-256color"), ("screen", "screen")]
+)
+def test_aider_gets_a_term_it_draws_its_prompt_in(given: str, term: str) -> None:
+    launch = AiderProfile().launch(["aider"], {"TERM": given, "X": "1"}, None, Path("/nonexistent"))
+    assert launch.env == {"TERM": term, "X": "1"}

@@ -39,6 +39,7 @@ NOTIFICATION = "Notification"  # what the notifications command reports
 NOTIFICATION_TYPE = "aider_waits"
 NOTIFY_FLAG = "--notifications-command"
 RESTORE_FLAG = "--restore-chat-history"
+SANE_TERM = "xterm-256color"
 # The switches an unattended start needs, each left out when the person gave it or its
 # opposite: no question about .gitignore, no model warning (a local or unknown model
 # asks to open its documentation), no release notes, no analytics opt-in, no update
@@ -117,9 +118,15 @@ class AiderProfile:
     def launch(
         self, base: Sequence[str], env: Mapping[str, str], hooks: Hooks | None, private: Path
     ) -> Launch:
-        """The command line with the first-run switches and the notifications command."""
+        """The command line with the first-run switches and the notifications command, in
+        the environment with a TERM aider draws its prompt in: with TERM dumb or unset (CI
+        runners) it falls back to a bare `input()`, with no rule and no bracketed paste,
+        whereas ptysup's terminal is an xterm's."""
         notify = self.notify_command(hooks) if hooks is not None else None
-        return Launch(self.argv(base, notify), dict(env))
+        fixed = dict(env)
+        if fixed.get("TERM", "dumb") in ("", "dumb"):
+            fixed["TERM"] = SANE_TERM
+        return Launch(self.argv(base, notify), fixed)
 
     def hook(self, event: HookEvent) -> HookEvent | None:
         """aider's notification is its turn's end: a Stop. Whether it waits at its prompt
