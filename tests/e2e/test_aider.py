@@ -269,3 +269,9 @@ def test_in_ci_piped_aider_completes(rig: Callable[..., Rig]) -> None:
     assert run.code == 0, run.stdout + run.stderr
     assert [t["kind"] for t in run.named("turn_end")] == ["stop"]
     assert r.human_texts() == ["say done"]
+
+
+def test_doctor_knows_the_pinned_aider_as_a_tested_release(rig: Callable[..., Rig]) -> None:
+    r = rig({"supervisor": [{"reply": "[COMPLETE] ok"}]})
+    done = r.ptysup("doctor", "--agent-cmd", AGENT)
+    assert "aider 0.86.2, tested with ptysup" in done.stdout, done.stdout + done.stderr
