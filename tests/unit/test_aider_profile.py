@@ -96,8 +96,16 @@ def test_the_first_run_switches_are_added_unless_given_and_the_notifications_wir
     argv = profile.argv(["aider", "--gitignore", "--analytics", "x.py"], "NOTIFY")
     assert argv[:4] == ["aider", "--gitignore", "--analytics", "x.py"]
     assert "--no-gitignore" not in argv and "--analytics-disable" not in argv
-    for flag in ("--no-show-model-warnings", "--no-show-release-notes", "--no-check-update"):
+    for flag in (
+        "--no-show-model-warnings",
+        "--no-show-release-notes",
+        "--no-check-update",
+        "--fancy-input",
+        "--no-multiline",
+    ):
         assert argv.count(flag) == 1
+    given = AiderProfile().argv(["aider", "--multiline", "--no-fancy-input"], None)
+    assert "--no-multiline" not in given and "--fancy-input" not in given
     assert argv[-3:] == ["--notifications", "--notifications-command", "NOTIFY"]
     assert "--restore-chat-history" not in argv
 
@@ -155,3 +163,16 @@ def test_aider_is_known_by_its_programs_name() -> None:
 def test_aider_gets_a_term_it_draws_its_prompt_in(given: str, term: str) -> None:
     launch = AiderProfile().launch(["aider"], {"TERM": given, "X": "1"}, None, Path("/nonexistent"))
     assert launch.env == {"TERM": term, "X": "1"}
+
+
+@pytest.mark.parametrize("prompt", ["> ", "ask> ", "ask multi> ", "architect> ", "diff> "])
+def test_every_prompt_aider_draws_reads_as_ready(prompt: str) -> None:
+    # The edit format's name (none for `whole`, the default), and `multi` in multi-line
+    # mode, as aider 0.86.2 draws them under its rule (an empty line with --no-pretty).
+    for above in ("─" * 40, ""):
+        snap = ScreenSnapshot(("Tokens: 1k", above, prompt + "fix it", ""), "", (2, 12))
+        assert AiderProfile().screen_state(snap) is ScreenState.READY
+        assert AiderProfile().input_text(snap) == "fix it"
+    # The model's text right above: a line it streams, not aider's prompt.
+    reply = ScreenSnapshot(("Tokens: 1k", prompt + "fix it"), "", (1, 12))
+    assert AiderProfile().screen_state(reply) is ScreenState.WORKING

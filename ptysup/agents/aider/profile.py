@@ -41,15 +41,19 @@ NOTIFY_FLAG = "--notifications-command"
 RESTORE_FLAG = "--restore-chat-history"
 SANE_TERM = "xterm-256color"
 # The switches an unattended start needs, each left out when the person gave it or its
-# opposite: no question about .gitignore, no model warning (a local or unknown model
-# asks to open its documentation), no release notes, no analytics opt-in, no update
-# check; and the notifications ptysup's turn ends come from.
-FIRST_RUN: tuple[tuple[str, tuple[str, ...]], ...] = (
+# opposite on the command line (they win over a config file's): no question about
+# .gitignore, no model warning (a local or unknown model asks to open its
+# documentation), no release notes, no analytics opt-in, no update check; and the input
+# ptysup types into: the prompt_toolkit prompt (a bare `input()` would take a pasted
+# message line by line), where Enter submits (in multi-line mode it breaks the line).
+SWITCHES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("--no-gitignore", ("--gitignore",)),
     ("--no-show-model-warnings", ("--show-model-warnings",)),
     ("--no-show-release-notes", ("--show-release-notes",)),
     ("--analytics-disable", ("--analytics", "--no-analytics")),
     ("--no-check-update", ("--check-update", "--just-check-update")),
+    ("--fancy-input", ("--no-fancy-input",)),
+    ("--no-multiline", ("--multiline",)),
 )
 
 _RULE = re.compile(r"^─{10,}\s*$")
@@ -93,7 +97,7 @@ class AiderProfile:
         command, before the person's own if they gave one)."""
         argv, theirs = _without_notify(base)
         given = {a.split("=", 1)[0] for a in argv[1:]}
-        for flag, opposites in FIRST_RUN:
+        for flag, opposites in SWITCHES:
             if flag not in given and not given.intersection(opposites):
                 argv.append(flag)
         if self.reopen and RESTORE_FLAG not in given and "--no-restore-chat-history" not in given:
@@ -189,7 +193,8 @@ def confirmation(snap: ScreenSnapshot) -> str | None:
 
 def _prompt_lines(snap: ScreenSnapshot) -> list[str] | None:
     """The prompt's lines (each starts with the prompt) down to the cursor's, when the
-    cursor is in the prompt drawn under aider's rule (the chat's files may sit between)."""
+    cursor is in the prompt drawn under aider's rule (the chat's files may sit between;
+    with `--no-pretty` the rule is an empty line)."""
     lines, row = snap.lines, snap.cursor[0]
     if not 0 <= row < len(lines) or not _PROMPT.match(lines[row]):
         return None
@@ -199,8 +204,8 @@ def _prompt_lines(snap: ScreenSnapshot) -> list[str] | None:
     above = first - 1
     while above >= 0 and lines[above].strip() and not _RULE.match(lines[above]):
         above -= 1  # the files in the chat, listed under the rule
-    if above < 0 or not _RULE.match(lines[above]):
-        return None
+    if above < 0 < first:
+        return None  # text up to the screen's top: no rule or empty line above the prompt
     return list(lines[first : row + 1])
 
 
