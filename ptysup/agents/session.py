@@ -739,7 +739,10 @@ class AgentSession:
                     self._pushback.append(event)
                 return True
             if isinstance(event, ScreenUpdate) and (
-                event.state is ScreenState.WORKING or not self.profile.uses_hooks
+                # A dialog took the message (aider asks about a URL in it before the model
+                # is called): another Enter would answer it.
+                event.state in (ScreenState.WORKING, ScreenState.DIALOG)
+                or not self.profile.uses_hooks
             ):
                 return True
         return False

@@ -275,3 +275,25 @@ def test_doctor_knows_the_pinned_aider_as_a_tested_release(rig: Callable[..., Ri
     r = rig({"supervisor": [{"reply": "[COMPLETE] ok"}]})
     done = r.ptysup("doctor", "--agent-cmd", AGENT)
     assert "aider 0.86.2, tested with ptysup" in done.stdout, done.stdout + done.stderr
+
+
+def test_a_confirmation_before_the_model_is_asked_gets_no_second_enter(
+    rig: Callable[..., Rig],
+) -> None:
+    # aider asks about a URL in the message before it calls the model (so before any
+    # notification): Enter pressed again to "confirm the turn" would answer Yes.
+    r = rig(
+        {
+            "agent": [{"reply": "Read it."}],
+            "supervisor": [{"reply": "[ESCALATE] a person must say whether to fetch the page"}],
+        }
+    )
+    run = r.run("summarise https://example.invalid/page", "--turn-timeout", "5")
+    assert run.code == 7, run.stdout + run.stderr
+    assert not [w for w in run.named("warning") if "Enter again" in w["message"]]
+    ((kind, confirmed),) = [(i["kind"], i["confirmed"]) for i in run.named("inject")]
+    assert (kind, confirmed) == ("task", True)
+    (turn,) = run.named("turn_end")
+    assert (turn["kind"], turn["dialog"]) == ("stalled", True)
+    (sup,) = r.model.requests_of(RequestKind.SUPERVISOR)
+    assert "Add URL to the chat? (Y)es/(N)o/(D)on't ask again [Yes]:" in sup.human_text

@@ -306,3 +306,30 @@ def test_dialogs_one_after_another_are_each_dismissed_the_same_one_once(
     session.command("/clear")  # typed, then unconfirmed: no screen comes after it here
     assert written[:dismissals] == [b"n\r"] * dismissals
     assert b"".join(written[dismissals:]).startswith(b"/clear")
+
+
+def test_a_dialog_after_the_enter_is_a_turn_started_and_gets_no_second_enter() -> None:
+    from ptysup.agents.aider.profile import AiderProfile
+
+    written: list[bytes] = []
+    typed = ScreenSnapshot((RULE, "diff> summarise it", ""), "", (1, 18))
+    sessions: list[AgentSession] = []
+
+    def write(data: bytes) -> None:
+        written.append(data)
+        if data == b"\r":  # aider asks about the URL at once, before any model call
+            sessions[0].post(ScreenUpdate(ScreenState.DIALOG, 0.0))
+
+    session = AgentSession(
+        AiderProfile(),
+        Typist(write, pause=lambda s: None),
+        lambda: typed,
+        EventLog(),
+        Timings(confirm=0.3, landed=0.05),
+        clock=Tick(0.01),
+    )
+    sessions.append(session)
+    session.post(ScreenUpdate(ScreenState.READY, 0.0))
+    result = session.submit("summarise it")
+    assert (result.confirmed, result.attempts) == (True, 1)
+    assert written.count(b"\r") == 1
