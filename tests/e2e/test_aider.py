@@ -7,6 +7,7 @@ aider takes ~3 s to start: each test is one short run."""
 from __future__ import annotations
 
 import contextlib
+import shutil
 import subprocess
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -297,3 +298,17 @@ def test_a_confirmation_before_the_model_is_asked_gets_no_second_enter(
     assert (turn["kind"], turn["dialog"]) == ("stalled", True)
     (sup,) = r.model.requests_of(RequestKind.SUPERVISOR)
     assert "Add URL to the chat? (Y)es/(N)o/(D)on't ask again [Yes]:" in sup.human_text
+
+
+def test_a_question_at_start_no_switch_skips_ends_the_start_naming_it(
+    rig: Callable[..., Rig],
+) -> None:
+    # Outside a git repository aider asks to make one: a person's answer, not ptysup's.
+    r = rig({"agent": [{"reply": "Done."}], "supervisor": [{"reply": "[COMPLETE] ok"}]})
+    shutil.rmtree(r.project / ".git")
+    run = r.run("say done")
+    assert run.code == 4, run.stdout + run.stderr
+    (error,) = run.named("error")
+    assert 'aider is waiting on its confirmation "No git repo found' in error["message"]
+    assert not (r.project / ".git").exists()
+    assert not r.model.requests_of(RequestKind.AGENT)

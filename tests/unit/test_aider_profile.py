@@ -68,7 +68,11 @@ def test_the_prompt_is_read_only_where_the_cursor_is() -> None:
 def test_a_confirmation_is_a_dialog_and_a_blocker_and_reads_whole() -> None:
     snap = screen("dialog_new_file")
     assert confirmation(snap) == "Create new file? (Y)es/(N)o [Yes]:"
-    assert AiderProfile().blocker(snap) is CONFIRMATION
+    blocker = AiderProfile().blocker(snap)
+    assert blocker is not None and blocker.fix == CONFIRMATION.fix
+    assert blocker.describe().startswith(
+        'aider is waiting on its confirmation "Create new file? (Y)es/(N)o [Yes]:"; answer it'
+    )
     assert AiderProfile().blocker(screen("ready_empty")) is None
     # Wrapped in a narrow terminal, its start a line above the cursor's.
     wrapped = ScreenSnapshot(("out.txt", "Create new file? (Y)es/(N)", "o [Yes]: "), "", (2, 9))

@@ -19,6 +19,7 @@ Observed with aider 0.86.2 (in tmux, against the fake model):
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import shlex
@@ -173,9 +174,12 @@ class AiderProfile:
         return None
 
     def blocker(self, snap: ScreenSnapshot) -> Blocker | None:
-        """A confirmation on screen before the first prompt: a first-run question no flag
-        was given for (an API key's sign-up, a file to add...)."""
-        return CONFIRMATION if confirmation(snap) is not None else None
+        """A confirmation on screen before the first prompt, named by its question: a
+        first-run question no switch was given for (no git repository, no API key...)."""
+        asked = confirmation(snap)
+        if asked is None:
+            return None
+        return dataclasses.replace(CONFIRMATION, name=f'confirmation "{asked}"')
 
 
 def confirmation(snap: ScreenSnapshot) -> str | None:
