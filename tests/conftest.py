@@ -14,9 +14,10 @@ from ptysup.testing import claude_env as claude_env_module
 from ptysup.testing import codex_env as codex_env_module
 from ptysup.testing import gemini_env as gemini_env_module
 from ptysup.testing.agenthome import AgentEnv
+from ptysup.testing.aider_env import find_aider
 from ptysup.testing.fakemodel import FakeModel
 from ptysup.testing.opencode_env import find_opencode
-from ptysup.testing.pins import GEMINI, OPENCODE, QWEN
+from ptysup.testing.pins import AIDER, GEMINI, OPENCODE, QWEN
 from ptysup.testing.qwen_env import find_qwen
 from ptysup.testing.scenario import Scenario
 
@@ -53,6 +54,12 @@ def gemini_bin() -> Path:
     """The Gemini CLI binary; skips (or fails with PTYSUP_REQUIRE_E2E=1) when missing."""
     found = gemini_env_module.find_gemini()
     return pinned(found, "Gemini CLI", gemini_env_module.__name__, GEMINI.bin_env)
+
+
+@pytest.fixture(scope="session")
+def aider_bin() -> Path:
+    """The aider binary; skips (or fails with PTYSUP_REQUIRE_E2E=1) when missing."""
+    return pinned(find_aider(), "aider", "ptysup.testing.aider_env", AIDER.bin_env)
 
 
 @pytest.fixture(scope="session")

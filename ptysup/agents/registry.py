@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from ptysup.agents.aider.profile import AiderProfile
 from ptysup.agents.claude.profile import ClaudeProfile, conversation_saved
 from ptysup.agents.codex.profile import CodexProfile, is_codex
 from ptysup.agents.gemini.profile import GeminiProfile
@@ -14,7 +15,7 @@ from ptysup.agents.opencode.profile import OpencodeProfile
 from ptysup.agents.opencode.profile import conversation_saved as opencode_saved
 from ptysup.agents.profile import AgentProfile
 from ptysup.agents.qwen.profile import QwenProfile
-from ptysup.procutil import is_claude, is_gemini, is_opencode, is_qwen
+from ptysup.procutil import is_aider, is_claude, is_gemini, is_opencode, is_qwen
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,8 @@ AGENTS: tuple[Agent, ...] = (
     Agent("gemini", is_gemini, True, GeminiProfile, tested=("0.61.0",)),
     Agent("qwen", is_qwen, True, QwenProfile, tested=("0.24.4",)),
     Agent("opencode", is_opencode, True, OpencodeProfile, ("1.18.33",), opencode_saved),
+    # aider has no conversation id: a resumed part restores its chat history file.
+    Agent("aider", is_aider, True, AiderProfile, tested=("0.86.2",)),
     Agent("generic", lambda argv: True, False, _generic),
 )
 

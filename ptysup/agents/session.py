@@ -45,6 +45,7 @@ from ptysup.terminal.screen import ScreenSnapshot
 
 RECHECK_S = 1.0  # while waiting on the person, look at the input box at least this often
 SUBMIT_GRACE_S = 1.0  # the person's Enter → Claude Code's UserPromptSubmit hook
+MAX_DISMISSED = 5  # dialogs dismissed one after another before typing, at most
 
 
 @dataclass(frozen=True)
@@ -343,7 +344,9 @@ class AgentSession:
                     self._drain()
                     if self._turn_went_on():
                         continue  # decided at the end of the turn that followed
-                    return TurnEnd(TurnEndKind.STOP, self.activity.last_message)
+                    # An agent that signals every wait alike (aider) may wait on a dialog.
+                    dialog = self.profile.screen_state(self.snapshot()) is ScreenState.DIALOG
+                    return TurnEnd(TurnEndKind.STOP, self.activity.last_message, dialog)
                 if event.name == "StopFailure":
                     return TurnEnd(TurnEndKind.API_ERROR, self._api_error_detail(event))
             elif isinstance(event, ScreenUpdate):
@@ -415,7 +418,7 @@ class AgentSession:
             self._clock,
             t.settle,
             t.settle_max,
-            self._idle_now,
+            self._waits_now,
         )
         self._pushback.extend(held)
 
@@ -560,6 +563,11 @@ class AgentSession:
             return True
         return self.profile.screen_state(self.snapshot()) is ScreenState.READY
 
+    def _waits_now(self) -> bool:
+        """Whether the screen reads as waiting for input or on a dialog: a turn end's final
+        frame (aider signals both alike)."""
+        return self._idle_now() or self.profile.screen_state(self.snapshot()) is ScreenState.DIALOG
+
     def _idle(self) -> bool:
         """Whether the agent waits for input now (no hooks: quiet for the idle time)."""
         if not self.profile.uses_hooks:
@@ -613,9 +621,14 @@ class AgentSession:
         if not self.profile.uses_hooks:
             return True
         deadline = self._cap(self._clock() + self.timings.confirm, cap)
-        if self.profile.screen_state(self.snapshot()) is ScreenState.DIALOG:
+        for _ in range(MAX_DISMISSED):
+            if self.profile.screen_state(self.snapshot()) is not ScreenState.DIALOG:
+                break
             self._log.emit("dialog_dismissed", screen=self._screen_tail(1500))
             self._typist.key(self.profile.dismiss_key)
+            if not self._next_dialog(deadline):
+                break
+            deadline = self._cap(self._clock() + self.timings.confirm, cap)
         while self.state is not ScreenState.READY and self._clock() < deadline:
             self._next(deadline)
         if self.profile.screen_state(self.snapshot()) is ScreenState.DIALOG:
@@ -623,6 +636,21 @@ class AgentSession:
             return False
         self._clear_leftover_input(deadline)
         return True
+
+    def _next_dialog(self, deadline: float) -> bool:
+        """After a dismissal: whether the screen left the dialog and then showed another
+        (aider asks its confirmations one after another: a new file, then a command),
+        rather than getting back to its input box. A dialog drawn on and on (Codex
+        animates under one) is the same dialog until the screen has left it."""
+        left = False
+        while self.state is not ScreenState.READY and self._clock() < deadline:
+            event = self._next(deadline)
+            if isinstance(event, ScreenUpdate):
+                if event.state is not ScreenState.DIALOG:
+                    left = True
+                elif left:
+                    return True
+        return False
 
     def _clear_leftover_input(self, deadline: float) -> None:
         """Text already in the input box would be sent along with ours: an interrupted
@@ -721,7 +749,10 @@ class AgentSession:
                     self._pushback.append(event)
                 return True
             if isinstance(event, ScreenUpdate) and (
-                event.state is ScreenState.WORKING or not self.profile.uses_hooks
+                # A dialog took the message (aider asks about a URL in it before the model
+                # is called): another Enter would answer it.
+                event.state in (ScreenState.WORKING, ScreenState.DIALOG)
+                or not self.profile.uses_hooks
             ):
                 return True
         return False

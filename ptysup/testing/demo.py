@@ -1,10 +1,11 @@
 """The demo: `ptysup "implement feature X" --max-iter 50` on a sample project, offline.
 
 The real Claude Code is the agent and the supervisor (`--agent codex`: Codex CLI is the
-agent; `--agent gemini`: Gemini CLI is both; `--agent qwen`: Qwen Code is both;
-`--agent opencode`: opencode is both); the model behind them is the bundled fake
-(scenario `demo.yaml`, `demo_codex.yaml`, `demo_gemini.yaml`, `demo_qwen.yaml`,
-`demo_opencode.yaml`), so the run needs no account and no network.
+agent; `--agent aider`: aider is the agent; `--agent gemini`: Gemini CLI is both;
+`--agent qwen`: Qwen Code is both; `--agent opencode`: opencode is both); the model behind
+them is the bundled fake (scenario `demo.yaml`, `demo_codex.yaml`, `demo_aider.yaml`,
+`demo_gemini.yaml`, `demo_qwen.yaml`, `demo_opencode.yaml`), so the run needs no account
+and no network.
 """
 
 from __future__ import annotations
@@ -41,12 +42,17 @@ CODEX_AGENT_CMD = "codex"
 QWEN_SCENARIO = SCENARIO.with_name("demo_qwen.yaml")
 QWEN_AGENT_CMD = "qwen --approval-mode auto-edit"
 QWEN_SUPERVISOR_CMD = 'qwen -p ""'
+# `--agent aider`: aider is the agent, on the stub it edits (a new file would be a
+# confirmation), in a git repository (it asks to make one otherwise); the supervisor stays
+# Claude Code (aider has no one-shot mode that prints a decision alone).
+AIDER_SCENARIO = SCENARIO.with_name("demo_aider.yaml")
+AIDER_AGENT_CMD = "aider textstats.py"
 # `--agent opencode`: opencode is the agent (edits without approval dialogs) and, as
 # `opencode run`, the supervisor.
 OPENCODE_SCENARIO = SCENARIO.with_name("demo_opencode.yaml")
 OPENCODE_AGENT_CMD = "opencode"
 OPENCODE_SUPERVISOR_CMD = "opencode run"
-AGENTS = ("claude", "codex", "gemini", "qwen", "opencode")
+AGENTS = ("claude", "codex", "aider", "gemini", "qwen", "opencode")
 # The agents that are their own supervisor: (agent command, supervisor command).
 SELF_SUPERVISED = {
     "gemini": (GEMINI_AGENT_CMD, GEMINI_SUPERVISOR_CMD),
@@ -63,7 +69,7 @@ PREFIX = "ptysup-demo-"
 # Held by the demo for its whole life, in its sample project: `--clean` leaves that alone.
 LOCK = Path(".ptysup") / "demo.lock"
 USAGE = f"""\
-Usage: scripts/demo.sh [--clean | [--agent codex|gemini|qwen|opencode] PTYSUP-OPTION...]
+Usage: scripts/demo.sh [--clean | [--agent codex|aider|gemini|qwen|opencode] PTYSUP-OPTION...]
 
 Runs `ptysup "{TASK}" --max-iter 50` on a sample project copied to a new temp dir
 ({PREFIX}*, kept for you to look at). The agent and the supervisor are the real
@@ -76,6 +82,8 @@ root, no test tools); --help and --clean set nothing up.
                    (a demo still running keeps its own)
   --agent codex    Codex CLI as the agent instead (its pinned version is installed
                    into .tools/codex on first use); the supervisor stays Claude Code
+  --agent aider    aider as the agent instead (its pinned version is installed into
+                   a virtualenv on first use, ~700 MB); the supervisor stays Claude Code
   --agent gemini   Gemini CLI as the agent and the supervisor instead (its pinned
                    version is installed into .tools/gemini-cli on first use)
   --agent qwen     Qwen Code as the agent and the supervisor instead (its pinned
@@ -127,17 +135,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     if claude is None:
         _say("Claude Code is not installed: run scripts/demo.sh (it installs it)")
         return 2
-    codex = None
-    if agent == "codex":
-        extra = [a for a in extra if a not in ("--agent", "codex", "--agent=codex")]
+    other = None  # the agent beside Claude Code, if another
+    if agent in ("codex", "aider"):
+        extra = [a for a in extra if a not in ("--agent", agent, f"--agent={agent}")]
         try:
-            codex = codex_env.install_codex()  # at once when the pinned version is there
+            other = _install_beside_claude(agent)  # at once when the pinned one is there
         except (OSError, subprocess.CalledProcessError) as exc:
-            _say(f"cannot install Codex CLI {codex_env.CODEX_VERSION}: {exc}")
+            _say(f"cannot install {agent}: {exc}")
             return 2
     project = Path(tempfile.mkdtemp(prefix=PREFIX))
     with pidlock.hold(project / LOCK):
-        return _run(project, claude, extra, agent, codex)
+        return _run(project, claude, extra, agent, other)
 
 
 def _agent(extra: Sequence[str]) -> str | None:
@@ -148,6 +156,18 @@ def _agent(extra: Sequence[str]) -> str | None:
         if arg.startswith("--agent="):
             return arg.split("=", 1)[1]
     return None
+
+
+def _install_beside_claude(agent: str) -> Path:
+    """The pinned Codex CLI (npm) or aider (pip, its own virtualenv), installed unless
+    it is there."""
+    if agent == "codex":
+        return codex_env.install_codex()
+    from ptysup.testing.pins import AIDER
+
+    if AIDER.installed_version() != AIDER.version:
+        _say(f"installing the pinned aider {AIDER.version} (pip, ~700 MB, a minute)")
+    return AIDER.install()
 
 
 def _self_supervised_demo(agent: str, extra: list[str]) -> int:
@@ -170,7 +190,7 @@ def _self_supervised_demo(agent: str, extra: list[str]) -> int:
 
 
 def _run(
-    project: Path, claude: Path, extra: list[str], agent: str = "claude", codex: Path | None = None
+    project: Path, claude: Path, extra: list[str], agent: str = "claude", other: Path | None = None
 ) -> int:
     """The demo in PROJECT (a new temp dir); ptysup's exit code."""
     # Here, not at the top: see the imports.
@@ -181,6 +201,7 @@ def _run(
         "gemini": GEMINI_SCENARIO,
         "codex": CODEX_SCENARIO,
         "qwen": QWEN_SCENARIO,
+        "aider": AIDER_SCENARIO,
         "opencode": OPENCODE_SCENARIO,
     }
     scenario = Scenario.load(scenarios.get(agent, SCENARIO))
@@ -189,10 +210,11 @@ def _run(
     command = [str(ptysup), TASK, "--max-iter", "50", *extra]
     with (
         FakeModel(scenario, project) as model,
-        _agent_env(agent, model.url, project, claude, codex) as env,
+        _agent_env(agent, model.url, project, claude, other) as env,
     ):
         agent_cmd, supervisor_cmd = SELF_SUPERVISED.get(agent, (None, None))
-        agent_cmd = agent_cmd or (CODEX_AGENT_CMD if agent == "codex" else AGENT_CMD)
+        beside = {"codex": CODEX_AGENT_CMD, "aider": AIDER_AGENT_CMD}
+        agent_cmd = agent_cmd or beside.get(agent, AGENT_CMD)
         env["PTYSUP_AGENT_CMD"] = agent_cmd
         if supervisor_cmd:
             env["PTYSUP_SUPERVISOR_CMD"] = supervisor_cmd
@@ -219,9 +241,9 @@ def _run(
 
 @contextlib.contextmanager
 def _agent_env(
-    agent: str, url: str, project: Path, binary: Path, codex: Path | None = None
+    agent: str, url: str, project: Path, binary: Path, other: Path | None = None
 ) -> Iterator[dict[str, str]]:
-    """The private, offline environment of the demo's agent (BINARY; CODEX's, beside the
+    """The private, offline environment of the demo's agent (BINARY; OTHER's, beside the
     supervisor's Claude Code) pointed at URL."""
     if agent == "gemini":
         from ptysup.testing.gemini_env import gemini_env
@@ -233,15 +255,21 @@ def _agent_env(
 
         with qwen_env(url, binary) as qe:
             yield dict(qe.env)
+    elif agent == "aider" and other is not None:
+        from ptysup.testing.aider_env import aider_env
+
+        subprocess.run(["git", "init", "-q", str(project)], check=True)  # aider asks else
+        with claude_env(url, [project], binary) as ce, aider_env(url, other, ce.env) as ae:
+            yield dict(ae.env)
     elif agent == "opencode":
         from ptysup.testing.opencode_env import opencode_env
 
         with opencode_env(url, binary, approvals=False) as oe:
             yield dict(oe.env)
-    elif codex is not None:
+    elif other is not None:
         with (
             claude_env(url, [project], binary) as ce,
-            codex_env.codex_env(url, [project], codex, base=ce.env) as cx,
+            codex_env.codex_env(url, [project], other, base=ce.env) as cx,
         ):
             yield dict(cx.env)
     else:

@@ -2,15 +2,18 @@
 
     scripts/test-latest.sh [PYTEST ARGS]
 
-Asks npm for each pinned package's newest version (`npm view PACKAGE version`), installs
-it into its own folder under .tools/latest/ (kept between runs: a release is installed
-once), and runs scripts/test.sh's end-to-end tests with each pin's `bin_env` variable
-naming that binary. The pinned installs are not touched. Prints which releases it tested.
+Asks npm for each pinned package's newest version (`npm view PACKAGE version`; pip for a
+PyPI pin: `pip index versions PACKAGE`), installs it into its own folder under
+.tools/latest/ (kept between runs: a release is installed once), and runs
+scripts/test.sh's end-to-end tests with each pin's `bin_env` variable naming that binary.
+The pinned installs are not touched. Prints which releases it tested.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -23,7 +26,14 @@ LATEST_DIR = TOOLS_DIR / "latest"
 
 
 def newest(pin: Pin, npm: str) -> str:
-    """The package's newest release, as npm's registry says."""
+    """The package's newest release, as npm's registry (or PyPI) says."""
+    if pin.pip:
+        argv = [sys.executable, "-m", "pip", "index", "versions", pin.package]
+        done = subprocess.run(argv, capture_output=True, text=True, check=True)
+        found = re.match(rf"{re.escape(pin.package)} \(([^)]+)\)", done.stdout.strip())
+        if found is None:
+            raise OSError(f"pip index printed no version of {pin.package}")
+        return found.group(1)
     done = subprocess.run(
         [npm, "view", pin.package, "version"], capture_output=True, text=True, check=True
     )
@@ -33,6 +43,8 @@ def newest(pin: Pin, npm: str) -> str:
 def install(pin: Pin, version: str, npm: str, root: Path = LATEST_DIR) -> Path:
     """That release, installed under `root` once; its launcher."""
     prefix = root / f"{pin.folder}-{version}"
+    if pin.pip:  # a virtualenv of its own
+        return dataclasses.replace(pin, version=version).install(prefix)
     binary = pin.local_bin(prefix)
     if not binary.exists():
         prefix.mkdir(parents=True, exist_ok=True)

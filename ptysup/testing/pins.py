@@ -1,4 +1,4 @@
-"""The agents the tests run, pinned: their npm package, release and launcher.
+"""The agents the tests run, pinned: their npm (or PyPI) package, release and launcher.
 
 CI's end-to-end tests run these releases; `scripts/test-latest.sh` runs the same tests
 against each package's newest release instead (ptysup/testing/latest.py). Each pin's
@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,28 +20,43 @@ REPO_DIR = Path(__file__).resolve().parents[2]
 TOOLS_DIR = REPO_DIR / ".tools"
 
 
+def cache_dir(env: Mapping[str, str] | None = None) -> Path:
+    """Where a PyPI pin's virtualenv is kept between clones of the repository:
+    $XDG_CACHE_HOME/ptysup (default ~/.cache/ptysup)."""
+    env = os.environ if env is None else env
+    base = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "ptysup"
+
+
 @dataclass(frozen=True)
 class Pin:
-    """One agent's pinned npm release."""
+    """One agent's pinned npm release (or, with `pip`, PyPI release in a virtualenv)."""
 
     name: str  # the registry's agent name
     package: str
     version: str
-    bin_name: str  # the launcher under node_modules/.bin
+    bin_name: str  # the launcher under node_modules/.bin (a virtualenv's bin/)
     bin_env: str  # names another binary for the tests (scripts/test-latest.sh sets it)
     folder: str  # under .tools/
+    pip: bool = False  # a PyPI package, in a virtualenv of its own
+    python_below: tuple[int, int] = (99, 0)  # a PyPI package's newest Python, excluded
 
     @property
     def prefix(self) -> Path:
-        """Where `npm install --prefix` puts the pinned release."""
+        """Where `npm install --prefix` (or the virtualenv) puts the pinned release."""
         return TOOLS_DIR / self.folder
 
     def local_bin(self, prefix: Path | None = None) -> Path:
-        """The launcher npm installs under `prefix` (default: the pinned one's)."""
+        """The launcher installed under `prefix` (default: the pinned one's)."""
+        if self.pip:
+            return (prefix or self.prefix) / "bin" / self.bin_name
         return (prefix or self.prefix) / "node_modules" / ".bin" / self.bin_name
 
     def installed_version(self, prefix: Path | None = None) -> str | None:
-        """The release installed under `prefix`, from its package.json, or None."""
+        """The release installed under `prefix`, from its package.json (or its wheel's
+        dist-info folder), or None."""
+        if self.pip:
+            return _dist_version((prefix or self.prefix), self.package)
         package_json = (prefix or self.prefix) / "node_modules" / self.package / "package.json"
         try:
             version = json.loads(package_json.read_text(encoding="utf-8")).get("version")
@@ -61,6 +77,8 @@ class Pin:
 
     def install(self, prefix: Path | None = None) -> Path:
         """Install the pinned release under `prefix` (npm) unless it is already there."""
+        if self.pip:
+            return self._pip_install(prefix)
         prefix = prefix or self.prefix
         binary = self.local_bin(prefix)
         if self.installed_version(prefix) == self.version and binary.exists():
@@ -75,6 +93,63 @@ class Pin:
             raise FileNotFoundError(f"npm install finished but {binary} is missing")
         return binary
 
+    def _pip_install(self, prefix: Path | None) -> Path:
+        """A virtualenv with the pinned release: at `prefix` if given, else one kept by
+        version under cache_dir() (a fresh clone, CI's, reuses it: the install is ~700 MB
+        and half a minute) and linked from .tools/. Its Python is the one running this."""
+        if prefix is not None and prefix != self.prefix:
+            return self._venv(prefix)
+        kept = cache_dir() / f"{self.folder}-{self.version}"
+        binary = self._venv(kept)
+        link = self.prefix
+        if link.is_symlink() or link.exists():
+            if link.resolve() == kept.resolve():
+                return self.local_bin(link)
+            if link.is_symlink():
+                link.unlink()
+            else:
+                shutil.rmtree(link)
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(kept, target_is_directory=True)
+        return binary if binary.exists() else self.local_bin(link)
+
+    def _venv(self, prefix: Path) -> Path:
+        binary = self.local_bin(prefix)
+        python = prefix / "bin" / "python"
+        if self.installed_version(prefix) == self.version and binary.exists() and python.exists():
+            return binary
+        subprocess.run([self._python(), "-m", "venv", "--clear", str(prefix)], check=True)
+        pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+        subprocess.run([*pip, f"{self.package}=={self.version}"], check=True, stdout=sys.stderr)
+        if not binary.exists():
+            raise FileNotFoundError(f"pip install finished but {binary} is missing")
+        return binary
+
+    def _python(self) -> str:
+        """The Python the package runs on: this one, else the newest python3.N on PATH
+        that it supports."""
+        if sys.version_info[:2] < self.python_below:
+            return sys.executable
+        major, below = self.python_below
+        for minor in range(below - 1, 9, -1):
+            found = shutil.which(f"python{major}.{minor}")
+            if found:
+                return found
+        raise FileNotFoundError(
+            f"{self.package} {self.version} needs a Python below {major}.{below} on PATH"
+        )
+
+
+def _dist_version(prefix: Path, package: str) -> str | None:
+    """The version of PACKAGE installed in the virtualenv at PREFIX, from the name of its
+    `<name>-<version>.dist-info` folder."""
+    name = package.replace("-", "_").lower()
+    for info in prefix.glob("lib/python*/site-packages/*.dist-info"):
+        dist, _, version = info.name[: -len(".dist-info")].partition("-")
+        if dist.lower() == name and version:
+            return version
+    return None
+
 
 CLAUDE = Pin(
     "claude", "@anthropic-ai/claude-code", "2.1.197", "claude", "PTYSUP_CLAUDE_BIN", "claude-code"
@@ -83,4 +158,6 @@ GEMINI = Pin("gemini", "@google/gemini-cli", "0.61.0", "gemini", "PTYSUP_GEMINI_
 CODEX = Pin("codex", "@openai/codex", "0.169.0", "codex", "PTYSUP_CODEX_BIN", "codex")
 QWEN = Pin("qwen", "@qwen-code/qwen-code", "0.24.4", "qwen", "PTYSUP_QWEN_BIN", "qwen-code")
 OPENCODE = Pin("opencode", "opencode-ai", "1.18.33", "opencode", "PTYSUP_OPENCODE_BIN", "opencode")
-PINS: tuple[Pin, ...] = (CLAUDE, GEMINI, CODEX, QWEN, OPENCODE)
+# aider-chat 0.86.2 declares Python >=3.10,<3.13.
+AIDER = Pin("aider", "aider-chat", "0.86.2", "aider", "PTYSUP_AIDER_BIN", "aider", True, (3, 13))
+PINS: tuple[Pin, ...] = (CLAUDE, GEMINI, CODEX, QWEN, OPENCODE, AIDER)

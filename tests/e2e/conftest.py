@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import re
+import shutil
 import signal
 import subprocess
 from collections.abc import Callable, Iterator, Mapping
@@ -92,6 +95,17 @@ class Rig:
             if proc.poll() is None:
                 proc.kill()
 
+    def killed_then_resumed(
+        self, task: str, who: str, *args: str
+    ) -> tuple[list[dict[str, Any]], subprocess.CompletedProcess[str]]:
+        """TASK's run SIGKILLed once the supervisor is asked about its first turn, its agent
+        (WHO, for the failure's message) seen gone, then `ptysup resume` with ARGS: the
+        first run's events, and the resume (play TWO_PARTS)."""
+        self.signalled(task, signal.SIGKILL, RequestKind.SUPERVISOR)
+        wait_for(lambda: not self.leftovers(), 20, f"{who} to exit after losing its terminal")
+        first = read_events(self.log)
+        return first, self.ptysup("resume", *args)
+
     def start(self, *args: str) -> subprocess.Popen[str]:
         """ptysup with exactly these arguments, started in the project, output piped."""
         return subprocess.Popen(
@@ -115,10 +129,52 @@ class Rig:
     def leftovers(self) -> list[int]:
         """Processes of this rig's agents (and supervisors) still alive: their private
         config dirs are in their environment."""
-        keys: tuple[str, ...] = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "QWEN_HOME")
-        keys = (*keys, opencode_env.HOME_MARKER)
-        homes = [self.env[k] for k in keys if k in self.env]
+        keys = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "QWEN_HOME")
+        homes = [self.env[k] for k in (*keys, opencode_env.HOME_MARKER) if k in self.env]
+        if self.env.get("HOME", "") not in ("", os.environ.get("HOME")):
+            homes.append(self.env["HOME"])  # a private home (aider's)
         return sorted({pid for home in homes for pid in processes_with(home)})
+
+
+# What the resumed run's supervisor is told first.
+RESUMED = "has just been resumed"
+# A run in two parts: killed while the supervisor thinks about part one (see
+# Rig.killed_then_resumed), resumed, told to do part two.
+TWO_PARTS: Mapping[str, Any] = {
+    "agent": [
+        {"match": "part two", "reply": "Part two done."},
+        {"reply": "Part one done."},
+    ],
+    "supervisor": [
+        {"match": RESUMED, "reply": "[CONTINUE] now do part two"},
+        {"times": 1, "delay": 120, "reply": "[COMPLETE] never given"},
+        {"reply": "[COMPLETE] both parts are done"},
+    ],
+}
+
+
+@contextlib.contextmanager
+def demo_run(
+    agent: str, own: str
+) -> Iterator[tuple[subprocess.CompletedProcess[str], Path | None]]:
+    """`scripts/demo.sh --agent AGENT`, as a person runs it (no PTYSUP_ or OWN variables
+    from the tests): its result, and the sample project it kept, removed afterwards."""
+    repo = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PTYSUP_", own))}
+    done = subprocess.run(
+        ["bash", str(repo / "scripts" / "demo.sh"), "--agent", agent],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    kept = re.search(r"kept for you to look at: (\S+)", done.stderr)
+    try:
+        yield done, Path(kept.group(1)) if kept else None
+    finally:
+        if kept:
+            shutil.rmtree(kept.group(1), ignore_errors=True)
 
 
 def rigs(

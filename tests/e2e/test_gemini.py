@@ -4,11 +4,7 @@ speaking the Gemini API, `gemini -p` as the supervisor (a team without Claude Co
 from __future__ import annotations
 
 import json
-import os
-import re
-import shutil
 import signal
-import subprocess
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack
 from pathlib import Path
@@ -19,7 +15,7 @@ import pytest
 from ptysup.testing import gemini_env as gemini_env_module
 from ptysup.testing.fakemodel import RequestKind
 from tests.conftest import FakeModelFactory
-from tests.e2e.conftest import Rig, rigs
+from tests.e2e.conftest import TWO_PARTS, Rig, demo_run, rigs
 from tests.e2e.test_terminal_left_clean import LISTED, check_mirrored_and_restored
 from tests.helpers import (
     Run,
@@ -35,7 +31,6 @@ pytestmark = pytest.mark.e2e
 AGENT = "gemini --approval-mode auto_edit"
 SUPERVISOR = 'gemini -p ""'
 SUPERVISED = ("--supervisor-cmd", SUPERVISOR)
-RESUMED = "has just been resumed"
 WRITE = {"tool": "write_file", "input": {"file_path": "{workdir}/out.txt", "content": "hello\n"}}
 
 
@@ -227,19 +222,7 @@ def test_an_approval_dialog_is_never_approved_but_escalated(rig: Callable[..., R
 
 
 def test_resume_after_sigkill_reopens_the_same_conversation(rig: Callable[..., Rig]) -> None:
-    r = rig(
-        {
-            "agent": [
-                {"match": "part two", "reply": "Part two done."},
-                {"reply": "Part one done."},
-            ],
-            "supervisor": [
-                {"match": RESUMED, "reply": "[CONTINUE] now do part two"},
-                {"times": 1, "delay": 120, "reply": "[COMPLETE] never given"},
-                {"reply": "[COMPLETE] both parts are done"},
-            ],
-        }
-    )
+    r = rig(TWO_PARTS)
     r.signalled("do part one", signal.SIGKILL, RequestKind.SUPERVISOR)
     wait_for(lambda: not r.leftovers(), 20, "Gemini CLI to exit after losing its terminal")
     first = read_events(r.log)
@@ -370,23 +353,11 @@ def test_doctor_probes_a_gemini_supervisor_as_a_run_starts_it(
 
 
 def test_the_demo_runs_with_gemini_as_agent_and_supervisor(gemini_bin: Path) -> None:
-    repo = Path(__file__).resolve().parents[2]
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PTYSUP_", "GEMINI_"))}
-    done = subprocess.run(
-        ["bash", str(repo / "scripts" / "demo.sh"), "--agent", "gemini"],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
-    kept = re.search(r"kept for you to look at: (\S+)", done.stderr)
-    if kept:
-        shutil.rmtree(kept.group(1), ignore_errors=True)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "agent: gemini --approval-mode auto_edit" in done.stderr
-    assert "supervisor: gemini -p ''" in done.stdout
-    assert "the sample project's tests pass" in done.stderr
+    with demo_run("gemini", "GEMINI_") as (done, _):
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "agent: gemini --approval-mode auto_edit" in done.stderr
+        assert "supervisor: gemini -p ''" in done.stdout
+        assert "the sample project's tests pass" in done.stderr
 
 
 def test_the_persons_own_gemini_hooks_still_run_beside_ptysups(

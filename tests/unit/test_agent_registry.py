@@ -22,7 +22,9 @@ from ptysup.agents.qwen.profile import QwenProfile
         (("qwen", "--approval-mode", "auto-edit"), "qwen"),
         (("/home/me/.npm/bin/qwen",), "qwen"),
         (("qwen-wrapper",), "generic"),
-        (("aider", "--yes"), "generic"),
+        (("aider", "--yes"), "aider"),
+        (("/home/me/.venv/bin/aider",), "aider"),
+        (("goose", "session"), "generic"),
         (("claude-wrapper",), "generic"),
         ((), "generic"),
     ],
@@ -48,12 +50,12 @@ def test_qwen_codes_row_reopens_the_earlier_conversation_by_its_session_id() -> 
 
 
 def test_the_generic_row_starts_each_part_afresh() -> None:
-    kind = registry.find(("aider",))
+    kind = registry.find(("goose",))
     profile = kind.profile(None, True)
     assert not kind.resumes
     assert isinstance(profile, GenericProfile)
-    launch = profile.launch(["aider"], {"TERM": "xterm"}, None, Path("/nonexistent"))
-    assert (launch.argv, launch.env) == (["aider"], {"TERM": "xterm"})
+    launch = profile.launch(["goose"], {"TERM": "xterm"}, None, Path("/nonexistent"))
+    assert (launch.argv, launch.env) == (["goose"], {"TERM": "xterm"})
 
 
 def test_every_command_finds_a_row_because_the_last_takes_any() -> None:
@@ -94,7 +96,7 @@ def test_claude_codes_saved_conversation_is_found_in_its_config_dir(tmp_path: Pa
     assert conversation_saved("0b5d", env)
     assert not conversation_saved("0b5d", {"HOME": str(tmp_path / "home")})  # ~/.claude
     assert registry.find(("claude",)).saved("0b5d", env)
-    assert registry.find(("aider",)).saved("anything", {})  # unknown: assumed saved
+    assert registry.find(("goose",)).saved("anything", {})  # unknown: assumed saved
 
 
 def test_the_agent_options_help_and_reference_name_every_agent() -> None:

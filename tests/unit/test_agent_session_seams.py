@@ -236,3 +236,100 @@ def test_a_stalled_turn_s_screen_is_redacted_before_it_is_cut() -> None:
     turn = session.wait_turn_end()
     assert isinstance(turn, TurnEnd) and turn.kind is TurnEndKind.STALLED
     assert KEY[-20:] not in turn.detail and turn.detail.endswith("." * 50), turn.detail[:200]
+
+
+AIDER_SCREENS = {
+    "prompt": ScreenSnapshot((RULE, "diff> ", ""), "", (1, 6)),
+    "dialog": ScreenSnapshot(("out.txt", "Create new file? (Y)es/(N)o [Yes]: "), "", (1, 35)),
+}
+
+
+def _aider_session(shown: list[str], written: list[bytes]) -> AgentSession:
+    """A session on aider's profile whose screen is AIDER_SCREENS[shown[0]]."""
+    from ptysup.agents.aider.profile import AiderProfile
+
+    return AgentSession(
+        AiderProfile(),
+        Typist(written.append, pause=lambda s: None),
+        lambda: AIDER_SCREENS[shown[0]],
+        EventLog(),
+        Timings(confirm=0.3, settle=0.02, settle_max=0.05),
+        clock=Tick(0.01),
+    )
+
+
+def test_a_stop_that_leaves_a_dialog_on_screen_ends_the_turn_with_the_dialog_open() -> None:
+    # aider signals a confirmation as it signals its prompt: the screen tells them apart.
+    shown = ["dialog"]
+    written: list[bytes] = []
+    session = _aider_session(shown, written)
+    session.post(HookEvent("Stop", {}, 0.0))
+    assert session.wait_turn_end() == TurnEnd(TurnEndKind.STOP, "", dialog=True)
+    shown[0] = "prompt"
+    session.post(HookEvent("Stop", {}, 0.0))
+    assert session.wait_turn_end() == TurnEnd(TurnEndKind.STOP, "")
+    assert written == []  # nothing typed at the dialog
+
+
+@pytest.mark.parametrize(
+    ("frames", "dismissals"),
+    [
+        # The dialog closes, another opens (aider: the new file, then the command).
+        ([ScreenState.WORKING, ScreenState.DIALOG, ScreenState.READY], 2),
+        # The same dialog drawn on (Codex animates under one), then closed: once only.
+        ([ScreenState.DIALOG, ScreenState.DIALOG, ScreenState.READY], 1),
+    ],
+)
+def test_dialogs_one_after_another_are_each_dismissed_the_same_one_once(
+    frames: list[ScreenState], dismissals: int
+) -> None:
+    from ptysup.agents.aider.profile import AiderProfile
+
+    written: list[bytes] = []
+    sessions: list[AgentSession] = []
+
+    def screen() -> ScreenSnapshot:  # the frames the session has read so far
+        ready = sessions and sessions[0].state is ScreenState.READY
+        return AIDER_SCREENS["prompt" if ready else "dialog"]
+
+    session = AgentSession(
+        AiderProfile(),
+        Typist(written.append, pause=lambda s: None),
+        screen,
+        EventLog(),
+        Timings(confirm=0.3, landed=0.05),
+        clock=Tick(0.01),
+    )
+    sessions.append(session)
+    for frame in frames:
+        session.post(ScreenUpdate(frame, 0.0))
+    session.command("/clear")  # typed, then unconfirmed: no screen comes after it here
+    assert written[:dismissals] == [b"n\r"] * dismissals
+    assert b"".join(written[dismissals:]).startswith(b"/clear")
+
+
+def test_a_dialog_after_the_enter_is_a_turn_started_and_gets_no_second_enter() -> None:
+    from ptysup.agents.aider.profile import AiderProfile
+
+    written: list[bytes] = []
+    typed = ScreenSnapshot((RULE, "diff> summarise it", ""), "", (1, 18))
+    sessions: list[AgentSession] = []
+
+    def write(data: bytes) -> None:
+        written.append(data)
+        if data == b"\r":  # aider asks about the URL at once, before any model call
+            sessions[0].post(ScreenUpdate(ScreenState.DIALOG, 0.0))
+
+    session = AgentSession(
+        AiderProfile(),
+        Typist(write, pause=lambda s: None),
+        lambda: typed,
+        EventLog(),
+        Timings(confirm=0.3, landed=0.05),
+        clock=Tick(0.01),
+    )
+    sessions.append(session)
+    session.post(ScreenUpdate(ScreenState.READY, 0.0))
+    result = session.submit("summarise it")
+    assert (result.confirmed, result.attempts) == (True, 1)
+    assert written.count(b"\r") == 1

@@ -170,6 +170,49 @@ def test_the_fake_model_plays_a_tool_round_trip_and_a_side_request(tmp_path: Pat
         assert kinds == [RequestKind.AGENT, RequestKind.AGENT, RequestKind.TITLE]
 
 
+# aider 0.86.2's requests, as recorded (its prompts cut short): a turn offers no tools (its
+# edits are text) and ends the person's words with its edit format's rules; the commit
+# message is a side request with a system prompt of its own.
+AIDER_SYSTEM = "Act as an expert software developer.\nAlways use best practices when coding.\n"
+AIDER_RULES = "\n\n# *SEARCH/REPLACE block* Rules:\n\nEvery *SEARCH/REPLACE block* must use"
+AIDER_COMMIT = (
+    "You are an expert software engineer that generates concise, one-line Git commit "
+    "messages based on the provided diffs.\n"
+)
+
+
+def test_an_aider_turn_offers_no_tools_yet_is_the_agents_and_its_rules_are_not_the_persons() -> (
+    None
+):
+    body = {
+        "model": "fake-model",
+        "stream": True,
+        "temperature": 0,
+        "messages": [
+            {"role": "system", "content": AIDER_SYSTEM},
+            {"role": "user", "content": "Change get_factorial() to use math.factorial"},
+            {"role": "assistant", "content": "To make this change ..."},
+            {"role": "user", "content": "say hello\nin two lines" + AIDER_RULES},
+        ],
+    }
+    reading = chat.ChatWire().read(PATH, body, {}, MARK)
+    assert reading.kind is RequestKind.AGENT
+    assert reading.human_text == "say hello\nin two lines"
+    assert reading.step_index == 0
+
+
+def test_aiders_commit_message_request_is_a_side_request() -> None:
+    body = {
+        "model": "fake-model",
+        "stream": False,
+        "messages": [
+            {"role": "system", "content": AIDER_COMMIT},
+            {"role": "user", "content": "# Diffs:\n--- a/greet.txt\n+++ b/greet.txt\n"},
+        ],
+    }
+    assert chat.ChatWire().read(PATH, body, {}, MARK).kind is RequestKind.TITLE
+
+
 OPENCODE: dict[str, dict[str, Any]] = json.loads(
     (
         Path(__file__).resolve().parents[2] / "fixtures" / "chat" / "opencode_requests.json"

@@ -33,9 +33,9 @@ def test_an_unknown_demo_agent_is_refused_before_anything_is_made(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    assert main(["--agent", "aider", "--max-iter", "3"]) == 2
+    assert main(["--agent", "nosuch", "--max-iter", "3"]) == 2
     assert (
-        "unknown agent 'aider': the demo runs claude, codex, gemini, qwen or opencode"
+        "unknown agent 'nosuch': the demo runs claude, codex, aider, gemini, qwen or opencode"
         in capsys.readouterr().err
     )
     assert list(tmp_path.iterdir()) == []

@@ -3,11 +3,14 @@ into its own folder, and every pin known to the registry as tested."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
+
+import pytest
 
 from ptysup.agents import registry
 from ptysup.testing import latest
-from ptysup.testing.pins import PINS, Pin
+from ptysup.testing.pins import AIDER, PINS, Pin
 
 PIN = Pin("claude", "@scope/agent", "1.0.0", "agent", "PTYSUP_AGENT_BIN", "agent")
 
@@ -42,3 +45,14 @@ def test_every_pinned_agent_is_a_registry_row_that_calls_its_pin_tested() -> Non
     for pin in PINS:
         assert pin.version in registry.find((pin.bin_name,), pin.name).tested
         assert pin.bin_env.startswith("PTYSUP_") and pin.bin_env.endswith("_BIN")
+
+
+def test_a_pypi_pins_newest_release_is_pips(monkeypatch: pytest.MonkeyPatch) -> None:
+    said = "aider-chat (0.87.0)\nAvailable versions: 0.87.0, 0.86.2\n"
+
+    def pip(argv: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+        assert argv[1:] == ["-m", "pip", "index", "versions", "aider-chat"]
+        return subprocess.CompletedProcess(argv, 0, said, "")
+
+    monkeypatch.setattr(subprocess, "run", pip)
+    assert latest.newest(AIDER, "npm") == "0.87.0"

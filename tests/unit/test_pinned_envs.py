@@ -4,14 +4,17 @@ account, the pinned-binary lookup and version, and the command line's errors."""
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-from ptysup.testing import claude_env, codex_env, gemini_env, qwen_env
-from ptysup.testing.pins import CLAUDE, CODEX, GEMINI, QWEN, Pin
+from ptysup.testing import aider_env, claude_env, codex_env, gemini_env, pins, qwen_env
+from ptysup.testing.pins import AIDER, CLAUDE, CODEX, GEMINI, QWEN, Pin
 
 URL = "http://127.0.0.1:9"
 # (module, pin, name of its finder, label in its messages)
@@ -20,6 +23,7 @@ MODULES = [
     pytest.param(gemini_env, GEMINI, "find_gemini", "Gemini CLI", id="gemini"),
     pytest.param(codex_env, CODEX, "find_codex", "Codex CLI", id="codex"),
     pytest.param(qwen_env, QWEN, "find_qwen", "Qwen Code", id="qwen"),
+    pytest.param(aider_env, AIDER, "find_aider", "aider", id="aider"),
 ]
 
 MakeEnv = Callable[[Path, Path, Mapping[str, str]], dict[str, str]]
@@ -87,6 +91,22 @@ MakeEnv = Callable[[Path, Path, Mapping[str, str]], dict[str, str]]
             },
             id="qwen",
         ),
+        pytest.param(
+            lambda home, binary, outer: aider_env.make_env(URL, home, binary, base=outer),
+            {
+                "AIDER_YES_ALWAYS": "true",
+                "OPENAI_API_KEY": "real",
+                "OPENROUTER_API_KEY": "real",
+            },
+            lambda home: {
+                "AIDER_MODEL": "openai/fake-model",
+                "AIDER_OPENAI_API_BASE": f"{URL}/v1",
+                "AIDER_OPENAI_API_KEY": "sk-fake-aider",
+                "AIDER_EDIT_FORMAT": "diff",
+                "HOME": str(home),
+            },
+            id="aider",
+        ),
     ],
 )
 def test_env_replaces_the_outer_account_and_endpoint_and_puts_the_binary_first(
@@ -144,3 +164,52 @@ def test_env_without_a_url_is_a_usage_error(
 ) -> None:
     assert module.main(["env"]) == 2
     assert capsys.readouterr().err == "ptysup: env needs --url (the fake model's base URL)\n"
+
+
+def test_a_pypi_pins_version_is_read_from_its_dist_info(tmp_path: Path) -> None:
+    assert AIDER.installed_version(tmp_path) is None
+    site = tmp_path / "lib" / "python3.11" / "site-packages"
+    (site / "aider_chat-0.86.2.dist-info").mkdir(parents=True)
+    (site / "aider_chat_helper-1.0.dist-info").mkdir()  # another package's
+    assert AIDER.installed_version(tmp_path) == "0.86.2"
+    assert AIDER.local_bin(tmp_path) == tmp_path / "bin" / "aider"
+
+
+def test_a_pypi_pin_is_kept_by_version_in_the_cache_and_linked_from_tools(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A clone finds the release another clone installed (CI's fresh clone, the second
+    # time): linked, not installed again; a folder of its own in .tools/ is replaced.
+    monkeypatch.setattr(pins, "TOOLS_DIR", tmp_path / "tools")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    kept = tmp_path / "cache" / "ptysup" / f"aider-{AIDER.version}"
+    (kept / "bin").mkdir(parents=True)
+    for name in ("aider", "python"):
+        (kept / "bin" / name).touch()
+    (kept / "lib" / "python3.11" / "site-packages" / f"aider_chat-{AIDER.version}.dist-info").mkdir(
+        parents=True
+    )
+    (tmp_path / "tools" / "aider" / "bin").mkdir(parents=True)  # an older install's
+
+    def no_install(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"installed again: {args}")
+
+    monkeypatch.setattr(subprocess, "run", no_install)
+    binary = AIDER.install()
+    link = tmp_path / "tools" / "aider"
+    assert link.is_symlink() and link.resolve() == kept.resolve()
+    assert binary.resolve() == (kept / "bin" / "aider").resolve()
+    assert AIDER.installed_version() == AIDER.version
+    assert AIDER.install().resolve() == binary.resolve()  # again: nothing to do
+
+
+def test_a_pypi_pin_runs_on_a_python_it_supports(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "version_info", (3, 12, 1))
+    assert AIDER._python() == sys.executable  # the one running, when it is supported
+    monkeypatch.setattr(sys, "version_info", (3, 13, 0))
+    found = {"python3.11": "/usr/bin/python3.11"}
+    monkeypatch.setattr(shutil, "which", found.get)
+    assert AIDER._python() == "/usr/bin/python3.11"
+    found.clear()
+    with pytest.raises(FileNotFoundError, match=r"needs a Python below 3\.13"):
+        AIDER._python()

@@ -7,7 +7,9 @@ A client POSTs `{base_url}/chat/completions` with `messages` (`system`, `user`,
 objects: the text and tool-call deltas, a chunk with the `finish_reason`, a usage chunk
 with no choices, then `data: [DONE]`. A request that offers no tools, asks for JSON
 (`response_format`), or is a known client's side prompt after a turn (Qwen Code's
-follow-up suggestion, its memory extraction) is a side request, never an agent turn.
+follow-up suggestion, its memory extraction) is a side request, never an agent turn;
+except a known client that works without tools (aider: its edits are text), whose turns
+are told by their system prompt.
 """
 
 from __future__ import annotations
@@ -31,6 +33,11 @@ CHUNK_CHARS = 48  # small deltas: the client's incremental parsing does real wor
 SIDE_PROMPTS = ("[SUGGESTION MODE:", "Managed memory has TWO directories")
 # Harness context some clients put in a user message before the person's words.
 HARNESS_PREFIXES = ("<system-reminder>", "<environment_context>", "<session_context>")
+# ... or after them (aider 0.86: its edit format's rules, at the end of the latest one).
+HARNESS_SUFFIXES = ("\n\n# *SEARCH/REPLACE block* Rules:",)
+# The system prompts of known clients whose turns offer no tools (aider 0.86's coders all
+# open with it; its commit message and summary requests do not).
+TOOLLESS_TURN_PROMPTS = ("Act as an expert software developer.",)
 
 
 def matches(path: str) -> bool:
@@ -68,7 +75,14 @@ def texts(message: Mapping[str, Any]) -> list[str]:
 
 
 def _person_texts(message: Mapping[str, Any]) -> list[str]:
-    return [t for t in texts(message) if t.strip() and not t.lstrip().startswith(HARNESS_PREFIXES)]
+    kept = [t for t in texts(message) if not t.lstrip().startswith(HARNESS_PREFIXES)]
+    return [t for t in map(_without_suffix, kept) if t.strip()]
+
+
+def _without_suffix(text: str) -> str:
+    for suffix in HARNESS_SUFFIXES:
+        text = text.split(suffix, 1)[0]
+    return text
 
 
 def last_human_index(body: Mapping[str, Any]) -> int | None:
@@ -123,13 +137,18 @@ def required_string_fields(body: Mapping[str, Any]) -> list[str]:
 
 
 def is_side_request(body: Mapping[str, Any]) -> bool:
-    """A request that is no step of the agent's turn: it offers no tools or asks for JSON
-    (titles, commit messages, classifiers), or its latest user message is a known
-    client's side prompt (Qwen Code's follow-up suggestion and memory extraction, sent
-    with the whole conversation after a turn)."""
-    if not tool_names(body) or isinstance(body.get("response_format"), Mapping):
-        return True
+    """A request that is no step of the agent's turn: it asks for JSON, or offers no tools
+    (titles, commit messages, classifiers) and is no turn of a known client that works
+    without tools (aider), or its latest user message is a known client's side prompt
+    (Qwen Code's follow-up suggestion and memory extraction, sent with the whole
+    conversation after a turn)."""
     messages = _messages(body)
+    if isinstance(body.get("response_format"), Mapping):
+        return True
+    if not tool_names(body):
+        first = messages[0] if messages else {}
+        system = "".join(texts(first)) if first.get("role") == "system" else ""
+        return not system.startswith(TOOLLESS_TURN_PROMPTS)
     last = messages[-1] if messages else {}
     return last.get("role") == "user" and any(
         t.lstrip().startswith(SIDE_PROMPTS) for t in texts(last)
