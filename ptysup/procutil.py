@@ -30,6 +30,11 @@ def is_qwen(argv: Sequence[str]) -> bool:
     return bool(argv) and os.path.basename(argv[0]) == "qwen"
 
 
+def is_opencode(argv: Sequence[str]) -> bool:
+    """Whether a command is opencode (its executable is named opencode)."""
+    return bool(argv) and os.path.basename(argv[0]) == "opencode"
+
+
 def is_aider(argv: Sequence[str]) -> bool:
     """Whether a command is aider (its executable is named aider)."""
     return bool(argv) and os.path.basename(argv[0]) == "aider"

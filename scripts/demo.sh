@@ -5,7 +5,8 @@
 # with the real Claude Code driven by the bundled fake model, on a small sample project
 # copied to a temp dir. In a terminal you watch the agent's TUI while ptysup supervises it.
 # `--agent codex` runs it with the real Codex CLI as the agent (installed on first use);
-# `--agent gemini` and `--agent qwen` with Gemini CLI or Qwen Code as agent and supervisor.
+# `--agent gemini` and `--agent qwen` with Gemini CLI or Qwen Code as agent and supervisor;
+# `--agent opencode` with opencode as both (installed on first use).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # --help and --clean need nothing installed: they run before any setup, with the

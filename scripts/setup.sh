@@ -7,8 +7,9 @@
 #   scripts/setup.sh [test]  the demo's part and the test tools: ptysup's [test] and
 #                            [docs] extras (pytest, mkdocs…), the pinned linters, the
 #                            pinned Gemini CLI in .tools/gemini-cli, Codex CLI in
-#                            .tools/codex, Qwen Code in .tools/qwen-code and aider
-#                            (pip) in .tools/aider (their end-to-end tests), and,
+#                            .tools/codex, Qwen Code in .tools/qwen-code, opencode in
+#                            .tools/opencode and aider (pip) in .tools/aider (their
+#                            end-to-end tests), and,
 #                            with apt-get as root, tmux, htop, less, vim, Chromium and
 #                            ShellCheck.
 set -euo pipefail
@@ -79,6 +80,12 @@ if [ "$part" = test ]; then
     say "installing the pinned Qwen Code into .tools/qwen-code (npm)"
   fi
   .venv/bin/python -m ptysup.testing.qwen_env install >/dev/null
+  # opencode (~350 MB: its native binary twice); npm 11 blocks its postinstall, which it
+  # does not need.
+  if ! .venv/bin/python -m ptysup.testing.opencode_env path 2>/dev/null | grep -q .tools/opencode; then
+    say "installing the pinned opencode into .tools/opencode (npm)"
+  fi
+  .venv/bin/python -m ptysup.testing.opencode_env install >/dev/null
   # aider (pip, ~700 MB) in a virtualenv of its own (its pins would clash with ptysup's),
   # kept by version in ${XDG_CACHE_HOME:-~/.cache}/ptysup and linked from .tools/aider, so
   # a fresh clone on the same machine (CI's) reuses it; scripts/demo.sh --agent aider

@@ -16,7 +16,8 @@ from ptysup.testing import gemini_env as gemini_env_module
 from ptysup.testing.agenthome import AgentEnv
 from ptysup.testing.aider_env import find_aider
 from ptysup.testing.fakemodel import FakeModel
-from ptysup.testing.pins import AIDER, GEMINI, QWEN
+from ptysup.testing.opencode_env import find_opencode
+from ptysup.testing.pins import AIDER, GEMINI, OPENCODE, QWEN
 from ptysup.testing.qwen_env import find_qwen
 from ptysup.testing.scenario import Scenario
 
@@ -65,6 +66,12 @@ def aider_bin() -> Path:
 def qwen_bin() -> Path:
     """The Qwen Code binary; skips (or fails with PTYSUP_REQUIRE_E2E=1) when missing."""
     return pinned(find_qwen(), "Qwen Code", "ptysup.testing.qwen_env", QWEN.bin_env)
+
+
+@pytest.fixture(scope="session")
+def opencode_bin() -> Path:
+    """The opencode binary; skips (or fails with PTYSUP_REQUIRE_E2E=1) when missing."""
+    return pinned(find_opencode(), "opencode", "ptysup.testing.opencode_env", OPENCODE.bin_env)
 
 
 @pytest.fixture

@@ -93,6 +93,11 @@ class HookChannel:
             argv.append(f"{wait:g}")
         return shlex.join(argv)
 
+    def address(self) -> tuple[str, str]:
+        """The socket's path and this run's token, for an agent's own client that speaks
+        hook_client.py's protocol itself (opencode's plugin)."""
+        return self.path, self._token
+
     def close(self) -> None:
         """Stop accepting, answer every waiting request with nothing, remove the directory."""
         if self._closed:

@@ -22,6 +22,10 @@ class Hooks(Protocol):
         """The shell command line a hook runs; with `wait` it waits for ptysup's reply."""
         ...
 
+    def address(self) -> tuple[str, str]:
+        """The socket's path and the run's token, for a client that is not the command."""
+        ...
+
 
 @dataclass(frozen=True)
 class Launch:
@@ -36,6 +40,9 @@ class AgentProfile(Protocol):
 
     name: str
     uses_hooks: bool
+    # The hook by which the agent says it takes keys (opencode drops what is typed before
+    # its terminal UI is up, and its screen cannot tell): then ready needs it too.
+    ready_hook: str | None
     exit_command: str | None  # typed to end the agent gracefully, if it has one
     dismiss_key: bytes  # closes a dialog without approving it
     clear_input_keys: tuple[bytes, ...]  # empties a non-empty input box
@@ -44,6 +51,7 @@ class AgentProfile(Protocol):
     # the clear; else (Codex: with the next prompt) the emptied input box does.
     clear_starts_session: bool
     interrupt_key: bytes | None  # stops the turn it is working on, if it has such a key
+    interrupt_presses: int  # how often, as separate presses (opencode: Esc twice)
     # Printed when the agent suspended itself (Ctrl-Z) and waits for a SIGCONT, if it does.
     suspend_notice: bytes | None
     # The OSC number of the state reports the agent writes into its terminal (Codex: 7501),

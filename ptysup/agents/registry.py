@@ -11,9 +11,11 @@ from ptysup.agents.claude.profile import ClaudeProfile, conversation_saved
 from ptysup.agents.codex.profile import CodexProfile, is_codex
 from ptysup.agents.gemini.profile import GeminiProfile
 from ptysup.agents.generic.profile import GenericProfile
+from ptysup.agents.opencode.profile import OpencodeProfile
+from ptysup.agents.opencode.profile import conversation_saved as opencode_saved
 from ptysup.agents.profile import AgentProfile
 from ptysup.agents.qwen.profile import QwenProfile
-from ptysup.procutil import is_aider, is_claude, is_gemini, is_qwen
+from ptysup.procutil import is_aider, is_claude, is_gemini, is_opencode, is_qwen
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,7 @@ AGENTS: tuple[Agent, ...] = (
     Agent("codex", is_codex, True, CodexProfile, tested=("0.169.0",)),
     Agent("gemini", is_gemini, True, GeminiProfile, tested=("0.61.0",)),
     Agent("qwen", is_qwen, True, QwenProfile, tested=("0.24.4",)),
+    Agent("opencode", is_opencode, True, OpencodeProfile, ("1.18.33",), opencode_saved),
     # aider has no conversation id: a resumed part restores its chat history file.
     Agent("aider", is_aider, True, AiderProfile, tested=("0.86.2",)),
     Agent("generic", lambda argv: True, False, _generic),

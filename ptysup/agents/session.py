@@ -128,6 +128,7 @@ class AgentSession:
         self.reopened = False
         self._cost_base: float | None = None
         self._prompted = False  # a prompt reached the agent (UserPromptSubmit)
+        self._ready_heard = False  # the profile's ready hook came (if it has one)
         self.cost_cap: float | None = None  # wait_turn_end raises CostUp at this spend
         self.on_spend: list[Callable[[float], None]] = []  # hear cost_usd when it rises
         self._reports_cost = False  # the agent reports its spend (Claude Code's status line)
@@ -161,7 +162,8 @@ class AgentSession:
         return self._snapshot()
 
     def wait_ready(self) -> None:
-        """Return once the agent waits for input (Claude: its screen; others: quiet).
+        """Return once the agent waits for input (Claude: its screen; others: quiet; an
+        agent with a ready hook: that hook and its screen, never a quiet spell).
 
         Raises AgentBlocked when a first-run screen or dialog waits for a person who is not
         there (`timings.blocked` set), TimeoutError after `timings.ready` seconds. With a
@@ -170,7 +172,7 @@ class AgentSession:
         deadline = self._clock() + self.timings.ready
         blocked_since: float | None = None
         try:
-            while self.state is not ScreenState.READY:
+            while not self._ready():
                 now = self._clock()
                 quiet_at = self.last_output + self.timings.idle
                 if not self.profile.uses_hooks and now >= quiet_at:
@@ -197,6 +199,11 @@ class AgentSession:
             if blocker is None:
                 raise
             raise AgentBlocked(blocker) from None
+
+    def _ready(self) -> bool:
+        """The screen reads ready, and the agent said so where it has a ready hook."""
+        heard = self.profile.ready_hook is None or self._ready_heard
+        return heard and self.state is ScreenState.READY
 
     def submit(self, text: str, deadline: float | None = None) -> InjectResult:
         """Type `text` as one message and confirm the agent started a turn on it.
@@ -376,7 +383,10 @@ class AgentSession:
         if state is ScreenState.DIALOG or not (state is ScreenState.WORKING or self.in_turn):
             return None
         self._ending = True
-        self._typist.key(key)
+        for press in range(self.profile.interrupt_presses):
+            if press:
+                self._typist.pause()  # a TUI must see separate presses
+            self._typist.key(key)
         # The screen may not show the turn yet (the hook came first): only a repaint after
         # the key that reads as ready shows the turn stopped. Claude Code sends no hook then.
         deadline = self._cap(self._clock() + self.timings.confirm, deadline)
@@ -797,6 +807,8 @@ class AgentSession:
             self._turn_ended_at = self._clock()  # its spend is reported a moment later
         if event.name == "UserPromptSubmit":
             self._prompted = True
+        if event.name == self.profile.ready_hook:
+            self._ready_heard = True
         if event.name in ("UserPromptSubmit", "Stop", "StopFailure"):
             self.in_turn = event.name == "UserPromptSubmit"
         target = _summary(p["tool_input"]) if p.get("tool_input") else None

@@ -127,8 +127,8 @@ def run_command(
     agent: Annotated[
         str | None,
         _opt(
-            "Which agent --agent-cmd starts: claude, codex, gemini, qwen, aider or generic "
-            "(default: known by its program's name; for a wrapper script).",
+            "Which agent --agent-cmd starts: claude, codex, gemini, qwen, opencode, aider or "
+            "generic (default: known by its program's name; for a wrapper script).",
             show_default=False,
         ),
     ] = None,

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from ptysup.agents.qwen import launcher
 from ptysup.agents.qwen.settings import NO_RELAUNCH as QWEN_NO_RELAUNCH
 from ptysup.config import DEFAULT_SUPERVISOR_TOOLS
-from ptysup.procutil import is_claude, is_codex, is_gemini, is_qwen
+from ptysup.procutil import is_claude, is_codex, is_gemini, is_opencode, is_qwen
 
 _SYSTEM_FLAGS = ("--system-prompt", "--system-prompt-file", "--append-system-prompt")
 # Any of these in the user's command says what the judge may do: ptysup adds no tools then.
@@ -53,6 +53,8 @@ def lean_argv(argv: Sequence[str], options: JudgeOptions) -> list[str]:
         return _lean_gemini(out, options)
     if is_qwen(out):
         return _lean_qwen(out, options)
+    if is_opencode(out) and out[1:2] == ["run"]:
+        return _lean_opencode_run(out, options)
     if not is_claude(out):
         return out
     if not _has(out, *_PERMISSION_FLAGS):
@@ -107,6 +109,23 @@ def _lean_qwen(out: list[str], options: JudgeOptions) -> list[str]:
     if options.model and not _has(out, "--model", "-m"):
         out += ["--model", options.model]
     return launcher.direct(out)
+
+
+JUDGE_TITLE = "ptysup decision"
+
+
+def _lean_opencode_run(out: list[str], options: JudgeOptions) -> list[str]:
+    """`opencode run` as a judge (opencode 1.18): the prompt on stdin, the answer alone on
+    stdout. Read-only: its `plan` agent, which may not edit; titled, so that opencode asks
+    its model for no title (a second request per decision, quoting the prompt). opencode
+    keeps the call's session in its database (it has no switch against that)."""
+    if not _has(out, "--agent"):
+        out += ["--agent", "plan"]
+    if not _has(out, "--title"):
+        out += ["--title", JUDGE_TITLE]
+    if options.model and not _has(out, "-m", "--model"):
+        out += ["--model", options.model]
+    return out
 
 
 def lean_env(argv: Sequence[str], env: Mapping[str, str]) -> dict[str, str]:

@@ -2,9 +2,10 @@
 
 The real Claude Code is the agent and the supervisor (`--agent codex`: Codex CLI is the
 agent; `--agent aider`: aider is the agent; `--agent gemini`: Gemini CLI is both;
-`--agent qwen`: Qwen Code is both); the model behind them is the bundled fake (scenario
-`demo.yaml`, `demo_codex.yaml`, `demo_aider.yaml`, `demo_gemini.yaml`, `demo_qwen.yaml`),
-so the run needs no account and no network.
+`--agent qwen`: Qwen Code is both; `--agent opencode`: opencode is both); the model behind
+them is the bundled fake (scenario `demo.yaml`, `demo_codex.yaml`, `demo_aider.yaml`,
+`demo_gemini.yaml`, `demo_qwen.yaml`, `demo_opencode.yaml`), so the run needs no account
+and no network.
 """
 
 from __future__ import annotations
@@ -46,11 +47,17 @@ QWEN_SUPERVISOR_CMD = 'qwen -p ""'
 # Claude Code (aider has no one-shot mode that prints a decision alone).
 AIDER_SCENARIO = SCENARIO.with_name("demo_aider.yaml")
 AIDER_AGENT_CMD = "aider textstats.py"
-AGENTS = ("claude", "codex", "aider", "gemini", "qwen")
+# `--agent opencode`: opencode is the agent (edits without approval dialogs) and, as
+# `opencode run`, the supervisor.
+OPENCODE_SCENARIO = SCENARIO.with_name("demo_opencode.yaml")
+OPENCODE_AGENT_CMD = "opencode"
+OPENCODE_SUPERVISOR_CMD = "opencode run"
+AGENTS = ("claude", "codex", "aider", "gemini", "qwen", "opencode")
 # The agents that are their own supervisor: (agent command, supervisor command).
 SELF_SUPERVISED = {
     "gemini": (GEMINI_AGENT_CMD, GEMINI_SUPERVISOR_CMD),
     "qwen": (QWEN_AGENT_CMD, QWEN_SUPERVISOR_CMD),
+    "opencode": (OPENCODE_AGENT_CMD, OPENCODE_SUPERVISOR_CMD),
 }
 
 
@@ -62,7 +69,7 @@ PREFIX = "ptysup-demo-"
 # Held by the demo for its whole life, in its sample project: `--clean` leaves that alone.
 LOCK = Path(".ptysup") / "demo.lock"
 USAGE = f"""\
-Usage: scripts/demo.sh [--clean | [--agent codex|aider|gemini|qwen] PTYSUP-OPTION...]
+Usage: scripts/demo.sh [--clean | [--agent codex|aider|gemini|qwen|opencode] PTYSUP-OPTION...]
 
 Runs `ptysup "{TASK}" --max-iter 50` on a sample project copied to a new temp dir
 ({PREFIX}*, kept for you to look at). The agent and the supervisor are the real
@@ -81,6 +88,8 @@ root, no test tools); --help and --clean set nothing up.
                    version is installed into .tools/gemini-cli on first use)
   --agent qwen     Qwen Code as the agent and the supervisor instead (its pinned
                    version is installed into .tools/qwen-code on first use)
+  --agent opencode opencode as the agent and the supervisor instead (its pinned
+                   version is installed into .tools/opencode on first use)
   PTYSUP-OPTION    passed on to ptysup, e.g. --no-warm-supervisor, --max-cost 0.05,
                    --no-recording (`ptysup --help` lists them)
   -h, --help       this help
@@ -164,10 +173,10 @@ def _install_beside_claude(agent: str) -> Path:
 def _self_supervised_demo(agent: str, extra: list[str]) -> int:
     """The demo with an agent that is its own supervisor, installed on demand (npm, the
     pinned version)."""
-    from ptysup.testing.pins import GEMINI, QWEN
+    from ptysup.testing.pins import GEMINI, OPENCODE, QWEN
 
-    pin = {"gemini": GEMINI, "qwen": QWEN}[agent]
-    name = {"gemini": "Gemini CLI", "qwen": "Qwen Code"}[agent]
+    pin = {"gemini": GEMINI, "qwen": QWEN, "opencode": OPENCODE}[agent]
+    name = {"gemini": "Gemini CLI", "qwen": "Qwen Code", "opencode": "opencode"}[agent]
     if pin.installed_version() != pin.version:
         _say(f"installing the pinned {name} {pin.version} into .tools/{pin.folder} (npm)")
     try:
@@ -193,6 +202,7 @@ def _run(
         "codex": CODEX_SCENARIO,
         "qwen": QWEN_SCENARIO,
         "aider": AIDER_SCENARIO,
+        "opencode": OPENCODE_SCENARIO,
     }
     scenario = Scenario.load(scenarios.get(agent, SCENARIO))
     scenario.seed(project)
@@ -251,6 +261,11 @@ def _agent_env(
         subprocess.run(["git", "init", "-q", str(project)], check=True)  # aider asks else
         with claude_env(url, [project], binary) as ce, aider_env(url, other, ce.env) as ae:
             yield dict(ae.env)
+    elif agent == "opencode":
+        from ptysup.testing.opencode_env import opencode_env
+
+        with opencode_env(url, binary, approvals=False) as oe:
+            yield dict(oe.env)
     elif other is not None:
         with (
             claude_env(url, [project], binary) as ce,

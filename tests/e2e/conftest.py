@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from ptysup.testing import codex_env
+from ptysup.testing import codex_env, opencode_env
 from ptysup.testing.fakemodel import FakeModel, RequestKind
 from ptysup.testing.scenario import Scenario
 from tests.conftest import ClaudeEnvFactory, FakeModelFactory
@@ -130,7 +130,7 @@ class Rig:
         """Processes of this rig's agents (and supervisors) still alive: their private
         config dirs are in their environment."""
         keys = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "QWEN_HOME")
-        homes = [self.env[k] for k in keys if k in self.env]
+        homes = [self.env[k] for k in (*keys, opencode_env.HOME_MARKER) if k in self.env]
         if self.env.get("HOME", "") not in ("", os.environ.get("HOME")):
             homes.append(self.env["HOME"])  # a private home (aider's)
         return sorted({pid for home in homes for pid in processes_with(home)})

@@ -132,6 +132,9 @@ class _Hooks:
     def command(self, wait: float | None = None) -> str:
         return "cat"
 
+    def address(self) -> tuple[str, str]:
+        return "/s p/hooks.sock", "tok"
+
 
 def test_the_notification_command_feeds_the_hook_client_this_runs_payload() -> None:
     command = AiderProfile(SESSION).notify_command(_Hooks())

@@ -211,3 +211,24 @@ def test_aiders_commit_message_request_is_a_side_request() -> None:
         ],
     }
     assert chat.ChatWire().read(PATH, body, {}, MARK).kind is RequestKind.TITLE
+
+
+OPENCODE: dict[str, dict[str, Any]] = json.loads(
+    (
+        Path(__file__).resolve().parents[2] / "fixtures" / "chat" / "opencode_requests.json"
+    ).read_text()
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"), [("title", RequestKind.TITLE), ("first_turn", RequestKind.AGENT)]
+)
+def test_opencodes_title_request_is_a_side_request_and_its_prompt_a_turn(
+    name: str, kind: RequestKind
+) -> None:
+    # Recorded from opencode 1.18.33: its title generator quotes the typed words in a user
+    # message of its own, with no tools; its turn offers its tools.
+    reading = chat.ChatWire().read(PATH, OPENCODE[name]["body"], {}, MARK)
+    assert reading.kind is kind
+    if kind is RequestKind.AGENT:
+        assert (reading.human_text, reading.step_index) == ("say hello", 0)

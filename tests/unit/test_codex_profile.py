@@ -144,6 +144,9 @@ class Channel:
         argv = ["/venv/python", "-I", "-S", "/x/hook_client.py", "/s p/hooks.sock", "tok"]
         return shlex.join(argv + ([f"{wait:g}"] if wait is not None else []))
 
+    def address(self) -> tuple[str, str]:
+        return "/s p/hooks.sock", "tok"
+
 
 def _options(argv: list[str]) -> dict[str, Any]:
     """The `-c key=value` options of a command line, read as Codex reads them (TOML)."""

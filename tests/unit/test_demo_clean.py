@@ -35,7 +35,7 @@ def test_an_unknown_demo_agent_is_refused_before_anything_is_made(
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     assert main(["--agent", "nosuch", "--max-iter", "3"]) == 2
     assert (
-        "unknown agent 'nosuch': the demo runs claude, codex, aider, gemini or qwen"
+        "unknown agent 'nosuch': the demo runs claude, codex, aider, gemini, qwen or opencode"
         in capsys.readouterr().err
     )
     assert list(tmp_path.iterdir()) == []

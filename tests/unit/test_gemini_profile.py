@@ -256,6 +256,9 @@ class Channel:
     def command(self, wait: float | None = None) -> str:
         return "hook-client" + (f" {wait:g}" if wait is not None else "")
 
+    def address(self) -> tuple[str, str]:
+        return "/s p/hooks.sock", "tok"
+
 
 def test_launch_adds_the_session_settings_and_keeps_ci_from_the_agent(tmp_path: Path) -> None:
     private = tmp_path / "private"

@@ -134,6 +134,23 @@ def test_a_qwen_judge_is_read_only_keeps_no_chat_and_runs_as_one_process(
     }
 
 
+def test_an_opencode_run_judge_uses_the_read_only_plan_agent() -> None:
+    assert lean_argv(["opencode", "run"], JudgeOptions(model="fake/m")) == [
+        "opencode",
+        "run",
+        "--agent",
+        "plan",
+        "--title",
+        "ptysup decision",
+        "--model",
+        "fake/m",
+    ]
+    mine = ["/opt/opencode", "run", "--agent", "build", "-m", "p/q", "--title", "t"]
+    assert lean_argv(mine, JudgeOptions(model="x")) == mine
+    assert lean_argv(["opencode"], JudgeOptions()) == ["opencode"]  # the TUI is no judge
+    assert not takes_system_prompt(["opencode", "run"])
+
+
 def test_other_supervisor_commands_are_left_as_they_are() -> None:
     assert lean_argv(["my-judge", "--fast"], JudgeOptions(model="x")) == ["my-judge", "--fast"]
     assert not takes_system_prompt(["my-judge"])

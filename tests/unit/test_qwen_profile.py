@@ -168,6 +168,9 @@ class Hooks:
     def command(self, wait: float | None = None) -> str:
         return "hook-client" + (f" {wait:g}" if wait is not None else "")
 
+    def address(self) -> tuple[str, str]:
+        return "/s p/hooks.sock", "tok"
+
 
 def test_launch_writes_a_private_settings_file_over_the_persons_own(tmp_path: Path) -> None:
     theirs = tmp_path / "system.json"

@@ -75,12 +75,14 @@ class ClaudeProfile:
 
     name = "claude"
     uses_hooks = True
+    ready_hook: str | None = None  # the screen alone tells it is ready
     dismiss_key: bytes = b"\x1b"  # Esc: rejects a dialog, never approves it
     clear_input_keys: tuple[bytes, ...] = (b"\x1b", b"\x1b")  # Esc twice clears the input box
     exit_command: str | None = "/exit"
     clear_command: str | None = "/clear"
     clear_starts_session = True
     interrupt_key: bytes | None = b"\x1b"  # Esc while working ends the turn
+    interrupt_presses = 1  # one press stops the turn
     # Ctrl-Z: Claude Code leaves raw mode, prints this, stops itself and resumes on SIGCONT
     # (observed with 2.1.197). Under ptysup the stop is dropped (its process group has no
     # parent in the session: orphaned), so it waits, keyboard off, for a `fg` no shell gives.

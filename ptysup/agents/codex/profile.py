@@ -158,6 +158,7 @@ class CodexProfile:
 
     name = "codex"
     uses_hooks = True
+    ready_hook: str | None = None  # the screen alone tells it is ready
     signal_osc: int | None = SIGNAL_OSC
     dismiss_key: bytes = b"\x1b"  # Esc: "No, and tell Codex what to do differently"
     # Ctrl-C empties a composer with text (Ctrl-U only the line the cursor is on).
@@ -166,6 +167,7 @@ class CodexProfile:
     clear_command: str | None = "/clear"
     clear_starts_session = False  # its SessionStart waits for the next prompt
     interrupt_key: bytes | None = b"\x1b"
+    interrupt_presses = 1  # one press stops the turn
     suspend_notice: bytes | None = None
 
     def __init__(self, session_id: str | None = None, reopen: bool = False) -> None:

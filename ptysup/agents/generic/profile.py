@@ -20,6 +20,7 @@ class GenericProfile:
 
     name = "generic"
     uses_hooks = False
+    ready_hook: str | None = None  # the screen alone tells it is ready
     dismiss_key: bytes = b""
     clear_input_keys: tuple[bytes, ...] = ()
     exit_command: str | None = None
@@ -28,6 +29,7 @@ class GenericProfile:
     clear_command: str | None = None
     clear_starts_session = False
     interrupt_key: bytes | None = None
+    interrupt_presses = 1  # one press stops the turn
     suspend_notice: bytes | None = None  # a program that suspends itself goes on at once
     signal_osc: int | None = None
 

@@ -1,0 +1,456 @@
+"""opencode supervised end to end: the real pinned binary (1.18.33) in a private home,
+ptysup's own fake model speaking OpenAI Chat Completions, `claude -p` as the supervisor."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ptysup.testing import opencode_env as opencode_env_module
+from ptysup.testing.fakemodel import RequestKind
+from ptysup.testing.wires import chat
+from tests.conftest import ClaudeEnvFactory, FakeModelFactory
+from tests.e2e.conftest import Rig, rigs
+from tests.e2e.test_terminal_left_clean import LISTED, Pane, check_mirrored_and_restored
+from tests.helpers import read_events, run_ptysup, wait_for
+
+pytestmark = pytest.mark.e2e
+
+AGENT = "opencode"
+RESUMED = "has just been resumed"
+WRITE = {"tool": "write", "input": {"filePath": "{workdir}/out.txt", "content": "hello\n"}}
+SHELL = {"tool": "bash", "input": {"command": "echo hi > shell.txt", "description": "w"}}
+
+
+@pytest.fixture
+def rig(
+    fake_model: FakeModelFactory,
+    claude_env: ClaudeEnvFactory,
+    opencode_bin: Path,
+    project_dir: Path,
+    tmp_path: Path,
+) -> Iterator[Callable[[Mapping[str, Any]], Rig]]:
+    """Rigs whose agent is the pinned opencode (in a private home) and whose supervisor is
+    `claude -p`, both talking to the same fake model."""
+    with ExitStack() as stack:
+
+        def env_for(url: str) -> dict[str, str]:
+            claude = claude_env(url).env  # the supervisor's, with opencode's on top
+            made = opencode_env_module.opencode_env(url, opencode_bin, base=claude)
+            return dict(stack.enter_context(made).env)
+
+        yield from rigs(fake_model, project_dir, tmp_path, env_for, AGENT)
+
+
+def test_a_task_typed_once_whole_after_ready_ends_its_turn_on_session_idle(
+    rig: Callable[..., Rig],
+) -> None:
+    r = rig(
+        {
+            "agent": [{"reply": "Hello there."}],
+            "supervisor": [{"reply": "[COMPLETE] it said hello"}],
+        }
+    )
+    # A fresh data dir: opencode draws nothing for seconds and drops keys typed before
+    # its terminal UI is up. Quiet time alone would end the turn only after 30 s.
+    run = r.run("say hello", "--idle", "30", "--max-iter", "2")
+    assert run.code == 0, run.stdout + run.stderr
+    assert run.named("agent_start")[0]["profile"] == "opencode"
+    names = [(e["event"], e.get("name")) for e in run.events]
+    # Typed only after opencode said its UI takes keys.
+    assert names.index(("hook", "Ready")) < names.index(("inject", None))
+    (inject,) = run.named("inject")
+    assert (inject["text"], inject["confirmed"], inject["attempts"]) == ("say hello", True, 1)
+    assert r.human_texts() == ["say hello"]
+    (turn,) = run.named("turn_end")
+    assert turn["kind"] == "stop", turn
+    (stop,) = [e for e in run.named("hook") if e["name"] == "Stop"]
+    assert turn["ts"] - stop["ts"] < 1.0
+    assert stop["tokens"]["total"] > 0
+    prompts = [e for e in run.named("hook") if e["name"] == "UserPromptSubmit"]
+    assert len(prompts) == 1
+    assert not run.named("person_prompt")  # ptysup's own prompt is not the person's
+    # The conversation's id is learnt from its first session (for a resume).
+    (stored,) = (r.project / ".ptysup" / "runs").glob("*/run.json")
+    (start,) = [e for e in run.named("hook") if e["name"] == "SessionStart"]
+    assert json.loads(stored.read_text())["session_id"] == start["session_id"]
+    assert start["session_id"].startswith("ses_")
+    # The supervisor read the turn's last message.
+    (sup,) = r.model.requests_of(RequestKind.SUPERVISOR)
+    assert "Hello there." in sup.human_text
+    # opencode's title request (no tools) was a side request, answered as one.
+    assert r.model.requests_of(RequestKind.TITLE)
+    assert run.events[-1]["outcome"] == "complete"
+    # /exit ended opencode, no signal was needed.
+    assert not [w for w in run.named("warning") if "did not exit" in w["message"]]
+
+
+def test_agent_opencode_supervises_a_wrapper_script_through_its_plugin(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    r = rig({"agent": [{"reply": "Done."}], "supervisor": [{"reply": "[COMPLETE] done"}]})
+    wrapper = tmp_path / "my-agent.sh"
+    wrapper.write_text(f'#!/bin/sh\nexec {r.env["PATH"].split(":")[0]}/opencode "$@"\n')
+    wrapper.chmod(0o755)
+    run = run_ptysup(
+        ["a task", "--agent", "opencode", "--agent-cmd", str(wrapper), "--idle", "30"],
+        cwd=r.project,
+        env=r.env,
+        log_path=r.log,
+        timeout=60,
+    )
+    assert run.code == 0, run.stdout + run.stderr
+    assert run.named("agent_start")[0]["profile"] == "opencode"
+    assert [e["kind"] for e in run.named("turn_end")] == ["stop"]
+
+
+def test_a_multi_line_instruction_arrives_whole_and_abort_starts_a_new_session(
+    rig: Callable[..., Rig],
+) -> None:
+    r = rig(
+        {
+            "agent": [
+                {"match": "line two", "reply": "Got both lines."},
+                {"reply": "Step one done."},
+            ],
+            "supervisor": [
+                {"match": "Got both lines.", "reply": "[ABORT] enough"},
+                {"reply": "[CONTINUE] line one\nline two\nline three"},
+            ],
+        }
+    )
+    run = r.run("do step one", "--max-iter", "3")
+    assert run.code == 1, run.stdout + run.stderr
+    # Whole, in one message (opencode adds a space after a paste it folded).
+    assert [t.rstrip() for t in r.human_texts()] == [
+        "do step one",
+        "line one\nline two\nline three",
+    ]
+    assert not run.named("person_prompt")
+    instruction = [e for e in run.named("inject") if e["kind"] == "instruction"]
+    assert [(e["confirmed"], e["attempts"]) for e in instruction] == [(True, 1)]
+    # /new clears the conversation: confirmed by the emptied box (its session comes
+    # with a next prompt), then /exit ends opencode.
+    clears = [i for i in run.named("inject") if i["text"] == "/new"]
+    assert [c["confirmed"] for c in clears] == [True]
+    assert not [w for w in run.named("warning") if "did not exit" in w["message"]]
+    assert run.events[-1]["outcome"] == "abort"
+
+
+def test_a_time_budget_interrupts_the_turn_then_starts_a_new_session(
+    rig: Callable[..., Rig],
+) -> None:
+    late = {**WRITE, "delay": 14}
+    r = rig(
+        {
+            "agent": [{"steps": [late, {"text": "Wrote it."}]}],
+            "supervisor": [{"reply": "[COMPLETE]"}],
+        }
+    )
+    run = r.run("write out.txt slowly", "--max-time", "8s")
+    assert run.code == 3, run.stdout + run.stderr
+    end = run.events[-1]
+    assert (end["event"], end["outcome"]) == ("run_end", "time")
+    at = [e["event"] for e in run.events].index("interrupt")
+    assert run.events[at]["confirmed"] is True
+    typed = [(e["text"], e["confirmed"]) for e in run.events[at:] if e["event"] == "inject"]
+    assert typed == [("/new", True)]
+    assert not r.model.requests_of(RequestKind.SUPERVISOR)
+    wait_for(lambda: not r.leftovers(), 10, "every process of the run to be gone")
+    assert not (r.project / "out.txt").exists()
+
+
+def test_resume_after_sigkill_reopens_the_same_conversation(rig: Callable[..., Rig]) -> None:
+    r = rig(
+        {
+            "agent": [
+                {"match": "part two", "reply": "Part two done."},
+                {"reply": "Part one done."},
+            ],
+            "supervisor": [
+                {"match": RESUMED, "reply": "[CONTINUE] now do part two"},
+                {"times": 1, "delay": 120, "reply": "[COMPLETE] never given"},
+                {"reply": "[COMPLETE] both parts are done"},
+            ],
+        }
+    )
+    r.signalled("do part one", signal.SIGKILL, RequestKind.SUPERVISOR)
+    wait_for(lambda: not r.leftovers(), 20, "opencode to exit after losing its terminal")
+    first = read_events(r.log)
+    (session,) = {e["session_id"] for e in first if e["event"] == "session"}
+    resumed = r.ptysup("resume", "--max-iter", "5", "--agent-cmd", AGENT)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    events = read_events(r.log)[len(first) :]
+    (start,) = [e for e in events if e["event"] == "agent_start"]
+    assert start["argv"] == [AGENT] and start["session_id"] == session
+    # Ready named the reopened conversation; no new one was made.
+    ready = [e for e in events if e["event"] == "hook" and e["name"] == "Ready"]
+    assert [(e["source"], e["session_id"]) for e in ready] == [("resume", session)]
+    # The model got part two with part one's turn still in the conversation.
+    (two,) = [
+        q for q in r.model.requests_of(RequestKind.AGENT) if q.human_text == "now do part two"
+    ]
+    said = [t for m in two.body["messages"] for t in chat.texts(m)]
+    assert "do part one" in said and "Part one done." in said
+    assert events[-1]["outcome"] == "complete"
+
+
+def test_an_approval_dialog_is_never_approved_but_escalated(rig: Callable[..., Rig]) -> None:
+    r = rig(
+        {
+            "agent": [{"steps": [SHELL, {"text": "Ran it."}]}],
+            "supervisor": [{"reply": "[ESCALATE] a person must allow the shell command"}],
+        }
+    )
+    run = r.run("run the shell command", "--turn-timeout", "5")
+    assert run.code == 7, run.stdout + run.stderr
+    (permission,) = [e for e in run.named("hook") if e["name"] == "PermissionRequest"]
+    assert permission["tool_name"] == "bash"
+    (turn,) = run.named("turn_end")
+    assert (turn["kind"], turn["dialog"]) == ("stalled", True)
+    (sup,) = r.model.requests_of(RequestKind.SUPERVISOR)
+    assert "Permission required" in sup.human_text and "echo hi" in sup.human_text
+    assert not (r.project / "shell.txt").exists()
+    assert run.events[-1]["outcome"] == "escalated"
+
+
+ASK = {
+    "tool": "question",
+    "input": {
+        "questions": [
+            {
+                "question": "Which colour should the button be?",
+                "header": "Colour",
+                "multiple": False,
+                "options": [
+                    {"label": "Red", "description": "warm"},
+                    {"label": "Blue", "description": "calm"},
+                ],
+            }
+        ]
+    },
+}
+
+
+def test_a_question_is_answered_by_the_supervisor(rig: Callable[..., Rig]) -> None:
+    r = rig(
+        {
+            "agent": [{"steps": [ASK, {"text": "Painted it blue."}]}],
+            "supervisor": [
+                {"regex": r"The agent asks:\nQuestion 1 \[Colour\]", "reply": "[CONTINUE] blue"},
+                {"reply": "[COMPLETE] painted"},
+            ],
+        }
+    )
+    run = r.run("paint the button", "--max-iter", "3")
+    assert run.code == 0, run.stdout + run.stderr
+    (question,) = run.named("question")
+    assert question["to"] == "supervisor"
+    (answer,) = run.named("answer")
+    assert answer["by"] == "supervisor"
+    # The model read the answer as the tool's result; nobody used the picker.
+    results = [
+        json.dumps(m.get("content"), ensure_ascii=False)
+        for q in r.model.requests_of(RequestKind.AGENT)
+        for m in q.body["messages"]
+        if m.get("role") == "tool"
+    ]
+    assert any("Blue" in x for x in results), results
+    assert [t["kind"] for t in run.named("turn_end")] == ["stop"]
+
+
+def test_the_persons_own_tui_plugin_still_loads_beside_ptysups(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    r = rig({"agent": [{"reply": "Hello."}], "supervisor": [{"reply": "[COMPLETE] done"}]})
+    mark = tmp_path / "their-plugin-ran"
+    plugin = tmp_path / "theirs.js"
+    plugin.write_text(
+        'import fs from "node:fs"\n'
+        f'export default {{ id: "theirs", tui: async () => '
+        f'fs.writeFileSync({json.dumps(str(mark))}, "") }}\n'
+    )
+    tui = Path(r.env["XDG_CONFIG_HOME"]) / "opencode" / "tui.json"
+    tui.write_text(json.dumps({"plugin": [plugin.as_uri()]}))
+    run = r.run("say hi")
+    assert run.code == 0, run.stdout + run.stderr
+    assert [e["kind"] for e in run.named("turn_end")] == ["stop"]  # ptysup's own ran
+    assert mark.exists()  # and the person's
+    assert json.loads(tui.read_text()) == {"plugin": [plugin.as_uri()]}
+
+
+# -- in a terminal -----------------------------------------------------------------------
+
+
+def test_in_tmux_the_supervisor_sees_the_persons_screen_and_the_terminal_is_restored(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    # opencode turns mouse tracking on: the pane's flags must be a fresh pane's after.
+    check_mirrored_and_restored(rig(LISTED), tmp_path, "ptysup-opencode", 40)
+
+
+def test_the_demo_runs_with_opencode_as_agent_and_supervisor(opencode_bin: Path) -> None:
+    repo = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PTYSUP_", "OPENCODE_"))}
+    done = subprocess.run(
+        ["bash", str(repo / "scripts" / "demo.sh"), "--agent", "opencode"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    kept = re.search(r"kept for you to look at: (\S+)", done.stderr)
+    if kept:
+        shutil.rmtree(kept.group(1), ignore_errors=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "agent: opencode" in done.stderr
+    assert "supervisor: opencode run" in done.stdout
+    assert "the sample project's tests pass" in done.stderr
+
+
+def test_an_approval_dialog_is_rejected_when_the_supervisor_says_go_on(
+    rig: Callable[..., Rig],
+) -> None:
+    instead = "Do not use the shell; say what you would run."
+    r = rig(
+        {
+            "agent": [
+                {"match": "say what you would run", "reply": "I would run echo hi."},
+                {"steps": [SHELL, {"text": "Ran it."}]},
+            ],
+            "supervisor": [
+                {"times": 1, "reply": f"[CONTINUE] {instead}"},
+                {"reply": "[COMPLETE] answered"},
+            ],
+        }
+    )
+    run = r.run("run the shell command", "--turn-timeout", "5")
+    assert run.code == 0, run.stdout + run.stderr
+    assert run.named("turn_end")[0]["dialog"] is True
+    names = [e["event"] for e in run.events]
+    dismissed = names.index("dialog_dismissed")
+    (instruction,) = [e for e in run.named("inject") if e["kind"] == "instruction"]
+    assert names.index("decision") < dismissed < run.events.index(instruction)
+    assert instruction["text"] == instead and instruction["confirmed"]
+    assert not (r.project / "shell.txt").exists()  # Esc rejected it, never allowed it
+    assert run.named("turn_end")[-1]["kind"] == "stop"
+
+
+def test_in_ci_piped_opencode_completes(rig: Callable[..., Rig]) -> None:
+    r = rig({"agent": [{"reply": "Done."}], "supervisor": [{"reply": "[COMPLETE] fine"}]})
+    r.env.update(CI="true", GITHUB_ACTIONS="true", TERM="dumb")
+    run = r.run("say done")
+    assert run.code == 0, run.stdout + run.stderr
+    assert [t["kind"] for t in run.named("turn_end")] == ["stop"]
+    assert "::group::" in run.stdout  # ptysup itself stays in its CI mode
+    assert run.events[-1]["outcome"] == "complete"
+
+
+def test_in_tmux_a_persons_half_typed_text_is_cleared_before_the_new_session(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    r = rig({"agent": [{"reply": "Done."}], "supervisor": [{"delay": 4, "reply": "[ABORT] stop"}]})
+    tmux = Pane("ptysup-opencode-typed", rows=40)
+    done = r.in_terminal(tmux, tmp_path, "say done")
+    try:
+        r.model.wait_for(lambda q: q.kind is RequestKind.SUPERVISOR, timeout=60)
+        tmux.send_keys("-l", "half typed words")
+        wait_for(lambda: "┃  half typed words" in tmux.capture(), 10, "the text in the box")
+        wait_for(done.exists, 60, "ptysup to finish")
+    finally:
+        tmux.kill()
+    assert done.read_text().startswith("exit=1"), r.log.read_text()
+    events = read_events(r.log)
+    (cleared,) = [
+        e for e in events if e["event"] == "warning" and "input box held text" in e["message"]
+    ]
+    assert cleared["text"] == "half typed words"
+    clears = [e for e in events if e["event"] == "inject" and e["text"] == "/new"]
+    assert [c["confirmed"] for c in clears] == [True]
+    # The half-typed words never reached the model.
+    assert not any("half typed" in q.human_text for q in r.model.requests)
+
+
+def test_an_api_error_ends_the_turn_once_then_ptysup_waits_and_goes_on(
+    rig: Callable[..., Rig],
+) -> None:
+    r = rig(
+        {
+            "agent": [{"times": 1, "error": 400}, {"reply": "Worked now."}],
+            "supervisor": [{"reply": "[COMPLETE] done"}],
+        }
+    )
+    run = r.run("do it", "--max-iter", "3", "--wait-base", "1")
+    assert run.code == 0, run.stdout + run.stderr
+    first, second = run.named("turn_end")
+    assert first["kind"] == "api_error" and "HTTP 400" in first["detail"], first
+    assert (second["kind"], second["detail"]) == ("stop", "Worked now.")
+    # One turn end per turn: the failed one's idle is not a second, stale one.
+    ends = [e["name"] for e in run.named("hook") if e["name"] in ("Stop", "StopFailure")]
+    assert ends == ["StopFailure", "Stop"]
+    assert [i["text"] for i in run.named("inject")] == ["do it", "continue"]
+
+
+def test_doctor_knows_the_pinned_opencode(rig: Callable[..., Rig]) -> None:
+    r = rig({"supervisor": [{"reply": "[COMPLETE] ok"}]})
+    done = r.ptysup("doctor", "--agent-cmd", AGENT)
+    assert "opencode 1.18.33, tested with ptysup" in done.stdout, done.stdout + done.stderr
+
+
+@pytest.fixture
+def team(
+    fake_model: FakeModelFactory, opencode_bin: Path, project_dir: Path, tmp_path: Path
+) -> Iterator[Callable[[Mapping[str, Any]], Rig]]:
+    """Rigs whose agent is opencode and whose supervisor is `opencode run`: a team without
+    Claude Code."""
+    with ExitStack() as stack:
+
+        def env_for(url: str) -> dict[str, str]:
+            made = opencode_env_module.opencode_env(url, opencode_bin)
+            return dict(stack.enter_context(made).env)
+
+        yield from rigs(fake_model, project_dir, tmp_path, env_for, AGENT, TEAM)
+
+
+TEAM = ("--supervisor-cmd", "opencode run")
+
+
+def test_opencode_run_supervises_opencode(team: Callable[..., Rig]) -> None:
+    r = team(
+        {
+            "agent": [{"match": "say bye", "reply": "Bye."}, {"reply": "Hello."}],
+            "supervisor": [
+                {"match": "Bye.", "reply": "[COMPLETE] both said"},
+                {"reply": "[CONTINUE] say bye"},
+            ],
+        }
+    )
+    run = r.run("say hello", "--max-iter", "3")
+    assert run.code == 0, run.stdout + run.stderr
+    assert [d["action"] for d in run.named("decision")] == ["continue", "complete"]
+    # One request per decision: the judge is titled, so opencode asks for no title.
+    sup = r.model.requests_of(RequestKind.SUPERVISOR)
+    assert len(sup) == 2
+    # The judge ran opencode's read-only plan agent.
+    assert all("Plan mode ACTIVE - you are in READ-ONLY phase" in json.dumps(q.body) for q in sup)
+    assert r.human_texts() == ["say hello", "say bye"]
+    assert run.events[-1]["outcome"] == "complete"
+
+
+def test_doctor_probes_an_opencode_run_supervisor(team: Callable[..., Rig]) -> None:
+    r = team({"supervisor": [{"reply": "[COMPLETE] ok"}]})
+    done = r.ptysup("doctor", "--probe", "--agent-cmd", AGENT, *TEAM)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "ok   supervisor answers" in done.stdout
+    assert len(r.model.requests_of(RequestKind.SUPERVISOR)) == 1
