@@ -223,15 +223,21 @@ class Tmux:
 
 
 def terminal_script(
-    path: Path, cwd: Path, env: Mapping[str, str], argv: Sequence[str], done: Path
+    path: Path,
+    cwd: Path,
+    env: Mapping[str, str],
+    argv: Sequence[str],
+    done: Path,
+    before: str = "",
 ) -> Path:
-    """A bash script that runs argv with env (given to it alone, so the pane's shell is no
-    leftover of the run), then writes its exit code and `stty -a` to `done`."""
+    """A bash script that runs `before` (shell), then argv with env (given to it alone,
+    so the pane's shell is no leftover of the run), then writes its exit code and
+    `stty -a` to `done`."""
     import shlex
 
     command = shlex.join(["env", *(f"{k}={v}" for k, v in env.items()), *argv])
     path.write_text(
-        f"cd {shlex.quote(str(cwd))}\n{command}\n"
+        f"cd {shlex.quote(str(cwd))}\n{before}\n{command}\n"
         f'echo "exit=$?" > {done}.tmp\nstty -a >> {done}.tmp\nmv {done}.tmp {done}\n'
         "sleep 60\n"
     )

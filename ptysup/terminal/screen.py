@@ -446,6 +446,17 @@ class _Screen(pyte.Screen):
             if 1049 in modes:
                 self.restore_cursor()
 
+    def save_cursor_sco(self, *params: int, private: bool = False) -> None:
+        """`CSI s`: DECSC by another name, in the same slot (xterm, tmux). `CSI ? s` saves
+        modes (XTSAVE), which the model does not keep."""
+        if not private and not any(params):
+            self.save_cursor()
+
+    def restore_cursor_sco(self, *params: int, private: bool = False) -> None:
+        """`CSI u`: DECRC by another name. `CSI ? u` asks for the kitty keyboard flags."""
+        if not private and not any(params):
+            self.restore_cursor()
+
     @property
     def alternate(self) -> bool:
         """Whether the alternate screen shows."""
@@ -565,6 +576,15 @@ _FOREIGN_CSI = (
     r"|[0-?]*[ $]*[!-#%-/][ -/]*[@-~])"
 )
 
+# Strings no screen shows, consumed whole (pyte knows none of them and draws their bodies):
+# DCS (`ESC P`: XTGETTCAP's `ESC P + q …`, sixel), SOS, PM and APC (kitty graphics), each
+# up to its ST. tmux's passthrough (`ESC P tmux; …`, which opencode wraps its start-up
+# queries in under tmux) doubles each ESC of the wrapped sequences, so there `ESC ESC` is
+# part of the string and only a single `ESC \` ends it, as tmux itself reads it.
+_STRING = r"\x1bPtmux;(?:[^\x1b]|\x1b\x1b)*\x1b\\|\x1b[P_^X][^\x1b\x9c]*(?:\x1b\\|\x9c)"
+_STRING_STARTS = ("\x1bP", "\x1b_", "\x1b^", "\x1bX")
+_MAX_STRING = 64 * 1024  # an unterminated string held for the next feed, at most
+
 # Complete escape sequences the fast path dispatches itself, after pyte's plain-text run
 # and its C0 controls; anything else (a sequence split across feeds, a C0 control inside
 # a CSI, C1 introducers, palette OSCs) goes through pyte's own parser.
@@ -572,7 +592,8 @@ _SEQUENCES = (
     f"|({_FOREIGN_CSI})"  # group 3
     r"|\x1b\[([0-9;?> ]*)([!-#%-/:<=@-~])"  # CSI: groups 4, 5
     r"|\x1b\]([^RP])([^\x07\x1b\x9c]*)(?:\x07|\x9c|\x1b\\)"  # OSC: groups 6, 7
-    r"|\x1b([^\[\]#%()])"  # two-character ESC: group 8
+    r"|\x1b([^\[\]#%()P_^X])"  # two-character ESC: group 8
+    f"|({_STRING})"  # group 9
 )
 _TEXT, _BASIC, _FOREIGN, _CSI, _OSC, _ESC = 1, 2, 3, 5, 7, 8  # each alternative's last group
 # A sequence split across feeds is held back until it is complete, so the fast path sees
@@ -581,6 +602,16 @@ _INCOMPLETE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*)?\Z")
 _MAX_INCOMPLETE = 64
 _SHIFTS = (pyte.control.SI, pyte.control.SO)
 _MAX_PARAMS = 1024  # distinct CSI parameter strings remembered
+
+
+def _open_string(rest: str) -> str:
+    """An unterminated string to hold for the next feed. Its body is never shown, so one
+    longer than any query (an image) keeps only its introducer and its last bytes, with
+    no ESC first (a doubled one cut in two would end tmux's passthrough)."""
+    if len(rest) <= _MAX_STRING:
+        return rest
+    head = "\x1bPtmux;" if rest.startswith("\x1bPtmux;") else rest[:2]
+    return head + rest[-_MAX_STRING // 2 :].lstrip("\x1b")
 
 
 class _Stream(pyte.ByteStream):
@@ -593,6 +624,13 @@ class _Stream(pyte.ByteStream):
     are clamped to 9999), so only its speed differs.
     """
 
+    # pyte's, plus SCOSC and SCORC (`CSI s`, `CSI u`): opencode saves its cursor so before
+    # its alternate screen and restores it after drawing a test pattern at the top.
+    csi = {  # noqa: RUF012  # pyte's own attribute, read never written
+        **pyte.ByteStream.csi,
+        "s": "save_cursor_sco",
+        "u": "restore_cursor_sco",
+    }
     rejected = 0  # sequences skipped because pyte raised on them
     last_rejected: Exception | None = None
     _held = ""  # the start of a sequence that the next feed completes
@@ -627,13 +665,14 @@ class _Stream(pyte.ByteStream):
         self._held = ""
         tail = _INCOMPLETE.search(text, max(0, len(text) - _MAX_INCOMPLETE))
         if tail is None:
-            self._feed_text(text)
+            self._held = self._feed_text(text)
             return
-        self._feed_text(text[: tail.start()])
-        if self._taking_plain_text:  # the tail starts a sequence: wait for the rest
+        if held := self._feed_text(text[: tail.start()]):  # a string goes on in the tail
+            self._held = held + tail.group()
+        elif self._taking_plain_text:  # the tail starts a sequence: wait for the rest
             self._held = tail.group()
         else:  # the tail is inside something pyte's parser is reading (an OSC string)
-            self._feed_text(tail.group())
+            self._held = self._feed_text(tail.group())
 
     def _csi_params(self, middle: str) -> tuple[tuple[int, ...], bool]:
         known = self._params.get(middle)
@@ -645,7 +684,9 @@ class _Stream(pyte.ByteStream):
             known = self._params[middle] = (params, "?" in middle)
         return known
 
-    def _feed_text(self, data: str) -> None:
+    def _feed_text(self, data: str) -> str:
+        """Feed DATA; the start of a string (DCS, APC…) it leaves open, to be completed by
+        the next feed, or ""."""
         screen = self.listener
         assert screen is not None
         draw = screen.draw
@@ -659,6 +700,9 @@ class _Stream(pyte.ByteStream):
                 while offset < length:
                     m = match(data, offset) if taking else None
                     if m is None:
+                        if taking and data.startswith(_STRING_STARTS, offset):
+                            self._taking_plain_text = True
+                            return _open_string(data[offset:])  # held for the next feed
                         char = data[offset]
                         offset += 1
                         taking = send(char)
@@ -696,6 +740,7 @@ class _Stream(pyte.ByteStream):
                 self.last_rejected = exc
                 taking = True  # pyte's parser restarted, or was never left
         self._taking_plain_text = taking
+        return ""
 
 
 class ScreenModel:

@@ -23,7 +23,7 @@ MODEL = "fake-model"
 TEST_API_KEY = "sk-fake-opencode"
 # Names the private home in the environment, so the tests find what a run left running
 # (opencode itself ignores it).
-HOME_MARKER = "PTYSUP_OPENCODE_HOME"
+HOME_MARKER = "OPENCODE_PTYSUP_TEST_HOME"  # not PTYSUP_: ptysup warns of those it does not know
 
 # Outer variables that would point the child at another config, data dir or account.
 _STRIPPED_PREFIXES = ("OPENCODE_", "XDG_")

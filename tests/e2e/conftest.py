@@ -75,12 +75,15 @@ class Rig:
     def popen(self, task: str, *args: str) -> subprocess.Popen[str]:
         return self.start(*self.argv(task, "--log-file", str(self.log), *args))
 
-    def in_terminal(self, tmux: Tmux, tmp_path: Path, task: str, *args: str) -> Path:
-        """ptysup on TASK started in TMUX's pane, as a person starts it; the file that
-        holds its exit status once it is done."""
+    def in_terminal(
+        self, tmux: Tmux, tmp_path: Path, task: str, *args: str, before: str = ""
+    ) -> Path:
+        """ptysup on TASK started in TMUX's pane, as a person starts it, after the shell
+        command BEFORE; the file that holds its exit status once it is done."""
         done = tmp_path / "done"
         argv = ptysup_argv(*self.argv(task, "--log-file", str(self.log), *args))
-        tmux.start(terminal_script(tmp_path / "run.sh", self.project, self.env, argv, done))
+        script = terminal_script(tmp_path / "run.sh", self.project, self.env, argv, done, before)
+        tmux.start(script)
         return done
 
     def signalled(self, task: str, sig: signal.Signals, when: RequestKind, *args: str) -> int:

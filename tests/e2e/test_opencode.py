@@ -296,7 +296,9 @@ def test_in_tmux_the_supervisor_sees_the_persons_screen_and_the_terminal_is_rest
     rig: Callable[..., Rig], tmp_path: Path
 ) -> None:
     # opencode turns mouse tracking on: the pane's flags must be a fresh pane's after.
-    check_mirrored_and_restored(rig(LISTED), tmp_path, "ptysup-opencode", 40)
+    # Its start-up queries (in tmux's passthrough) and its saved cursor must not move
+    # ptysup's summary onto the `Continue  opencode -s ses_…` hint it prints at exit.
+    check_mirrored_and_restored(rig(LISTED), tmp_path, "ptysup-opencode", 40, "opencode -s ses_")
 
 
 def test_the_demo_runs_with_opencode_as_agent_and_supervisor(opencode_bin: Path) -> None:

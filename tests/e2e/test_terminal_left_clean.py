@@ -65,13 +65,19 @@ def fresh_pane(tmp_path: Path) -> tuple[str, str]:
         pane.kill()
 
 
-def check_mirrored_and_restored(r: Rig, tmp_path: Path, name: str, rows: int = 40) -> None:
+def check_mirrored_and_restored(
+    r: Rig, tmp_path: Path, name: str, rows: int = 40, farewell: str | None = None
+) -> None:
     """Run R's scenario (its supervisor thinks a while with the turn's last frame on
     screen) in a tmux pane named NAME: the supervisor's screen must be the pane's, row for
-    row, and the terminal must be left as a fresh pane's (modes, stty)."""
+    row, and the terminal must be left as a fresh pane's (modes, stty). FAREWELL, what
+    the agent prints as it exits, must be left whole above ptysup's summary."""
     fresh_flags, fresh_stty = fresh_pane(tmp_path)
     tmux = Pane(name, rows=rows)
-    done = r.in_terminal(tmux, tmp_path, "give me the list")
+    # Lines above ptysup's start, as a person's shell leaves them: the cursor the agent
+    # saves and restores is then not the top row, where a lost restore would also land.
+    before = "printf 'earlier output %s\\n' 1 2 3 4 5" if farewell else ""
+    done = r.in_terminal(tmux, tmp_path, "give me the list", before=before)
     try:
         r.model.wait_for(lambda q: q.kind is RequestKind.SUPERVISOR, timeout=60)
         pane = [line.rstrip() for line in tmux.capture().split("\n")][: rows - 1]
@@ -90,6 +96,12 @@ def check_mirrored_and_restored(r: Rig, tmp_path: Path, name: str, rows: int = 4
     assert flags == fresh_flags
     assert done.read_text().split("\n", 1)[1].split() == fresh_stty.split()
     assert "ptysup: complete" in after
+    assert "ptysup: warning" not in after  # e.g. of a variable the test setup leaks
+    if farewell is not None:
+        lines = after.split("\n")
+        said = [y for y, line in enumerate(lines) if farewell in line]
+        summary = next(y for y, line in enumerate(lines) if line.startswith("ptysup: complete"))
+        assert said and said[-1] < summary, after
     assert read_events(r.log)[-1]["outcome"] == "complete"
 
 

@@ -129,3 +129,67 @@ def test_a_cell_left_past_the_edge_does_not_keep_a_row_from_being_dropped() -> N
     model.resize(2, 1)
     model.resize(1, 1)
     assert model.snapshot().lines == ("a",)
+
+
+# Strings no screen shows. The tmux one is opencode 1.18's start-up query under tmux: the
+# wrapped sequences' ESCs are doubled, so an early end at the first `ESC ESC \` drew
+# `[?1016$p[?2027$p…` on the person's main screen.
+STRINGS = [
+    b"\x1bPtmux;\x1b\x1bP+q4d73\x1b\x1b\\\x1b\x1b[?1016$p\x1b\x1b[?2031$p\x1b\\",
+    b"\x1bP+q544e\x1b\\",  # XTGETTCAP
+    b"\x1b_Gi=1,a=q;AAAA\x1b\\",  # kitty graphics (APC)
+    b"\x1b^privacy message\x1b\\",  # PM
+    b"\x1bXstart of string\x1b\\",  # SOS
+]
+
+
+@pytest.mark.parametrize("seq", STRINGS, ids=repr)
+def test_strings_are_consumed_never_drawn_wherever_a_feed_ends(seq: bytes) -> None:
+    data = b"a" + seq + b"b\r\nnext" + seq
+    whole = ScreenModel(3, 20)
+    whole.feed(data)
+    assert list(whole.snapshot().lines[:2]) == ["ab".ljust(20), "next".ljust(20)]
+    assert whole.snapshot().cursor == (1, 4)
+    for cut in range(1, len(data)):
+        model = ScreenModel(3, 20)
+        model.feed(data[:cut])
+        model.feed(data[cut:])
+        assert model.snapshot().lines == whole.snapshot().lines, cut
+        assert model.snapshot().cursor == (1, 4), cut
+
+
+def test_a_string_too_long_to_hold_is_still_never_drawn() -> None:
+    image = b"\x1bPtmux;\x1b\x1b_G" + b"A\x1b\x1b" * 40_000 + b"B" * 10 + b"\x1b\x1b\\\x1b\\"
+    model = ScreenModel(3, 20)
+    model.feed(b"a" + image[:100_000])
+    model.feed(image[100_000:] + b"b")
+    assert model.snapshot().lines[0] == "ab".ljust(20)
+
+
+def test_csi_s_and_u_save_and_restore_the_cursor_as_esc_7_and_8() -> None:
+    model = ScreenModel(4, 20)
+    model.feed(b"\r\n\r\nx\x1b[s\x1b[H\x1b[?utop\x1b[u!")
+    assert model.snapshot().lines[0].rstrip() == "top"
+    assert model.snapshot().lines[2].rstrip() == "x!"  # `CSI ? u` (kitty's query) no restore
+
+
+def test_opencodes_start_and_exit_leave_the_cursor_below_what_it_printed() -> None:
+    # As opencode 1.18 under tmux: queries, `CSI s`, a probe drawn at the top, `CSI u`,
+    # then the alternate screen; at exit the main screen back, its logo and its hint.
+    start = (
+        b"\x1b[?2031h\x1b[s\x1b[6n\x1bPtmux;\x1b\x1bP+q4d73\x1b\x1b\\\x1b\x1b[?2026$p\x1b\\"
+        b"\x1b[H\x1b]66;w=1; \x1b\\\x1b[6n\x1b[u\x1b[s\x1b[?1049h\x1b[2J\x1b[Hthe TUI"
+    )
+    model = ScreenModel(10, 40)
+    model.feed(b"$ demo\r\n")
+    model.feed(start)
+    model.feed(b"\x1b[?1049l\x1b[?25hlogo\r\n\r\n  Continue  opencode -s ses_1\r\n\r\n")
+    snap = model.snapshot()
+    assert [line.rstrip() for line in snap.lines[:5]] == [
+        "$ demo",
+        "logo",
+        "",
+        "  Continue  opencode -s ses_1",
+        "",
+    ]
+    assert snap.cursor == (5, 0)
