@@ -13,6 +13,7 @@ from ptysup.agents.gemini.profile import GeminiProfile
 from ptysup.agents.generic.profile import GenericProfile
 from ptysup.agents.opencode.profile import OpencodeProfile
 from ptysup.agents.opencode.profile import conversation_saved as opencode_saved
+from ptysup.agents.opencode.profile import refuses as opencode_refuses
 from ptysup.agents.profile import AgentProfile
 from ptysup.agents.qwen.profile import QwenProfile
 from ptysup.procutil import is_aider, is_claude, is_gemini, is_opencode, is_qwen
@@ -32,6 +33,8 @@ class Agent:
     # Whether the agent saved conversation (id, environment) so it can be reopened: one
     # killed before it saved it starts afresh under the same id. Unknown: assumed saved.
     saved: Callable[[str, Mapping[str, str]], bool] = lambda session_id, env: True
+    # Why the agent's command line cannot be supervised (a usage error), or None.
+    refuses: Callable[[Sequence[str]], str | None] = lambda argv: None
 
 
 def _generic(session_id: str | None, reopen: bool) -> AgentProfile:
@@ -43,7 +46,15 @@ AGENTS: tuple[Agent, ...] = (
     Agent("codex", is_codex, True, CodexProfile, tested=("0.169.0",)),
     Agent("gemini", is_gemini, True, GeminiProfile, tested=("0.61.0",)),
     Agent("qwen", is_qwen, True, QwenProfile, tested=("0.24.4",)),
-    Agent("opencode", is_opencode, True, OpencodeProfile, ("1.18.33",), opencode_saved),
+    Agent(
+        "opencode",
+        is_opencode,
+        True,
+        OpencodeProfile,
+        tested=("1.18.33",),
+        saved=opencode_saved,
+        refuses=opencode_refuses,
+    ),
     # aider has no conversation id: a resumed part restores its chat history file.
     Agent("aider", is_aider, True, AiderProfile, tested=("0.86.2",)),
     Agent("generic", lambda argv: True, False, _generic),

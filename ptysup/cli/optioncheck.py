@@ -38,6 +38,16 @@ def _agent(value: Any) -> Any:
     return _one_of(NAMES)(value)
 
 
+def _agent_cmd(value: Any) -> Any:
+    from ptysup.agents.registry import find
+
+    argv = command_argv(str(value))
+    problem = find(argv).refuses(argv)
+    if problem is not None:
+        raise ValueError(problem)
+    return argv
+
+
 def _more_than_zero(value: Any) -> Any:
     if value is not None and value <= 0:  # a zero budget would end the run before it starts
         raise ValueError("must be more than zero")
@@ -93,7 +103,7 @@ VALUE_CHECKS: Mapping[str, OptionCheck] = {
     "max_time": lambda v: duration_seconds(str(v)),
     "max_cost": _more_than_zero,
     "max_repeats": _repeats,
-    "agent_cmd": lambda v: command_argv(str(v)),
+    "agent_cmd": _agent_cmd,
     "agent": _agent,
     "supervisor_cmd": lambda v: command_argv(str(v)),
     "verify": lambda v: command_argv(str(v)),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -107,3 +108,29 @@ def test_the_agent_options_help_and_reference_name_every_agent() -> None:
     (row,) = [line for line in page.splitlines() if line.startswith("| `--agent NAME`")]
     for name in registry.NAMES:
         assert name in str(agent.help) and f"`{name}`" in row, name
+
+
+@pytest.mark.parametrize("source", ["--agent-cmd", "PTYSUP_AGENT_CMD"])
+def test_an_opencode_command_ptysup_cannot_hear_is_one_line_and_exit_2(
+    tmp_path: Path, source: str
+) -> None:
+    # --pure loads no plugin: the run would wait for a ready signal that never comes.
+    args = ["--agent-cmd", "opencode --pure"] if source.startswith("--") else []
+    env = {**os.environ, "PTYSUP_AGENT_CMD": "opencode --pure"} if not args else None
+    done = subprocess.run(
+        [sys.executable, "-m", "ptysup", *args, "a task"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--pure" in lines[0] and "leave it out" in lines[0], done.stderr
+    assert not (tmp_path / ".ptysup").exists()  # nothing was started
+
+
+def test_opencode_without_pure_is_no_refusal() -> None:
+    argv = ["opencode", "--model", "x/pure"]
+    assert registry.find(argv).name == "opencode" and registry.find(argv).refuses(argv) is None

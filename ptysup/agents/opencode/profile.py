@@ -83,6 +83,13 @@ DIALOG = Blocker(
 )
 
 
+def refuses(argv: Sequence[str]) -> str | None:
+    """Why ptysup cannot supervise this opencode command line, if it cannot."""
+    if "--pure" in argv[1:]:
+        return "opencode's --pure loads no plugin, ptysup's reporter neither: leave it out"
+    return None
+
+
 def conversation_saved(session_id: str, env: Mapping[str, str]) -> bool:
     """Whether SESSION_ID can be reopened: only an id opencode picked (`ses_…`, learnt from
     its first SessionStart) names a conversation it saved; the id a run starts with is
