@@ -13,6 +13,8 @@ import enum
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from ptysup.agents.claude.paste import unwrap_pastes
+
 T = TypeVar("T")
 
 SYSTEM_REMINDER = "<system-reminder>"
@@ -96,12 +98,15 @@ def last_human_index(body: Mapping[str, Any]) -> int | None:
 
 
 def human_text(body: Mapping[str, Any]) -> str:
-    """The text of the latest human message, without system reminders."""
+    """The text of the latest human message, without system reminders, and pasted text
+    without the wrapper newer Claude Code puts around it (as the pinned release sends it:
+    scenarios and tests read the same words from either)."""
     index = last_human_index(body)
     if index is None:
         return ""
     texts = _texts(_messages(body)[index])
-    return "\n".join(t for t in texts if not t.lstrip().startswith(SYSTEM_REMINDER))
+    said = "\n".join(t for t in texts if not t.lstrip().startswith(SYSTEM_REMINDER))
+    return unwrap_pastes(said)
 
 
 def step_index(body: Mapping[str, Any]) -> int:

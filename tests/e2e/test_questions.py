@@ -35,6 +35,11 @@ FEATURES = _ask("Features", "Which features to add?", ["Logging", "Metrics", "Tr
 NAME = _ask("Name", "What should the module be called?", ["cache", "store"])
 
 
+# The tool result of a question answered from the hook. Claude Code 2.1.332 words it
+# "The user answered: …" when an answer is not one of the labels (2.1.197: always the first).
+ANSWERED = ("Your questions have been answered:", "The user answered:")
+
+
 def _asked(header: str) -> str:
     """A regex for the supervisor prompt that asks this question (not a turn end's)."""
     return rf"The agent asks:\nQuestion 1 \[{header}\]"
@@ -76,7 +81,7 @@ def test_questions_are_answered_by_the_supervisor(rig: Callable[..., Rig]) -> No
     run = r.run("build the cache", "--max-iter", "10")
     assert run.code == 0, run.stdout + run.stderr
     results = [t for req in r.model.requests_of(RequestKind.AGENT) for t in tool_results(req)]
-    answered = [t for t in results if "have been answered" in t]
+    answered = [t for t in results if t.startswith(ANSWERED)]
     assert len(answered) == 3, results
     assert '"Which storage should the cache use?"="SQLite"' in answered[0]
     assert '"Which features to add?"="Logging, Metrics"' in answered[1]

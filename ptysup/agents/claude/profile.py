@@ -10,6 +10,7 @@ from glob import escape as glob_escape
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ptysup.agents.claude.paste import unwrap_pastes
 from ptysup.agents.events import HookEvent, ScreenState
 from ptysup.agents.firstrun import Blocker, claude_blocker
 from ptysup.agents.profile import Hooks, Launch
@@ -102,8 +103,16 @@ class ClaudeProfile:
         return Launch(self.argv(base, hooks.command() if hooks else None), dict(env))
 
     def hook(self, event: HookEvent) -> HookEvent | None:
-        """Claude Code's hooks are ptysup's vocabulary as they are."""
-        return event
+        """Claude Code's hooks are ptysup's vocabulary as they are, but for a prompt's
+        pasted text, whose wrapper newer releases add is taken off (so an instruction
+        ptysup typed is known as its own, not taken for the person's)."""
+        prompt = event.payload.get("prompt")
+        if event.name != "UserPromptSubmit" or not isinstance(prompt, str):
+            return event
+        unwrapped = unwrap_pastes(prompt)
+        if unwrapped == prompt:
+            return event
+        return HookEvent(event.name, {**event.payload, "prompt": unwrapped}, event.ts, event.reply)
 
     def ask(self, event: HookEvent) -> Ask | None:
         """AskUserQuestion, answered through the waiting PreToolUse hook."""
