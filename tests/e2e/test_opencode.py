@@ -7,7 +7,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack
@@ -20,14 +19,13 @@ from ptysup.testing import opencode_env as opencode_env_module
 from ptysup.testing.fakemodel import RequestKind
 from ptysup.testing.wires import chat
 from tests.conftest import ClaudeEnvFactory, FakeModelFactory
-from tests.e2e.conftest import Rig, rigs
+from tests.e2e.conftest import TWO_PARTS, Rig, rigs
 from tests.e2e.test_terminal_left_clean import LISTED, Pane, check_mirrored_and_restored
 from tests.helpers import read_events, run_ptysup, wait_for
 
 pytestmark = pytest.mark.e2e
 
 AGENT = "opencode"
-RESUMED = "has just been resumed"
 WRITE = {"tool": "write", "input": {"filePath": "{workdir}/out.txt", "content": "hello\n"}}
 SHELL = {"tool": "bash", "input": {"command": "echo hi > shell.txt", "description": "w"}}
 
@@ -171,24 +169,11 @@ def test_a_time_budget_interrupts_the_turn_then_starts_a_new_session(
 
 
 def test_resume_after_sigkill_reopens_the_same_conversation(rig: Callable[..., Rig]) -> None:
-    r = rig(
-        {
-            "agent": [
-                {"match": "part two", "reply": "Part two done."},
-                {"reply": "Part one done."},
-            ],
-            "supervisor": [
-                {"match": RESUMED, "reply": "[CONTINUE] now do part two"},
-                {"times": 1, "delay": 120, "reply": "[COMPLETE] never given"},
-                {"reply": "[COMPLETE] both parts are done"},
-            ],
-        }
+    r = rig(TWO_PARTS)
+    first, resumed = r.killed_then_resumed(
+        "do part one", "opencode", "--max-iter", "5", "--agent-cmd", AGENT
     )
-    r.signalled("do part one", signal.SIGKILL, RequestKind.SUPERVISOR)
-    wait_for(lambda: not r.leftovers(), 20, "opencode to exit after losing its terminal")
-    first = read_events(r.log)
     (session,) = {e["session_id"] for e in first if e["event"] == "session"}
-    resumed = r.ptysup("resume", "--max-iter", "5", "--agent-cmd", AGENT)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     events = read_events(r.log)[len(first) :]
     (start,) = [e for e in events if e["event"] == "agent_start"]
