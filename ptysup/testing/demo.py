@@ -11,6 +11,7 @@ and no network.
 from __future__ import annotations
 
 import contextlib
+import os
 import shlex
 import shutil
 import subprocess
@@ -78,8 +79,8 @@ needs no account and no network. Exit code: ptysup's. The first run sets itself 
 ptysup into .venv and the pinned Claude Code into .tools/ (Python 3.10+ and npm, no
 root, no test tools); --help and --clean set nothing up.
 
-  --clean          remove the sample projects earlier demos left in the temp dir
-                   (a demo still running keeps its own)
+  --clean          remove the sample projects your earlier demos left in the temp
+                   dir (never another user's; a demo still running keeps its own)
   --agent codex    Codex CLI as the agent instead (its pinned version is installed
                    into .tools/codex on first use); the supervisor stays Claude Code
   --agent aider    aider as the agent instead (its pinned version is installed into
@@ -97,11 +98,15 @@ root, no test tools); --help and --clean set nothing up.
 
 
 def clean(tmp: Path | None = None) -> int:
-    """Remove the sample projects earlier demos left for you to look at (in the temp dir);
-    one whose demo still runs is kept, and said so."""
+    """Remove the sample projects your earlier demos left for you to look at (in the temp
+    dir); one whose demo still runs is kept, and said so. The temp dir is shared: another
+    user's demo folders are never touched (root's powers would remove them), only counted."""
     tmp = tmp or Path(tempfile.gettempdir())
-    removed = 0
-    for path in sorted(p for p in tmp.glob(f"{PREFIX}*") if p.is_dir()):
+    removed = others = 0
+    for path in sorted(p for p in tmp.glob(f"{PREFIX}*") if p.is_dir() and not p.is_symlink()):
+        if path.stat().st_uid != os.getuid():
+            others += 1
+            continue
         pid = pidlock.holder(path / LOCK)
         if pid is not None:
             who = f"pid {pid}" if pid > 0 else "another process"
@@ -112,6 +117,8 @@ def clean(tmp: Path | None = None) -> int:
             _say(f"cannot remove {path} (another user's?)")
         else:
             removed += 1
+    if others:
+        _say(f"left {others} demo folder(s) of other users alone")
     _say(f"removed {removed} demo folder(s) from {tmp}")
     return 0
 

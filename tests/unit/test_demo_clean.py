@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import tempfile
 from pathlib import Path
 
@@ -39,3 +40,21 @@ def test_an_unknown_demo_agent_is_refused_before_anything_is_made(
         in capsys.readouterr().err
     )
     assert list(tmp_path.iterdir()) == []
+
+
+def test_clean_leaves_other_users_demo_folders_alone(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The temp dir is shared: as root, rmtree would remove anybody's demo.
+    if os.geteuid() != 0:
+        pytest.skip("needs root to give a folder to another user")
+    theirs = tmp_path / f"{PREFIX}theirs"
+    theirs.mkdir()
+    os.chown(theirs, os.getuid() + 4242, os.getgid())
+    mine = tmp_path / f"{PREFIX}mine"
+    mine.mkdir()
+    assert clean(tmp_path) == 0
+    assert [p.name for p in tmp_path.iterdir()] == [theirs.name]
+    err = capsys.readouterr().err
+    assert "left 1 demo folder(s) of other users alone" in err
+    assert err.endswith(f"removed 1 demo folder(s) from {tmp_path}\n")
