@@ -6,6 +6,26 @@
 # Extra arguments go to pytest (e.g. -k demo, -m "not e2e").
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
+# --help answers before anything is set up (the setup installs ~600 MB on a fresh machine).
+case ${1:-} in
+  -h | --help)
+    cat <<'EOF'
+Usage: scripts/test.sh [PYTEST-ARGUMENT...]
+
+Sets itself up (scripts/setup.sh test: a venv in .venv with ptysup, its test and docs
+tools, and the pinned agents in .tools/; as root also tmux, Chromium and the other
+system packages the tests use, with apt-get), then runs ruff, mypy, the import layers,
+the docs site's strict build, the Kubernetes files' validation and pytest: every test,
+end-to-end ones against the real agents included. Exit code: 0 when all pass.
+
+  PYTEST-ARGUMENT  passed on to pytest, e.g. -m "not e2e" (the fast part),
+                   -k demo (tests by name), -x (stop at the first failure);
+                   pytest's own help: .venv/bin/python -m pytest --help
+  -h, --help       this help (sets nothing up)
+EOF
+    exit 0
+    ;;
+esac
 bash scripts/setup.sh test || exit $?
 
 .venv/bin/ruff check ptysup tests scripts || exit 1

@@ -28,6 +28,10 @@ from ptysup.testing.claude_env import claude_env, find_claude
 
 SCENARIO = Path(__file__).with_name("scenarios") / "demo.yaml"
 TASK = "implement feature X"
+# `--project DIR`: ptysup in the person's own folder, offline; the scripted agent only
+# reads (scenario tour.yaml), so nothing of theirs changes.
+TOUR_SCENARIO = SCENARIO.with_name("tour.yaml")
+TOUR_TASK = "look around this project"
 # Edits without permission dialogs, so the demo runs unattended (and in CI).
 AGENT_CMD = "claude --permission-mode acceptEdits"
 # `--agent gemini`: Gemini CLI is the agent and the supervisor (no Claude Code needed); its
@@ -71,6 +75,7 @@ PREFIX = "ptysup-demo-"
 LOCK = Path(".ptysup") / "demo.lock"
 USAGE = f"""\
 Usage: scripts/demo.sh [--clean | [--agent codex|aider|gemini|qwen|opencode] PTYSUP-OPTION...]
+       scripts/demo.sh --project DIR [PTYSUP-OPTION...]
 
 Runs `ptysup "{TASK}" --max-iter 50` on a sample project copied to a new temp dir
 ({PREFIX}*, kept for you to look at). The agent and the supervisor are the real
@@ -81,6 +86,9 @@ root, no test tools); --help and --clean set nothing up.
 
   --clean          remove the sample projects your earlier demos left in the temp
                    dir (never another user's; a demo still running keeps its own)
+  --project DIR    ptysup in your own project DIR instead, still offline: the agent
+                   (Claude Code) looks around with the fake model and changes nothing;
+                   the run's log is kept in DIR/.ptysup/runs/
   --agent codex    Codex CLI as the agent instead (its pinned version is installed
                    into .tools/codex on first use); the supervisor stays Claude Code
   --agent aider    aider as the agent instead (its pinned version is installed into
@@ -131,6 +139,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if extra == ["--clean"]:
         return clean()
+    if "--project" in extra:
+        return _own_project(extra)
     agent = _agent(extra) or "claude"
     if agent not in AGENTS:
         _say(f"unknown agent {agent!r}: the demo runs {', '.join(AGENTS[:-1])} or {AGENTS[-1]}")
@@ -153,6 +163,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     project = Path(tempfile.mkdtemp(prefix=PREFIX))
     with pidlock.hold(project / LOCK):
         return _run(project, claude, extra, agent, other)
+
+
+def _own_project(extra: list[str]) -> int:
+    """The offline demo in the person's own folder (`--project DIR`): a read-only tour."""
+    at = extra.index("--project")
+    if at + 1 >= len(extra):
+        _say("--project needs a folder: scripts/demo.sh --project DIR")
+        return 2
+    folder = Path(extra[at + 1]).expanduser()
+    if not folder.is_dir():
+        _say(f"--project: {folder} is not a folder")
+        return 2
+    if _agent(extra) not in (None, "claude"):
+        _say("--project runs Claude Code as the agent; it takes no --agent")
+        return 2
+    claude = find_claude()
+    if claude is None:
+        _say("Claude Code is not installed: run scripts/demo.sh (it installs it)")
+        return 2
+    rest = extra[:at] + extra[at + 2 :]
+    return _run(folder.resolve(), claude, rest, tour=True)
 
 
 def _agent(extra: Sequence[str]) -> str | None:
@@ -197,9 +228,15 @@ def _self_supervised_demo(agent: str, extra: list[str]) -> int:
 
 
 def _run(
-    project: Path, claude: Path, extra: list[str], agent: str = "claude", other: Path | None = None
+    project: Path,
+    claude: Path,
+    extra: list[str],
+    agent: str = "claude",
+    other: Path | None = None,
+    tour: bool = False,
 ) -> int:
-    """The demo in PROJECT (a new temp dir); ptysup's exit code."""
+    """The demo in PROJECT (a new temp dir; with TOUR, the person's own folder, only
+    looked at); ptysup's exit code."""
     # Here, not at the top: see the imports.
     from ptysup.testing.fakemodel import FakeModel
     from ptysup.testing.scenario import Scenario
@@ -211,10 +248,13 @@ def _run(
         "aider": AIDER_SCENARIO,
         "opencode": OPENCODE_SCENARIO,
     }
-    scenario = Scenario.load(scenarios.get(agent, SCENARIO))
-    scenario.seed(project)
+    if tour:
+        scenario = Scenario.load(TOUR_SCENARIO)
+    else:
+        scenario = Scenario.load(scenarios.get(agent, SCENARIO))
+        scenario.seed(project)
     ptysup = Path(sys.executable).with_name("ptysup")
-    command = [str(ptysup), TASK, "--max-iter", "50", *extra]
+    command = [str(ptysup), TOUR_TASK if tour else TASK, "--max-iter", "50", *extra]
     with (
         FakeModel(scenario, project) as model,
         _agent_env(agent, model.url, project, claude, other) as env,
@@ -225,10 +265,12 @@ def _run(
         env["PTYSUP_AGENT_CMD"] = agent_cmd
         if supervisor_cmd:
             env["PTYSUP_SUPERVISOR_CMD"] = supervisor_cmd
-        _say(f"sample project: {project}")
+        _say(f"{'your project' if tour else 'sample project'}: {project}")
         _say(f"model: the bundled fake at {model.url}; agent: {agent_cmd}")
         _say(f"running: ptysup {shlex.join(command[1:])}")
         code = subprocess.call(command, cwd=project, env=env)
+    if tour:
+        return _toured(project, code)
     log = next(project.glob(".ptysup/runs/*/events.jsonl"), None)
     if log is None:  # ptysup refused before a run began (e.g. a mistyped option)
         shutil.rmtree(project, ignore_errors=True)
@@ -243,6 +285,24 @@ def _run(
     )
     _say(f"event log: {log}")
     _say(f"kept for you to look at: {project} (scripts/demo.sh --clean removes it)")
+    _say(NEXT)
+    return code
+
+
+# The newcomer's next step, said at the end of every demo.
+NEXT = (
+    "next: scripts/demo.sh --project DIR tries ptysup on your own project, still offline "
+    "(the agent only looks); with your own Claude account: docs/getting-started.md"
+)
+
+
+def _toured(project: Path, code: int) -> int:
+    """What a tour of the person's own PROJECT left: its run's log, nothing else."""
+    logs = sorted(project.glob(".ptysup/runs/*/events.jsonl"), key=lambda p: p.stat().st_mtime)
+    if logs:
+        _say(f"ptysup exited {code}; event log: {logs[-1]}")
+    else:
+        _say(f"ptysup exited {code} before the run began")
     return code
 
 

@@ -119,5 +119,53 @@ def test_the_demo_runs_for_a_new_user_with_python_and_npm_only(
         assert found.stdout.split() == []  # not one test tool in the demo's venv
         assert not (clone / ".venv" / "bin" / "kubectl").exists()
         assert (clone / ".venv" / "bin" / "ptysup").exists()
+        # The demo's last word is the next step: the same, offline, on their own project.
+        assert run.stderr.splitlines()[-1].startswith("demo: next: scripts/demo.sh --project")
+        _tour_of_own_project(top / "mine", clone, env, new_user)
     finally:
         shutil.rmtree(top, ignore_errors=True)
+
+
+def _tour_of_own_project(
+    mine: Path, clone: Path, env: dict[str, str], new_user: pwd.struct_passwd
+) -> None:
+    """`scripts/demo.sh --project MINE` as the new user: ptysup runs in their own git
+    project, offline, and leaves every file of theirs as it was."""
+    (mine / "tests").mkdir(parents=True)
+    (mine / "README.md").write_text("# Mine\n")
+    (mine / "tests" / "test_mine.py").write_text("def test_mine() -> None:\n    pass\n")
+    git = [
+        "git",
+        "-C",
+        str(mine),
+        "-c",
+        "safe.directory=*",
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@t",
+    ]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "mine"], check=True)
+    subprocess.run(["chown", "-R", f"{new_user.pw_uid}:{new_user.pw_gid}", str(mine)], check=True)
+    user = [f"--reuid={new_user.pw_uid}", f"--regid={new_user.pw_gid}", "--clear-groups"]
+    before = {p: p.read_bytes() for p in mine.rglob("*") if p.is_file() and ".git" not in p.parts}
+    run = run_group(
+        ["setpriv", *user, "bash", "scripts/demo.sh", "--project", str(mine)],
+        cwd=clone,
+        env=env,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "outcome=complete" in run.stdout, run.stdout[-3000:]
+    assert "PostToolUse Read" in run.stdout  # the agent looked at their README
+    after = {
+        p: p.read_bytes()
+        for p in mine.rglob("*")
+        if p.is_file() and ".git" not in p.parts and ".ptysup" not in p.parts
+    }
+    assert after == before
+    status = subprocess.run([*git, "status", "--porcelain"], capture_output=True, text=True)
+    assert status.stdout == ""  # the run's own folder is ignored by git
+    assert list(mine.glob(".ptysup/runs/*/events.jsonl"))

@@ -1,5 +1,6 @@
-"""`scripts/demo.sh --help` and `--clean` as a person runs them: before any setup, and
-`--clean` never deletes the sample project of a demo that is still running."""
+"""`scripts/demo.sh --help`, `scripts/test.sh --help` and `demo.sh --clean` as a person runs
+them: before any setup, and `--clean` never deletes the sample project of a demo that is
+still running."""
 
 from __future__ import annotations
 
@@ -40,6 +41,18 @@ def test_help_in_a_fresh_clone_sets_nothing_up(args: tuple[str, ...], tmp_path: 
     assert done.stderr == ""  # no "setup: ..." line
     assert not (clone / ".venv").exists() and not (clone / ".tools").exists()
     assert list(tmp.iterdir()) == []  # no sample project either
+
+
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_test_sh_help_in_a_fresh_clone_sets_nothing_up(flag: str, tmp_path: Path) -> None:
+    clone = fresh_copy(tmp_path / "clone")
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    done = _script(clone / "scripts" / "test.sh", flag, tmp=tmp, timeout=HELP_TIMEOUT_S)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("Usage: scripts/test.sh") and '-m "not e2e"' in done.stdout
+    assert done.stderr == ""  # no "setup: ..." line
+    assert not (clone / ".venv").exists() and not (clone / ".tools").exists()
 
 
 @pytest.fixture
