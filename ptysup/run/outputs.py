@@ -26,7 +26,11 @@ def problem(path: Path) -> str | None:
         return exc.strerror or str(exc)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600))
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:  # an empty write: /proc and /sys files open for writing, then refuse it
+            os.write(fd, b"")
+        finally:
+            os.close(fd)
         if not existed:
             path.unlink()
     except OSError as exc:

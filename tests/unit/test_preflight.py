@@ -43,6 +43,11 @@ def _refused(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
             "cannot write --record /proc/nope/x.cast: No such file",
         ),
         (["--summary-json", "."], "cannot write --summary-json .: Is a directory"),
+        # It opens for writing, then refuses every write: said before the run, not at its end.
+        (
+            ["--summary-json", "/proc/version"],
+            "cannot write --summary-json /proc/version: Input/output error",
+        ),
         (["--log-file", "a.jsonl", "--summary-json", "a.jsonl"], "are the same file: a.jsonl"),
     ],
 )
