@@ -270,6 +270,9 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
     if args and args[0] in SUBCOMMANDS:
         import importlib
 
+        refused = _unknown_option(args[0], args[1:])
+        if refused is not None:
+            return refused
         module, function = SUBCOMMANDS[args[0]].split(":")
         run_sub = getattr(importlib.import_module(module), function)
         code: int = run_sub(args[1:], environ) if args[0] in _TAKE_ENV else run_sub(args[1:])
@@ -287,6 +290,39 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
     from ptysup.run import lifecycle  # keeps `ptysup --help` light
 
     return lifecycle.supervise(parsed, environ, fail=_fail, preflight=preflight)
+
+
+def _unknown_option(name: str, args: Sequence[str]) -> int | None:
+    """One line and exit 2 for an option subcommand NAME does not take, before it runs
+    (each subcommand's own parser said it differently, or took it for a file)."""
+    from ptysup.argspec import unknown_option
+    from ptysup.cli.completion import spec_of
+
+    spec = spec_of(name)
+    found = unknown_option(spec, args, name, _run_options())
+    if found is None:
+        return None
+    whole, word, meant = found
+    if meant:
+        hint = f"; did you mean {meant}?"
+    elif spec.flags or spec.options or spec.subcommands:
+        hint = f" (ptysup help {name} lists its options)"
+    else:
+        hint = f" (ptysup {name} takes no options)"
+    return _fail(f"{whole}: unknown option {word!r}{hint}", ExitCode.USAGE)
+
+
+def _run_options() -> dict[str, bool]:
+    """Each of a run's options (both names of a --x/--no-x pair), and whether it takes a
+    value."""
+    from ptysup.cli.options import option_params
+
+    found: dict[str, bool] = {}
+    for param in option_params():
+        if isinstance(param, click.Option):
+            takes = not (param.is_flag or param.count)
+            found |= {option: takes for option in (*param.opts, *param.secondary_opts)}
+    return found
 
 
 def _cwd_exists() -> bool:

@@ -13,6 +13,7 @@ import click
 import typer
 
 from ptysup.cli.help import EPILOG, GroupedCommand
+from ptysup.cli.numbers import Number, WholeNumber
 from ptysup.cli.optioncheck import OptionCheck, _prompt_template, check_given, file_check
 from ptysup.config import (
     DEFAULT_IDLE,
@@ -100,7 +101,9 @@ def run_command(
             metavar="FILE",
         ),
     ] = None,
-    max_iter: Annotated[int, _opt("The most supervisor decisions in one run.", min=1)] = 50,
+    max_iter: Annotated[
+        int, _opt("The most supervisor decisions in one run.", click_type=WholeNumber(1))
+    ] = 50,
     max_time: Annotated[
         str | None, _opt("A second hard budget, e.g. 90m or 1h30m (exit 3).", show_default=False)
     ] = None,
@@ -110,7 +113,7 @@ def run_command(
             "Stop once the run's cost, agent and supervisor, reaches USD (exit 3).",
             # More than 0, as the help says (x>0): a cap of 0 would end the run before its
             # first turn. One range object validates and describes it.
-            click_type=click.FloatRange(min=0, min_open=True),
+            click_type=Number(0, above=True),
         ),
     ] = None,
     max_repeats: Annotated[
@@ -118,7 +121,7 @@ def run_command(
         _opt(
             "Identical rounds in a row (same instruction, same answer, no file changed) "
             "that end the run as an escalation (exit 7); 0 turns it off.",
-            min=0,
+            click_type=WholeNumber(0),
         ),
     ] = DEFAULT_MAX_REPEATS,
     agent_cmd: Annotated[
@@ -136,13 +139,22 @@ def run_command(
         str, _opt("Run fresh for each decision; the prompt goes on its stdin.")
     ] = "claude -p",
     supervisor_timeout: Annotated[
-        float, _opt("Seconds before a supervisor is killed with its process group.", min=0.1)
+        float,
+        _opt(
+            "Seconds before a supervisor is killed with its process group.", click_type=Number(0.1)
+        ),
     ] = DEFAULT_SUPERVISOR_TIMEOUT,
     supervisor_retries: Annotated[
-        int, _opt("Retries of one failed decision before giving up (exit 5).", min=0)
+        int,
+        _opt(
+            "Retries of one failed decision before giving up (exit 5).", click_type=WholeNumber(0)
+        ),
     ] = DEFAULT_SUPERVISOR_RETRIES,
     supervisor_backoff: Annotated[
-        float, _opt("Seconds before the first retry; each next one waits 4x longer.", min=0)
+        float,
+        _opt(
+            "Seconds before the first retry; each next one waits 4x longer.", click_type=Number(0)
+        ),
     ] = DEFAULT_SUPERVISOR_BACKOFF,
     supervisor_model: Annotated[
         str | None,
@@ -163,16 +175,20 @@ def run_command(
         ),
     ] = None,
     verify_timeout: Annotated[
-        float, _opt("Seconds a --verify command may run.", min=0.1)
+        float, _opt("Seconds a --verify command may run.", click_type=Number(0.1))
     ] = DEFAULT_VERIFY_TIMEOUT,
     wait: Annotated[
         bool, _opt("On API errors and usage limits, wait and type 'continue' (else exit 6).")
     ] = True,
     max_waits: Annotated[
-        int, _opt("The most such waits in one run; one more ends it (exit 6).", min=0)
+        int,
+        _opt(
+            "The most such waits in one run; one more ends it (exit 6).", click_type=WholeNumber(0)
+        ),
     ] = DEFAULT_MAX_WAITS,
     wait_base: Annotated[
-        float, _opt("Seconds of the first wait without a reset time; then doubled.", min=0)
+        float,
+        _opt("Seconds of the first wait without a reset time; then doubled.", click_type=Number(0)),
     ] = DEFAULT_WAIT_BASE,
     log_file: Annotated[
         Path | None,
@@ -209,11 +225,15 @@ def run_command(
         ),
     ] = DEFAULT_ESCAPE_KEY,
     idle: Annotated[
-        float, _opt("Quiet seconds that end a turn for agents without hooks.", min=0.1)
+        float,
+        _opt("Quiet seconds that end a turn for agents without hooks.", click_type=Number(0.1)),
     ] = DEFAULT_IDLE,
     turn_timeout: Annotated[
         float,
-        _opt("Seconds with no output and no turn end before the supervisor is asked.", min=1),
+        _opt(
+            "Seconds with no output and no turn end before the supervisor is asked.",
+            click_type=Number(1),
+        ),
     ] = DEFAULT_TURN_TIMEOUT,
     questions: Annotated[
         str, _opt("Who answers the agent's questions: supervisor or person.")
@@ -245,7 +265,7 @@ def run_command(
         _opt(
             "Seconds the agent may take to reach its input box (exit 4); without a terminal "
             "a first-run dialog ends the start at once.",
-            min=1,
+            click_type=Number(1),
         ),
     ] = DEFAULT_START_TIMEOUT,
     config: Annotated[

@@ -27,8 +27,9 @@ ARGS = ArgSpec(
 DEFAULT_COUNT = 20
 
 
-def main(args: Sequence[str], out: TextIO = sys.stdout, runs_dir: Path = RUNS_DIR) -> int:
-    """Entry point of `ptysup runs`."""
+def main(args: Sequence[str], out: TextIO | None = None, runs_dir: Path = RUNS_DIR) -> int:
+    """Entry point of `ptysup runs` (OUT: standard output, as it is when called)."""
+    out = out or sys.stdout
     if args[:1] == ["prune"]:
         return prune.main(args[1:], out)
     as_json = watch = False
@@ -50,7 +51,10 @@ def main(args: Sequence[str], out: TextIO = sys.stdout, runs_dir: Path = RUNS_DI
                 return 2
             count = int(value)
         else:
-            print(f"ptysup: runs: unknown argument {arg!r}; {USAGE}", file=sys.stderr)
+            print(
+                f"ptysup: runs: unknown argument {arg!r} (ptysup runs --help says what it takes)",
+                file=sys.stderr,
+            )
             return 2
     if watch:
         from ptysup.views import runswatch  # it imports this module

@@ -256,7 +256,8 @@ def test_sigterm_stops_it_with_exit_0_and_a_taken_port_is_exit_2(tmp_path: Path)
     [
         (["--port", "x"], "--port needs a number"),
         (["--port", "70000"], "--port needs a number"),
-        (["--bogus"], "unknown argument"),
+        (["--bogus"], "unknown option"),
+        (["a", "b"], "unknown argument"),
         (["/no/such/dir"], "no such directory"),
         (["--host"], "--host needs a value"),
     ],

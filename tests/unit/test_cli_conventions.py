@@ -105,6 +105,67 @@ def test_a_near_miss_of_a_subcommand_is_refused(capsys: pytest.CaptureFixture[st
     _no_run_started()
 
 
+# Every subcommand and subcommand's subcommand, as a person types them.
+EVERY_SUBCOMMAND = [
+    *([name] for name in SUBCOMMANDS),
+    ["runs", "prune"],
+    ["batch", "plan"],
+    ["batch", "run"],
+]
+
+
+@pytest.mark.parametrize("words", EVERY_SUBCOMMAND, ids=" ".join)
+def test_an_unknown_option_of_any_subcommand_is_one_line_and_exit_2(
+    words: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([*words, "--bogus"], {}) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and err.startswith("ptysup: "), err
+    assert "'--bogus'" in err or "--bogus" in err
+    _no_run_started()
+
+
+@pytest.mark.parametrize(
+    ("words", "meant"),
+    [
+        (["runs", "--jsn"], "--json"),
+        (["serve", "--prot", "1"], "--port"),
+        (["runs", "prune", "--dry-rn"], "--dry-run"),
+        (["attach", "--wr"], "--rw"),
+    ],
+)
+def test_a_mistyped_option_of_a_subcommand_gets_a_did_you_mean(
+    words: list[str], meant: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(words, {}) == 2
+    assert f"did you mean {meant}?" in capsys.readouterr().err
+
+
+def test_an_options_value_and_words_after_double_dash_are_not_options(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["runs", "-n", "3", "--count=2", "-n4"], {}) == 0
+    assert main(["replay", "--", "--not-an-option"], {}) == 2  # a run named so: not found
+    assert "unknown option" not in capsys.readouterr().err
+
+
+def test_a_batchs_unknown_option_is_the_command_lines_not_a_tasks_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each task's options were checked with the command line's: `--parallel 2` blamed
+    # TASKS.yaml:5, the first task's line.
+    monkeypatch.chdir(tmp_path)
+    Path("TASKS.yaml").write_text("tasks:\n  - id: a\n    task: do a\n")
+    assert main(["batch", "TASKS.yaml", "--parallel", "2"], {}) == 2
+    err = capsys.readouterr().err
+    assert (
+        err == "ptysup: batch: unknown option '--parallel' (ptysup help batch lists its options)\n"
+    )
+    assert main(["batch", "TASKS.yaml", "--max-itr", "2"], {}) == 2
+    assert "batch: unknown option '--max-itr'; did you mean --max-iter?" in capsys.readouterr().err
+
+
 def test_every_subcommand_resolves_to_a_function() -> None:
     import importlib
 
@@ -132,8 +193,16 @@ def test_a_stray_version_variable_is_not_a_request() -> None:
         (["t"], {}, "log-format: xml\n", ".ptysup.yaml:1: log-format: must be text or json"),
         (["t"], {}, "questions: x\n", ".ptysup.yaml:1: questions: must be supervisor or person"),
         (["t"], {}, "prompt_template: x\n", ".ptysup.yaml:1: prompt_template: the prompt"),
-        (["t", "--max-cost", "0"], {}, None, "'--max-cost': 0.0 is not in the range x>0."),
-        (["t"], {"PTYSUP_MAX_COST": "0"}, None, "range x>0. (from PTYSUP_MAX_COST)"),
+        (
+            ["t", "--max-cost", "0"],
+            {},
+            None,
+            "'--max-cost': 0 is too small: it must be more than 0",
+        ),
+        (["t"], {"PTYSUP_MAX_COST": "0"}, None, "more than 0 (from PTYSUP_MAX_COST)"),
+        (["t", "--max-iter", "abc"], {}, None, "'--max-iter': 'abc' is not a whole number"),
+        (["t", "--max-iter", "0"], {}, None, "'--max-iter': 0 is too small: the least is 1"),
+        (["t", "--max-cost", "x"], {}, None, "'--max-cost': 'x' is not a number"),
     ],
 )
 def test_bad_values_say_where_they_came_from(

@@ -66,7 +66,7 @@ def test_the_generated_options_table_has_every_option_with_its_variable() -> Non
         variable = "" if name == "version" else f"`PTYSUP_{name.upper()}`"
         row = rf"\| `[^`]*{re.escape(param.opts[-1])}\b[^`]*` \| {variable} \|"
         assert re.search(row, table), name
-    assert "| `--max-iter INTEGER RANGE` | `PTYSUP_MAX_ITER` | `50` |" in table
+    assert "| `--max-iter WHOLE NUMBER` | `PTYSUP_MAX_ITER` | `50` |" in table
 
 
 def test_the_exit_codes_page_matches_the_code() -> None:

@@ -19,7 +19,7 @@ from tests.helpers import ptysup_argv
 # (option, a value the run refuses, words of the problem)
 REFUSED = [
     ("questions", "everyone", "must be supervisor or person"),
-    ("max-cost", "0", "is not in the range x>0"),
+    ("max-cost", "0", "0 is too small: it must be more than 0"),
     ("log-format", "fancy", "must be text or json"),
     ("escape-key", "x", "is not a control key"),
     ("notify-on", "everything", "unknown event 'everything'"),
@@ -29,7 +29,7 @@ REFUSED = [
     ("notify", '"a \'b"', "No closing quotation"),
     ("idle", ".inf", "must be a finite number"),
     ("max-repeats", "1", "must be 0 (off) or at least 2, not 1"),
-    ("max-repeats", "-1", "is not in the range x>=0"),
+    ("max-repeats", "-1", "-1 is too small: the least is 0"),
 ]
 
 

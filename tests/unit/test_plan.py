@@ -64,7 +64,7 @@ def test_a_good_plan_loads_with_its_steps_goal_and_options(tmp_path: Path) -> No
         ("steps:\n  - do: x\n    clear: maybe\n", 3, "clear must be true or false"),
         ("steps:\n  - do: [x]\n", 2, "do must be text, not list"),
         ("steps:\n  - do: x\n    verify: {a: 1}\n", 3, "verify must be a command"),
-        ("max-iter: abc\nsteps: [{do: x}]\n", 1, "max-iter: 'abc' is not a valid integer"),
+        ("max-iter: abc\nsteps: [{do: x}]\n", 1, "max-iter: 'abc' is not a whole number"),
         ("max-time: soon\nsteps: [{do: x}]\n", 1, "max-time: 'soon' is not a duration"),
         ("goal: x\n", 1, "the plan has no `steps`"),
         ("steps: []\n", 1, "`steps` must be a non-empty list"),
