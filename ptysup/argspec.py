@@ -23,6 +23,9 @@ class ArgSpec:
     run_options: bool = False  # it also takes a run's options (`ptysup TASK --...`)
     not_run_options: frozenset[str] = frozenset()  # ...all but these (e.g. "--log-file")
     subcommands: Mapping[str, ArgSpec] = field(default_factory=dict)
+    # Options it takes but never offers (a batch's children get `--run-id`), each taking
+    # a value.
+    unsaid: tuple[str, ...] = ()
 
 
 def unknown_option(
@@ -35,9 +38,9 @@ def unknown_option(
     if args and args[0] in spec.subcommands:
         sub = spec.subcommands[args[0]]
         return unknown_option(sub, args[1:], f"{name} {args[0]}", run_options)
-    valued = {option: True for option in spec.options}
+    valued = {option: True for option in (*spec.options, *spec.unsaid)}
     if spec.run_options:
-        valued |= {o: v for o, v in run_options.items() if o not in spec.not_run_options}
+        valued |= dict(run_options)  # those it refuses (`--log-file`) its parser explains
     known = (*spec.flags, *valued, "-h", "--help")
     words = iter(args)
     for word in words:

@@ -12,6 +12,7 @@ Every problem is one line naming the file and line (and the task), raised as Bat
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -93,7 +94,7 @@ def load(path: Path, allowed: Mapping[str, Any]) -> Batch:
     if not isinstance(data, Mapping):
         raise BatchError(f"{at()}: expected a mapping with `tasks` (and optional `jobs`)")
     options = {k: v for k, v in data.items() if key_name(k) not in _TOP_KEYS}
-    defaults = _options(at, (), "", options, allowed)
+    defaults = _options(at, (), "", options, allowed, _TOP_KEYS)
     jobs = data.get("jobs")
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
         raise BatchError(f"{at('jobs')}: jobs: must be a whole number of at least 1, not {jobs!r}")
@@ -140,6 +141,9 @@ def _task(
             "folder name"
         )
     where = f"{here}: task {task_id!r}"
+    # The keys first: a mistyped `task:` is named as such, not as a task without one.
+    rest = {k: v for k, v in item.items() if key_name(k) not in _TASK_KEYS}
+    options = _options(at, ("tasks", index), f"task {task_id!r}: ", rest, allowed, _TASK_KEYS)
     text, plan = item.get("task"), item.get("plan")
     if text is not None and plan is not None:
         raise BatchError(f"{where}: has both `task` and `plan`; give one")
@@ -153,8 +157,7 @@ def _task(
         raise BatchError(
             f"{at('tasks', index, 'plan')}: task {task_id!r}: plan must be a file name"
         )
-    rest = {k: v for k, v in item.items() if key_name(k) not in _TASK_KEYS}
-    options = {**defaults, **_options(at, ("tasks", index), f"task {task_id!r}: ", rest, allowed)}
+    options = {**defaults, **options}
     # A plan is found next to TASKS.yaml, wherever the batch is started from.
     plan_path = (at.path.parent / plan) if isinstance(plan, str) else None
     return Task(
@@ -168,6 +171,7 @@ def _options(
     where: str,
     values: Mapping[Any, Any],
     allowed: Mapping[str, Any],
+    own: tuple[str, ...],
 ) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in values.items():
@@ -180,7 +184,10 @@ def _options(
             )
         check = allowed.get(name)
         if check is None:
-            raise BatchError(f"{here}: {where}unknown key {key!r}")
+            known = [*own, *(option.replace("_", "-") for option in allowed)]
+            close = difflib.get_close_matches(str(key).replace("_", "-"), known, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise BatchError(f"{here}: {where}unknown key {key!r}{hint}")
         try:
             check(value)
         except ValueError as exc:

@@ -27,11 +27,11 @@ USAGE = (
     "usage: ptysup batch run TASKS.yaml (--index N | --id ID) [--runs-dir DIR] "
     "[--push REMOTE] [run options]   (N is 0-based, as $JOB_COMPLETION_INDEX)"
 )
-# --run-id, for a batch's children only, is left unsaid.
 ARGS = ArgSpec(
     options={"--index": "text", "--id": "text", "--runs-dir": "dir", "--push": "text"},
     args=("file",),
     run_options=True,
+    unsaid=("--run-id",),  # for a batch's children only
 )
 # `batch run`'s own exit codes, beside the run's: both mean "try again" to a Kubernetes
 # Job's podFailurePolicy. The agent killed with SIGKILL (the kernel's out-of-memory killer,

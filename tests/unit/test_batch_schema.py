@@ -41,6 +41,14 @@ def test_top_options_are_defaults_that_a_task_overrides(tmp_path: Path) -> None:
         ("- a\n", "expected a mapping"),
         ("tasks:\n  - {id: a, task: x, colour: red}\n", "task 'a': unknown key 'colour'"),
         ("colour: red\ntasks:\n  - {id: a, task: x}\n", "unknown key 'colour'"),
+        # A near miss is named, as a plan's or a config file's is.
+        ("taks:\n  - {id: a, task: x}\n", "unknown key 'taks' (did you mean 'tasks'?)"),
+        ("tasks:\n  - {id: a, taks: x}\n", "task 'a': unknown key 'taks' (did you mean 'task'?)"),
+        (
+            "tasks:\n  - {id: a, task: x, max_itr: 3}\n",
+            "unknown key 'max_itr' (did you mean 'max-iter'?)",
+        ),
+        ("max-itr: 3\ntasks:\n  - {id: a, task: x}\n", "(did you mean 'max-iter'?)"),
         ("tasks:\n  - {id: a, task: x}\n  - {id: a, task: y}\n", "duplicate task id 'a'"),
         ("tasks:\n  - {id: A, task: x}\n  - {id: a, task: y}\n", "duplicate task id 'a'"),
         ("tasks:\n  - {id: a, task: x, plan: p.yaml}\n", "has both `task` and `plan`"),
