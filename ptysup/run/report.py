@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
@@ -119,11 +120,19 @@ def markdown(summary: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def one_line(text: str) -> str:
+    """TEXT on one line: each line break or tab is a space, but the spaces a person typed
+    are kept (`print("a   b")` is not `print("a b")`)."""
+    return re.sub(r"[\r\n\t\v\f]", " ", text.replace("\r\n", "\n")).strip()
+
+
 def _cell(value: Any, limit: int = 300) -> str:
     """VALUE as one line of a markdown table cell: escape sequences and control bytes
-    (a task's or the agent's text) dropped, so the job's page shows text and no raw bytes."""
-    text = " ".join(clean(str(value or "")).split()).replace("|", "\\|")
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    (a task's or the agent's text) dropped, so the job's page shows text and no raw bytes;
+    runs of spaces stay as many (markdown would fold them into one)."""
+    text = one_line(clean(str(value or "")))
+    text = text if len(text) <= limit else text[: limit - 1] + "…"
+    return re.sub(r"(?<= ) ", "&nbsp;", text.replace("|", "\\|"))
 
 
 def append_step_summary(summary: dict[str, Any], env: Mapping[str, str]) -> None:
@@ -177,7 +186,7 @@ class GithubSink:
             if self._group_open:
                 lines.append("::endgroup::")
             self._turns += 1
-            text = " ".join(str(f.get("text", "")).split())[:100]
+            text = one_line(str(f.get("text", "")))[:100]
             lines.append(f"::group::ptysup turn {self._turns} ({f.get('kind')}): {_escape(text)}")
             self._group_open = True
         line = None

@@ -184,3 +184,19 @@ def test_a_resumed_runs_step_summary_shows_what_the_earlier_parts_spent() -> Non
     assert "| $0.1525 | $0.0273 | $0.0043 | $0.1209 |" in md
     one_part = {**summary.to_dict(), "cost_usd": 0.0316}
     assert "earlier parts" not in markdown(one_part)
+
+
+def test_a_tasks_spaces_are_kept_in_group_titles_and_the_step_summary() -> None:
+    # `print("a   b")` folded to `print("a b")` is another task: line breaks become one
+    # space each, the spaces a person typed stay as many.
+    task = 'make print("a   b") work\nthen  stop'
+    out = io.StringIO()
+    log = EventLog([GithubSink(out), summary := RunSummary()])
+    log.emit("run_start", run_id="r1", task=task, max_iter=3)
+    log.emit("inject", kind="task", text=task)
+    log.emit("run_end", outcome="complete", exit_code=0, iterations=1, reason="ok")
+    groups = [x for x in out.getvalue().splitlines() if x.startswith("::group::")]
+    assert groups == ['::group::ptysup turn 1 (task): make print("a   b") work then  stop']
+    md = markdown(summary.to_dict())
+    # Markdown folds runs of spaces: every space after the first is a non-breaking one.
+    assert '**Task:** make print("a &nbsp;&nbsp;b") work then &nbsp;stop' in md
