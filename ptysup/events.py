@@ -347,7 +347,7 @@ def format_line(event: Event) -> str:
             f" iterations={f.get('iterations')} elapsed={f.get('elapsed_s', 0):.1f}s"
         )
         if f.get("cost_usd"):
-            detail += f" cost=${f['cost_usd']:.4f} ({_cost_parts(f)})"
+            detail += f" cost=${f['cost_usd']:.4f} ({cost_parts(f)})"
         if f.get("reason"):
             detail += f" reason={shown(f['reason'], _WHOLE)}"
     else:
@@ -368,7 +368,7 @@ def earlier_cost(f: Mapping[str, Any]) -> float | None:
     return earlier if earlier >= 0.00005 else None
 
 
-def _cost_parts(f: dict[str, Any]) -> str:
+def cost_parts(f: Mapping[str, Any]) -> str:
     """The agent's and the supervisor's spend, and the earlier parts', adding up to the cost."""
     parts = (
         f"agent ${f.get('agent_cost_usd') or 0:.4f}, "

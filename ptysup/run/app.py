@@ -23,7 +23,7 @@ from ptysup.agents.hookchannel import HookChannel
 from ptysup.agents.private import private_dir
 from ptysup.agents.profile import AgentProfile
 from ptysup.config import RunConfig
-from ptysup.events import CUT, ConsoleSink, EventLog, JsonlSink, shown
+from ptysup.events import CUT, ConsoleSink, EventLog, JsonlSink, cost_parts, shown
 from ptysup.exitcodes import Outcome, RunResult
 from ptysup.redact import Redactor
 from ptysup.store.rundir import Part
@@ -241,10 +241,13 @@ def summary_line(
     if why.endswith(".") and not why.endswith(".."):  # a sentence's stop before "; events"
         why = why[:-1]
     steps = f"; {steps}" if steps else ""
-    cost = (
-        f", cost ${result.cost_usd:.4f} (agent ${result.agent_cost_usd:.4f}, "
-        f"supervisor ${result.supervisor_cost_usd:.4f})"
-    )
+    # A resumed run's cost is every part's: its breakdown names the earlier parts too.
+    spent = {
+        "cost_usd": result.cost_usd,
+        "agent_cost_usd": result.agent_cost_usd,
+        "supervisor_cost_usd": result.supervisor_cost_usd,
+    }
+    cost = f", cost ${result.cost_usd:.4f} ({cost_parts(spent)})"
     return (
         f"ptysup: {result.outcome.value} after {result.iterations} iteration(s) "
         f"(exit {result.exit_code}){cost}{why}{steps}{where}"

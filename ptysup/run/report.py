@@ -66,8 +66,10 @@ class RunSummary:
             "record",
             "escalation",
         )
+        earlier = earlier_cost(f)  # a resumed run's cost is every part's: the rest named
         return {
             **{k: f.get(k) for k in keys},
+            **({"earlier_parts_cost_usd": round(earlier, 6)} if earlier is not None else {}),
             "decisions": self.decisions,
             "verifications": self.verifications,
             **({"steps": self.steps} if self.steps else {}),

@@ -200,3 +200,27 @@ def test_a_tasks_spaces_are_kept_in_group_titles_and_the_step_summary() -> None:
     md = markdown(summary.to_dict())
     # Markdown folds runs of spaces: every space after the first is a non-breaking one.
     assert '**Task:** make print("a &nbsp;&nbsp;b") work then &nbsp;stop' in md
+
+
+def test_a_resumed_runs_summary_line_adds_up_to_its_total() -> None:
+    # The cost is every part's; agent and supervisor are this part's: the rest is named.
+    result = RunResult(
+        Outcome.COMPLETE, 4, "done", cost_usd=0.5, agent_cost_usd=0.2, supervisor_cost_usd=0.1
+    )
+    line = summary_line(result, Path("e.jsonl"))
+    assert "cost $0.5000 (agent $0.2000, supervisor $0.1000, earlier parts $0.2000)" in line
+    one_part = RunResult(
+        Outcome.COMPLETE, 1, "done", cost_usd=0.3, agent_cost_usd=0.2, supervisor_cost_usd=0.1
+    )
+    assert "earlier parts" not in summary_line(one_part, Path("e.jsonl"))
+    summary = RunSummary()
+    EventLog([summary]).emit(
+        "run_end",
+        outcome="complete",
+        exit_code=0,
+        iterations=4,
+        cost_usd=0.5,
+        agent_cost_usd=0.2,
+        supervisor_cost_usd=0.1,
+    )
+    assert summary.to_dict()["earlier_parts_cost_usd"] == 0.2
