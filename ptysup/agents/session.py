@@ -684,23 +684,24 @@ class AgentSession:
         if not self.profile.uses_hooks:
             self._typist.command(command)  # nothing can be read off a generic agent's box
             return True
+        named = command.strip()
         for attempt in (1, 2):
             if self.profile.input_has_text(self.snapshot()):
                 self._log.emit(
                     "warning",
-                    message=f"the input box would not clear; {command} was not typed",
+                    message=f"the input box would not clear; {named} was not typed",
                     text=self.profile.input_text(self.snapshot()),
                 )
                 return False
             self._typist.keys(command)
             shown = self._shown_in_box(command, cap)
-            if shown in (None, "", command):
+            if shown in (None, "", command.rstrip()):
                 # Unreadable, or not drawn yet: an Enter in an empty box sends nothing.
                 self._typist.enter()
                 return True
             self._log.emit(
                 "warning",
-                message=f"{command} landed beside other text in the input box; cleared it",
+                message=f"{named} landed beside other text in the input box; cleared it",
                 text=shown,
                 attempt=attempt,
             )
@@ -712,6 +713,7 @@ class AgentSession:
         what it shows after `timings.landed`."""
         deadline = self._cap(self._clock() + self.timings.landed, cap)
         kept: list[AgentEvent] = []  # kept for later, as in _wait_landed
+        command = command.rstrip()  # a trailing space (`/exit `) does not show on screen
         try:
             while (shown := self.profile.input_text(self.snapshot())) is not None:
                 if not command.startswith(shown) or shown == command:

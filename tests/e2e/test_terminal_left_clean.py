@@ -214,6 +214,8 @@ def test_claude_code_exits_with_no_status_text_left_in_its_goodbye(
     summary = [n for n, line in enumerate(lines) if line.startswith("ptysup: complete")]
     assert summary and "".join(lines[summary[0] :]).rstrip().endswith("events.jsonl"), screen
     assert "Ctrl-] keys" not in screen, screen  # no piece of the status row anywhere
+    # Typing /exit opens Claude Code's slash-command menu; it must not be left behind.
+    assert "Exit the CLI" not in screen and "/context " not in screen, screen
     assert "Resume this session with:" in [line.rstrip() for line in lines], screen
     resume = [line.split() for line in lines if line.startswith("claude --resume ")]
     assert resume and len(resume[0]) == 3, screen  # `claude --resume ID`, nothing after it

@@ -55,7 +55,8 @@ def _session(box: Box, sink: EventList) -> AgentSession:
 def test_a_prompt_put_back_in_the_box_is_cleared_and_kept_before_exit() -> None:
     box, sink = Box("implement feature X"), EventList()
     _session(box, sink).shutdown()
-    assert box.submitted == ["/exit", "<killed>"]  # this fake does not exit on it
+    # This fake does not exit on it. The space closes Claude Code's slash-command menu.
+    assert box.submitted == ["/exit ", "<killed>"]
     [warning] = [e.fields for e in sink.events if e.event == "warning"]
     assert warning["text"] == "implement feature X"
 

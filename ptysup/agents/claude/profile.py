@@ -79,7 +79,10 @@ class ClaudeProfile:
     ready_hook: str | None = None  # the screen alone tells it is ready
     dismiss_key: bytes = b"\x1b"  # Esc: rejects a dialog, never approves it
     clear_input_keys: tuple[bytes, ...] = (b"\x1b", b"\x1b")  # Esc twice clears the input box
-    exit_command: str | None = "/exit"
+    # The trailing space closes the slash-command menu that typing `/exit` opens (2.1.197):
+    # Claude Code exits without drawing again, so the menu was left on the person's screen.
+    # Enter still runs /exit.
+    exit_command: str | None = "/exit "
     clear_command: str | None = "/clear"
     clear_starts_session = True
     interrupt_key: bytes | None = b"\x1b"  # Esc while working ends the turn
