@@ -165,8 +165,7 @@ class Recorder:
 def row(batch_folder: Path, state: BatchState) -> dict[str, Any]:
     """One batch as `ptysup runs` and `serve` show it: its file, whether it is alive (else
     ended, or crashed: its lock is free and it never wrote its end), and its tasks counted
-    done / running / queued / failed (a task whose run died with a crashed batch counts as
-    failed until the batch is run again)."""
+    as counts() does."""
     from ptysup.store.rundir import RunDir
 
     runs_dir = batch_folder.parent.parent
@@ -197,15 +196,17 @@ def rows(runs_dir: Path) -> list[dict[str, Any]]:
 
 
 def counts(state: BatchState, alive: Mapping[str, bool]) -> dict[str, int]:
-    """Tasks done / running / queued / failed: a task whose run is not alive counts as
-    failed (interrupted) while the batch is not running it."""
-    out = {"done": 0, "running": 0, "queued": 0, "failed": 0}
+    """Tasks done / running / queued / interrupted / failed. Interrupted: running the
+    batch again goes on with it (its run was killed, or ended as INTERRUPTED says), as a
+    task whose run is not alive while the batch does not run it; failed: it ended for good
+    without completing (an abort, a spent budget), and a rerun keeps it as it is."""
+    out = {"done": 0, "running": 0, "queued": 0, "interrupted": 0, "failed": 0}
     for t in state.tasks:
         if t.phase == ENDED:
             ok = t.outcome == "complete" and t.exit_code == 0 and t.error is None
-            out["done" if ok else "failed"] += 1
+            out["done" if ok else "failed" if t.kept else "interrupted"] += 1
         elif t.phase == RUNNING:
-            out["running" if alive.get(t.id, False) else "failed"] += 1
+            out["running" if alive.get(t.id, False) else "interrupted"] += 1
         else:
             out["queued"] += 1
     return out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -69,6 +70,15 @@ def main(args: Sequence[str], out: TextIO | None = None, runs_dir: Path = RUNS_D
     if as_json:  # runs as they were (a list); a batch's row is marked by its "batch" key
         out.write(json.dumps([*batches, *rows], indent=2, ensure_ascii=False) + "\n")
     else:
-        render_batches(batches, out)
-        render(rows, out)
+        width = terminal_width(out)  # in a terminal, no line wraps
+        render_batches(batches, out, width)
+        render(rows, out, width=width)
     return 0
+
+
+def terminal_width(out: TextIO) -> int | None:
+    """The columns of the terminal OUT is, or None when it is none (a pipe, a file)."""
+    try:
+        return os.get_terminal_size(out.fileno()).columns if out.isatty() else None
+    except (OSError, ValueError, AttributeError):
+        return None

@@ -18,10 +18,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
+from ptysup.batch import state as batch_state
 from ptysup.store import runstate
 from ptysup.store.listing import describe as describe_run
 from ptysup.store.rundir import RUNS_DIR, RunDir, RunNotFound, run_dirs
-from ptysup.views.table import render
+from ptysup.views.table import render, render_batches
 
 POLL_S = 0.3  # between looks at the files: a change shows within this, at little cost
 FINAL = frozenset({runstate.DONE, runstate.FAILED, runstate.CRASHED})
@@ -46,17 +47,25 @@ class Watcher:
         runs_dir: Path,
         count: int,
         describe: Callable[[RunDir], dict[str, Any]],
+        batches: Callable[[Path], list[dict[str, Any]]] = batch_state.rows,
     ) -> None:
         self._runs_dir = runs_dir
         self._count = count
         self._describe = describe
+        self._batches = batches
         self._stamps: dict[str, Stamp] = {}
         self.rows: dict[str, dict[str, Any]] = {}  # by run id, newest first
         self.removed: set[str] = set()
+        self.batch_rows: list[dict[str, Any]] = []  # each batch's row, newest first
+        self.batches_changed: list[dict[str, Any]] = []
 
     def poll(self) -> list[dict[str, Any]]:
         """The rows that changed since the last poll (all of them the first time); a run
-        gone from the directory (pruned) sets `removed`."""
+        gone from the directory (pruned) sets `removed`, a batch's row that changed is in
+        `batches_changed` (each batch's state is small: read at every poll)."""
+        batches = self._batches(self._runs_dir)
+        self.batches_changed = [b for b in batches if b not in self.batch_rows]
+        self.batch_rows = batches
         runs = list(reversed(run_dirs(self._runs_dir)[-self._count :]))
         changed = []
         rows: dict[str, dict[str, Any]] = {}
@@ -84,15 +93,21 @@ class Watcher:
         return state, events, live
 
 
-def _table(rows: list[dict[str, Any]], runs_dir: Path, now: float) -> str:
+def _table(watcher: Watcher, runs_dir: Path, now: float, width: int | None = None) -> str:
     buf = io.StringIO()
     buf.write(f"ptysup runs --watch  {runs_dir}/  (Ctrl-C to stop)\n\n")
-    render(rows, buf, now)
+    render_batches(watcher.batch_rows, buf, width)
+    render(list(watcher.rows.values()), buf, now, width)
     return buf.getvalue().rstrip("\n")
 
 
 def _line(row: dict[str, Any]) -> str:
     when = time.strftime("%H:%M:%S")
+    if "batch" in row:  # a batch's row: its tasks counted
+        counts = ", ".join(
+            f"{row[k]} {k}" for k in ("done", "running", "queued", "interrupted", "failed")
+        )
+        return f"{when} batch {row['batch']} {row['state']}  {counts}\n"
     detail = f"  {row['detail']}" if row.get("detail") else ""
     return f"{when} {row['run_id']} {row['state']}{detail}\n"
 
@@ -128,7 +143,10 @@ def _lines(watcher: Watcher, out: TextIO, as_json: bool, sleep: Callable[[float]
     """A line per change of a run's state (or detail): the log of a terminal-less watch."""
     shown: dict[str, tuple[str, str]] = {}
     while True:
-        for row in reversed(watcher.poll()):  # oldest first, as a log reads
+        runs = watcher.poll()
+        for batch in reversed(watcher.batches_changed):  # oldest first, as a log reads
+            out.write(json.dumps(batch, ensure_ascii=False) + "\n" if as_json else _line(batch))
+        for row in reversed(runs):
             key = (str(row["state"]), str(row.get("detail") or ""))
             if shown.get(row["run_id"]) == key:
                 continue  # the iteration or cost moved, not the state
@@ -152,8 +170,8 @@ def _live(
     from rich.text import Text
 
     def view() -> Text:
-        rows = list(watcher.rows.values())
-        return Text(_table(rows, runs_dir, clock()), no_wrap=True, overflow="ellipsis")
+        text = _table(watcher, runs_dir, clock(), console.width)  # fits: nothing is cropped
+        return Text(text, no_wrap=True, overflow="ellipsis")
 
     console = Console(file=out, highlight=False)
     watcher.poll()
@@ -161,7 +179,7 @@ def _live(
     with Live(view(), console=console, auto_refresh=False, redirect_stdout=False) as live:
         while True:
             sleep(POLL_S)
-            changed = watcher.poll() or watcher.removed
+            changed = watcher.poll() or watcher.removed or watcher.batches_changed
             second = _second(watcher, clock)  # a live run's clock ticks: once a second
             if changed or second != shown:
                 shown = second

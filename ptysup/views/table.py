@@ -13,8 +13,11 @@ from ptysup.supervisor.prompt import format_elapsed
 WAITING = (runstate.NEEDS_INPUT, runstate.API_WAIT)  # states whose detail the table shows
 
 
-def render(rows: list[dict[str, Any]], out: TextIO, now: float | None = None) -> None:
-    """The rows as an aligned table; with `now`, a live run's elapsed time up to it."""
+def render(
+    rows: list[dict[str, Any]], out: TextIO, now: float | None = None, width: int | None = None
+) -> None:
+    """The rows as an aligned table; with `now`, a live run's elapsed time up to it; with
+    `width` (a terminal's), each line fits in it."""
     if not rows:
         out.write(f"no runs in {RUNS_DIR}/\n")
         return
@@ -46,7 +49,7 @@ def render(rows: list[dict[str, Any]], out: TextIO, now: float | None = None) ->
                 _cut(task, 60),
             )
         )
-    _write(table, out)
+    _write(table, out, width)
     for r in rows:  # said once per run, under the table: its row may be missing events
         if r.get("unreadable_lines"):
             out.write(skipped_note(r["unreadable_lines"], f"run {r['run_id']}'s event log") + "\n")
@@ -55,15 +58,45 @@ def render(rows: list[dict[str, Any]], out: TextIO, now: float | None = None) ->
 # Columns that say nothing while every run has their default (no plan: STEP "-"; one part
 # each: PARTS "1") are left out, so the task still shows in an 80-column terminal.
 _IDLE = {"STEP": "-", "PARTS": "1"}
+# In a narrow terminal the free-text columns are cut first, down to these widths...
+_SHRINK = {"OUTCOME": 12, "FILE": 12, "TASK": 12}
+# ...then these columns go, the least telling first, before any line would wrap.
+_DROP = ("ELAPSED", "PARTS", "STEP", "QUEUED")
+_GAP = 2
 
 
-def _write(table: list[tuple[str, ...]], out: TextIO) -> None:
-    """Aligned columns, the last one (free text) as it is."""
+def _write(table: list[tuple[str, ...]], out: TextIO, width: int | None = None) -> None:
+    """Aligned columns, the last one (free text) as it is; within `width` if given."""
     table = _without_idle_columns(table)
+    if width is not None:
+        table = _fitted(table, width)
     widths = [max(len(row[i]) for row in table) for i in range(len(table[0]) - 1)]
     for row in table:
         cells = [c.ljust(w) for c, w in zip(row[:-1], widths, strict=True)]
         out.write("  ".join([*cells, row[-1]]).rstrip() + "\n")
+
+
+def _fitted(table: list[tuple[str, ...]], width: int) -> list[tuple[str, ...]]:
+    """TABLE cut to lines of at most WIDTH: its free-text columns cut (never below
+    _SHRINK's widths), and if that is not enough, its least telling columns left out."""
+    whole = table
+    for drop in (None, *_DROP):
+        if drop is not None and drop in whole[0] and len(whole[0]) > 2:
+            at = whole[0].index(drop)
+            whole = [row[:at] + row[at + 1 :] for row in whole]
+        table = whole
+        widths = [max(len(row[i]) for row in table) for i in range(len(table[0]))]
+        over = sum(widths) + _GAP * (len(widths) - 1) - width
+        for name, least in _SHRINK.items():
+            if over <= 0 or name not in table[0]:
+                continue
+            at = table[0].index(name)
+            cut_to = max(least, widths[at] - over)
+            over -= widths[at] - cut_to
+            table = [(*row[:at], _cut(row[at], cut_to), *row[at + 1 :]) for row in table]
+        if over <= 0:
+            return table
+    return table
 
 
 def _without_idle_columns(table: list[tuple[str, ...]]) -> list[tuple[str, ...]]:
@@ -80,15 +113,16 @@ def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def render_batches(rows: list[dict[str, Any]], out: TextIO) -> None:
-    """Each batch as one row (its tasks done / running / queued / failed), above the runs."""
+def render_batches(rows: list[dict[str, Any]], out: TextIO, width: int | None = None) -> None:
+    """Each batch as one row (its tasks done / running / queued / failed), above the runs;
+    with `width` (a terminal's), each line fits in it."""
     if not rows:
         return
     table: list[tuple[str, ...]] = [
-        ("BATCH", "STATE", "DONE", "RUNNING", "QUEUED", "FAILED", "FILE")
+        ("BATCH", "STATE", "DONE", "RUNNING", "QUEUED", "INTERRUPTED", "FAILED", "FILE")
     ]
     for b in rows:
-        counts = (str(b[k]) for k in ("done", "running", "queued", "failed"))
+        counts = (str(b[k]) for k in ("done", "running", "queued", "interrupted", "failed"))
         table.append((b["batch"], b["state"], *counts, str(b["tasks_file"])))
-    _write(table, out)
+    _write(table, out, width)
     out.write("\n")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import json
 import os
@@ -428,3 +429,62 @@ def test_watch_in_a_terminal_ticks_a_live_runs_clock_once_a_second(tmp_path: Pat
     drawn = out.getvalue()
     assert drawn.count(" 1m39s ") >= 1 and drawn.count(" 1m40s ") >= 1
     assert " 1m41s " not in drawn
+
+
+def test_the_table_fits_an_80_column_terminal_keeping_task_iter_and_cost(
+    tmp_path: Path,
+) -> None:
+    # At 80 columns the table dropped TASK, ITER and COST off the edge (`--watch`) or
+    # wrapped every row (`runs`): the free text is cut first, then ELAPSED goes.
+    end = {
+        "event": "run_end",
+        "ts": 3.0,
+        "outcome": "supervisor_failed",
+        "reason": "the supervisor answered nothing three times in a row, then gave up",
+        "elapsed_s": 2.0,
+    }
+    long = _run(tmp_path, end)
+    task = "refactor the parser so that every error names its line and column"
+    events = long.path / "events.jsonl"
+    events.write_text(events.read_text().replace('"task": "t"', f'"task": "{task}"'))
+    rows = [describe(long)]
+    for width in (80, 100):
+        out = io.StringIO()
+        table.render(rows, out, width=width)
+        lines = out.getvalue().splitlines()
+        assert max(map(len, lines)) <= width, lines
+        assert lines[0].split()[:2] == ["RUN", "STATE"] and lines[0].endswith("TASK")
+        assert {"ITER", "COST"} <= set(lines[0].split()), lines
+        assert "refactor the" in lines[1] and "supervisor_" in lines[1]
+    out = io.StringIO()
+    table.render(rows, out)  # not a terminal: only the task's own cut at 60, for a log
+    assert task[:59] in out.getvalue() and "ELAPSED" in out.getvalue()
+
+
+def test_watch_shows_the_batches_with_their_task_counts(tmp_path: Path) -> None:
+    from ptysup.batch import state as batch_state
+
+    _run(tmp_path, state=_saved("working"))
+    where = batch_state.folder(tmp_path, tmp_path / "TASKS.yaml")
+    where.mkdir(parents=True)
+    tasks = (batch_state.TaskState("a"), batch_state.TaskState("b", batch_state.RUNNING))
+    saved = batch_state.BatchState(str(tmp_path / "TASKS.yaml"), None, 1, 1.0, None, tasks)
+
+    def save(ended: bool) -> Any:
+        done = (batch_state.TaskState("a", batch_state.ENDED, outcome="complete", exit_code=0),)
+        state = saved if not ended else dataclasses.replace(saved, ended=2.0, tasks=done)
+        return lambda: (where / batch_state.STATE_FILE).write_text(state.to_json())
+
+    save(False)()
+    out = Terminal()
+    runswatch.watch(tmp_path, 20, out, sleep=Steps(lambda: None))
+    drawn = out.getvalue()
+    assert "BATCH" in drawn and where.name in drawn, drawn
+    lines = io.StringIO()
+    runswatch.watch(tmp_path, 20, lines, sleep=Steps(save(True), lambda: None))
+    said = [line.split(" ", 1)[1] for line in lines.getvalue().splitlines() if " batch " in line]
+    assert said == [
+        # The running task of a batch that died is one a rerun goes on with: not failed.
+        f"batch {where.name} crashed  0 done, 0 running, 1 queued, 1 interrupted, 0 failed",
+        f"batch {where.name} ended  1 done, 0 running, 0 queued, 0 interrupted, 0 failed",
+    ]

@@ -116,6 +116,8 @@ def test_a_batch_has_its_own_row_counting_its_tasks(tmp_path: Path) -> None:
             {"id": "c", "phase": "running", "run_id": live.run_id},
             {"id": "d", "phase": "running", "run_id": "20261125-gone"},  # died with the batch
             {"id": "e", "phase": "queued"},
+            # Ended by a signal: cut short, not decided; a rerun resumes it.
+            {"id": "f", "phase": "ended", "run_id": "r3", "outcome": "signal", "exit_code": 143},
         ],
         ended=None,
     )
@@ -124,10 +126,14 @@ def test_a_batch_has_its_own_row_counting_its_tasks(tmp_path: Path) -> None:
         assert runs.main([], out, tmp_path) == 0
         (batch,) = state.rows(tmp_path)
     lines = out.getvalue().splitlines()
-    assert lines[0].split() == ["BATCH", "STATE", "DONE", "RUNNING", "QUEUED", "FAILED", "FILE"]
-    # Not running, never ended: it crashed; d's run is not alive, so d failed (until a rerun).
-    assert lines[1].split() == ["TASKS-0123456789", "crashed", "1", "1", "1", "2", "/p/TASKS.yaml"]
-    assert (batch["done"], batch["running"], batch["queued"], batch["failed"]) == (1, 1, 1, 2)
+    header = ["BATCH", "STATE", "DONE", "RUNNING", "QUEUED", "INTERRUPTED", "FAILED", "FILE"]
+    assert lines[0].split() == header
+    # Not running, never ended: it crashed. d's run is not alive: a rerun goes on with it,
+    # so it is interrupted, not failed; b's abort is final: failed.
+    row = ["TASKS-0123456789", "crashed", "1", "1", "1", "2", "1", "/p/TASKS.yaml"]
+    assert lines[1].split() == row
+    counted = ("done", "running", "queued", "interrupted", "failed")
+    assert tuple(batch[k] for k in counted) == (1, 1, 1, 2, 1)
     assert any(line.startswith("RUN ") for line in lines)  # the runs follow
     listed = json.loads(_json(tmp_path))
     assert listed[0]["batch"] == "TASKS-0123456789" and listed[1]["run_id"] == live.run_id
