@@ -161,3 +161,26 @@ def test_the_readmes_agents_table_names_every_agent_at_its_pinned_release() -> N
     for pin in PINS:
         assert f"`{pin.name}` (" in readme and f" {pin.version})" in readme, pin
         assert pin.version in agents_page, pin
+
+
+def _examples(language: str) -> list[tuple[str, str]]:
+    """Every fenced LANGUAGE example of the README and the docs: (where, text)."""
+    found = []
+    for page in [REPO / "README.md", *sorted(DOCS.rglob("*.md"))]:
+        text = page.read_text()
+        for match in re.finditer(rf"^```{language}\n(.*?)^```", text, re.M | re.S):
+            line = text[: match.start()].count("\n") + 1
+            found.append((f"{page.relative_to(REPO)}:{line}", match.group(1)))
+    return found
+
+
+@pytest.mark.parametrize(("where", "text"), _examples("yaml"), ids=lambda v: str(v)[:40])
+def test_every_yaml_example_in_the_docs_is_valid_yaml(where: str, text: str) -> None:
+    # A person copies these: docs/scaling-out.md's fix.yml once was no YAML at all.
+    import yaml
+
+    try:
+        documents = list(yaml.safe_load_all(text))
+    except yaml.YAMLError as exc:
+        pytest.fail(f"{where}: {' '.join(str(exc).split())}")
+    assert documents, where
