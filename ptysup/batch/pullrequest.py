@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
+import shlex
 import shutil
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from ptysup.batch.scheduler import Finish, TaskResult
 from ptysup.batch.schema import Task
 from ptysup.batch.worktrees import GitError, Worktree, git
+from ptysup.events import Event
+from ptysup.run.report import RunSummary
+from ptysup.store.rundir import read_events
 
 
 def preflight(home: Path, env: Mapping[str, str]) -> str:
@@ -36,11 +42,7 @@ def opener(base: str, home: Path, env: Mapping[str, str]) -> Finish:
         except GitError as exc:
             result.error = f"push failed: {exc}"
             return
-        title = f"ptysup: {task.id}"
-        body = (
-            f"Task `{task.id}` of a ptysup batch, run `{result.run_id}` "
-            f"({result.outcome}).\n\n{result.diff_stat}\n"
-        )
+        summary = _summary(result.run_dir)
         proc = subprocess.run(
             [
                 "gh",
@@ -51,13 +53,13 @@ def opener(base: str, home: Path, env: Mapping[str, str]) -> Finish:
                 "--base",
                 base,
                 "--title",
-                title,
-                "--body",
-                body,
+                title(task, summary),
+                "--body-file",
+                "-",
             ],
             cwd=tree.path,
             env=dict(env),
-            stdin=subprocess.DEVNULL,
+            input=body(task, result, summary),
             capture_output=True,
             text=True,
             check=False,
@@ -68,3 +70,71 @@ def opener(base: str, home: Path, env: Mapping[str, str]) -> Finish:
             result.pr_url = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else None
 
     return open_pr
+
+
+# GitHub refuses a body over 65,536 characters; the task and the checks' output are cut
+# well before that.
+_TASK_CHARS = 4000
+_OUTPUT_LINES = 15
+
+
+def _summary(run_dir: Path) -> dict[str, Any]:
+    """The run's summary (task, reason, checks, cost) from its own event log, as
+    --summary-json has it: the log's text is redacted as the run wrote it."""
+    summary = RunSummary()
+    with contextlib.suppress(OSError):
+        for entry in read_events(run_dir / "events.jsonl"):
+            name, ts = str(entry.get("event", "")), float(entry.get("ts") or 0)
+            summary.write(
+                Event(name, ts, {k: v for k, v in entry.items() if k not in ("event", "ts")})
+            )
+    return summary.to_dict()
+
+
+def title(task: Task, summary: Mapping[str, Any]) -> str:
+    """The pull request's title: the task's id and its first line, cut."""
+    first = next(
+        (line.strip() for line in str(summary.get("task") or "").splitlines() if line.strip()), ""
+    )
+    words = f"{task.id}: {first}" if first else task.id
+    return words if len(words) <= 72 else words[:71] + "…"
+
+
+def body(task: Task, result: TaskResult, summary: Mapping[str, Any]) -> str:
+    """The pull request's body: what was asked, why the supervisor called it done, the
+    checks ptysup ran and what they said, the run's figures and the diff's size."""
+    text = str(summary.get("task") or task.task or "")
+    if len(text) > _TASK_CHARS:
+        text = text[:_TASK_CHARS] + "\n…"
+    quoted = "\n".join(f"> {line}" if line else ">" for line in text.splitlines()) or "> (a plan)"
+    lines = [f"Task `{task.id}` of a ptysup batch:", "", quoted, ""]
+    if summary.get("reason"):
+        lines += [f"**Done, says the supervisor:** {summary['reason']}", ""]
+    lines += _checks(summary.get("verifications") or [])
+    cost = float(summary.get("cost_usd") or 0)
+    lines += [
+        f"Run `{result.run_id}`: {summary.get('iterations')} iteration(s), "
+        f"{float(summary.get('elapsed_s') or 0):.0f}s, ${cost:.4f}.",
+    ]
+    if result.diff_stat:
+        lines += ["", "```", result.diff_stat.strip(), "```"]
+    return "\n".join(lines) + "\n"
+
+
+def _checks(verifications: list[dict[str, Any]]) -> list[str]:
+    """The last result of each --verify command, with the tail of a failure's output."""
+    if not verifications:
+        return ["No `--verify` check was given: the supervisor's word alone says done.", ""]
+    last: dict[str, dict[str, Any]] = {}
+    for v in verifications:  # the event holds the command as its argv
+        command = v.get("command")
+        last[shlex.join(command) if isinstance(command, list) else str(command)] = v
+    lines = ["**Checks ptysup ran** (the last time each ran):", ""]
+    for command, v in last.items():
+        mark = "✅" if v.get("passed") else "❌"
+        code = "timed out" if v.get("exit_code") is None else f"exit {v.get('exit_code')}"
+        lines.append(f"- {mark} `{command}` ({code}, {float(v.get('duration_s') or 0):.1f}s)")
+        tail = str(v.get("output_tail") or "").strip().splitlines()[-_OUTPUT_LINES:]
+        if tail and not v.get("passed"):
+            lines += ["", "  ```", *(f"  {line}" for line in tail), "  ```"]
+    return [*lines, ""]

@@ -304,17 +304,23 @@ def test_on_complete_pr_pushes_the_branch_and_opens_a_pull_request_with_gh(
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     calls = tmp_path / "gh-calls.json"
+    bodies = tmp_path / "gh-bodies"
     gh = bin_dir / "gh"
     gh.write_text(
         f"#!{sys.executable}\n"
         "import json, sys\n"
         f"open({str(calls)!r}, 'a').write(json.dumps(sys.argv[1:]) + '\\n')\n"
+        "if sys.argv[1:3] == ['pr', 'create']:\n"
+        f"    open({str(bodies)!r}, 'a').write(sys.stdin.read() + '\\0')\n"
         "print('https://github.example/o/r/pull/7')\n"
     )
     gh.chmod(0o755)
     r.env["PATH"] = f"{bin_dir}:{r.env['PATH']}"
     tasks = str(_tasks_file(r.project, ["feature"]))
-    done = r.ptysup("batch", tasks, "--on-complete", "pr", "--summary-json", "s.json", timeout=300)
+    check = ("--verify", "test -s feature.txt")  # a check ptysup runs, named in the body
+    done = r.ptysup(
+        "batch", tasks, "--on-complete", "pr", *check, "--summary-json", "s.json", timeout=300
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     (task,) = json.loads((r.project / "s.json").read_text())["tasks"]
     assert task["pr_url"] == "https://github.example/o/r/pull/7"
@@ -326,7 +332,14 @@ def test_on_complete_pr_pushes_the_branch_and_opens_a_pull_request_with_gh(
     (args,) = [a for a in calls_made if a[:2] == ["pr", "create"]]
     assert args[args.index("--head") + 1] == "ptysup/feature"
     assert args[args.index("--base") + 1] == current
-    assert task["run_id"] in args[args.index("--body") + 1]
+    assert args[args.index("--title") + 1] == "feature: write the file of task feature"
+    assert args[args.index("--body-file") + 1] == "-"
+    # The body (gh reads it on stdin): the task, the supervisor's reason, ptysup's own check.
+    (body,) = [b for b in bodies.read_text().split("\0") if b]
+    assert "> write the file of task feature" in body, body
+    assert "**Done, says the supervisor:** written" in body, body
+    assert "- ✅ `test -s feature.txt` (exit 0" in body, body
+    assert f"Run `{task['run_id']}`: 1 iteration(s)" in body and "feature.txt" in body, body
 
 
 def _run_id_of(project: Path, task_id: str) -> str:

@@ -327,3 +327,36 @@ def test_a_damaged_state_file_is_refused_and_fresh_starts_over(
     assert err.startswith(f"ptysup: cannot read {path}") and "--fresh" in err, err
     assert main(["batch", "TASKS.yaml", "--fresh"], env) == 2  # its branch is not known
     assert "branch ptysup/a already exists" in capsys.readouterr().err
+
+
+def test_a_pull_requests_body_says_the_task_why_it_is_done_and_each_checks_last_result(
+    tmp_path: Path,
+) -> None:
+    from ptysup.batch.pullrequest import body, title
+    from ptysup.batch.scheduler import TaskResult
+    from ptysup.batch.schema import Task
+
+    task = Task(id="cache", task="x", plan=None, options={}, line=3)
+    result = TaskResult("cache", "20261127-1-a", tmp_path, diff_stat=" a.py | 2 +-\n")
+    failed = {"command": ["pytest", "-q"], "exit_code": 1, "passed": False, "duration_s": 2.0}
+    summary = {
+        "task": "Add a cache layer\n\nkeep it small",
+        "reason": "all tests pass",
+        "iterations": 3,
+        "elapsed_s": 61.0,
+        "cost_usd": 0.25,
+        "verifications": [
+            {**failed, "output_tail": "FAILED test_cache\n1 failed"},
+            {**failed, "exit_code": 0, "passed": True, "output_tail": "3 passed"},
+            {"command": ["ruff", "check"], "exit_code": None, "passed": False, "duration_s": 9.0},
+        ],
+    }
+    text = body(task, result, summary)
+    assert "> Add a cache layer\n>\n> keep it small\n" in text
+    assert "**Done, says the supervisor:** all tests pass" in text
+    assert "- ✅ `pytest -q` (exit 0, 2.0s)" in text  # its last run, not the failed first
+    assert "- ❌ `ruff check` (timed out, 9.0s)" in text
+    assert "Run `20261127-1-a`: 3 iteration(s), 61s, $0.2500." in text and "a.py | 2 +-" in text
+    assert title(task, summary) == "cache: Add a cache layer"
+    unchecked = body(task, result, {**summary, "verifications": []})
+    assert "No `--verify` check was given" in unchecked
