@@ -5,7 +5,8 @@ api       the runs as JSON: the table's rows, one run's decisions, its recording
 stream    a run's recording tailed as server-sent events for the live player
 assets    the page's static files, the vendored player checked against its manifest
 routes    which request gets which answer
-server    the HTTP server (standard library) and the request handler
+reception the waiting room: connections until their request's head is whole, one thread
+server    the HTTP server: the token judged on the head, a thread per request let in
 cli       `ptysup serve [DIR] [--host H] [--port P]`
 
 It may import store (the runs and their rows), terminal (the recording's reader) and the
