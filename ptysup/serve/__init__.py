@@ -4,6 +4,7 @@ security  the token, its cookie, the Host check and the response headers
 files     serve's guards on a run's files: only regular files within a size are read
 damage    what is wrong with a run's files, said before the store's readers read them
 reads     reads in the background: an answer never waits long, unchanged runs not reread
+labels    what the page calls a run's state: an ended run by its outcome, as `runs` does
 api       the runs as JSON: the table's rows, one run's decisions, its recording
 batches   the batches as JSON, each state file looked at before it is read
 joined    a recording's parts scanned, and joined for replay

@@ -17,6 +17,7 @@ from typing import Any
 
 from ptysup.logread import skipped_note
 from ptysup.serve import damage, files, joined
+from ptysup.serve.labels import READING, UNREADABLE, label
 from ptysup.serve.reads import Job, Late, Reads
 from ptysup.store.listing import describe
 from ptysup.store.rundir import (
@@ -31,8 +32,6 @@ from ptysup.store.rundir import (
 
 # The fields of a decision event the page shows (the supervisor's whole answer is content).
 DECISION_FIELDS = ("iteration", "max_iter", "action", "content", "cost_usd", "elapsed_s")
-UNREADABLE = "unreadable"  # a row's state when the run's files cannot be read
-READING = "reading"  # a row's state while its files are read for the first time
 READ_WAIT_S = 2.0  # an answer waits this long for a run's files, then says it reads them
 
 
@@ -192,7 +191,8 @@ class RunsIndex:
 
 
 def _shown_row(run_dir: RunDir, result: dict[str, Any] | Late[dict[str, Any]]) -> dict[str, Any]:
-    """A row read in time, else its last one, else one that says it is being read."""
+    """A row read in time, else its last one, else one that says it is being read; with
+    what the page calls its state (labels.py)."""
     if not isinstance(result, Late):
         row = result
     elif result.last is not None:
@@ -202,7 +202,7 @@ def _shown_row(run_dir: RunDir, result: dict[str, Any] | Late[dict[str, Any]]) -
         row.update(
             state=READING, detail=f"its files are being read ({result.seconds:.0f} s so far)"
         )
-    return row
+    return {**row, **label(row)}
 
 
 def part_problems(run_dir: RunDir, parts: tuple[joined.Part, ...], live: bool) -> list[str]:
