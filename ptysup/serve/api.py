@@ -33,6 +33,7 @@ from ptysup.store.rundir import (
 # The fields of a decision event the page shows (the supervisor's whole answer is content).
 DECISION_FIELDS = ("iteration", "max_iter", "action", "content", "cost_usd", "elapsed_s")
 READ_WAIT_S = 2.0  # an answer waits this long for a run's files, then says it reads them
+MAX_SCANS = 1000  # recordings whose last scan is kept, to go on from
 
 
 @dataclass(frozen=True)
@@ -148,11 +149,11 @@ class RunsIndex:
         if not checked.readable:
             return unreadable_row(run_dir, list(checked.problems), checked)
         self._note_outside(run_dir, [checked.log])
-        row = describe(run_dir)
-        cast = recording_path(run_dir, checked.record)
-        row["live"] = row["pid"] is not None
-        row["recorded"] = cast is not None  # the run records its terminal (or will)
-        row["has_recording"] = cast is not None and files.version(cast) is not None
+        try:
+            row = describe(run_dir)
+        except Exception as exc:  # damage no look foresaw (a line nested past the decoder)
+            return unreadable_row(run_dir, [*checked.problems, _failed(exc)], checked)
+        row.update(_watchable(run_dir, checked.record, row["pid"]))
         row["damage"] = list(checked.problems)
         if not row["parts"] and (files.version(checked.log) or (0, 0, 0))[1]:
             start = "no run_start event: the log's start is missing or damaged"
@@ -179,8 +180,10 @@ class RunsIndex:
         return Recording(decisions, parts, tuple(part_problems(run_dir, parts, live)), broken)
 
     def _scan(self, cast: Path) -> joined.Part:
-        part = joined.scan(cast, self._scans.get(cast))
-        self._scans[cast] = part
+        part = joined.scan(cast, self._scans.pop(cast, None))
+        self._scans[cast] = part  # the newest last: the oldest go first
+        while len(self._scans) > MAX_SCANS:
+            del self._scans[next(iter(self._scans))]
         return part
 
     def _note_outside(self, run_dir: RunDir, paths: list[Path]) -> None:
@@ -235,6 +238,8 @@ def unreadable_row(
     record = checked.record if checked is not None else None
     task = record.config.get("task") if record is not None else None
     pid = run_dir.holder() if checked is not None and checked.lock_ok else None
+    # A live run's terminal may still be watched, whatever became of its log.
+    watchable = _watchable(run_dir, record, pid) if checked is not None else {}
     return {
         "run_id": run_dir.run_id,
         "state": UNREADABLE,
@@ -260,7 +265,18 @@ def unreadable_row(
         "live": pid is not None,
         "recorded": False,
         "has_recording": False,
+        **watchable,
         "damage": problems,
+    }
+
+
+def _watchable(run_dir: RunDir, record: RunRecord | None, pid: int | None) -> dict[str, bool]:
+    """Whether the run is live, records its terminal (or will), and has a recording yet."""
+    cast = recording_path(run_dir, record)
+    return {
+        "live": pid is not None,
+        "recorded": cast is not None,
+        "has_recording": cast is not None and files.version(cast) is not None,
     }
 
 

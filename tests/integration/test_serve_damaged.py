@@ -173,7 +173,9 @@ def _elsewhere(field: str, kind: str) -> Case:
         record = json.loads(run.record_file.read_text())
         run.record_file.write_text(json.dumps({**record, field: str(target)}))
 
-    return Case(f"run.json's {field} {kind}", damage, says)
+    # A missing --record is no damage: each part's recording is where its events say.
+    missing = kind == "missing" and field == "log_file"
+    return Case(f"run.json's {field} {kind}", damage, "missing" if missing else says)
 
 
 def _resumed_part(kind: str) -> Case:
@@ -365,6 +367,12 @@ def _problems(server: Served, case: Case, run: RunDir, rows: dict[str, Any]) -> 
         and not live.body.endswith(b"event: done\ndata: {}\n\n")
     ):
         wrong.append("live: the stream of an ended run did not end")
+    if (
+        case.live
+        and case.name.startswith("live events.jsonl")
+        and (b"fake-agent ready" not in live.body or not details.json()["showable"])
+    ):  # whatever became of its log, a live run's terminal is still watched
+        wrong.append(f"live: no terminal: {live.status} {live.text[:200]}")
     if case.says is not None and re.search(case.says, told, re.IGNORECASE) is None:
         wrong.append(f"does not say /{case.says}/: {told[:600]}")
     return wrong
