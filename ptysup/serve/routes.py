@@ -12,19 +12,22 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ptysup.serve import joined, stream
-from ptysup.serve.api import RunsIndex, recording_path, recordings
+from ptysup.serve import damage, files, joined, stream
+from ptysup.serve.api import RunsIndex, recording_path
 from ptysup.serve.assets import Asset
+from ptysup.serve.reads import Late
 from ptysup.store.rundir import RunDir, RunNotFound
 from ptysup.terminal.record import wait_complete
 
 JSON = "application/json; charset=utf-8"
 TEXT = "text/plain; charset=utf-8"
+CAST = "application/x-asciicast; charset=utf-8"
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,8 @@ class Router:
             return self._get(path)
         except RunNotFound as exc:  # the runs directory became unreadable while serving
             return Response(503, TEXT, f"{exc}\n".encode())
+        except Exception as exc:  # a bug, or damage nothing foresaw: said, never a hang-up
+            return Response(500, TEXT, f"cannot answer: {type(exc).__name__}: {exc}\n".encode())
 
     def _get(self, path: str) -> Response | Stream:
         asset = self.assets.get(path)
@@ -100,31 +105,71 @@ class Router:
             return self._live(run_dir)
         return not_found()
 
-    def _cast(self, run_dir: RunDir) -> Response:
-        casts = recordings(run_dir)
-        if not casts:
+    def _cast(self, run_dir: RunDir) -> Response | Stream:
+        found = self.index.recording(run_dir)
+        if isinstance(found, Late):
+            return busy(found)
+        if not found.parts:
             return not_found("this run has no recording")
-        try:
-            body = joined.cast(casts)  # a resumed run's parts, one after another
-        except OSError as exc:
-            return not_found(f"cannot read the recording: {exc.strerror or exc}")
-        return Response(200, "application/x-asciicast; charset=utf-8", body)
+        if not any(part.exists for part in found.parts):
+            return not_found("this run's recording does not exist (yet)")
+        if not any(part.playable for part in found.parts):
+            return cannot("replay", [_unplayable(run_dir, p) for p in found.parts if p.exists])
+        return Stream(blocks(joined.cast_lines(found.parts)), CAST, extra=())  # read as sent
 
     def _live(self, run_dir: RunDir) -> Response | Stream:
-        found = recording_path(run_dir)
+        checked = damage.check(run_dir)  # run.json is read only if it is a small, plain file
+        found = recording_path(run_dir, checked.record)
         if found is None:
             return not_found("this run has no recording")
         cast: Path = found
+        problem = files.problem(cast, files.CAST_MAX)
+        if problem is not None:
+            return cannot("show", [f"{damage.label(run_dir, cast)}: {problem}"])
 
         def alive() -> bool:
-            return run_dir.holder() is not None or being_written(cast)
+            held = checked.lock_ok and run_dir.holder() is not None
+            return held or being_written(cast)
 
         # A run that has just started may not have its recording yet: live() waits for it.
         return Stream(stream.live(cast, alive, self._wait, self._clock))
 
 
+def blocks(lines: Iterator[bytes], size: int = 1 << 16) -> Iterator[bytes]:
+    """Lines gathered into blocks of about `size` bytes: one write each, not one a line."""
+    block = bytearray()
+    for line in lines:
+        block += line
+        if len(block) >= size:
+            yield bytes(block)
+            block.clear()
+    if block:
+        yield bytes(block)
+
+
+def busy(late: Late[Any]) -> Response:
+    """A 503 for a run whose files are still being read."""
+    text = f"this run's files are still being read ({late.seconds:.0f} s so far); try again\n"
+    return Response(503, TEXT, text.encode())
+
+
+def cannot(what: str, problems: list[str]) -> Response:
+    """A 422: the run's recording is there but cannot be used, and why."""
+    return Response(
+        422, TEXT, f"cannot {what} this run's recording: {'; '.join(problems)}\n".encode()
+    )
+
+
+def _unplayable(run_dir: RunDir, part: joined.Part) -> str:
+    why = part.problem or "it has no header line (yet)"
+    return f"{damage.label(run_dir, part.path)}: {why}"
+
+
 def being_written(cast: Path) -> bool:
-    """Whether a recording's writer still holds it (it is complete once its lock is free)."""
+    """Whether a recording's writer still holds it (it is complete once its lock is free);
+    a file that is no regular file is never opened to ask."""
+    if files.problem(cast, sys.maxsize) is not None:
+        return False
     try:
         return not wait_complete(cast, 0.0)
     except OSError:

@@ -1,40 +1,50 @@
-"""The HTTP server: the standard library's, one thread per request, read-only.
+"""The HTTP server: a waiting room for connections, a thread for each request let in.
 
-Every request passes the Guard (Host, then token) before the Router sees it; every
+A connection waits in the reception (one thread for all of them) until its request's head
+has arrived whole; the Guard (Host, then token) judges the head there, and only a request
+that carries the token takes one of the `max_connections` slots and a thread. Every
 answer, refusals included, carries the security headers.
 """
 
 from __future__ import annotations
 
+import contextlib
+import email.message
+import email.utils
+import http.client
 import io
+import resource
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import urlsplit
 
+from ptysup.serve.reception import MAX_HEAD, Reception, Waiting, answer_and_close, close
 from ptysup.serve.routes import TEXT, Response, Router, Stream
 from ptysup.serve.security import HEADERS, Guard, Verdict
 
-MAX_CONNECTIONS = 64  # open at once (a page uses a few; each holds a thread)
-IDLE_TIMEOUT_S = 30.0  # for a request to arrive whole, and for each write to be taken
+MAX_CONNECTIONS = 64  # requests with the token served at once (each holds a thread)
+IDLE_TIMEOUT_S = 10.0  # for a request's head to arrive whole, and for each write to be taken
 BACKLOG = 128  # connections the kernel queues before accept
+MAX_WAITING = 1024  # connections waiting for their request's head (fewer if fds are few)
+BUSY = "too many requests at once; try again"
 
 
-class Server(ThreadingHTTPServer):
+class Server:
     """The page's server; `stopping` ends the live streams when it shuts down.
 
-    Each connection holds a thread, so their number is capped: one more than
-    `max_connections` gets a 503 at once and is closed. A request's head must arrive
-    whole within `idle_timeout` seconds, and each write must be taken within it; a live
-    stream only writes, so a page that watches it for hours is never cut off.
+    A connection that has not sent a whole request with the token holds no slot and no
+    thread: it waits in the reception, at most `idle_timeout` seconds for each request's
+    head. A request with the token takes a slot while it is answered; one more than
+    `max_connections` at once gets a 503 and is closed. Each write must be taken within
+    `idle_timeout`; a live stream only writes, so a page that watches it for hours is never
+    cut off.
     """
-
-    daemon_threads = True
-    block_on_close = False
-    request_queue_size = BACKLOG
 
     def __init__(
         self,
@@ -43,119 +53,175 @@ class Server(ThreadingHTTPServer):
         make_router: Callable[..., Router],
         max_connections: int = MAX_CONNECTIONS,
         idle_timeout: float = IDLE_TIMEOUT_S,
+        warn: Callable[[str], None] = lambda line: print(line, file=sys.stderr),
     ) -> None:
-        if ":" in address[0]:
-            self.address_family = socket.AF_INET6
-        super().__init__(address, Handler)
+        self._warn = warn
+        family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
+        self._listener = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            self._listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            self._listener.bind(address)
+            self._listener.listen(BACKLOG)
+        except OSError:
+            self._listener.close()
+            raise
         self.idle_timeout = idle_timeout
         self._slots = threading.BoundedSemaphore(max_connections)
         self.stopping = threading.Event()
         self.guard = Guard(token, address[0], self.port)  # the port is known once bound
         self.router = make_router(self.stopping.wait, time.monotonic)
+        self._reception = Reception(
+            self._listener, self._admit, self._too_big, idle_timeout, waiting_room(max_connections)
+        )
+        self._served = threading.Event()
 
     @property
     def port(self) -> int:
         """The port bound (the one picked when 0 was asked)."""
-        return int(self.server_address[1])
+        return int(self._listener.getsockname()[1])
 
-    def process_request(self, request: Any, client_address: Any) -> None:
-        """A thread for the connection if a slot is free, else a 503 and the door."""
-        if not self._slots.acquire(blocking=False):
-            _refuse_busy(request)
-            self.shutdown_request(request)
+    def serve_forever(self) -> None:
+        """Accept and answer until stop()."""
+        try:
+            self._reception.serve_forever()
+        finally:
+            self._listener.close()
+            self._served.set()
+
+    def stop(self, wait_s: float = 5.0) -> None:
+        """End the live streams and stop serving (from another thread than serve_forever's)."""
+        self.stopping.set()
+        self._reception.stop()
+        self._served.wait(wait_s)
+        self._listener.close()
+
+    def _admit(self, waiting: Waiting, head: bytes, rest: bytes) -> None:
+        """A whole head: refused in the reception's thread, or served in a thread of its own."""
+        parsed = parse_head(head)
+        if parsed is None:
+            answer_and_close(waiting.sock, plain(400, "a request this server cannot read"))
             return
-        try:
-            super().process_request(request, client_address)
-        except BaseException:  # no thread started: its slot is free again
-            self._slots.release()
-            raise
+        method, target, headers = parsed
+        verdict = self.guard.check(
+            headers.get("Host"), urlsplit(target).query, headers.get("Cookie")
+        )
+        if verdict.status:
+            answer = plain(verdict.status, verdict.reason, head=method == "HEAD")
+            answer_and_close(waiting.sock, answer)
+        elif not self._slots.acquire(blocking=False):
+            answer_and_close(waiting.sock, plain(503, BUSY))
+        else:
+            thread = threading.Thread(
+                target=self._serve_one, args=(waiting, head, rest), daemon=True
+            )
+            try:
+                thread.start()
+            except RuntimeError:  # no thread to be had: as busy as can be
+                self._slots.release()
+                answer_and_close(waiting.sock, plain(503, BUSY))
 
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
-        """Serve the connection in its thread, then give its slot back."""
+    def _too_big(self, waiting: Waiting) -> None:
+        answer_and_close(waiting.sock, plain(431, f"a request head is at most {MAX_HEAD} bytes"))
+
+    def _serve_one(self, waiting: Waiting, head: bytes, rest: bytes) -> None:
+        """Answer one request in this thread; a connection kept alive goes back to wait."""
+        keep = False
         try:
-            super().process_request_thread(request, client_address)
+            handler = Handler(waiting.sock, waiting.address, self, head)
+            keep = not handler.close_connection
+        except OSError:  # the page went away, or stopped reading: nothing to tell anyone
+            keep = False
+        except Exception as exc:  # a bug: said, and the server goes on for the others
+            self._warn(f"ptysup: serve: cannot answer a request: {type(exc).__name__}: {exc}")
         finally:
             self._slots.release()
+        if keep:
+            self._reception.give_back(waiting.sock, waiting.address, rest)
+        else:
+            with contextlib.suppress(OSError):
+                waiting.sock.shutdown(socket.SHUT_WR)
+            close(waiting.sock)
 
-    def stop(self) -> None:
-        """End the live streams and stop serving (from any thread but the serving one)."""
-        self.stopping.set()
-        self.shutdown()
-        self.server_close()
+
+def waiting_room(max_connections: int) -> int:
+    """How many connections may wait for their head: MAX_WAITING, or fewer when the
+    process may open fewer files (each slot's request opens a few too)."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return MAX_WAITING
+    return max(16, min(MAX_WAITING, (soft - 64) // 2 - max_connections))
 
 
-def _refuse_busy(request: socket.socket) -> None:
-    """Tell a connection over the cap to come back later, without waiting on it: the
-    serving thread must not be held up by a client that does not read."""
-    body = b"too many connections; try again\n"
-    head = [
-        "HTTP/1.1 503 Service Unavailable",
+def parse_head(head: bytes) -> tuple[str, str, http.client.HTTPMessage] | None:
+    """A request head's method, target and headers, or None if it is no HTTP/1.x head."""
+    line, _, rest = head.partition(b"\n")
+    words = line.decode("iso-8859-1").split()
+    if len(words) != 3 or not words[2].startswith("HTTP/1."):
+        return None
+    try:
+        headers = http.client.parse_headers(io.BytesIO(rest))
+    except http.client.HTTPException:  # too many headers, or one too long
+        return None
+    return words[0], words[1], headers
+
+
+def plain(status: int, text: str, *, head: bool = False) -> bytes:
+    """A whole short answer, the connection closed after it (the reception's refusals)."""
+    body = f"{text}\n".encode()
+    lines = [
+        f"HTTP/1.1 {status} {HTTPStatus(status).phrase}",
+        "Server: ptysup",
+        f"Date: {email.utils.formatdate(usegmt=True)}",
         f"Content-Type: {TEXT}",
         *(f"{name}: {value}" for name, value in HEADERS),
-        "Retry-After: 1",
+        *(["Retry-After: 1"] if status == 503 else []),
         "Connection: close",
         f"Content-Length: {len(body)}",
     ]
-    try:
-        request.setblocking(False)
-        request.send("\r\n".join(head).encode() + b"\r\n\r\n" + body)
-        # What it sent already is read, so closing does not reset the answer away.
-        request.recv(1 << 16)
-    except OSError:
-        pass  # nothing sent yet (or it is gone): the close alone says no
+    return "\r\n".join(lines).encode() + b"\r\n\r\n" + (b"" if head else body)
 
 
-class _Deadline(io.RawIOBase):
-    """The connection's reads, each given what is left of the request's deadline: a
-    request's head must arrive whole within the idle time, however slowly it trickles
-    (a byte every few seconds would keep a per-read timeout from ever firing)."""
+class _Writer(io.BufferedIOBase):
+    """The connection's writes, each sent whole (within the socket's timeout)."""
 
-    def __init__(self, sock: socket.socket, seconds: float) -> None:
+    def __init__(self, sock: socket.socket) -> None:
         super().__init__()
         self._sock = sock
-        self._seconds = seconds
-        self._deadline = time.monotonic() + seconds
 
-    def start(self) -> None:
-        """A new request may begin: its whole head is due within the idle time."""
-        self._deadline = time.monotonic() + self._seconds
-
-    def readable(self) -> bool:
-        """It is read from."""
+    def writable(self) -> bool:
+        """It is written to."""
         return True
 
-    def readinto(self, buffer: Any) -> int:
-        """Bytes of the connection, or TimeoutError once the deadline has passed."""
-        self._sock.settimeout(max(self._deadline - time.monotonic(), 0.001))
-        return self._sock.recv_into(buffer)
+    def write(self, data: Any) -> int:
+        """Send all of `data`."""
+        self._sock.sendall(data)
+        with memoryview(data) as view:
+            return view.nbytes
 
 
 class Handler(BaseHTTPRequestHandler):
-    """One request: guard, route, answer."""
+    """One request, its head already read by the reception: guard, route, answer."""
 
-    server: Server
+    server: Server  # type: ignore[assignment]  # ours, not a socketserver
     protocol_version = "HTTP/1.1"
 
+    def __init__(self, sock: socket.socket, address: Any, server: Server, head: bytes) -> None:
+        self._head = head
+        super().__init__(sock, address, server)  # type: ignore[arg-type]
+
     def setup(self) -> None:
-        """Reads have the request's deadline; writes time out after the idle time."""
+        """The request is read from its head; each write must be taken within the idle
+        time (a stalled reader of a stream is let go)."""
+        self.connection = self.request
+        self.request.setblocking(True)
         self.request.settimeout(self.server.idle_timeout)
-        super().setup()
-        self.rfile.close()  # the plain reader it made (the socket stays open)
-        self._deadline = _Deadline(self.request, self.server.idle_timeout)
-        self.rfile = io.BufferedReader(self._deadline)
+        self.rfile = io.BytesIO(self._head)
+        self.wfile = _Writer(self.request)
 
-    def handle_one_request(self) -> None:
-        """Read one request (within its deadline) and answer it (each write within the
-        idle time: a stalled reader of a stream is let go)."""
-        self._deadline.start()
-        super().handle_one_request()
-
-    def parse_request(self) -> bool:
-        """Read the headers (within the deadline); from here on the connection only
-        writes, each within the idle time."""
-        parsed = super().parse_request()
-        self.request.settimeout(self.server.idle_timeout)
-        return parsed
+    def handle(self) -> None:
+        """One request: a connection kept alive waits for the next one in the reception."""
+        self.close_connection = True
+        self.handle_one_request()
 
     def do_GET(self) -> None:
         """Answer a GET."""
@@ -183,6 +249,8 @@ class Handler(BaseHTTPRequestHandler):
         """Quiet: the terminal ptysup serve runs in is not a request log."""
 
     def _answer(self, head: bool) -> None:
+        if _has_body(self.headers):
+            self.close_connection = True  # the body is never read: the next bytes are it
         url = urlsplit(self.path)
         verdict = self._verdict(url.query)
         if verdict.status:
@@ -247,3 +315,9 @@ class Handler(BaseHTTPRequestHandler):
                 self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError, TimeoutError):
             pass  # the page went away (or stopped reading): nothing to tell anyone
+
+
+def _has_body(headers: email.message.Message) -> bool:
+    """Whether a request says a body follows its head."""
+    length = headers.get("Content-Length", "0").strip()
+    return headers.get("Transfer-Encoding") is not None or length not in ("", "0")

@@ -11,10 +11,13 @@ has ended and every line of the recording was sent.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from ptysup.serve import files
+from ptysup.serve.joined import decode
 from ptysup.terminal.castread import cast_event, header_of
 
 KEEPALIVE_S = 15.0  # an SSE comment this often: a closed page is noticed by the failed write
@@ -37,26 +40,31 @@ class CastTail:
         self._offset = 0
         self._partial = b""
         self.header: dict[str, Any] | None = None
+        self.broken = False  # its first whole line is no header: it never will have one
 
     def events(self) -> list[list[Any]]:
         """The events appended since the last call (the header is kept in `header`)."""
         try:
-            with self.path.open("rb") as f:
+            # Only a regular file: one swapped for a FIFO (or a link to /dev/zero) while
+            # watched is never read.
+            with files.open_regular(self.path, sys.maxsize) as f:
                 f.seek(self._offset)
                 data = f.read(_READ)
-        except OSError:
+        except (OSError, files.Damaged):
             return []
         self._offset += len(data)
         lines = (self._partial + data).split(b"\n")
         self._partial = lines.pop()
         out = []
         for line in lines:
-            try:
-                item = json.loads(line)
-            except ValueError:
-                continue
+            item = decode(line)
+            if item is None and self.header is not None:
+                continue  # a garbled line: skipped, as replay does
             if self.header is None:
                 self.header = header_of(item)
+                self.broken = self.header is None
+                if self.broken:
+                    return []
             else:
                 event = cast_event(item)  # a garbled line is skipped, as replay does
                 if event is not None:
@@ -103,7 +111,7 @@ def live(
     while tail.header is None or tail.more():  # the terminal so far, in one message
         running = alive()
         backlog += tail.events()
-        if tail.header is None and not running:
+        if tail.broken or (tail.header is None and not running):
             yield sse({"state": "offline"})
             yield sse({}, event="done")
             return
@@ -130,19 +138,3 @@ def live(
             last_sent = clock()
         if wait(POLL_S):
             return
-
-
-def cast_duration(path: Path) -> float | None:
-    """The time of a recording's last event (None if it has none)."""
-    last: float | None = None
-    try:
-        with path.open("rb") as f:
-            for line in f:
-                if line.startswith(b"["):
-                    try:
-                        last = float(json.loads(line)[0])
-                    except (ValueError, IndexError, TypeError):
-                        continue
-    except OSError:
-        return None
-    return last

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from ptysup.serve.labels import label
 from ptysup.store.listing import describe
 from ptysup.store.rundir import RUNS_DIR, run_dirs
 from tests.browser.conftest import Watched
@@ -67,10 +68,10 @@ def test_a_running_claude_code_is_watched_live_then_replayed(
             expect(player).to_contain_text("OMEGA-END", timeout=WAIT_MS)
             assert proc.wait(timeout=120) == 0
             # Finished: the details say so, and the page replays the recording.
-            row = describe(run_dir)  # over: whatever name its state has now, the page shows it
+            row = describe(run_dir)  # over: the page calls it by its outcome, as `runs` does
             assert row["pid"] is None and row["outcome"] == "complete"
-            assert row["state"] != live_state
-            expect(page.locator("#detail-state")).to_have_text(row["state"], timeout=WAIT_MS)
+            assert label(row)["label"] == "complete" != live_state
+            expect(page.locator("#detail-state")).to_have_text("complete", timeout=WAIT_MS)
             expect(page.locator("#decisions li .action")).to_have_text(["complete"])
             page.reload()
             page.locator(f'#runs tbody tr[data-run-id="{run_dir.run_id}"]').click()

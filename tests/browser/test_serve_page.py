@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from ptysup.store.listing import describe
 from tests.browser.conftest import Watched
 from tests.serving import make_run, served
 
@@ -34,9 +33,9 @@ def test_the_runs_are_listed_with_their_states_and_nothing_breaks_the_csp(
         page.goto(server.url)
         expect(page.locator("#runs tbody tr")).to_have_count(3, timeout=WAIT_MS)
         assert page.url == f"{server.base}/"  # the token left the address bar
-        for run_dir in runs:
+        for run_dir, said in zip(runs, ("complete", "abort", "working"), strict=True):
             row = page.locator(f'#runs tbody tr[data-run-id="{run_dir.run_id}"]')
-            expect(row.locator("td").nth(1)).to_have_text(describe(run_dir)["state"])
+            expect(row.locator("td").nth(1)).to_have_text(said)  # an ended run: its outcome
         rows = page.locator("#runs tbody tr")
         expect(rows.nth(0).locator("td").first).to_have_text(LIVE)  # newest first
         # Task text is text: the markup shows as written and nothing of it ran.
@@ -109,8 +108,8 @@ def test_a_run_with_unreadable_log_lines_is_shown_and_says_so(
     with served(tmp_path) as server:
         page.goto(server.url)
         page.locator(f'#runs tbody tr[data-run-id="{DONE}"]').click()
-        expect(page.locator("#detail-skipped")).to_have_text(
-            "1 unreadable line in its event log skipped", timeout=WAIT_MS
+        expect(page.locator("#detail-damage li")).to_have_text(
+            ["1 unreadable line in its event log skipped"], timeout=WAIT_MS
         )
         expect(page.locator("#decisions li")).to_have_count(1)
     assert watched.errors == []
@@ -145,10 +144,18 @@ def test_the_page_tells_outcome_reason_parts_a_rejected_complete_and_a_batch(
         row = page.locator(f'#runs tbody tr[data-run-id="{DONE}"]')
         expect(row.locator("td.outcome")).to_have_text("complete: the tests pass", timeout=WAIT_MS)
         expect(row.locator("td.parts")).to_have_text("2")
-        batch = page.locator("#batches tbody tr")
+        batch = page.locator("#runs tbody tr.batch")
         expect(batch).to_have_count(1)
-        expect(batch.locator("td")).to_have_text(
-            ["TASKS-0123456789", "crashed", "1", "0", "1", "0", "/p/TASKS.yaml"]
+        expect(batch.locator("td > span")).to_have_text(
+            [
+                "▾ batch TASKS-0123456789",
+                "crashed",
+                "1 done · 0 running · 1 queued · 0 failed",
+                "/p/TASKS.yaml",
+            ]
+        )
+        expect(batch.locator("xpath=following-sibling::tr[1]")).to_have_attribute(
+            "data-run-id", DONE
         )
         row.click()
         decisions = page.locator("#decisions li .action")

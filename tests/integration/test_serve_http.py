@@ -276,3 +276,30 @@ def test_an_empty_directory_serves_an_empty_list(tmp_path: Path) -> None:
         status, _, body = server.get("/api/runs")
         assert status == 200 and json.loads(body) == []
     assert not (tmp_path / RUNS_DIR).exists()  # read-only: nothing created
+
+
+def test_a_connection_kept_alive_serves_request_after_request(server: Served) -> None:
+    """A page reuses its connections: each answered request waits for the next one on the
+    same connection, and requests sent back to back (pipelined) are answered in order."""
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+    for path in ("/api/runs", f"/api/runs/{RUN}", "/static/app.css"):
+        conn.request("GET", path, headers={"Cookie": server.cookie})
+        response = conn.getresponse()
+        assert response.status == 200 and response.getheader("Connection") != "close"
+        response.read()
+    conn.close()
+    with socket.create_connection(("127.0.0.1", server.port), 30) as sock:
+        one = f"GET {{}} HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\nCookie: {server.cookie}\r\n"
+        sock.sendall(
+            (
+                one.format("/api/runs")
+                + "\r\n"
+                + one.format("/no/such")
+                + "Connection: close\r\n\r\n"
+            ).encode()
+        )
+        received = b""
+        while chunk := sock.recv(1 << 16):
+            received += chunk
+    assert received.startswith(b"HTTP/1.1 200 ") and RUN.encode() in received
+    assert b"\r\n\r\nnot found\n" in received and received.count(b"HTTP/1.1 ") == 2

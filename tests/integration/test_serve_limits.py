@@ -1,6 +1,6 @@
 """`ptysup serve`'s limits, with real sockets on 127.0.0.1: a folder it cannot read is
-refused at the start, connections are capped (each holds a thread), idle ones are dropped,
-and a live stream is not idle."""
+refused at the start, connections without the token hold nothing, requests with it are
+capped (each holds a thread), idle ones are dropped, and a live stream is not idle."""
 
 from __future__ import annotations
 
@@ -11,11 +11,13 @@ import os
 import socket
 import subprocess
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from ptysup.serve.server import MAX_CONNECTIONS, MAX_WAITING
 from ptysup.store.rundir import RUNS_DIR
 from tests.helpers import ptysup_argv, wait_for
 from tests.otheruser import OtherUser, other_user
@@ -63,38 +65,101 @@ def _get(server: Served, path: str) -> tuple[int, bytes]:
         conn.close()
 
 
+def _fds(pid: int) -> int:
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def _connect(server: Served, stack: contextlib.ExitStack, first: bytes = b"") -> socket.socket:
+    sock = stack.enter_context(socket.create_connection(("127.0.0.1", server.port), 30))
+    if first:
+        sock.sendall(first)
+    return sock
+
+
 @contextlib.contextmanager
-def crowded(tmp_path: Path, idle_s: float) -> Iterator[tuple[Served, list[socket.socket]]]:
-    """A server with a cap of CAP and CAP + 50 connections that send nothing."""
+def crowded(
+    tmp_path: Path, idle_s: float, *args: str
+) -> Iterator[tuple[Served, list[socket.socket]]]:
+    """A server with `args` and CAP + 70 connections that send nothing, every one of them
+    taken in by the server."""
     make_run(tmp_path, RUN, task="watched", decisions=[("complete", "ok")], screen="hi")
-    limits = ("--max-connections", str(CAP), "--idle-timeout", str(idle_s))
+    limits = ("--idle-timeout", str(idle_s), *args)
     with served(tmp_path, *limits) as server, contextlib.ExitStack() as stack:
-        socks = []
-        for _ in range(CAP + 50):
-            sock = stack.enter_context(socket.create_connection(("127.0.0.1", server.port), 30))
-            socks.append(sock)
+        before = _fds(server.proc.pid)
+        socks = [_connect(server, stack) for _ in range(CAP + 70)]
+        refused: set[socket.socket] = set()
+
+        def taken_in() -> bool:  # held open by the server, or refused by it
+            refused.update(sock for sock in socks if sock not in refused and _closed(sock))
+            return _fds(server.proc.pid) >= before + len(socks) - len(refused)
+
+        wait_for(taken_in, 30, "the server to take every connection in")
         yield server, socks
 
 
-def test_connections_over_the_cap_are_refused_at_once_and_threads_stay_bounded(
+def test_connections_without_the_token_never_lock_the_person_out(tmp_path: Path) -> None:
+    """Issue 30: 64 idle connections took every slot and everyone got 503. Now idle ones,
+    half-sent heads, a byte-a-time trickle and whole requests without the token hold no
+    slot and no thread, and a request with the token is answered at once."""
+    with crowded(tmp_path, 600.0) as (server, idle), contextlib.ExitStack() as stack:
+        assert len(idle) > MAX_CONNECTIONS
+        head = f"GET /api/runs HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n".encode()
+        half = [_connect(server, stack, head) for _ in range(MAX_CONNECTIONS)]
+        unread = [_connect(server, stack, head + b"\r\n") for _ in range(MAX_CONNECTIONS)]
+        wrong = _connect(server, stack, head.replace(b"runs", b"runs?token=wrong") + b"\r\n")
+        assert _answer(wrong).startswith(b"HTTP/1.1 403 ")
+        for sock in half:  # still trickling in
+            sock.sendall(b"X-Slow: 1\r\n")
+        assert _threads(server.proc.pid) <= 4  # the main one, the serving one (+1 of Python's)
+        started = time.monotonic()
+        status, body = _get(server, "/api/runs")
+        assert status == 200 and json.loads(body)[0]["run_id"] == RUN
+        assert time.monotonic() - started < 10  # at once, on a loaded machine
+        # Those without the token were refused at once, though they never read the answer.
+        assert all(_answer(sock).startswith(b"HTTP/1.1 403 ") for sock in unread)
+        assert not any(_closed(sock) for sock in idle + half)  # their time is not up
+
+
+def test_requests_over_the_cap_are_refused_at_once_and_threads_stay_bounded(
     tmp_path: Path,
 ) -> None:
-    with crowded(tmp_path, 600.0) as (server, socks):  # the idle ones stay for the test
-        _refused_over_the_cap(server, socks)
+    run_dir = make_run(tmp_path, RUN, task="live", outcome=None, screen="before")
+    limits = ("--max-connections", str(CAP), "--idle-timeout", "600")
+    with served(tmp_path, *limits) as server, run_dir.lock(), contextlib.ExitStack() as stack:
+        live = (
+            f"GET /api/runs/{RUN}/live HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+            f"Cookie: {server.cookie}\r\n\r\n"
+        ).encode()
+        streams = [_connect(server, stack, live) for _ in range(CAP)]
+        for sock in streams:  # each holds its slot, watching the run
+            wait_for(lambda sock=sock: b"data: " in _peek(sock), 30, "the stream's first event")
+        status, body = _get(server, "/api/runs")
+        assert (status, body) == (503, b"too many requests at once; try again\n")
+        answer = _answer(_connect(server, stack, live))
+        assert answer.startswith(b"HTTP/1.1 503 ")
+        assert b"Content-Security-Policy: default-src 'none'" in answer
+        assert b"Retry-After: 1" in answer
+        assert _threads(server.proc.pid) <= CAP + 3
 
 
-def _refused_over_the_cap(server: Served, socks: list[socket.socket]) -> None:
-    baseline = 3  # the main thread, the serving thread, and room for one more of Python's
-    over = socks[CAP:]
-    # Those over the cap get a clear 503 and are closed, without sending anything.
-    answers = [_answer(sock) for sock in over]
-    assert all(a.startswith(b"HTTP/1.1 503 ") for a in answers), answers[0]
-    assert b"Content-Security-Policy: default-src 'none'" in answers[0]
-    assert answers[0].endswith(b"too many connections; try again\n")
-    assert _threads(server.proc.pid) <= CAP + baseline
-    # While the idle ones hold every slot, a real request is refused just as clearly.
-    status, body = _get(server, "/api/runs")
-    assert (status, body) in ((503, b"too many connections; try again\n"), (200, body))
+def _peek(sock: socket.socket) -> bytes:
+    sock.settimeout(0.05)
+    try:
+        return sock.recv(1 << 16, socket.MSG_PEEK)
+    except TimeoutError:
+        return b""
+
+
+def test_the_longest_waiting_connection_makes_room_for_a_new_one(tmp_path: Path) -> None:
+    """At most MAX_WAITING connections wait for their head (each is a file descriptor):
+    one more pushes the longest-waiting out, and a request with the token still gets in."""
+    make_run(tmp_path, RUN, task="watched", decisions=[("complete", "ok")], screen="hi")
+    with served(tmp_path, "--idle-timeout", "600") as server, contextlib.ExitStack() as stack:
+        socks = [_connect(server, stack) for _ in range(MAX_WAITING + 20)]
+        wait_for(lambda: all(_closed(sock) for sock in socks[:20]), 30, "the oldest pushed out")
+        status, _ = _get(server, "/api/runs")
+        assert status == 200
+        assert not any(_closed(sock) for sock in socks[-20:])
 
 
 def test_idle_connections_are_dropped_and_then_requests_are_answered(tmp_path: Path) -> None:
@@ -103,8 +168,7 @@ def test_idle_connections_are_dropped_and_then_requests_are_answered(tmp_path: P
 
 
 def _idle_ones_dropped(server: Served, socks: list[socket.socket]) -> None:
-    held = socks[:CAP]
-    wait_for(lambda: all(_closed(sock) for sock in held), 30, "the idle connections dropped")
+    wait_for(lambda: all(_closed(sock) for sock in socks), 30, "the idle connections dropped")
     status, body = _get(server, "/api/runs")
     assert status == 200 and json.loads(body)[0]["run_id"] == RUN
     # A request never finished: dropped after the idle time too, even one that trickles

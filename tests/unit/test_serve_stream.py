@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from ptysup.serve.security import Guard
-from ptysup.serve.stream import CastTail, cast_duration, live, snapshot, sse
+from ptysup.serve.stream import CastTail, live, snapshot, sse
 
 
 def test_a_line_still_being_written_waits_for_its_end(tmp_path: Path) -> None:
@@ -52,13 +52,6 @@ def test_a_quiet_live_run_gets_keepalives_and_a_shutdown_ends_the_stream(tmp_pat
 def test_sse_is_one_data_line_whatever_the_text_holds() -> None:
     message = sse([1.0, "o", "two\nlines\r\n"])
     assert message.count(b"\n") == 2 and message.startswith(b"data: [1.0")
-
-
-def test_cast_duration_is_the_last_events_time(tmp_path: Path) -> None:
-    cast = tmp_path / "a.cast"
-    cast.write_text('{"version": 2}\n[0.5, "o", "x"]\n[2.25, "m", "end"]\n')
-    assert cast_duration(cast) == 2.25
-    assert cast_duration(tmp_path / "missing.cast") is None
 
 
 def test_the_guard_knows_its_names_and_refuses_the_rest() -> None:
