@@ -118,7 +118,9 @@ def test_a_batchs_runs_are_under_their_batch_and_fold_away(watched: Watched, man
     page.goto(many.server.url)
     header = page.locator(f'#runs tbody tr.batch[data-batch="{BATCH}"]')
     expect(header).to_be_visible(timeout=WAIT_MS)
-    expect(header.locator(".batch-counts")).to_have_text("6 done · 0 running · 0 queued · 0 failed")
+    expect(header.locator(".batch-counts")).to_have_text(
+        "6 done · 0 running · 0 queued · 0 interrupted · 0 failed"
+    )
     # Its six runs follow it, newest first, though other runs started between them.
     after = header.locator("xpath=following-sibling::tr[position() <= 6]")
     expect(after).to_have_count(6)

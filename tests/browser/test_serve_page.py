@@ -150,7 +150,7 @@ def test_the_page_tells_outcome_reason_parts_a_rejected_complete_and_a_batch(
             [
                 "▾ batch TASKS-0123456789",
                 "crashed",
-                "1 done · 0 running · 1 queued · 0 failed",
+                "1 done · 0 running · 1 queued · 0 interrupted · 0 failed",
                 "/p/TASKS.yaml",
             ]
         )

@@ -177,7 +177,7 @@
     tr.tabIndex = 0;
     const folded = collapsed.has(b.batch);
     tr.setAttribute("aria-expanded", String(!folded));
-    const counts = ["done", "running", "queued", "failed"].map((k) => b[k] + " " + k).join(" · ");
+    const counts = ["done", "running", "queued", "interrupted", "failed"].map((k) => b[k] + " " + k).join(" · ");
     const state = el("span", b.state, "state tone-" + (b.state === "running" ? "live" : b.state === "ended" ? "ok" : "failed"));
     const damaged = b.damage && b.damage.length;
     const cell = el("td", null, "batch-cell");
