@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from ptysup import gitauth
 from ptysup.attach.server import RECORD as ATTACH
 from ptysup.redact import redact_strings
 from ptysup.run.report import _cell
@@ -182,6 +183,7 @@ def main(
     argv: Sequence[str] | None = None,
     env: Mapping[str, str] | None = None,
     out: TextIO = sys.stdout,
+    stdin: TextIO | None = None,
 ) -> int:
     """The subcommands the Action, the workflow and the Job call."""
     env = os.environ if env is None else env
@@ -196,7 +198,9 @@ def main(
     co.add_argument("--before", type=Path, required=True, help="run ids present before")
     co.add_argument("--dest", type=Path, required=True)
     co.add_argument("--batch-id", default="")
-    gc = sub.add_parser("git-credential", help="git's credential helper: $PTYSUP_GIT_TOKEN")
+    gc = sub.add_parser(
+        "git-credential", help="git's credential helper: $PTYSUP_GIT_TOKEN for $PTYSUP_REPOSITORY"
+    )
     gc.add_argument("operation", nargs="?", default="get")
     ta = sub.add_parser("table", help="the collected runs as a markdown table")
     ta.add_argument("root", type=Path)
@@ -210,7 +214,7 @@ def main(
         claude_config(config_dir, args.project.resolve(), env)
         return 0
     if args.command == "git-credential":
-        return git_credential(args.operation, env, out)
+        return git_credential(args.operation, env, out, stdin or sys.stdin)
     if args.command == "table":
         include = json.loads(args.matrix).get("include", []) if args.matrix else []
         out.write(table(args.root, [str(row.get("id")) for row in include]))
@@ -225,14 +229,16 @@ def main(
     return 0
 
 
-def git_credential(operation: str, env: Mapping[str, str], out: TextIO) -> int:
-    """git's credential helper for a pod (`credential.helper`): the token of a Secret,
-    from $PTYSUP_GIT_TOKEN, for `get`; never stored (`store`, `erase` do nothing). The
-    token reaches git on a pipe, never a command line or a file."""
-    token = env.get("PTYSUP_GIT_TOKEN", "")
-    if operation == "get" and token:
-        user = env.get("PTYSUP_GIT_USER") or "x-access-token"  # GitHub's, GitLab takes any
-        out.write(f"username={user}\npassword={token}\n")
+def git_credential(operation: str, env: Mapping[str, str], out: TextIO, request: TextIO) -> int:
+    """git's credential helper for ptysup's own push (given with `-c credential.helper`
+    on that command line only): the token of a Secret, from $PTYSUP_GIT_TOKEN, for `get`
+    of the one remote, $PTYSUP_REPOSITORY (protocol, host, path); nothing for any other
+    host, never stored (`store`, `erase` do nothing). The token reaches git on a pipe,
+    never a command line or a file."""
+    if operation != "get":
+        return 0
+    answer = gitauth.credential(gitauth.parse_request(request.read()), env)
+    out.write("".join(f"{key}={value}\n" for key, value in answer.items()))
     return 0
 
 

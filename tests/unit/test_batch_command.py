@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -298,16 +299,48 @@ def test_batch_run_says_137_when_the_agent_was_killed_with_sigkill(
     capsys.readouterr()
 
 
-def test_the_git_credential_helper_gives_the_token_only_for_get() -> None:
+def test_the_git_credential_helper_gives_the_token_only_for_get_of_the_one_remote() -> None:
     from ptysup.engines import ci
 
-    out = io.StringIO()
-    assert ci.main(["git-credential", "get"], {"PTYSUP_GIT_TOKEN": "s3cret"}, out) == 0
-    assert out.getvalue() == "username=x-access-token\npassword=s3cret\n"
-    for operation, env in (("store", {"PTYSUP_GIT_TOKEN": "s3cret"}), ("get", {})):
+    remote = "https://git.example:8443/team/project.git"
+    env = {"PTYSUP_GIT_TOKEN": "s3cret", "PTYSUP_REPOSITORY": remote}
+    ours = "protocol=https\nhost=git.example:8443\npath=team/project.git\n\n"
+
+    def helper(operation: str, request: str, given: dict[str, str]) -> str:
         out = io.StringIO()
-        assert ci.main(["git-credential", operation], env, out) == 0
-        assert out.getvalue() == ""
+        assert ci.main(["git-credential", operation], given, out, io.StringIO(request)) == 0
+        return out.getvalue()
+
+    assert helper("get", ours, env) == "username=x-access-token\npassword=s3cret\n"
+    # git names no path unless credential.useHttpPath: the host is the remote's.
+    assert helper("get", "protocol=https\nhost=git.example:8443\n\n", env) != ""
+    others = (
+        "protocol=https\nhost=evil.example\n\n",  # another host
+        "protocol=https\nhost=git.example\npath=team/project.git\n\n",  # another port
+        "protocol=http\nhost=git.example:8443\npath=team/project.git\n\n",  # in clear
+        "protocol=https\nhost=git.example:8443\npath=team/other.git\n\n",  # another repo
+        "protocol=https\nhost=git.example:8443.evil.example\n\n",
+    )
+    for request in others:
+        assert helper("get", request, env) == "", request
+    assert helper("store", ours, env) == ""
+    assert helper("get", ours, {"PTYSUP_GIT_TOKEN": "s3cret"}) == ""  # no remote: nobody
+    assert helper("get", ours, {"PTYSUP_REPOSITORY": remote}) == ""  # no token
+
+
+def test_ptysup_takes_the_git_token_out_of_the_environment_of_all_it_starts(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ptysup import gitauth
+
+    monkeypatch.setenv("PTYSUP_GIT_TOKEN", "s3cret")
+    given = {"PTYSUP_GIT_TOKEN": "s3cret", "PATH": "/usr/bin:/bin"}
+    assert main(["version"], given) == 0
+    capsys.readouterr()
+    assert "PTYSUP_GIT_TOKEN" not in os.environ  # what ptysup starts inherits
+    assert gitauth.token() == "s3cret"  # kept for the push alone
+    assert main(["version"], {"PATH": "/usr/bin:/bin"}) == 0
+    assert gitauth.token() is None  # an invocation without one holds none
 
 
 def test_a_damaged_state_file_is_refused_and_fresh_starts_over(

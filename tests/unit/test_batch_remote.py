@@ -1,0 +1,61 @@
+"""`batch run --push REMOTE` before the task runs, with real git repositories: the remote
+read at once."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ptysup.batch import remote, taskrun
+from ptysup.batch.schema import Task
+from ptysup.exitcodes import ExitCode
+from ptysup.procutil import end_other_processes
+
+GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+TASK = Task(id="only", task="x")
+
+
+def _git(cwd: Path, *args: str) -> str:
+    done = subprocess.run([*GIT, *args], cwd=cwd, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+@pytest.fixture
+def clone(tmp_path: Path) -> Path:
+    """A clone of a bare repository `origin.git` with one commit."""
+    seed = tmp_path / "seed"
+    seed.mkdir()
+    (seed / "a.txt").write_text("a\n")
+    _git(seed, "init", "-q")
+    _git(seed, "add", ".")
+    _git(seed, "commit", "-qm", "start")
+    _git(tmp_path, "clone", "-q", "--bare", str(seed), "origin.git")
+    _git(tmp_path, "clone", "-q", "origin.git", "clone")
+    return tmp_path / "clone"
+
+
+def test_a_remote_s_name_is_read_before_the_task_runs(clone: Path) -> None:
+    checked = taskrun._remote_first(TASK, "origin", clone)
+    assert isinstance(checked, remote.Remote)
+    assert checked.url == str(clone.parent / "origin.git")
+    _git(clone, "remote", "set-url", "origin", "https://evil.example/x.git")  # the agent
+    assert checked.url == str(clone.parent / "origin.git")
+
+
+def test_outside_a_repository_push_is_bad_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert taskrun._remote_first(TASK, "origin", tmp_path) == ExitCode.USAGE
+    assert "is not in a git repository" in capsys.readouterr().err
+
+
+def test_ending_the_other_processes_touches_nothing_but_as_a_pod_s_first_process() -> None:
+    child = subprocess.Popen(["sleep", "60"])
+    try:
+        assert end_other_processes(timeout=1) is True
+        assert child.poll() is None  # pid 1 only: on a person's machine nothing is ended
+    finally:
+        child.kill()
+        child.wait()
