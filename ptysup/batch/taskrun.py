@@ -184,17 +184,36 @@ def _killed(run_dir: RunDir, code: int) -> int:
 
 
 def _remote_first(task: Task, given: str, cwd: Path) -> Remote | int:
-    """--push's remote, read before the task runs (the agent cannot point it elsewhere)."""
+    """--push's remote, read before the task runs (the agent cannot point it elsewhere),
+    and its branch checked: a branch of the task's name already there that is not this
+    checkout's own (pushed by an earlier try of this pod) is another batch's work, which
+    running the task again would only fail to push over (exit 2: nothing is started);
+    a remote that cannot be reached is PUSH_FAILED (a pod's retry tries again)."""
     from ptysup.batch import remote, worktrees
 
+    name = worktrees.branch(task.id)
     try:
         top = worktrees.repo_root(cwd)
         if top is None:
             raise worktrees.GitError(f"{cwd} is not in a git repository")
-        return remote.resolve(top, given)
+        target = remote.resolve(top, given)
     except worktrees.GitError as exc:
         print(f"ptysup: --push {given}: {exc}", file=sys.stderr)
         return int(ExitCode.USAGE)
+    try:
+        there = target.head(name, top)
+    except worktrees.GitError as exc:
+        print(f"ptysup: --push {given}: cannot reach it: {exc}", file=sys.stderr)
+        return PUSH_FAILED
+    ours = worktrees.git(["rev-parse", "--verify", "--quiet", name], top, check=False).strip()
+    if there is not None and there != ours:
+        print(
+            f"ptysup: --push {given}: branch {name} is already there (an earlier batch's "
+            f"work?): delete it there (git push {given} --delete {name}) or rename the task",
+            file=sys.stderr,
+        )
+        return int(ExitCode.USAGE)
+    return target
 
 
 def _push(task: Task, target: Remote, given: str, cwd: Path) -> int:

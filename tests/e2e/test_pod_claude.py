@@ -331,3 +331,48 @@ def test_in_the_pod_the_agent_never_sees_the_git_token_and_ptysup_s_push_still_w
     assert _remote_file(origin, "ptysup/probe:probe.txt") == "probed\n"
     # Nothing the agent started was alive when the token was first sent.
     assert pushed and max(beats) < pushed[0].ts, (max(beats), pushed[0].ts)
+
+
+def test_a_second_job_of_the_same_tasks_is_refused_up_front_not_after_redoing_the_task(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    from ptysup.testing.fakemodel import RequestKind
+
+    state, tasks = tmp_path / "state", tmp_path / "tasks"
+    r = rig(
+        {
+            "agent": [_writes("only", state / "first-job" / "0" / "repo", delay=0)],
+            "supervisor": [{"reply": "[COMPLETE] written"}],
+        }
+    )
+    origin = _origin(tmp_path, tmp_path / "origin.git")
+    tasks.mkdir()
+    (tasks / "TASKS.yaml").write_text("tasks:\n  - {id: only, task: task only}\n")
+    script = _pod_script(state, tasks)
+    env = _pod_env(
+        r, PTYSUP_AGENT_CMD=AGENT, PTYSUP_REPOSITORY=str(origin), JOB_COMPLETION_INDEX="0"
+    )
+
+    def job(uid: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["/bin/sh", "-c", script],
+            env={**env, "PTYSUP_JOB_UID": uid},
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+
+    first = job("first-job")
+    assert first.returncode == 0, first.stdout + first.stderr
+    pushed = _remote_file(origin, "ptysup/only:only.txt")
+    asked = len(r.model.requests_of(RequestKind.AGENT))
+    # A second Job of the same tasks: a new folder, a fresh clone, the branch already there.
+    second = job("second-job")
+    assert second.returncode == 2, second.stdout + second.stderr  # FailIndex: no retry
+    (said,) = second.stderr.splitlines()
+    assert said.startswith(f"ptysup: --push {origin}: branch ptysup/only is already there")
+    assert "--delete ptysup/only" in said and "rename the task" in said
+    assert len(r.model.requests_of(RequestKind.AGENT)) == asked  # the task never ran again
+    assert not (state / "second-job" / "0" / "runs").exists()
+    assert _remote_file(origin, "ptysup/only:only.txt") == pushed == "work of only\n"

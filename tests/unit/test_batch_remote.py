@@ -1,5 +1,6 @@
 """`batch run --push REMOTE` before the task runs, with real git repositories: the remote
-read at once."""
+read at once, and a branch of the task's name already there refused unless it is this
+checkout's own earlier push."""
 
 from __future__ import annotations
 
@@ -36,12 +37,49 @@ def clone(tmp_path: Path) -> Path:
     return tmp_path / "clone"
 
 
+def _branch_there(clone: Path, content: str) -> str:
+    """Commit CONTENT on ptysup/only in CLONE and push it; its commit."""
+    _git(clone, "switch", "-qc", "ptysup/only")
+    (clone / "b.txt").write_text(content)
+    _git(clone, "add", ".")
+    _git(clone, "commit", "-qm", "work")
+    _git(clone, "push", "-q", "origin", "ptysup/only")
+    return _git(clone, "rev-parse", "HEAD")
+
+
 def test_a_remote_s_name_is_read_before_the_task_runs(clone: Path) -> None:
     checked = taskrun._remote_first(TASK, "origin", clone)
     assert isinstance(checked, remote.Remote)
     assert checked.url == str(clone.parent / "origin.git")
     _git(clone, "remote", "set-url", "origin", "https://evil.example/x.git")  # the agent
     assert checked.url == str(clone.parent / "origin.git")
+
+
+def test_a_branch_there_from_another_batch_is_refused_before_the_task_runs(
+    clone: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _branch_there(clone, "another job's work\n")
+    _git(tmp_path, "clone", "-q", "origin.git", "fresh")  # the second Job's clone
+    fresh = tmp_path / "fresh"
+    assert taskrun._remote_first(TASK, "origin", fresh) == ExitCode.USAGE
+    (said,) = capsys.readouterr().err.splitlines()
+    assert said == (
+        "ptysup: --push origin: branch ptysup/only is already there (an earlier batch's "
+        "work?): delete it there (git push origin --delete ptysup/only) or rename the task"
+    )
+
+
+def test_the_checkout_s_own_earlier_push_is_no_conflict(clone: Path) -> None:
+    _branch_there(clone, "this pod's work, pushed before it was killed\n")
+    assert isinstance(taskrun._remote_first(TASK, "origin", clone), remote.Remote)
+
+
+def test_a_remote_that_cannot_be_reached_is_worth_another_try(
+    clone: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    gone = str(tmp_path / "nowhere.git")
+    assert taskrun._remote_first(TASK, gone, clone) == taskrun.PUSH_FAILED
+    assert capsys.readouterr().err.startswith(f"ptysup: --push {gone}: cannot reach it: ")
 
 
 def test_outside_a_repository_push_is_bad_input(
