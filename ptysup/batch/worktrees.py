@@ -16,13 +16,16 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ptysup.agents import registry
+
 BRANCH_PREFIX = "ptysup/"
 WORKTREES_DIR = Path(".ptysup/worktrees")
 LOCK_NAME = ".lock"
 # Used only when git has no identity of its own (a fresh CI machine), so a commit never fails.
 FALLBACK_IDENTITY = ("ptysup", "ptysup@localhost")
-# ptysup's own folder never goes into a task's commit, whatever the repository ignores.
-EXCLUDE = ":(exclude).ptysup"
+# ptysup's own folder and the agents' own files (aider's histories...) never go into a
+# task's commit, whatever the repository ignores: they are no work of the task's.
+EXCLUDE = (":(exclude).ptysup", *(f":(top,exclude,glob){p}" for p in registry.own_files()))
 
 
 class GitError(Exception):
@@ -166,9 +169,9 @@ class Worktrees:
             git(["worktree", "unlock", str(tree.path)], self.home, check=False)
 
     def commit(self, tree: Worktree, message: str) -> str | None:
-        """Commit everything in the worktree (untracked files too, .ptysup/ never) on its
-        branch; the new commit, or None when there was nothing to commit."""
-        git(["add", "-A", "--", ".", EXCLUDE], tree.path)
+        """Commit everything in the worktree (untracked files too; .ptysup/ and the agents'
+        own files never) on its branch; the new commit, or None when nothing changed."""
+        git(["add", "-A", "--", ".", *EXCLUDE], tree.path)
         if not dirty_index(tree.path):
             return None
         git([*identity(tree.path), "commit", "--no-verify", "-q", "-m", message], tree.path)
@@ -193,8 +196,8 @@ def dirty_index(path: Path) -> bool:
 
 
 def uncommitted(path: Path) -> list[str]:
-    """`git status --porcelain` of a worktree, ptysup's own folder left out."""
-    out = git(["status", "--porcelain", "--", ".", EXCLUDE], path)
+    """`git status --porcelain` of a worktree, ptysup's folder and the agents' files left out."""
+    out = git(["status", "--porcelain", "--", ".", *EXCLUDE], path)
     return [line for line in out.splitlines() if line.strip()]
 
 
@@ -219,7 +222,7 @@ def commit_on_branch(top: Path, task_id: str, message: str) -> str:
     current = git(["rev-parse", "--abbrev-ref", "HEAD"], top).strip()
     if current != name:
         git(["switch", "-C", name], top)
-    git(["add", "-A", "--", ".", EXCLUDE], top)
+    git(["add", "-A", "--", ".", *EXCLUDE], top)
     if dirty_index(top):
         git([*identity(top), "commit", "--no-verify", "-q", "-m", message], top)
     return git(["rev-parse", "HEAD"], top).strip()

@@ -23,6 +23,7 @@ from typing import Any, TextIO
 
 from ptysup import gitauth
 from ptysup.attach.server import RECORD as ATTACH
+from ptysup.batch.worktrees import EXCLUDE
 from ptysup.redact import redact_strings
 from ptysup.run.report import _cell
 from ptysup.store.listing import describe
@@ -115,7 +116,8 @@ def work_diff(workdir: Path) -> bytes:
 
     A `batch run` or a task works in the job's checkout itself, and the runner's disk goes
     away with the job: the patch in the artifact is how the work comes back. A private
-    index keeps the checkout's own index untouched; ptysup's own folder is left out.
+    index keeps the checkout's own index untouched; ptysup's own folder and the agents'
+    own files (aider's histories) are left out.
     """
     git = shutil.which("git")
     if git is None:
@@ -124,7 +126,7 @@ def work_diff(workdir: Path) -> bytes:
         env = {**os.environ, "GIT_INDEX_FILE": str(Path(tmp) / "index")}
         steps = (
             ["read-tree", "HEAD"],
-            ["add", "--all", "--", ":(top)", ":(exclude).ptysup"],
+            ["add", "--all", "--", ":(top)", *EXCLUDE],
             ["diff", "--cached", "--binary", "HEAD"],
         )
         out = b""
