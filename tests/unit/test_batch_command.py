@@ -283,6 +283,28 @@ def test_a_task_that_ended_for_good_is_kept_by_a_rerun(tasks: Path) -> None:
     assert '"run_resume"' not in log.read_text()
 
 
+@pytest.mark.parametrize(
+    ("outcome", "error", "kept"),
+    [
+        ("complete", None, True),
+        ("abort", None, True),
+        ("budget", None, True),
+        ("complete", "push failed: ...", False),
+        ("signal", None, False),
+        ("agent_exited", None, False),
+        ("killed", "killed by SIGKILL before its run ended", False),
+        ("exit -15", None, False),  # what an earlier ptysup wrote for a killed task
+        ("exit 70", None, False),  # a process that ended with no run_end
+    ],
+)
+def test_a_rerun_keeps_only_a_task_whose_run_ended_with_a_final_outcome_of_its_own(
+    outcome: str, error: str | None, kept: bool
+) -> None:
+    from ptysup.batch.state import ENDED, TaskState
+
+    assert TaskState("a", ENDED, "r", outcome, 0, error=error).kept is kept
+
+
 @pytest.mark.parametrize(("signum", "code"), [(signal.SIGKILL, 137), (signal.SIGTERM, 4)])
 def test_batch_run_says_137_when_the_agent_was_killed_with_sigkill(
     tasks: Path, capsys: pytest.CaptureFixture[str], signum: int, code: int
