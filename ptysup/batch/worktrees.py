@@ -74,6 +74,19 @@ class Worktree:
     branch: str
 
 
+@dataclass(frozen=True)
+class Work:
+    """What a task's branch and worktree hold of its own."""
+
+    commits: int  # on its branch, beyond the batch's base
+    uncommitted: int  # files changed in its worktree and not committed
+
+    def __str__(self) -> str:
+        said = [f"{self.commits} commit(s)"] if self.commits else []
+        said += [f"{self.uncommitted} uncommitted file(s)"] if self.uncommitted else []
+        return ", ".join(said) or "no work"
+
+
 class Worktrees:
     """The worktrees of one repository under `<home>/.ptysup/worktrees/`."""
 
@@ -146,6 +159,16 @@ class Worktrees:
             else:
                 git(["worktree", "unlock", str(path)], self.home, check=False)
         return Worktree(task_id, path, name)
+
+    def work_in(self, task_id: str, base: str) -> Work:
+        """What the task's branch and worktree hold: commits beyond `base`, files changed
+        and not committed (nothing for those that are gone)."""
+        name, path = branch(task_id), self.path(task_id)
+        commits = 0
+        if self.branch_exists(name):
+            commits = int(git(["rev-list", "--count", f"{base}..{name}"], self.home).strip())
+        changed = len(uncommitted(path)) if (path / ".git").exists() else 0
+        return Work(commits, changed)
 
     def remove(self, task_id: str) -> None:
         """Remove the task's worktree and branch (`batch --fresh`: the person asked)."""

@@ -257,12 +257,36 @@ def test_a_rerun_goes_on_with_interrupted_tasks_and_fresh_starts_over(
         log = tasks.parent / ".ptysup" / "runs" / str(t["run_id"]) / "events.jsonl"
         assert '"run_resume"' in log.read_text()
     assert _out(tasks.parent, "rev-parse", "ptysup/a") == by_hand
-    assert main(["batch", "TASKS.yaml", "--fresh", "--summary-json", "3.json"], env) == 1
+    capsys.readouterr()
+    # --fresh keeps work: a commit on a branch, a file changed in a worktree. It says
+    # which and how to go on, and touches nothing.
+    (tasks.parent / ".ptysup" / "worktrees" / "b" / "notes.txt").write_text("mine\n")
+    assert main(["batch", "TASKS.yaml", "--fresh"], env) == 2
+    (said,) = capsys.readouterr().err.splitlines()
+    assert said == (
+        "ptysup: --fresh would delete the work of the earlier batch: ptysup/a (1 commit(s)), "
+        "ptysup/b (1 uncommitted file(s)); keep it first (git branch -m, commit or copy it), "
+        "or delete it: --fresh --discard"
+    )
+    assert _out(tasks.parent, "rev-parse", "ptysup/a") == by_hand
+    assert (tasks.parent / ".ptysup" / "worktrees" / "b" / "notes.txt").is_file()
+    assert main(["batch", "TASKS.yaml", "--discard"], env) == 2
+    assert "--discard goes with --fresh" in capsys.readouterr().err
+    # Asked to: it deletes them, and says what went.
+    assert (
+        main(["batch", "TASKS.yaml", "--fresh", "--discard", "--summary-json", "3.json"], env) == 1
+    )
+    err = capsys.readouterr().err
+    assert "ptysup: --fresh: removed ptysup/a and its worktree (1 commit(s))\n" in err
+    assert "ptysup: --fresh: removed ptysup/b and its worktree (1 uncommitted file(s))\n" in err
     third = _summary(tasks.parent / "3.json")
     assert not {t["run_id"] for t in third.values()} & {t["run_id"] for t in first.values()}
     assert _out(tasks.parent, "rev-parse", "ptysup/a") == base  # made anew from the base
     assert "locked" not in _out(tasks.parent, "worktree", "list", "--porcelain")
-    capsys.readouterr()
+    # Nothing of its own in them: --fresh alone starts over, and says so.
+    assert main(["batch", "TASKS.yaml", "--fresh"], env) == 1
+    err = capsys.readouterr().err
+    assert "ptysup: --fresh: removed ptysup/a and its worktree (no work)\n" in err
 
 
 def test_a_task_that_ended_for_good_is_kept_by_a_rerun(tasks: Path) -> None:
