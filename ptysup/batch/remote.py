@@ -3,7 +3,7 @@ task runs and pushed to once it completed.
 
 Without a token (a person's own machine) git pushes from the checkout with the person's
 own configuration and credentials. With ptysup's token (a pod's $PTYSUP_GIT_TOKEN, see
-ptysup.gitauth) nothing the agent could have written is trusted: not the checkout's
+ptysup.cli.gitauth) nothing the agent could have written is trusted: not the checkout's
 config or hooks (an `insteadOf`, a proxy, a credential helper, a pre-push hook would each
 see or redirect the token), nor the global config in the HOME it shares. The branch is
 fetched into a private bare repository first, and pushed from there with no global
@@ -25,8 +25,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ptysup import gitauth
 from ptysup.batch.worktrees import GitError, git
+from ptysup.cli import gitauth
 from ptysup.procutil import end_other_processes
 
 _TIMEOUT = 300  # seconds for one git command against the remote

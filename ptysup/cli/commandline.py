@@ -14,8 +14,8 @@ from typing import Any
 
 import click
 
-from ptysup import __version__, gitauth
-from ptysup.cli import configfile
+from ptysup import __version__
+from ptysup.cli import configfile, gitauth
 from ptysup.cli.options import (
     _FILE_ONLY,
     _LIST_OPTIONS,
@@ -43,8 +43,8 @@ OTHER_VARIABLES = frozenset(
         "PTYSUP_TEST_RUN",  # the tests' marker in a child's environment
         gitauth.REMOTE_VAR,  # deploy/k8s/job.yaml: the repository to clone and push to
         "PTYSUP_JOB_UID",  # deploy/k8s/job.yaml: the Job's folder on the state volume
-        gitauth.TOKEN_VAR,  # ptysup.gitauth: the token `batch run --push` pushes with
-        gitauth.USER_VAR,  # ptysup.gitauth: its user name
+        gitauth.TOKEN_VAR,  # ptysup.cli.gitauth: the token `batch run --push` pushes with
+        gitauth.USER_VAR,  # ptysup.cli.gitauth: its user name
         "PTYSUP_HOOK_TOKEN",  # agents/aider: the run's hook token, in aider's environment
     }
 )

@@ -21,9 +21,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from ptysup import gitauth
 from ptysup.attach.server import RECORD as ATTACH
 from ptysup.batch.worktrees import EXCLUDE
+from ptysup.cli import gitauth
 from ptysup.redact import redact_strings
 from ptysup.run.report import _cell
 from ptysup.store.listing import describe

@@ -377,7 +377,7 @@ def test_the_git_credential_helper_gives_the_token_only_for_get_of_the_one_remot
 def test_ptysup_takes_the_git_token_out_of_the_environment_of_all_it_starts(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from ptysup import gitauth
+    from ptysup.cli import gitauth
 
     monkeypatch.setenv("PTYSUP_GIT_TOKEN", "s3cret")
     given = {"PTYSUP_GIT_TOKEN": "s3cret", "PATH": "/usr/bin:/bin"}
