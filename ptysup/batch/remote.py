@@ -84,7 +84,10 @@ def _isolated(args: Sequence[str], cwd: Path, remote: Remote | None = None) -> s
     env.pop(gitauth.TOKEN_VAR, None)
     if remote is not None and remote.token is not None:
         options += ["-c", f"credential.helper={helper}", "-c", "credential.useHttpPath=true"]
-        env.update({gitauth.TOKEN_VAR: remote.token, gitauth.REMOTE_VAR: remote.url})
+        env[gitauth.TOKEN_VAR] = remote.token
+        # The one remote the token is for: the Job's own $PTYSUP_REPOSITORY where it names
+        # one (a remote's name read from the checkout could be the agent's doing).
+        env.setdefault(gitauth.REMOTE_VAR, remote.url)
     try:
         proc = subprocess.run(
             ["git", *options, *args],

@@ -249,8 +249,3 @@ def commit_on_branch(top: Path, task_id: str, message: str) -> str:
     if dirty_index(top):
         git([*identity(top), "commit", "--no-verify", "-q", "-m", message], top)
     return git(["rev-parse", "HEAD"], top).strip()
-
-
-def push(top: Path, remote: str, name: str) -> None:
-    """Push branch `name` to `remote` (never forced: a branch there with other work stays)."""
-    git(["push", "--quiet", remote, f"refs/heads/{name}:refs/heads/{name}"], top)

@@ -11,6 +11,7 @@ import pytest
 
 from ptysup.batch import remote, taskrun
 from ptysup.batch.schema import Task
+from ptysup.batch.worktrees import GitError
 from ptysup.exitcodes import ExitCode
 from ptysup.procutil import end_other_processes
 
@@ -97,3 +98,25 @@ def test_ending_the_other_processes_touches_nothing_but_as_a_pod_s_first_process
     finally:
         child.kill()
         child.wait()
+
+
+def test_the_token_is_only_for_the_jobs_repository_whatever_the_checkout_says(
+    clone: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.gitserver import serve
+
+    _git(clone, "switch", "-qc", "ptysup/only")
+    (clone / "b.txt").write_text("work\n")
+    _git(clone, "add", ".")
+    _git(clone, "commit", "-qm", "work")
+    (tmp_path / "served").mkdir()
+    _git(tmp_path, "clone", "-q", "--bare", "origin.git", "served/origin.git")
+    _git(tmp_path, "clone", "-q", "--bare", "origin.git", "served/other.git")
+    with serve(tmp_path / "served", "s3cret") as server:
+        monkeypatch.setenv("PTYSUP_REPOSITORY", server.url("origin.git"))
+        elsewhere = remote.Remote(server.url("other.git"), "s3cret")  # as the agent set it
+        with pytest.raises(GitError, match="could not read Username"):
+            elsewhere.push(clone, "ptysup/only")
+        assert not any(r.authorized for r in server.requests)
+        remote.Remote(server.url("origin.git"), "s3cret").push(clone, "ptysup/only")
+        assert [r.path for r in server.pushes()][-1] == "/origin.git/git-receive-pack"
