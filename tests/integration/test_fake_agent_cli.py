@@ -243,7 +243,8 @@ def test_full_disk_for_the_event_log_is_a_usage_error_before_the_agent_starts(
         cwd=tmp_path,
     )
     assert proc.returncode == 2
-    assert proc.stderr == "ptysup: cannot write /dev/full: No space left on device\n"
+    # Refused by the check of every output path before anything starts, naming the option.
+    assert proc.stderr == "ptysup: cannot write --log-file /dev/full: No space left on device\n"
 
 
 @pytest.mark.parametrize(
