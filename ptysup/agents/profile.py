@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,6 +58,16 @@ class AgentProfile(Protocol):
     # The OSC number of the state reports the agent writes into its terminal (Codex: 7501),
     # if it writes any: the last one's payload is the screen snapshot's `signal`.
     signal_osc: int | None
+    # A message that starts with one of `command_leaders` would be the agent's own command
+    # (`/clear`, `!rm`): `command_guard` goes in front so that it reads as text.
+    command_leaders: tuple[str, ...]
+    command_guard: str
+    # Text goes in only as a bracketed paste, never as keys: the agent reads typed keys as
+    # its own syntax (Gemini CLI: `!` shell mode, `?` help). Ready waits until the agent
+    # switched bracketed paste on.
+    paste_only: bool
+    # What the input box shows in place of a large paste, if the agent folds one.
+    paste_placeholder: re.Pattern[str] | None
 
     def launch(
         self, base: Sequence[str], env: Mapping[str, str], hooks: Hooks | None, private: Path

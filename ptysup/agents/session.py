@@ -34,6 +34,7 @@ from ptysup.agents.events import (
 )
 from ptysup.agents.firstrun import AgentBlocked
 from ptysup.agents.hookchannel import STATUS_LINE
+from ptysup.agents.landing import same_prompt, shows
 from ptysup.agents.person import Person
 from ptysup.agents.profile import AgentProfile
 from ptysup.agents.questions import ASK_TOOL, Ask, person_answers
@@ -87,6 +88,9 @@ class InjectResult:
     confirmed: bool
     attempts: int
     superseded: bool = False  # the person submitted their own message first: nothing typed
+    # The message showed whole in the agent's input box (else Enter was never pressed) and,
+    # where the agent reports the prompt it got, reached it whole.
+    landed: bool = True
 
 
 class AgentSession:
@@ -201,15 +205,19 @@ class AgentSession:
             raise AgentBlocked(blocker) from None
 
     def _ready(self) -> bool:
-        """The screen reads ready, and the agent said so where it has a ready hook."""
+        """The screen reads ready, the agent said so where it has a ready hook, and it
+        takes a paste where nothing else may be typed (Gemini CLI draws its input box
+        before it switches bracketed paste on)."""
         heard = self.profile.ready_hook is None or self._ready_heard
-        return heard and self.state is ScreenState.READY
+        pastes = not self.profile.paste_only or self._typist.pastes()
+        return heard and pastes and self.state is ScreenState.READY
 
     def submit(self, text: str, deadline: float | None = None) -> InjectResult:
         """Type `text` as one message and confirm the agent started a turn on it.
 
         `deadline` (the time budget) bounds only the wait for the person's text to go."""
-        message = as_message(text)
+        profile = self.profile
+        message = as_message(text, profile.command_leaders, profile.command_guard)
         if len(message) > MAX_MESSAGE:
             self._log.emit("warning", message=f"instruction cut to {MAX_MESSAGE} characters")
             message = message[:MAX_MESSAGE]
@@ -217,18 +225,65 @@ class AgentSession:
             return InjectResult(message, False, 0, superseded=True)
         self.activity.reset()
         if not self._wait_settled():
-            return InjectResult(message, False, 0)
-        self.person.ptysup_types(message)
-        self._typist.paste(message)
-        self._wait_landed()
+            return InjectResult(message, False, 0, landed=False)
+        if not any(self._type_message(message, attempt) for attempt in (1, 2)):
+            return InjectResult(message, False, 0, landed=False)
         self._typist.enter()
         for attempt in (1, 2):
-            if self._confirm_turn_started():
-                return InjectResult(message, True, attempt)
-            if attempt == 1:
+            started = self._confirm_turn_started()
+            if started is not None:
+                return InjectResult(
+                    message, True, attempt, landed=self._got_whole(message, started)
+                )
+            if attempt == 1 and self._shows(message):
                 self._log.emit("warning", message="no turn started after injection; Enter again")
                 self._typist.enter()
         return InjectResult(message, False, 2)
+
+    def _type_message(self, message: str, attempt: int) -> bool:
+        """Paste MESSAGE into the agent's input box; whether it shows there whole, so that
+        Enter sends it as the agent's message. One that did not land (a paste the agent
+        dropped, or read as keys) is cleared from the box, never submitted."""
+        if self.profile.paste_only and not self._wait_pastes():
+            self._log.emit("warning", message="the agent takes no paste now; nothing was typed")
+            return False
+        self.person.ptysup_types(message)
+        self._typist.paste(message, plain=not self.profile.paste_only)
+        if self._wait_landed(message):
+            return True
+        snap = self.snapshot()
+        self._log.emit(
+            "warning",
+            message="the message did not show whole in the agent's input box; not sent",
+            text=self.profile.input_text(snap) or self._screen_tail(500, snap),
+            attempt=attempt,
+        )
+        if self.profile.input_has_text(snap):
+            self._clear_input(self._clock() + self.timings.confirm)
+        return False
+
+    def _wait_pastes(self) -> bool:
+        """Wait (at most `timings.confirm`) for the agent to take a bracketed paste."""
+        deadline = self._clock() + self.timings.confirm
+        while not self._typist.pastes():
+            if self._next(deadline) is None and self._clock() >= deadline:
+                return False
+        return True
+
+    def _got_whole(self, message: str, started: HookEvent | ScreenUpdate) -> bool:
+        """Whether the prompt the agent reports (UserPromptSubmit's `prompt`, where it has
+        one) is MESSAGE; a turn seen started only on screen tells nothing more."""
+        if not isinstance(started, HookEvent) or started.name != "UserPromptSubmit":
+            return True
+        prompt = started.payload.get("prompt")
+        if not isinstance(prompt, str):
+            return True
+        if same_prompt(message, prompt):
+            return True
+        self._log.emit(
+            "warning", message="the agent got another message than ptysup typed", text=prompt
+        )
+        return False
 
     def command(self, command: str, deadline: float | None = None) -> bool:
         """Type a slash command such as /clear and wait briefly for it to take effect;
@@ -724,38 +779,52 @@ class AgentSession:
         finally:
             self._pushback.extend(kept)
 
-    def _wait_landed(self) -> None:
-        """Observed with Claude Code 2.1.197: for about a second after its input box first
-        appears, an Enter that follows a paste within 0.1 s is dropped. Waiting until the
-        pasted text shows in the box makes the Enter count."""
+    def _wait_landed(self, message: str) -> bool:
+        """Wait until MESSAGE shows whole in the input box (at most `timings.landed`);
+        whether it does. Observed with Claude Code 2.1.197: for about a second after its
+        input box first appears, an Enter that follows a paste within 0.1 s is dropped, so
+        Enter waits for the text to show. Nothing can be read off a generic agent's box."""
         deadline = self._clock() + self.timings.landed
         # Other events (the SessionStart hook comes ~0.25 s after the box is drawn) are
         # kept for later but do not end the wait: ending it let Enter follow the paste at
         # once, and Claude Code dropped it (the "typed text not confirmed" flake).
         kept: list[AgentEvent] = []
         try:
-            while not self.profile.input_has_text(self.snapshot()) and self._clock() < deadline:
+            while not self._shows(message):
+                if self._clock() >= deadline:
+                    return False
                 event = self._next(deadline)
                 if event is not None and not isinstance(event, ScreenUpdate):
                     kept.append(event)
+            return True
         finally:
             self._pushback.extend(kept)
 
-    def _confirm_turn_started(self) -> bool:
+    def _shows(self, message: str) -> bool:
+        """Whether the agent's input box shows MESSAGE, as the agent draws it (always, for
+        an agent whose box cannot be read)."""
+        if not self.profile.uses_hooks:
+            return True
+        shown = self.profile.input_text(self.snapshot())
+        return shows(message, shown, self.profile.paste_placeholder)
+
+    def _confirm_turn_started(self) -> HookEvent | ScreenUpdate | None:
+        """The event that shows the agent started a turn on what was submitted, or None
+        after `timings.confirm`."""
         deadline = self._clock() + self.timings.confirm
         while (event := self._next(deadline)) is not None:
             if isinstance(event, HookEvent) and event.name in ("UserPromptSubmit", "Stop"):
                 if event.name == "Stop":
                     self._pushback.append(event)
-                return True
+                return event
             if isinstance(event, ScreenUpdate) and (
                 # A dialog took the message (aider asks about a URL in it before the model
                 # is called): another Enter would answer it.
                 event.state in (ScreenState.WORKING, ScreenState.DIALOG)
                 or not self.profile.uses_hooks
             ):
-                return True
-        return False
+                return event
+        return None
 
     def _next(self, deadline: float) -> AgentEvent | None:
         """The next event before `deadline`, after updating state; None on time-out."""

@@ -32,6 +32,7 @@ from ptysup.agents.events import HookEvent, ScreenState
 from ptysup.agents.firstrun import Blocker
 from ptysup.agents.profile import Hooks, Launch
 from ptysup.agents.questions import Ask
+from ptysup.terminal.inject import GUARD, LEADERS
 
 if TYPE_CHECKING:  # the screen model (pyte) loads after the agent started
     from ptysup.terminal.screen import ScreenSnapshot
@@ -88,6 +89,12 @@ class AiderProfile:
     interrupt_presses = 1  # one press stops the turn
     suspend_notice: bytes | None = None
     signal_osc: int | None = None
+    # `{` alone (or `{tag`) on the first line starts its multi-line input; a leading
+    # space makes each of them text (aider strips only line ends).
+    command_leaders: tuple[str, ...] = (*LEADERS, "{")
+    command_guard = GUARD
+    paste_only = False  # it reads a line: keys typed before its prompt wait in the line
+    paste_placeholder: re.Pattern[str] | None = None
 
     def __init__(self, session_id: str | None = None, reopen: bool = False) -> None:
         # aider has no conversation id: this one only names the run's notifications.

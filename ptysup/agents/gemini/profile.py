@@ -30,6 +30,7 @@ from ptysup.agents.firstrun import Blocker, first_screen
 from ptysup.agents.gemini import settings
 from ptysup.agents.profile import Hooks, Launch
 from ptysup.agents.questions import Ask, ask_from
+from ptysup.terminal.inject import LEADERS, WORD_JOINER
 
 if TYPE_CHECKING:  # the screen model (pyte) loads after the agent started
     from ptysup.terminal.screen import ScreenSnapshot
@@ -65,6 +66,8 @@ _RULE = re.compile(r"^─{10,}\s*$")
 _PROMPT = re.compile(r"^ > ?(.*)$")
 _CONTINUED = re.compile(r"^   \S")
 PLACEHOLDER = "Type your message or @path/to/file"
+# A large paste, folded in the input box (it is sent whole).
+PASTED = re.compile(r"\[Pasted Text: \d+ (?:lines|chars)(?: #\d+)?\]")
 _WORKING = "(esc to cancel"
 _CHOICE = re.compile(r"^\s*│\s*│?\s*●\s*1\.")
 _TITLE_DIALOG = "✋"
@@ -145,6 +148,13 @@ class GeminiProfile:
     interrupt_presses = 1  # one press stops the turn
     suspend_notice: bytes | None = None
     signal_osc: int | None = None  # no in-band state report (only an OSC 11 query)
+    command_leaders: tuple[str, ...] = LEADERS
+    # Gemini CLI trims a message before it looks for a slash command, so a leading space
+    # leaves ` /quit` a command; it also drops U+200B from what is typed. U+2060 (word
+    # joiner, not drawn) is neither trimmed nor dropped, and reaches the model as typed.
+    command_guard = WORD_JOINER
+    paste_only = True  # typed, `!` opens its shell mode and `?` its help (issue 30)
+    paste_placeholder: re.Pattern[str] | None = PASTED
 
     def __init__(self, session_id: str | None = None, reopen: bool = False) -> None:
         # ptysup picks the conversation's id up front, so a resumed run reopens it with

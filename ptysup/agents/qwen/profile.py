@@ -33,6 +33,7 @@ from ptysup.agents.firstrun import Blocker, first_screen
 from ptysup.agents.profile import Hooks, Launch
 from ptysup.agents.questions import Ask, ask_from
 from ptysup.agents.qwen import settings
+from ptysup.terminal.inject import LEADERS, WORD_JOINER
 
 if TYPE_CHECKING:  # the screen model (pyte) loads after the agent started
     from ptysup.terminal.screen import ScreenSnapshot
@@ -44,6 +45,8 @@ _RULE = re.compile(r"^─{10,}\s*$")
 _PROMPT = re.compile(r"^> ?(.*)$")
 _CONTINUED = re.compile(r"^  \S")
 PLACEHOLDER = "Type your message or @path/to/file"
+# A large paste, folded in the input box (it is sent whole).
+PASTED = re.compile(r"\[Pasted Content \d+ chars\](?: #\d+)?")
 _CURSOR = "\u200b"  # drawn after the typed text
 _WORKING = "esc to cancel)"
 _CHOICE = re.compile(r"^\s*[›❯]\s*1\.")
@@ -119,6 +122,10 @@ class QwenProfile:
     interrupt_presses = 1  # one press stops the turn
     suspend_notice: bytes | None = None
     signal_osc: int | None = None
+    command_leaders: tuple[str, ...] = LEADERS
+    command_guard = WORD_JOINER  # it trims a message before it looks for `/`, as Gemini CLI
+    paste_only = True  # typed, `!` opens its shell mode and `?` its shortcuts
+    paste_placeholder: re.Pattern[str] | None = PASTED
 
     def __init__(self, session_id: str | None = None, reopen: bool = False) -> None:
         # ptysup picks the conversation's id up front, so a resumed run reopens it with
