@@ -248,20 +248,21 @@ PROBE_TIMEOUT_S = 120.0
 def probe_supervisor(config: RunConfig, env: Mapping[str, str], cwd: Path) -> Check:
     """Ask the supervisor once, as a run would: a key, login or model that cannot work
     shows here, not after the agent's first turn."""
-    from ptysup.supervisor.judge import JudgeOptions, lean_argv, lean_env
+    from ptysup.supervisor.judge import JudgeOptions, judge_dir, lean_argv, lean_env
     from ptysup.supervisor.prompt import SUPERVISOR_MARKER
     from ptysup.supervisor.runner import SupervisorError, SupervisorRunner
 
-    options = JudgeOptions(config.supervisor_tools, config.supervisor_model)
-    runner = SupervisorRunner(
-        lean_argv(config.supervisor_cmd, options),  # as a run starts it (gemini: --skip-trust)
-        timeout=min(config.supervisor_timeout, PROBE_TIMEOUT_S),
-        cwd=str(cwd),
-        env=lean_env(config.supervisor_cmd, env),
-    )
     prompt = f"{SUPERVISOR_MARKER}\nThis is a check by `ptysup doctor`. Answer: [COMPLETE] ok"
     try:
-        answer = runner.run(prompt)
+        with judge_dir(config.supervisor_cmd, env) as judge:
+            options = JudgeOptions(config.supervisor_tools, config.supervisor_model, judge)
+            runner = SupervisorRunner(
+                lean_argv(config.supervisor_cmd, options),  # as a run starts it
+                timeout=min(config.supervisor_timeout, PROBE_TIMEOUT_S),
+                cwd=str(cwd),
+                env=lean_env(config.supervisor_cmd, env, judge),
+            )
+            answer = runner.run(prompt)
     except SupervisorError as exc:
         fix = "check ANTHROPIC_API_KEY / login and the model" if exc.fatal else "see the error"
         return Check("supervisor answers", False, str(exc), fix)

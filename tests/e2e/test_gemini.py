@@ -3,6 +3,7 @@ speaking the Gemini API, `gemini -p` as the supervisor (a team without Claude Co
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import signal
 from collections.abc import Callable, Iterator, Mapping
@@ -12,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from ptysup.agents.private import agents_dir
 from ptysup.testing import gemini_env as gemini_env_module
 from ptysup.testing.fakemodel import RequestKind
 from tests.conftest import FakeModelFactory
@@ -376,3 +378,67 @@ def test_the_persons_own_gemini_hooks_still_run_beside_ptysups(
     assert run.code == 0, run.stdout + run.stderr
     assert [e["kind"] for e in run.named("turn_end")] == ["stop"]  # ptysup's own ran
     assert mark.exists()  # and the person's
+
+
+# The person's own Gemini CLI allows `touch` (a policy) and the shell tool (settings).
+PERMISSIVE_POLICY = """\
+[[rule]]
+toolName = "run_shell_command"
+commandPrefix = "touch"
+decision = "allow"
+priority = 100
+"""
+
+
+def test_the_readmes_gemini_p_supervisor_is_read_only_and_keeps_no_session(
+    rig: Callable[..., Rig],
+) -> None:
+    r = rig(
+        {
+            "agent": [{"reply": "Done."}],
+            "supervisor": [
+                {
+                    "steps": [
+                        {
+                            "tool": "run_shell_command",
+                            "input": {"command": "touch SUPERVISOR.txt", "description": "x"},
+                        },
+                        {"text": "[COMPLETE] done"},
+                    ]
+                }
+            ],
+        }
+    )
+    gemini = Path(r.env["GEMINI_CLI_HOME"]) / ".gemini"
+    (gemini / "policies").mkdir()
+    (gemini / "policies" / "mine.toml").write_text(PERMISSIVE_POLICY)
+    settings = json.loads((gemini / "settings.json").read_text())
+    settings["tools"] = {"allowed": ["run_shell_command"]}
+    (gemini / "settings.json").write_text(json.dumps(settings))
+    # `gemini -p` as the README gives it, with no value after -p.
+    run = dataclasses.replace(r, options=("--supervisor-cmd", "gemini -p")).run("say done")
+    assert run.code == 0, run.stdout + run.stderr
+    assert not (r.project / "SUPERVISOR.txt").exists()  # the person's allow did not apply
+    (_, answer) = r.model.requests_of(RequestKind.SUPERVISOR)
+    (denied,) = [str(x) for x in chat_responses(answer.body)]
+    assert "run_shell_command" in denied and "not found" in denied
+    # The only session in the person's Gemini history is the agent's own.
+    (stored,) = (r.project / ".ptysup" / "runs").glob("*/run.json")
+    saved = json.loads(stored.read_text())
+    sessions = [
+        json.loads(path.read_text().splitlines()[0])["sessionId"]
+        for path in gemini.glob("tmp/*/chats/session-*.jsonl")
+    ]
+    assert sessions == [saved["session_id"]]
+    # The judge's own home went with the run.
+    assert not list(agents_dir(r.env).glob(f"{saved['run_id']}-*"))
+
+
+def chat_responses(body: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The functionResponse parts of a Gemini API request."""
+    return [
+        part["functionResponse"]
+        for content in body["contents"]
+        for part in content["parts"]
+        if "functionResponse" in part
+    ]
