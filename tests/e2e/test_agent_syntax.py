@@ -4,17 +4,11 @@ with its real pinned binary. The model gets each message whole, and nothing runs
 
 from __future__ import annotations
 
-import contextlib
-import subprocess
-from collections.abc import Callable, Iterator, Mapping
-from pathlib import Path
-from typing import Any
+from collections.abc import Callable
 
 import pytest
 
-from ptysup.testing import aider_env, codex_env, gemini_env, opencode_env, qwen_env
-from tests.conftest import ClaudeEnvFactory, FakeModelFactory
-from tests.e2e.conftest import Rig, rigs
+from tests.e2e.conftest import Rig
 
 pytestmark = pytest.mark.e2e
 
@@ -27,55 +21,12 @@ BANG = "!touch PWNED3.txt? Great!"
 LONG = "\n".join(
     f"Line {i}: keep the build green, and say what you changed? Fine!" for i in range(40)
 )
-AGENTS = {
-    "claude": "claude --permission-mode acceptEdits",
-    "codex": "codex",
-    "gemini": "gemini --approval-mode auto_edit",
-    "qwen": "qwen --approval-mode auto-edit",
-    "opencode": "opencode",
-    "aider": "aider",
-}
-
-
-@pytest.fixture(params=sorted(AGENTS))
-def agent_rig(
-    request: pytest.FixtureRequest,
-    fake_model: FakeModelFactory,
-    claude_env: ClaudeEnvFactory,
-    project_dir: Path,
-    tmp_path: Path,
-) -> Iterator[Callable[[Mapping[str, Any]], Rig]]:
-    """Rigs of each agent, its pinned binary in a private home, `claude -p` supervising."""
-    name: str = request.param
-    binary: Path = request.getfixturevalue(f"{name}_bin")
-    if name == "aider":
-        subprocess.run(["git", "init", "-q", str(project_dir)], check=True)
-    with contextlib.ExitStack() as stack:
-
-        def env_for(url: str) -> dict[str, str]:
-            claude = claude_env(url).env
-            made: contextlib.AbstractContextManager[Any]
-            if name == "claude":
-                return dict(claude)
-            if name == "codex":
-                made = codex_env.codex_env(url, [project_dir], binary, base=claude)
-            elif name == "gemini":
-                made = gemini_env.gemini_env(url, binary, base=claude)
-            elif name == "qwen":
-                made = qwen_env.qwen_env(url, binary, base=claude)
-            elif name == "opencode":
-                made = opencode_env.opencode_env(url, binary, base=claude)
-            else:
-                made = aider_env.aider_env(url, binary, base=claude)
-            return dict(stack.enter_context(made).env)
-
-        yield from rigs(fake_model, project_dir, tmp_path, env_for, AGENTS[name])
 
 
 def test_no_message_is_read_as_the_agents_shell_help_or_command(
-    agent_rig: Callable[..., Rig],
+    every_agent_rig: Callable[..., Rig],
 ) -> None:
-    r = agent_rig(
+    r = every_agent_rig(
         {
             "agent": [{"reply": "Noted."}],
             "supervisor": [
