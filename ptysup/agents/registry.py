@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from ptysup.agents.aider.profile import AiderProfile
 from ptysup.agents.claude.profile import ClaudeProfile, conversation_saved
 from ptysup.agents.codex.profile import CodexProfile, is_codex
+from ptysup.agents.gemini import home as gemini_home
+from ptysup.agents.gemini import settings as gemini_settings
 from ptysup.agents.gemini.profile import GeminiProfile
 from ptysup.agents.generic.profile import GenericProfile
 from ptysup.agents.opencode.profile import OpencodeProfile
@@ -35,6 +37,14 @@ class Agent:
     saved: Callable[[str, Mapping[str, str]], bool] = lambda session_id, env: True
     # Why the agent's command line cannot be supervised (a usage error), or None.
     refuses: Callable[[Sequence[str]], str | None] = lambda argv: None
+    # How ptysup's hooks reach the agent with this environment, and whether they do (for
+    # `ptysup doctor`), where that depends on the machine; None where it does not.
+    hooks: Callable[[Mapping[str, str]], tuple[bool, str]] | None = None
+
+
+def gemini_hooks(env: Mapping[str, str]) -> tuple[bool, str]:
+    """Where Gemini CLI reads ptysup's settings (its hooks) from here."""
+    return gemini_home.reach(env, gemini_settings.FILE_NAME)
 
 
 def _generic(session_id: str | None, reopen: bool) -> AgentProfile:
@@ -44,7 +54,7 @@ def _generic(session_id: str | None, reopen: bool) -> AgentProfile:
 AGENTS: tuple[Agent, ...] = (
     Agent("claude", is_claude, True, ClaudeProfile, ("2.1.197",), conversation_saved),
     Agent("codex", is_codex, True, CodexProfile, tested=("0.169.0",)),
-    Agent("gemini", is_gemini, True, GeminiProfile, tested=("0.61.0",)),
+    Agent("gemini", is_gemini, True, GeminiProfile, tested=("0.61.0",), hooks=gemini_hooks),
     Agent("qwen", is_qwen, True, QwenProfile, tested=("0.24.4",)),
     Agent(
         "opencode",

@@ -133,6 +133,9 @@ class AgentSession:
         self._cost_base: float | None = None
         self._prompted = False  # a prompt reached the agent (UserPromptSubmit)
         self._ready_heard = False  # the profile's ready hook came (if it has one)
+        self._hooks_heard = False  # any hook came from the agent
+        self._hooks_due: float | None = None  # no hook by then: they do not reach it
+        self._hooks_said = False  # the warning that they do not was given
         self.cost_cap: float | None = None  # wait_turn_end raises CostUp at this spend
         self.on_spend: list[Callable[[float], None]] = []  # hear cost_usd when it rises
         self._reports_cost = False  # the agent reports its spend (Claude Code's status line)
@@ -196,13 +199,22 @@ class AgentSession:
                     wake = min(wake, blocked_since + settle)
                 event = self._next(wake)
                 if event is None and self._clock() >= deadline:
-                    raise TimeoutError(f"agent not ready after {self.timings.ready:.0f}s")
+                    why = self._no_ready_hook()
+                    raise TimeoutError(f"agent not ready after {self.timings.ready:.0f}s{why}")
         except AgentExited:
             # An agent that quits at a first-run screen (onboarding offline): say which.
             blocker = self.profile.blocker(self.snapshot())
             if blocker is None:
                 raise
             raise AgentBlocked(blocker) from None
+
+    def _no_ready_hook(self) -> str:
+        """Why an agent with a ready hook is not ready, when it is that the hook never came
+        (opencode without ptysup's plugin)."""
+        hook = self.profile.ready_hook
+        if hook is None or self._ready_heard or self._hooks_heard:
+            return ""
+        return f": its {hook} hook never came (ptysup's hooks did not reach it)"
 
     def _ready(self) -> bool:
         """The screen reads ready, the agent said so where it has a ready hook, and it
@@ -232,6 +244,7 @@ class AgentSession:
         for attempt in (1, 2):
             started = self._confirm_turn_started()
             if started is not None:
+                self._expect_hooks()
                 return InjectResult(
                     message, True, attempt, landed=self._got_whole(message, started)
                 )
@@ -359,6 +372,42 @@ class AgentSession:
 
         Raises TimeUp once the session clock passes `deadline` (the run's time budget).
         """
+        ended = self._wait_turn_end(deadline)
+        if isinstance(ended, TurnEnd):
+            self._check_hooks(turn_ended=True)
+        return ended
+
+    def _expect_hooks(self) -> None:
+        """A prompt started a turn: an agent whose first hook comes by then has sent one
+        within `timings.confirm`, or its hooks do not reach it."""
+        first = self.profile.first_hook
+        if first is not None and first.by_prompt and self._hooks_due is None:
+            self._hooks_due = self._clock() + self.timings.confirm
+
+    def _check_hooks(self, turn_ended: bool = False) -> None:
+        """Say once, when the agent's first hook is due (or a turn ended without any),
+        that no hook came: ptysup goes on with the agent's screen alone."""
+        first = self.profile.first_hook
+        if first is None or self._hooks_heard or self._hooks_said:
+            return
+        due = self._hooks_due
+        if not turn_ended and (due is None or self._clock() < due):
+            return
+        self._hooks_said = True
+        self._log.emit(
+            "warning",
+            message=(
+                f"no hook came from {self.profile.name} (its {first.name} never did): "
+                "ptysup's hooks do not reach it. Going on with its screen alone: turn ends "
+                "come seconds late, and a question or dialog waits --turn-timeout before "
+                "the supervisor sees it (questions are not answered for it). "
+                "`ptysup doctor` says why where it knows"
+            ),
+            agent=self.profile.name,
+            missing=first.name,
+        )
+
+    def _wait_turn_end(self, deadline: float | None) -> TurnEnd | Ask:
         ready_since: float | None = None
         # A dialog open this long stalls the turn even while the agent keeps drawing
         # (Codex animates its screen under an approval dialog; Claude Code goes quiet).
@@ -378,7 +427,10 @@ class AgentSession:
                 wakes.append(dialog_since + self.timings.turn)
             if not self.profile.uses_hooks:
                 wakes.append(self.last_output + self.timings.idle)
+            if self._hooks_due is not None and not (self._hooks_heard or self._hooks_said):
+                wakes.append(self._hooks_due)
             event = self._next(min(wakes))
+            self._check_hooks()
             now = self._clock()
             if self.cost_cap is not None and self.cost_usd >= self.cost_cap:
                 raise CostUp()
@@ -866,6 +918,7 @@ class AgentSession:
             raise Halted(event.reason)
 
     def _record_hook(self, event: HookEvent) -> None:
+        self._hooks_heard = True
         p = event.payload
         if event.name == STATUS_LINE:
             self._record_cost(p)

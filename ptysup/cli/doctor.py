@@ -84,6 +84,7 @@ def run_checks(config: RunConfig, env: Mapping[str, str], cwd: Path) -> Iterator
     path = env.get("PATH", os.defpath)
     yield from _commands(config, path)
     yield from _agent_version(config, path)
+    yield from _hooks(config, env)
     if is_claude(config.agent_cmd):
         yield from claude_checks(env, cwd)
     runs = cwd / config.runs_dir
@@ -137,6 +138,17 @@ def _agent_version(config: RunConfig, path: str) -> Iterator[Check]:
             f"{kind.name} {release} is not a release ptysup was tested with ({tested}); "
             "scripts/test-latest.sh runs the tests against the newest",
         )
+
+
+def _hooks(config: RunConfig, env: Mapping[str, str]) -> Iterator[Check]:
+    """How ptysup's hooks reach the agent here, where that depends on the machine: without
+    them a run goes on with the agent's screen alone (late turn ends, questions stall)."""
+    from ptysup.agents import registry
+
+    kind = registry.find(config.agent_cmd, config.agent)
+    if kind.hooks is not None:
+        ok, detail = kind.hooks(env)
+        yield Check("hooks", ok, detail, "see docs/agents.md, how ptysup's settings reach it")
 
 
 _RELEASE = re.compile(r"\d+\.\d+\.\d+")

@@ -21,12 +21,12 @@ Observed with Gemini CLI 0.61 (issue 30):
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from ptysup.agents.gemini import home
+
 POLICY_FILE = "gemini-judge-policy.toml"
-HOME_DIR = "gemini-judge-home"
 # Gemini CLI 0.61's tools that only read the project.
 READ_TOOLS = ("read_file", "list_directory", "glob", "grep_search")
 # What a call writes into its home: kept in the judge's own. The policies are replaced.
@@ -55,13 +55,7 @@ def policy_path(private: Path) -> Path:
 
 def home_path(private: Path) -> Path:
     """The judge's GEMINI_CLI_HOME, in the run's PRIVATE directory."""
-    return private / HOME_DIR
-
-
-def person_gemini_dir(env: Mapping[str, str]) -> Path:
-    """The person's Gemini CLI folder: $GEMINI_CLI_HOME/.gemini, else ~/.gemini."""
-    home = env.get("GEMINI_CLI_HOME") or env.get("HOME") or os.path.expanduser("~")
-    return Path(home) / ".gemini"
+    return private / home.HOME_DIR
 
 
 def write(private: Path, env: Mapping[str, str]) -> None:
@@ -70,13 +64,4 @@ def write(private: Path, env: Mapping[str, str]) -> None:
     path = policy_path(private)
     path.write_text(POLICY, encoding="utf-8")
     path.chmod(0o600)
-    mine = home_path(private) / ".gemini"
-    mine.mkdir(mode=0o700, parents=True)
-    theirs = person_gemini_dir(env)
-    try:
-        entries = sorted(theirs.iterdir())
-    except OSError:
-        return  # no Gemini CLI folder (or none readable): the judge starts from nothing
-    for entry in entries:
-        if entry.name not in _NOT_LINKED:
-            (mine / entry.name).symlink_to(entry)
+    home.make(private, env, unlinked=_NOT_LINKED)

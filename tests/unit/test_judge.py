@@ -155,7 +155,7 @@ def test_a_gemini_judge_runs_as_one_process_and_others_keep_their_environment() 
     assert lean_env(["gemini", "-p", ""], env, Path("/run/judge")) == {
         "PATH": "/bin",
         "GEMINI_CLI_NO_RELAUNCH": "true",
-        "GEMINI_CLI_HOME": "/run/judge/gemini-judge-home",
+        "GEMINI_CLI_HOME": "/run/judge/gemini-home",
     }
     assert lean_env(["claude", "-p"], env) == env
     assert env == {"PATH": "/bin"}
@@ -174,7 +174,7 @@ def test_a_gemini_judge_s_home_links_the_person_s_folder_but_what_a_call_writes(
     env = {"HOME": str(person), "XDG_STATE_HOME": str(tmp_path)}
     with judge_dir(["gemini", "-p"], env) as judge:
         assert judge is not None and judge.parent == tmp_path / "ptysup" / "agents"
-        home = judge / "gemini-judge-home" / ".gemini"
+        home = judge / "gemini-home" / ".gemini"
         linked = {p.name: p.readlink() for p in home.iterdir()}
         names = ("extensions", "oauth_creds.json", "settings.json")
         assert linked == {name: mine / name for name in names}

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 from ptysup.agents.events import HookEvent, ScreenState
 from ptysup.agents.firstrun import Blocker, first_screen
-from ptysup.agents.gemini import settings
-from ptysup.agents.profile import Hooks, Launch
+from ptysup.agents.gemini import home, settings
+from ptysup.agents.profile import FirstHook, Hooks, Launch
 from ptysup.agents.questions import Ask, ask_from
 from ptysup.terminal.inject import LEADERS, WORD_JOINER
 
@@ -155,6 +155,7 @@ class GeminiProfile:
     command_guard = WORD_JOINER
     paste_only = True  # typed, `!` opens its shell mode and `?` its help (issue 30)
     paste_placeholder: re.Pattern[str] | None = PASTED
+    first_hook: FirstHook | None = FirstHook("SessionStart")  # its SessionStart comes at start
 
     def __init__(self, session_id: str | None = None, reopen: bool = False) -> None:
         # ptysup picks the conversation's id up front, so a resumed run reopens it with
@@ -176,16 +177,22 @@ class GeminiProfile:
         hooks: Hooks | None,
         private: Path,
     ) -> Launch:
-        """The command line, and the environment: ptysup's settings file (hooks, folder trust
-        off) from the run's private directory, one process (no relaunch as a child that
-        ignores SIGTERM), and no CI variables (which would make Gemini CLI headless)."""
+        """The command line, and the environment: ptysup's settings (hooks, folder trust
+        off) from the run's private directory, as a system settings file where Gemini CLI
+        reads one, else in a home of the run's own (see home.py); one process (no relaunch
+        as a child that ignores SIGTERM), and no CI variables (which would make Gemini CLI
+        headless)."""
         hook_command = hooks.command() if hooks is not None else None
         ask_command = hooks.command(wait=settings.ASK_WAIT_S) if hooks is not None else None
+        out = {k: v for k, v in env.items() if k not in CI_VARIABLES}
+        out["GEMINI_CLI_NO_RELAUNCH"] = "true"
         theirs = env.get(SYSTEM_SETTINGS)
         path = settings.write(private, hook_command, ask_command, Path(theirs) if theirs else None)
-        out = {k: v for k, v in env.items() if k not in CI_VARIABLES}
-        out[SYSTEM_SETTINGS] = str(path)
-        out["GEMINI_CLI_NO_RELAUNCH"] = "true"
+        if home.skipped_because(path) is None:
+            out[SYSTEM_SETTINGS] = str(path)
+        else:  # Gemini CLI would skip the file: ptysup's settings go in a home of the run's
+            ours = settings.settings(hook_command, ask_command)
+            out[home.HOME_ENV] = str(home.make(private, env, ours))
         return Launch(self.argv(base_argv), out)
 
     def hook(self, event: HookEvent) -> HookEvent | None:

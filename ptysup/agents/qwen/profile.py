@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from ptysup.agents.events import HookEvent, ScreenState
 from ptysup.agents.firstrun import Blocker, first_screen
-from ptysup.agents.profile import Hooks, Launch
+from ptysup.agents.profile import FirstHook, Hooks, Launch
 from ptysup.agents.questions import Ask, ask_from
 from ptysup.agents.qwen import settings
 from ptysup.terminal.inject import LEADERS, WORD_JOINER
@@ -126,6 +126,7 @@ class QwenProfile:
     command_guard = WORD_JOINER  # it trims a message before it looks for `/`, as Gemini CLI
     paste_only = True  # typed, `!` opens its shell mode and `?` its shortcuts
     paste_placeholder: re.Pattern[str] | None = PASTED
+    first_hook: FirstHook | None = FirstHook("SessionStart")  # its SessionStart comes at start
 
     def __init__(self, session_id: str | None = None, reopen: bool = False) -> None:
         # ptysup picks the conversation's id up front, so a resumed run reopens it with
