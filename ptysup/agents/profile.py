@@ -29,17 +29,6 @@ class Hooks(Protocol):
 
 
 @dataclass(frozen=True)
-class FirstHook:
-    """The hook an agent sends first once ptysup's hooks reach it: none from it by then
-    means they did not (a settings file the agent skipped, hooks turned off)."""
-
-    name: str  # in ptysup's vocabulary (SessionStart, Ready, Notification)
-    # It comes by the time a prompt started a turn (SessionStart, UserPromptSubmit); else
-    # only with the first turn's end (aider's notification).
-    by_prompt: bool = True
-
-
-@dataclass(frozen=True)
 class Launch:
     """How the agent is started: its command line and its whole environment."""
 
@@ -79,8 +68,10 @@ class AgentProfile(Protocol):
     paste_only: bool
     # What the input box shows in place of a large paste, if the agent folds one.
     paste_placeholder: re.Pattern[str] | None
-    # The hook that says ptysup's hooks reach the agent (None for one without hooks).
-    first_hook: FirstHook | None
+    # The hook the agent sends first once ptysup's hooks reach it, before any turn can
+    # end (SessionStart; opencode's Ready; aider's notification, its turn end): none by
+    # a turn end means they do not reach it. None for an agent without hooks.
+    first_hook: str | None
 
     def launch(
         self, base: Sequence[str], env: Mapping[str, str], hooks: Hooks | None, private: Path

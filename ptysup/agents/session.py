@@ -134,8 +134,7 @@ class AgentSession:
         self._prompted = False  # a prompt reached the agent (UserPromptSubmit)
         self._ready_heard = False  # the profile's ready hook came (if it has one)
         self._hooks_heard = False  # any hook came from the agent
-        self._hooks_due: float | None = None  # no hook by then: they do not reach it
-        self._hooks_said = False  # the warning that they do not was given
+        self._hooks_said = False  # the warning that none did was given
         self.cost_cap: float | None = None  # wait_turn_end raises CostUp at this spend
         self.on_spend: list[Callable[[float], None]] = []  # hear cost_usd when it rises
         self._reports_cost = False  # the agent reports its spend (Claude Code's status line)
@@ -244,7 +243,6 @@ class AgentSession:
         for attempt in (1, 2):
             started = self._confirm_turn_started()
             if started is not None:
-                self._expect_hooks()
                 return InjectResult(
                     message, True, attempt, landed=self._got_whole(message, started)
                 )
@@ -374,37 +372,30 @@ class AgentSession:
         """
         ended = self._wait_turn_end(deadline)
         if isinstance(ended, TurnEnd):
-            self._check_hooks(turn_ended=True)
+            self._check_hooks()
         return ended
 
-    def _expect_hooks(self) -> None:
-        """A prompt started a turn: an agent whose first hook comes by then has sent one
-        within `timings.confirm`, or its hooks do not reach it."""
-        first = self.profile.first_hook
-        if first is not None and first.by_prompt and self._hooks_due is None:
-            self._hooks_due = self._clock() + self.timings.confirm
-
-    def _check_hooks(self, turn_ended: bool = False) -> None:
-        """Say once, when the agent's first hook is due (or a turn ended without any),
-        that no hook came: ptysup goes on with the agent's screen alone."""
+    def _check_hooks(self) -> None:
+        """At a turn end: say once when no hook at all has come from an agent that sends
+        them (its first one comes before a turn can end), and that ptysup goes on with the
+        agent's screen alone. A turn that ended on its screen is seconds past the prompt,
+        so an agent that is merely slow (Gemini CLI queues the first prompt while it
+        starts) has sent its first hook by then."""
         first = self.profile.first_hook
         if first is None or self._hooks_heard or self._hooks_said:
-            return
-        due = self._hooks_due
-        if not turn_ended and (due is None or self._clock() < due):
             return
         self._hooks_said = True
         self._log.emit(
             "warning",
             message=(
-                f"no hook came from {self.profile.name} (its {first.name} never did): "
+                f"no hook came from {self.profile.name} (its {first} never did): "
                 "ptysup's hooks do not reach it. Going on with its screen alone: turn ends "
                 "come seconds late, and a question or dialog waits --turn-timeout before "
                 "the supervisor sees it (questions are not answered for it). "
                 "`ptysup doctor` says why where it knows"
             ),
             agent=self.profile.name,
-            missing=first.name,
+            missing=first,
         )
 
     def _wait_turn_end(self, deadline: float | None) -> TurnEnd | Ask:
@@ -427,10 +418,7 @@ class AgentSession:
                 wakes.append(dialog_since + self.timings.turn)
             if not self.profile.uses_hooks:
                 wakes.append(self.last_output + self.timings.idle)
-            if self._hooks_due is not None and not (self._hooks_heard or self._hooks_said):
-                wakes.append(self._hooks_due)
             event = self._next(min(wakes))
-            self._check_hooks()
             now = self._clock()
             if self.cost_cap is not None and self.cost_usd >= self.cost_cap:
                 raise CostUp()

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 from ptysup.agents.events import HookEvent, ScreenState
 from ptysup.agents.firstrun import Blocker
-from ptysup.agents.profile import FirstHook, Hooks, Launch
+from ptysup.agents.profile import Hooks, Launch
 from ptysup.agents.questions import Ask
 from ptysup.terminal.inject import GUARD, LEADERS
 
@@ -96,7 +96,7 @@ class AiderProfile:
     paste_only = False  # it reads a line: keys typed before its prompt wait in the line
     paste_placeholder: re.Pattern[str] | None = None
     # Its first notification comes with the model's first reply, not before.
-    first_hook: FirstHook | None = FirstHook(NOTIFICATION, by_prompt=False)
+    first_hook: str | None = NOTIFICATION
 
     def __init__(self, session_id: str | None = None, reopen: bool = False) -> None:
         # aider has no conversation id: this one only names the run's notifications.

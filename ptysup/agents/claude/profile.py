@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from ptysup.agents.claude.paste import unwrap_pastes
 from ptysup.agents.events import HookEvent, ScreenState
 from ptysup.agents.firstrun import Blocker, claude_blocker
-from ptysup.agents.profile import FirstHook, Hooks, Launch
+from ptysup.agents.profile import Hooks, Launch
 from ptysup.agents.questions import ASK_TOOL, Ask, ask_from
 from ptysup.terminal.inject import GUARD, LEADERS
 
@@ -94,7 +94,7 @@ class ClaudeProfile:
     command_guard = GUARD
     paste_only = True  # `!` typed into an empty box switches it to shell mode
     paste_placeholder: re.Pattern[str] | None = re.compile(r"\[Pasted text #\d+[^\]]*\]")
-    first_hook: FirstHook | None = FirstHook("SessionStart")  # its SessionStart comes at start
+    first_hook: str | None = "SessionStart"  # its SessionStart comes at start
 
     def __init__(self, session_id: str | None = None, resume: bool = False) -> None:
         # ptysup picks the conversation's id, so that a resumed run reopens the same one

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from ptysup.agents.events import HookEvent, ScreenState
 from ptysup.agents.firstrun import Blocker, first_screen
-from ptysup.agents.profile import FirstHook, Hooks, Launch
+from ptysup.agents.profile import Hooks, Launch
 from ptysup.agents.questions import Ask, ask_from
 from ptysup.procutil import is_codex
 from ptysup.terminal.inject import GUARD, LEADERS
@@ -174,7 +174,7 @@ class CodexProfile:
     command_guard = GUARD
     paste_only = True
     paste_placeholder: re.Pattern[str] | None = re.compile(r"\[Pasted Content \d+ chars\]")
-    first_hook: FirstHook | None = FirstHook("SessionStart")  # with the first prompt
+    first_hook: str | None = "SessionStart"  # with the first prompt
 
     def __init__(self, session_id: str | None = None, reopen: bool = False) -> None:
         # Codex picks the conversation's id itself: ptysup learns it from SessionStart

@@ -28,8 +28,9 @@ from typing import TYPE_CHECKING, Any
 from ptysup.agents.events import HookEvent, ScreenState
 from ptysup.agents.firstrun import Blocker, first_screen
 from ptysup.agents.gemini import home, settings
-from ptysup.agents.profile import FirstHook, Hooks, Launch
+from ptysup.agents.profile import Hooks, Launch
 from ptysup.agents.questions import Ask, ask_from
+from ptysup.agents.shellenv import under_a_shell
 from ptysup.terminal.inject import LEADERS, WORD_JOINER
 
 if TYPE_CHECKING:  # the screen model (pyte) loads after the agent started
@@ -155,7 +156,7 @@ class GeminiProfile:
     command_guard = WORD_JOINER
     paste_only = True  # typed, `!` opens its shell mode and `?` its help (issue 30)
     paste_placeholder: re.Pattern[str] | None = PASTED
-    first_hook: FirstHook | None = FirstHook("SessionStart")  # its SessionStart comes at start
+    first_hook: str | None = "SessionStart"  # its SessionStart comes at start
 
     def __init__(self, session_id: str | None = None, reopen: bool = False) -> None:
         # ptysup picks the conversation's id up front, so a resumed run reopens it with
@@ -180,11 +181,11 @@ class GeminiProfile:
         """The command line, and the environment: ptysup's settings (hooks, folder trust
         off) from the run's private directory, as a system settings file where Gemini CLI
         reads one, else in a home of the run's own (see home.py); one process (no relaunch
-        as a child that ignores SIGTERM), and no CI variables (which would make Gemini CLI
-        headless)."""
+        as a child that ignores SIGTERM), no CI variables (which would make Gemini CLI
+        headless), and SHLVL as under a shell (see shellenv.py)."""
         hook_command = hooks.command() if hooks is not None else None
         ask_command = hooks.command(wait=settings.ASK_WAIT_S) if hooks is not None else None
-        out = {k: v for k, v in env.items() if k not in CI_VARIABLES}
+        out = under_a_shell({k: v for k, v in env.items() if k not in CI_VARIABLES})
         out["GEMINI_CLI_NO_RELAUNCH"] = "true"
         theirs = env.get(SYSTEM_SETTINGS)
         path = settings.write(private, hook_command, ask_command, Path(theirs) if theirs else None)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from ptysup.agents.events import HookEvent, ScreenState
 from ptysup.agents.firstrun import Blocker
-from ptysup.agents.profile import FirstHook, Hooks, Launch
+from ptysup.agents.profile import Hooks, Launch
 from ptysup.agents.questions import Ask
 from ptysup.terminal.inject import GUARD, LEADERS
 
@@ -38,7 +38,7 @@ class GenericProfile:
     command_guard = GUARD
     paste_only = False  # plain text for an agent that never asks for a paste
     paste_placeholder: re.Pattern[str] | None = None
-    first_hook: FirstHook | None = None  # no hooks
+    first_hook: str | None = None  # no hooks
 
     def launch(
         self, base: Sequence[str], env: Mapping[str, str], hooks: Hooks | None, private: Path

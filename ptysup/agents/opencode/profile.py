@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from ptysup.agents.events import HookEvent, ScreenState
 from ptysup.agents.firstrun import Blocker
 from ptysup.agents.opencode import reporter
-from ptysup.agents.profile import FirstHook, Hooks, Launch
+from ptysup.agents.profile import Hooks, Launch
 from ptysup.agents.questions import Ask, parse_questions
 from ptysup.terminal.inject import GUARD, LEADERS
 
@@ -141,7 +141,7 @@ class OpencodeProfile:
     command_guard = GUARD
     paste_only = True
     paste_placeholder: re.Pattern[str] | None = re.compile(r"\[Pasted ~\d+ lines?\]")
-    first_hook: FirstHook | None = FirstHook(READY)  # its plugin's Ready comes before the input box
+    first_hook: str | None = READY  # its plugin's Ready comes before the input box
 
     def __init__(self, session_id: str | None = None, reopen: bool = False) -> None:
         # opencode picks the conversation's id itself (at the first prompt): ptysup learns

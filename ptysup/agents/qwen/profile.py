@@ -30,9 +30,10 @@ from typing import TYPE_CHECKING, Any
 
 from ptysup.agents.events import HookEvent, ScreenState
 from ptysup.agents.firstrun import Blocker, first_screen
-from ptysup.agents.profile import FirstHook, Hooks, Launch
+from ptysup.agents.profile import Hooks, Launch
 from ptysup.agents.questions import Ask, ask_from
 from ptysup.agents.qwen import settings
+from ptysup.agents.shellenv import under_a_shell
 from ptysup.terminal.inject import LEADERS, WORD_JOINER
 
 if TYPE_CHECKING:  # the screen model (pyte) loads after the agent started
@@ -126,7 +127,7 @@ class QwenProfile:
     command_guard = WORD_JOINER  # it trims a message before it looks for `/`, as Gemini CLI
     paste_only = True  # typed, `!` opens its shell mode and `?` its shortcuts
     paste_placeholder: re.Pattern[str] | None = PASTED
-    first_hook: FirstHook | None = FirstHook("SessionStart")  # its SessionStart comes at start
+    first_hook: str | None = "SessionStart"  # its SessionStart comes at start
 
     def __init__(self, session_id: str | None = None, reopen: bool = False) -> None:
         # ptysup picks the conversation's id up front, so a resumed run reopens it with
@@ -145,15 +146,15 @@ class QwenProfile:
         self, base: Sequence[str], env: Mapping[str, str], hooks: Hooks | None, private: Path
     ) -> Launch:
         """The command line, and the environment with ptysup's system settings file (its
-        hooks, no follow-up suggestions) from the run's private directory, and one process
-        (no relaunch as a child that would outlive a killed parent)."""
+        hooks, no follow-up suggestions) from the run's private directory, one process
+        (no relaunch as a child that would outlive a killed parent), and SHLVL as under a
+        shell (see shellenv.py)."""
         hook_command = hooks.command() if hooks is not None else None
         ask_command = hooks.command(wait=settings.ASK_WAIT_S) if hooks is not None else None
         theirs = env.get(settings.ENV)
         path = settings.write(private, hook_command, ask_command, Path(theirs) if theirs else None)
-        return Launch(
-            self.argv(base), {**env, settings.ENV: str(path), settings.NO_RELAUNCH: "true"}
-        )
+        out = under_a_shell(env) | {settings.ENV: str(path), settings.NO_RELAUNCH: "true"}
+        return Launch(self.argv(base), out)
 
     def hook(self, event: HookEvent) -> HookEvent | None:
         """Qwen's hooks in ptysup's vocabulary: the question's waiting PermissionRequest is
