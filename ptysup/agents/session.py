@@ -57,6 +57,9 @@ class Timings:
     blocked: float | None = None  # a first-run screen on screen this long ends the start;
     # None: a person is there to answer it
     landed: float = 2.0  # paste → the text shows in the agent's input box
+    # A message pasted once → it shows whole in the input box, at most: a loaded agent
+    # draws late, and a message is never pasted twice (both would land).
+    pasted: float = 10.0
     confirm: float = 3.0  # Enter → the agent shows a turn started (then Enter once more)
     idle: float = 3.0  # quiet time that ends a turn for agents without hooks
     screen_grace: float = 3.0  # screen back to ready, yet no Stop hook: a turn end anyway
@@ -237,7 +240,7 @@ class AgentSession:
         self.activity.reset()
         if not self._wait_settled():
             return InjectResult(message, False, 0, landed=False)
-        if not any(self._type_message(message, attempt) for attempt in (1, 2)):
+        if not self._type_message(message):
             return InjectResult(message, False, 0, landed=False)
         self._typist.enter()
         for attempt in (1, 2):
@@ -251,10 +254,10 @@ class AgentSession:
                 self._typist.enter()
         return InjectResult(message, False, 2)
 
-    def _type_message(self, message: str, attempt: int) -> bool:
-        """Paste MESSAGE into the agent's input box; whether it shows there whole, so that
-        Enter sends it as the agent's message. One that did not land (a paste the agent
-        dropped, or read as keys) is cleared from the box, never submitted."""
+    def _type_message(self, message: str) -> bool:
+        """Paste MESSAGE into the agent's input box, once; whether it shows there whole, so
+        that Enter sends it as the agent's message. One that did not land (a paste the
+        agent dropped, or read as keys) is cleared from the box, never submitted."""
         if self.profile.paste_only and not self._wait_pastes():
             self._log.emit("warning", message="the agent takes no paste now; nothing was typed")
             return False
@@ -267,7 +270,6 @@ class AgentSession:
             "warning",
             message="the message did not show whole in the agent's input box; not sent",
             text=self.profile.input_text(snap) or self._screen_tail(500, snap),
-            attempt=attempt,
         )
         if self.profile.input_has_text(snap):
             self._clear_input(self._clock() + self.timings.confirm)
@@ -820,11 +822,11 @@ class AgentSession:
             self._pushback.extend(kept)
 
     def _wait_landed(self, message: str) -> bool:
-        """Wait until MESSAGE shows whole in the input box (at most `timings.landed`);
+        """Wait until MESSAGE shows whole in the input box (at most `timings.pasted`);
         whether it does. Observed with Claude Code 2.1.197: for about a second after its
         input box first appears, an Enter that follows a paste within 0.1 s is dropped, so
         Enter waits for the text to show. Nothing can be read off a generic agent's box."""
-        deadline = self._clock() + self.timings.landed
+        deadline = self._clock() + self.timings.pasted
         # Other events (the SessionStart hook comes ~0.25 s after the box is drawn) are
         # kept for later but do not end the wait: ending it let Enter follow the paste at
         # once, and Claude Code dropped it (the "typed text not confirmed" flake).
