@@ -310,6 +310,8 @@ def format_line(event: Event) -> str:
         )
     elif name == "inject":
         detail = f"{f.get('kind')}: {shown(f.get('text', ''))}"
+        if f.get("landed") is False:
+            detail += " (did not land whole)"
         if f.get("confirmed") is False:
             detail += " (no turn started)"
     elif name == "agent_start":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,9 +19,9 @@ if TYPE_CHECKING:  # the screen model (pyte) loads after the agent started
 class Hooks(Protocol):
     """The run's hook channel, as a profile wires it into its agent."""
 
-    def command(self, wait: float | None = None, token_from: str | None = None) -> str:
-        """The shell command line a hook runs; with `wait` it waits for ptysup's reply; with
-        `token_from` it reads the run's token from that environment variable."""
+    def command(self, wait: float | None = None) -> str:
+        """The shell command line a hook runs; with `wait` it waits for ptysup's reply. It
+        names no secret: agents print and keep their hook commands."""
         ...
 
     def address(self) -> tuple[str, str]:
@@ -58,6 +59,20 @@ class AgentProfile(Protocol):
     # The OSC number of the state reports the agent writes into its terminal (Codex: 7501),
     # if it writes any: the last one's payload is the screen snapshot's `signal`.
     signal_osc: int | None
+    # A message that starts with one of `command_leaders` would be the agent's own command
+    # (`/clear`, `!rm`): `command_guard` goes in front so that it reads as text.
+    command_leaders: tuple[str, ...]
+    command_guard: str
+    # Text goes in only as a bracketed paste, never as keys: the agent reads typed keys as
+    # its own syntax (Gemini CLI: `!` shell mode, `?` help). Ready waits until the agent
+    # switched bracketed paste on.
+    paste_only: bool
+    # What the input box shows in place of a large paste, if the agent folds one.
+    paste_placeholder: re.Pattern[str] | None
+    # The hook the agent sends first once ptysup's hooks reach it, before any turn can
+    # end (SessionStart; opencode's Ready; aider's notification, its turn end): none by
+    # a turn end means they do not reach it. None for an agent without hooks.
+    first_hook: str | None
 
     def launch(
         self, base: Sequence[str], env: Mapping[str, str], hooks: Hooks | None, private: Path

@@ -10,6 +10,8 @@ from ptysup.agents.aider.profile import OWN_FILES as AIDER_FILES
 from ptysup.agents.aider.profile import AiderProfile
 from ptysup.agents.claude.profile import ClaudeProfile, conversation_saved
 from ptysup.agents.codex.profile import CodexProfile, is_codex
+from ptysup.agents.gemini import home as gemini_home
+from ptysup.agents.gemini import settings as gemini_settings
 from ptysup.agents.gemini.profile import GeminiProfile
 from ptysup.agents.generic.profile import GenericProfile
 from ptysup.agents.opencode.profile import OpencodeProfile
@@ -39,6 +41,14 @@ class Agent:
     # What the agent writes into the project for itself (its history, its caches), as git
     # glob pathspecs from the repository's top: never part of the work ptysup commits.
     own_files: tuple[str, ...] = ()
+    # How ptysup's hooks reach the agent with this environment, and whether they do (for
+    # `ptysup doctor`), where that depends on the machine; None where it does not.
+    hooks: Callable[[Mapping[str, str]], tuple[bool, str]] | None = None
+
+
+def gemini_hooks(env: Mapping[str, str]) -> tuple[bool, str]:
+    """Where Gemini CLI reads ptysup's settings (its hooks) from here."""
+    return gemini_home.reach(env, gemini_settings.FILE_NAME)
 
 
 def _generic(session_id: str | None, reopen: bool) -> AgentProfile:
@@ -48,7 +58,7 @@ def _generic(session_id: str | None, reopen: bool) -> AgentProfile:
 AGENTS: tuple[Agent, ...] = (
     Agent("claude", is_claude, True, ClaudeProfile, ("2.1.197",), conversation_saved),
     Agent("codex", is_codex, True, CodexProfile, tested=("0.169.0",)),
-    Agent("gemini", is_gemini, True, GeminiProfile, tested=("0.61.0",)),
+    Agent("gemini", is_gemini, True, GeminiProfile, tested=("0.61.0",), hooks=gemini_hooks),
     Agent("qwen", is_qwen, True, QwenProfile, tested=("0.24.4",)),
     Agent(
         "opencode",

@@ -34,6 +34,7 @@ from ptysup.agents.events import (
 )
 from ptysup.agents.firstrun import AgentBlocked
 from ptysup.agents.hookchannel import STATUS_LINE
+from ptysup.agents.landing import same_prompt, shows
 from ptysup.agents.person import Person
 from ptysup.agents.profile import AgentProfile
 from ptysup.agents.questions import ASK_TOOL, Ask, person_answers
@@ -56,6 +57,9 @@ class Timings:
     blocked: float | None = None  # a first-run screen on screen this long ends the start;
     # None: a person is there to answer it
     landed: float = 2.0  # paste → the text shows in the agent's input box
+    # A message pasted once → it shows whole in the input box, at most: a loaded agent
+    # draws late, and a message is never pasted twice (both would land).
+    pasted: float = 10.0
     confirm: float = 3.0  # Enter → the agent shows a turn started (then Enter once more)
     idle: float = 3.0  # quiet time that ends a turn for agents without hooks
     screen_grace: float = 3.0  # screen back to ready, yet no Stop hook: a turn end anyway
@@ -87,6 +91,9 @@ class InjectResult:
     confirmed: bool
     attempts: int
     superseded: bool = False  # the person submitted their own message first: nothing typed
+    # The message showed whole in the agent's input box (else Enter was never pressed) and,
+    # where the agent reports the prompt it got, reached it whole.
+    landed: bool = True
 
 
 class AgentSession:
@@ -129,6 +136,8 @@ class AgentSession:
         self._cost_base: float | None = None
         self._prompted = False  # a prompt reached the agent (UserPromptSubmit)
         self._ready_heard = False  # the profile's ready hook came (if it has one)
+        self._hooks_heard = False  # any hook came from the agent
+        self._hooks_said = False  # the warning that none did was given
         self.cost_cap: float | None = None  # wait_turn_end raises CostUp at this spend
         self.on_spend: list[Callable[[float], None]] = []  # hear cost_usd when it rises
         self._reports_cost = False  # the agent reports its spend (Claude Code's status line)
@@ -192,7 +201,8 @@ class AgentSession:
                     wake = min(wake, blocked_since + settle)
                 event = self._next(wake)
                 if event is None and self._clock() >= deadline:
-                    raise TimeoutError(f"agent not ready after {self.timings.ready:.0f}s")
+                    why = self._no_ready_hook()
+                    raise TimeoutError(f"agent not ready after {self.timings.ready:.0f}s{why}")
         except AgentExited:
             # An agent that quits at a first-run screen (onboarding offline): say which.
             blocker = self.profile.blocker(self.snapshot())
@@ -200,16 +210,28 @@ class AgentSession:
                 raise
             raise AgentBlocked(blocker) from None
 
+    def _no_ready_hook(self) -> str:
+        """Why an agent with a ready hook is not ready, when it is that the hook never came
+        (opencode without ptysup's plugin)."""
+        hook = self.profile.ready_hook
+        if hook is None or self._ready_heard or self._hooks_heard:
+            return ""
+        return f": its {hook} hook never came (ptysup's hooks did not reach it)"
+
     def _ready(self) -> bool:
-        """The screen reads ready, and the agent said so where it has a ready hook."""
+        """The screen reads ready, the agent said so where it has a ready hook, and it
+        takes a paste where nothing else may be typed (Gemini CLI draws its input box
+        before it switches bracketed paste on)."""
         heard = self.profile.ready_hook is None or self._ready_heard
-        return heard and self.state is ScreenState.READY
+        pastes = not self.profile.paste_only or self._typist.pastes()
+        return heard and pastes and self.state is ScreenState.READY
 
     def submit(self, text: str, deadline: float | None = None) -> InjectResult:
         """Type `text` as one message and confirm the agent started a turn on it.
 
         `deadline` (the time budget) bounds only the wait for the person's text to go."""
-        message = as_message(text)
+        profile = self.profile
+        message = as_message(text, profile.command_leaders, profile.command_guard)
         if len(message) > MAX_MESSAGE:
             self._log.emit("warning", message=f"instruction cut to {MAX_MESSAGE} characters")
             message = message[:MAX_MESSAGE]
@@ -217,18 +239,64 @@ class AgentSession:
             return InjectResult(message, False, 0, superseded=True)
         self.activity.reset()
         if not self._wait_settled():
-            return InjectResult(message, False, 0)
-        self.person.ptysup_types(message)
-        self._typist.paste(message)
-        self._wait_landed()
+            return InjectResult(message, False, 0, landed=False)
+        if not self._type_message(message):
+            return InjectResult(message, False, 0, landed=False)
         self._typist.enter()
         for attempt in (1, 2):
-            if self._confirm_turn_started():
-                return InjectResult(message, True, attempt)
-            if attempt == 1:
+            started = self._confirm_turn_started()
+            if started is not None:
+                return InjectResult(
+                    message, True, attempt, landed=self._got_whole(message, started)
+                )
+            if attempt == 1 and self._shows(message):
                 self._log.emit("warning", message="no turn started after injection; Enter again")
                 self._typist.enter()
         return InjectResult(message, False, 2)
+
+    def _type_message(self, message: str) -> bool:
+        """Paste MESSAGE into the agent's input box, once; whether it shows there whole, so
+        that Enter sends it as the agent's message. One that did not land (a paste the
+        agent dropped, or read as keys) is cleared from the box, never submitted."""
+        if self.profile.paste_only and not self._wait_pastes():
+            self._log.emit("warning", message="the agent takes no paste now; nothing was typed")
+            return False
+        self.person.ptysup_types(message)
+        self._typist.paste(message, plain=not self.profile.paste_only)
+        if self._wait_landed(message):
+            return True
+        snap = self.snapshot()
+        self._log.emit(
+            "warning",
+            message="the message did not show whole in the agent's input box; not sent",
+            text=self.profile.input_text(snap) or self._screen_tail(500, snap),
+        )
+        if self.profile.input_has_text(snap):
+            self._clear_input(self._clock() + self.timings.confirm)
+        return False
+
+    def _wait_pastes(self) -> bool:
+        """Wait (at most `timings.confirm`) for the agent to take a bracketed paste."""
+        deadline = self._clock() + self.timings.confirm
+        while not self._typist.pastes():
+            if self._next(deadline) is None and self._clock() >= deadline:
+                return False
+        return True
+
+    def _got_whole(self, message: str, started: HookEvent | ScreenUpdate) -> bool:
+        """Whether the prompt the agent reports (UserPromptSubmit's `prompt`, where it has
+        one) is MESSAGE; a turn seen started only on screen tells nothing more."""
+        if not isinstance(started, HookEvent) or started.name != "UserPromptSubmit":
+            return True
+        prompt = started.payload.get("prompt")
+        if not isinstance(prompt, str):
+            return True
+        if same_prompt(message, prompt):
+            return True
+        self._log.emit(
+            "warning", message="the agent got another message than ptysup typed", text=prompt
+        )
+        return False
 
     def command(self, command: str, deadline: float | None = None) -> bool:
         """Type a slash command such as /clear and wait briefly for it to take effect;
@@ -304,6 +372,35 @@ class AgentSession:
 
         Raises TimeUp once the session clock passes `deadline` (the run's time budget).
         """
+        ended = self._wait_turn_end(deadline)
+        if isinstance(ended, TurnEnd):
+            self._check_hooks()
+        return ended
+
+    def _check_hooks(self) -> None:
+        """At a turn end: say once when no hook at all has come from an agent that sends
+        them (its first one comes before a turn can end), and that ptysup goes on with the
+        agent's screen alone. A turn that ended on its screen is seconds past the prompt,
+        so an agent that is merely slow (Gemini CLI queues the first prompt while it
+        starts) has sent its first hook by then."""
+        first = self.profile.first_hook
+        if first is None or self._hooks_heard or self._hooks_said:
+            return
+        self._hooks_said = True
+        self._log.emit(
+            "warning",
+            message=(
+                f"no hook came from {self.profile.name} (its {first} never did): "
+                "ptysup's hooks do not reach it. Going on with its screen alone: turn ends "
+                "come seconds late, and a question or dialog waits --turn-timeout before "
+                "the supervisor sees it (questions are not answered for it). "
+                "`ptysup doctor` says why where it knows"
+            ),
+            agent=self.profile.name,
+            missing=first,
+        )
+
+    def _wait_turn_end(self, deadline: float | None) -> TurnEnd | Ask:
         ready_since: float | None = None
         # A dialog open this long stalls the turn even while the agent keeps drawing
         # (Codex animates its screen under an approval dialog; Claude Code goes quiet).
@@ -726,38 +823,52 @@ class AgentSession:
         finally:
             self._pushback.extend(kept)
 
-    def _wait_landed(self) -> None:
-        """Observed with Claude Code 2.1.197: for about a second after its input box first
-        appears, an Enter that follows a paste within 0.1 s is dropped. Waiting until the
-        pasted text shows in the box makes the Enter count."""
-        deadline = self._clock() + self.timings.landed
+    def _wait_landed(self, message: str) -> bool:
+        """Wait until MESSAGE shows whole in the input box (at most `timings.pasted`);
+        whether it does. Observed with Claude Code 2.1.197: for about a second after its
+        input box first appears, an Enter that follows a paste within 0.1 s is dropped, so
+        Enter waits for the text to show. Nothing can be read off a generic agent's box."""
+        deadline = self._clock() + self.timings.pasted
         # Other events (the SessionStart hook comes ~0.25 s after the box is drawn) are
         # kept for later but do not end the wait: ending it let Enter follow the paste at
         # once, and Claude Code dropped it (the "typed text not confirmed" flake).
         kept: list[AgentEvent] = []
         try:
-            while not self.profile.input_has_text(self.snapshot()) and self._clock() < deadline:
+            while not self._shows(message):
+                if self._clock() >= deadline:
+                    return False
                 event = self._next(deadline)
                 if event is not None and not isinstance(event, ScreenUpdate):
                     kept.append(event)
+            return True
         finally:
             self._pushback.extend(kept)
 
-    def _confirm_turn_started(self) -> bool:
+    def _shows(self, message: str) -> bool:
+        """Whether the agent's input box shows MESSAGE, as the agent draws it (always, for
+        an agent whose box cannot be read)."""
+        if not self.profile.uses_hooks:
+            return True
+        shown = self.profile.input_text(self.snapshot())
+        return shows(message, shown, self.profile.paste_placeholder)
+
+    def _confirm_turn_started(self) -> HookEvent | ScreenUpdate | None:
+        """The event that shows the agent started a turn on what was submitted, or None
+        after `timings.confirm`."""
         deadline = self._clock() + self.timings.confirm
         while (event := self._next(deadline)) is not None:
             if isinstance(event, HookEvent) and event.name in ("UserPromptSubmit", "Stop"):
                 if event.name == "Stop":
                     self._pushback.append(event)
-                return True
+                return event
             if isinstance(event, ScreenUpdate) and (
                 # A dialog took the message (aider asks about a URL in it before the model
                 # is called): another Enter would answer it.
                 event.state in (ScreenState.WORKING, ScreenState.DIALOG)
                 or not self.profile.uses_hooks
             ):
-                return True
-        return False
+                return event
+        return None
 
     def _next(self, deadline: float) -> AgentEvent | None:
         """The next event before `deadline`, after updating state; None on time-out."""
@@ -799,6 +910,7 @@ class AgentSession:
             raise Halted(event.reason)
 
     def _record_hook(self, event: HookEvent) -> None:
+        self._hooks_heard = True
         p = event.payload
         if event.name == STATUS_LINE:
             self._record_cost(p)

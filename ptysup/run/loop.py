@@ -713,6 +713,7 @@ class RunLoop:
             text=result.text,
             confirmed=result.confirmed,
             attempts=result.attempts,
+            landed=result.landed,
         )
         failed = self._failed.describe() if kind == "verify" and self._failed else None
         self._typed = _Typed(

@@ -42,7 +42,13 @@ from ptysup.run.verify import Verifier, VerifyStop
 from ptysup.store.rundir import Part, RunDir
 from ptysup.store.runstate import StateTracker
 from ptysup.supervisor.decide import Supervisor
-from ptysup.supervisor.judge import JudgeOptions, lean_argv, lean_env, takes_system_prompt
+from ptysup.supervisor.judge import (
+    JudgeOptions,
+    judge_dir,
+    lean_argv,
+    lean_env,
+    takes_system_prompt,
+)
 from ptysup.supervisor.prompt import SUPERVISOR_MARKER
 from ptysup.supervisor.runner import SupervisorRunner
 from ptysup.terminal.cursor import QUERY, WAIT_S, CursorAnswer
@@ -99,13 +105,15 @@ def supervise(
     agent, profile, status = started.agent, started.profile, started.status
     rows, cols, in_fd = started.rows, started.cols, started.in_fd
     out_fd, interactive, clock = started.out_fd, started.interactive, started.clock
+    judge = stack.enter_context(
+        judge_dir(config.supervisor_cmd, env, part.run_id if part is not None else None)
+    )
+    options = JudgeOptions(config.supervisor_tools, config.supervisor_model, judge)
     runner = SupervisorRunner(
-        lean_argv(
-            config.supervisor_cmd, JudgeOptions(config.supervisor_tools, config.supervisor_model)
-        ),
+        lean_argv(config.supervisor_cmd, options),
         timeout=config.supervisor_timeout,
         cwd=str(config.cwd),
-        env=lean_env(config.supervisor_cmd, env),
+        env=lean_env(config.supervisor_cmd, env, judge),
         warm=config.warm_supervisor,
         prelude=SUPERVISOR_MARKER + "\n",  # every prompt's first line (see build_prompt)
     )

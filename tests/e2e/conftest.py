@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from ptysup.testing import codex_env, opencode_env
+from ptysup.testing import aider_env, codex_env, gemini_env, opencode_env, qwen_env
 from ptysup.testing.fakemodel import FakeModel, RequestKind
 from ptysup.testing.scenario import Scenario
 from tests.conftest import ClaudeEnvFactory, FakeModelFactory
@@ -243,6 +243,52 @@ def codex_rig(
             return dict(stack.enter_context(made).env)
 
         yield from rigs(fake_model, project_dir, tmp_path, env_for, "codex")
+
+
+# Every agent ptysup drives, by its profile's name: the command the rigs start.
+EVERY_AGENT = {
+    "claude": "claude --permission-mode acceptEdits",
+    "codex": "codex",
+    "gemini": "gemini --approval-mode auto_edit",
+    "qwen": "qwen --approval-mode auto-edit",
+    "opencode": "opencode",
+    "aider": "aider",
+}
+
+
+@pytest.fixture(params=sorted(EVERY_AGENT))
+def every_agent_rig(
+    request: pytest.FixtureRequest,
+    fake_model: FakeModelFactory,
+    claude_env: ClaudeEnvFactory,
+    project_dir: Path,
+    tmp_path: Path,
+) -> Iterator[Callable[[Mapping[str, Any]], Rig]]:
+    """Rigs of each agent, its pinned binary in a private home, `claude -p` supervising."""
+    name: str = request.param
+    binary: Path = request.getfixturevalue(f"{name}_bin")
+    if name == "aider":
+        subprocess.run(["git", "init", "-q", str(project_dir)], check=True)
+    with contextlib.ExitStack() as stack:
+
+        def env_for(url: str) -> dict[str, str]:
+            claude = claude_env(url).env
+            made: contextlib.AbstractContextManager[Any]
+            if name == "claude":
+                return dict(claude)
+            if name == "codex":
+                made = codex_env.codex_env(url, [project_dir], binary, base=claude)
+            elif name == "gemini":
+                made = gemini_env.gemini_env(url, binary, base=claude)
+            elif name == "qwen":
+                made = qwen_env.qwen_env(url, binary, base=claude)
+            elif name == "opencode":
+                made = opencode_env.opencode_env(url, binary, base=claude)
+            else:
+                made = aider_env.aider_env(url, binary, base=claude)
+            return dict(stack.enter_context(made).env)
+
+        yield from rigs(fake_model, project_dir, tmp_path, env_for, EVERY_AGENT[name])
 
 
 class Screen:

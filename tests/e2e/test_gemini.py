@@ -3,8 +3,12 @@ speaking the Gemini API, `gemini -p` as the supervisor (a team without Claude Co
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
 import signal
+import subprocess
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack
 from pathlib import Path
@@ -12,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from ptysup.agents.private import agents_dir
 from ptysup.testing import gemini_env as gemini_env_module
 from ptysup.testing.fakemodel import RequestKind
 from tests.conftest import FakeModelFactory
@@ -25,6 +30,7 @@ from tests.helpers import (
     run_ptysup,
     wait_for,
 )
+from tests.otheruser import other_user
 
 pytestmark = pytest.mark.e2e
 
@@ -376,3 +382,141 @@ def test_the_persons_own_gemini_hooks_still_run_beside_ptysups(
     assert run.code == 0, run.stdout + run.stderr
     assert [e["kind"] for e in run.named("turn_end")] == ["stop"]  # ptysup's own ran
     assert mark.exists()  # and the person's
+
+
+# The person's own Gemini CLI allows `touch` (a policy) and the shell tool (settings).
+PERMISSIVE_POLICY = """\
+[[rule]]
+toolName = "run_shell_command"
+commandPrefix = "touch"
+decision = "allow"
+priority = 100
+"""
+
+
+def test_the_readmes_gemini_p_supervisor_is_read_only_and_keeps_no_session(
+    rig: Callable[..., Rig],
+) -> None:
+    r = rig(
+        {
+            "agent": [{"reply": "Done."}],
+            "supervisor": [
+                {
+                    "steps": [
+                        {
+                            "tool": "run_shell_command",
+                            "input": {"command": "touch SUPERVISOR.txt", "description": "x"},
+                        },
+                        {"text": "[COMPLETE] done"},
+                    ]
+                }
+            ],
+        }
+    )
+    gemini = Path(r.env["GEMINI_CLI_HOME"]) / ".gemini"
+    (gemini / "policies").mkdir()
+    (gemini / "policies" / "mine.toml").write_text(PERMISSIVE_POLICY)
+    settings = json.loads((gemini / "settings.json").read_text())
+    settings["tools"] = {"allowed": ["run_shell_command"]}
+    (gemini / "settings.json").write_text(json.dumps(settings))
+    # `gemini -p` as the README gives it, with no value after -p.
+    run = dataclasses.replace(r, options=("--supervisor-cmd", "gemini -p")).run("say done")
+    assert run.code == 0, run.stdout + run.stderr
+    assert not (r.project / "SUPERVISOR.txt").exists()  # the person's allow did not apply
+    (_, answer) = r.model.requests_of(RequestKind.SUPERVISOR)
+    (denied,) = [str(x) for x in chat_responses(answer.body)]
+    assert "run_shell_command" in denied and "not found" in denied
+    # The only session in the person's Gemini history is the agent's own.
+    (stored,) = (r.project / ".ptysup" / "runs").glob("*/run.json")
+    saved = json.loads(stored.read_text())
+    sessions = [
+        json.loads(path.read_text().splitlines()[0])["sessionId"]
+        for path in gemini.glob("tmp/*/chats/session-*.jsonl")
+    ]
+    assert sessions == [saved["session_id"]]
+    # The judge's own home went with the run.
+    assert not list(agents_dir(r.env).glob(f"{saved['run_id']}-*"))
+
+
+def chat_responses(body: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The functionResponse parts of a Gemini API request."""
+    return [
+        part["functionResponse"]
+        for content in body["contents"]
+        for part in content["parts"]
+        if "functionResponse" in part
+    ]
+
+
+def test_with_its_state_folder_under_tmp_gemini_still_gets_ptysups_hooks(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    # Gemini CLI skips a system settings file under a world-writable folder (and any
+    # that root does not own): ptysup's settings then go in a home of the run's own.
+    r = rig({"agent": [{"reply": "Done."}], "supervisor": [{"reply": "[COMPLETE] done"}]})
+    r.env["XDG_STATE_HOME"] = str(tmp_path / "state")  # under /tmp
+    run = r.run("say done", "--idle", "30")
+    assert run.code == 0, run.stdout + run.stderr
+    assert [t["kind"] for t in run.named("turn_end")] == ["stop"]  # the hook, not the screen
+    names = {e["name"] for e in run.named("hook")}
+    assert {"SessionStart", "UserPromptSubmit", "Stop"} <= names
+    assert not [w for w in run.named("warning") if "missing" in w]
+    # The conversation went into the person's own history, for a resume to find.
+    (stored,) = (r.project / ".ptysup" / "runs").glob("*/run.json")
+    session = json.loads(stored.read_text())["session_id"]
+    gemini = Path(r.env["GEMINI_CLI_HOME"]) / ".gemini"
+    assert [p for p in gemini.glob(f"tmp/*/chats/session-*-{session[:8]}.jsonl")]
+    done = r.ptysup("doctor", "--agent-cmd", AGENT, "--supervisor-cmd", SUPERVISOR)
+    assert "ok   hooks: from a home of the run's own" in done.stdout, done.stdout
+
+
+def test_hooks_turned_off_are_said_and_the_run_goes_on_with_the_screen(
+    rig: Callable[..., Rig],
+) -> None:
+    r = rig({"agent": [{"reply": "Done."}], "supervisor": [{"reply": "[COMPLETE] done"}]})
+    gemini = Path(r.env["GEMINI_CLI_HOME"]) / ".gemini"
+    settings = json.loads((gemini / "settings.json").read_text())
+    settings["hooksConfig"] = {"enabled": False}  # the person's choice: no hook runs
+    (gemini / "settings.json").write_text(json.dumps(settings))
+    run = r.run("say done")
+    assert run.code == 0, run.stdout + run.stderr
+    assert not run.named("hook")
+    (warning,) = [w for w in run.named("warning") if "missing" in w]
+    assert (warning["agent"], warning["missing"]) == ("gemini", "SessionStart")
+    assert "no hook came from gemini" in run.stdout  # the CI log's line
+    assert [t["kind"] for t in run.named("turn_end")] == ["screen"]
+
+
+def test_a_user_other_than_root_gets_ptysups_hooks_in_gemini_cli(
+    fake_model: FakeModelFactory, gemini_bin: Path, tmp_path: Path
+) -> None:
+    # Gemini CLI 0.61 reads a system settings file only where root owns it and every
+    # folder above it: never for another user. Theirs go in a home of the run's own.
+    user = other_user(tmp_path)
+    project = user.home / "project"
+    gemini_home = user.home / "gemini"
+    project.mkdir()
+    gemini_env_module.write_config(gemini_home)
+    model = fake_model(
+        {"agent": [{"reply": "Done."}], "supervisor": [{"reply": "[COMPLETE] done"}]},
+        workdir=project,
+    )
+    for path in [user.home, *user.home.rglob("*")]:
+        os.chown(path, user.uid, user.gid)
+    env = gemini_env_module.make_env(model.url, gemini_home, gemini_bin, base={})
+    env.update(HOME=str(user.home), PATH=f"{gemini_bin.parent}:{os.environ['PATH']}")
+    log = user.home / "events.jsonl"
+    task = ["say done", "--agent-cmd", AGENT, "--supervisor-cmd", SUPERVISOR, "--idle", "30"]
+    done = subprocess.run(
+        user.argv(sys.executable, "-m", "ptysup", *task, "--log-file", str(log)),
+        cwd=project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    events = read_events(log)
+    assert [e["kind"] for e in events if e["event"] == "turn_end"] == ["stop"]
+    assert "SessionStart" in {e["name"] for e in events if e["event"] == "hook"}

@@ -3,6 +3,7 @@ speaking OpenAI Chat Completions, `qwen -p` as the supervisor (a team without Cl
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import signal
 from collections.abc import Callable, Iterator, Mapping
@@ -394,3 +395,35 @@ def test_a_question_left_to_the_person_opens_qwen_codes_picker(rig: Callable[...
     # The question's own PermissionRequest is no approval.
     assert not [e for e in run.named("hook") if e["name"] == "PermissionRequest"]
     assert run.events[-1]["outcome"] == "escalated"
+
+
+def test_the_readmes_qwen_p_supervisor_is_read_only_and_keeps_no_chat(
+    rig: Callable[..., Rig],
+) -> None:
+    write = {
+        "tool": "write_file",
+        "input": {"file_path": "{workdir}/SUPERVISOR.txt", "content": "x"},
+    }
+    r = rig(
+        {
+            "agent": [{"reply": "Done."}],
+            "supervisor": [{"steps": [write, {"text": "[COMPLETE] done"}]}],
+        }
+    )
+    # The person's Qwen Code allows writing (and the project's settings bring it back).
+    settings_path = Path(r.env["QWEN_HOME"]) / "settings.json"
+    settings = json.loads(settings_path.read_text())
+    settings["permissions"] = {"allow": ["write_file", "edit", "run_shell_command"]}
+    settings["tools"]["core"] = ["write_file"]
+    settings_path.write_text(json.dumps(settings))
+    run = dataclasses.replace(r, options=("--supervisor-cmd", "qwen -p")).run("say done")
+    assert run.code == 0, run.stdout + run.stderr
+    assert not (r.project / "SUPERVISOR.txt").exists()
+    (_, answer) = r.model.requests_of(RequestKind.SUPERVISOR)
+    results = [m for m in answer.body["messages"] if m.get("role") == "tool"]
+    assert "write_file" in json.dumps(results), results
+    # The only conversation Qwen Code saved is the agent's own.
+    (stored,) = (r.project / ".ptysup" / "runs").glob("*/run.json")
+    chosen = json.loads(stored.read_text())["session_id"]
+    saved = sorted(p.stem for p in Path(r.env["QWEN_HOME"]).glob("**/chats/*.jsonl"))
+    assert saved == [chosen]

@@ -15,6 +15,7 @@ from ptysup.agents.events import HookEvent, ScreenState
 from ptysup.agents.firstrun import Blocker, claude_blocker
 from ptysup.agents.profile import Hooks, Launch
 from ptysup.agents.questions import ASK_TOOL, Ask, ask_from
+from ptysup.terminal.inject import GUARD, LEADERS
 
 if TYPE_CHECKING:  # the screen model (pyte) loads after the agent started
     from ptysup.terminal.screen import ScreenSnapshot
@@ -92,6 +93,11 @@ class ClaudeProfile:
     # parent in the session: orphaned), so it waits, keyboard off, for a `fg` no shell gives.
     suspend_notice: bytes | None = b"Claude Code has been suspended."
     signal_osc: int | None = None  # its title says ready or working (screen_state)
+    command_leaders: tuple[str, ...] = LEADERS  # a leading space makes them text
+    command_guard = GUARD
+    paste_only = True  # `!` typed into an empty box switches it to shell mode
+    paste_placeholder: re.Pattern[str] | None = re.compile(r"\[Pasted text #\d+[^\]]*\]")
+    first_hook: str | None = "SessionStart"  # its SessionStart comes at start
 
     def __init__(self, session_id: str | None = None, resume: bool = False) -> None:
         # ptysup picks the conversation's id, so that a resumed run reopens the same one

@@ -34,6 +34,7 @@ from ptysup.agents.firstrun import Blocker, first_screen
 from ptysup.agents.profile import Hooks, Launch
 from ptysup.agents.questions import Ask, ask_from
 from ptysup.procutil import is_codex
+from ptysup.terminal.inject import GUARD, LEADERS
 
 __all__ = ["CodexProfile", "is_codex"]
 
@@ -169,6 +170,11 @@ class CodexProfile:
     interrupt_key: bytes | None = b"\x1b"
     interrupt_presses = 1  # one press stops the turn
     suspend_notice: bytes | None = None
+    command_leaders: tuple[str, ...] = LEADERS  # a leading space makes them text
+    command_guard = GUARD
+    paste_only = True
+    paste_placeholder: re.Pattern[str] | None = re.compile(r"\[Pasted Content \d+ chars\]")
+    first_hook: str | None = "SessionStart"  # with the first prompt
 
     def __init__(self, session_id: str | None = None, reopen: bool = False) -> None:
         # Codex picks the conversation's id itself: ptysup learns it from SessionStart

@@ -27,9 +27,11 @@ from typing import TYPE_CHECKING, Any
 
 from ptysup.agents.events import HookEvent, ScreenState
 from ptysup.agents.firstrun import Blocker, first_screen
-from ptysup.agents.gemini import settings
+from ptysup.agents.gemini import home, settings
 from ptysup.agents.profile import Hooks, Launch
 from ptysup.agents.questions import Ask, ask_from
+from ptysup.agents.shellenv import under_a_shell
+from ptysup.terminal.inject import LEADERS, WORD_JOINER
 
 if TYPE_CHECKING:  # the screen model (pyte) loads after the agent started
     from ptysup.terminal.screen import ScreenSnapshot
@@ -65,6 +67,8 @@ _RULE = re.compile(r"^─{10,}\s*$")
 _PROMPT = re.compile(r"^ > ?(.*)$")
 _CONTINUED = re.compile(r"^   \S")
 PLACEHOLDER = "Type your message or @path/to/file"
+# A large paste, folded in the input box (it is sent whole).
+PASTED = re.compile(r"\[Pasted Text: \d+ (?:lines|chars)(?: #\d+)?\]")
 _WORKING = "(esc to cancel"
 _CHOICE = re.compile(r"^\s*│\s*│?\s*●\s*1\.")
 _TITLE_DIALOG = "✋"
@@ -145,6 +149,14 @@ class GeminiProfile:
     interrupt_presses = 1  # one press stops the turn
     suspend_notice: bytes | None = None
     signal_osc: int | None = None  # no in-band state report (only an OSC 11 query)
+    command_leaders: tuple[str, ...] = LEADERS
+    # Gemini CLI trims a message before it looks for a slash command, so a leading space
+    # leaves ` /quit` a command; it also drops U+200B from what is typed. U+2060 (word
+    # joiner, not drawn) is neither trimmed nor dropped, and reaches the model as typed.
+    command_guard = WORD_JOINER
+    paste_only = True  # typed, `!` opens its shell mode and `?` its help (issue 30)
+    paste_placeholder: re.Pattern[str] | None = PASTED
+    first_hook: str | None = "SessionStart"  # its SessionStart comes at start
 
     def __init__(self, session_id: str | None = None, reopen: bool = False) -> None:
         # ptysup picks the conversation's id up front, so a resumed run reopens it with
@@ -166,16 +178,22 @@ class GeminiProfile:
         hooks: Hooks | None,
         private: Path,
     ) -> Launch:
-        """The command line, and the environment: ptysup's settings file (hooks, folder trust
-        off) from the run's private directory, one process (no relaunch as a child that
-        ignores SIGTERM), and no CI variables (which would make Gemini CLI headless)."""
+        """The command line, and the environment: ptysup's settings (hooks, folder trust
+        off) from the run's private directory, as a system settings file where Gemini CLI
+        reads one, else in a home of the run's own (see home.py); one process (no relaunch
+        as a child that ignores SIGTERM), no CI variables (which would make Gemini CLI
+        headless), and SHLVL as under a shell (see shellenv.py)."""
         hook_command = hooks.command() if hooks is not None else None
         ask_command = hooks.command(wait=settings.ASK_WAIT_S) if hooks is not None else None
+        out = under_a_shell({k: v for k, v in env.items() if k not in CI_VARIABLES})
+        out["GEMINI_CLI_NO_RELAUNCH"] = "true"
         theirs = env.get(SYSTEM_SETTINGS)
         path = settings.write(private, hook_command, ask_command, Path(theirs) if theirs else None)
-        out = {k: v for k, v in env.items() if k not in CI_VARIABLES}
-        out[SYSTEM_SETTINGS] = str(path)
-        out["GEMINI_CLI_NO_RELAUNCH"] = "true"
+        if home.skipped_because(path) is None:
+            out[SYSTEM_SETTINGS] = str(path)
+        else:  # Gemini CLI would skip the file: ptysup's settings go in a home of the run's
+            ours = settings.settings(hook_command, ask_command)
+            out[home.HOME_ENV] = str(home.make(private, env, ours))
         return Launch(self.argv(base_argv), out)
 
     def hook(self, event: HookEvent) -> HookEvent | None:

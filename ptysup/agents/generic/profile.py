@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -10,6 +11,7 @@ from ptysup.agents.events import HookEvent, ScreenState
 from ptysup.agents.firstrun import Blocker
 from ptysup.agents.profile import Hooks, Launch
 from ptysup.agents.questions import Ask
+from ptysup.terminal.inject import GUARD, LEADERS
 
 if TYPE_CHECKING:  # the screen model (pyte) loads after the agent started
     from ptysup.terminal.screen import ScreenSnapshot
@@ -32,6 +34,11 @@ class GenericProfile:
     interrupt_presses = 1  # one press stops the turn
     suspend_notice: bytes | None = None  # a program that suspends itself goes on at once
     signal_osc: int | None = None
+    command_leaders: tuple[str, ...] = LEADERS
+    command_guard = GUARD
+    paste_only = False  # plain text for an agent that never asks for a paste
+    paste_placeholder: re.Pattern[str] | None = None
+    first_hook: str | None = None  # no hooks
 
     def launch(
         self, base: Sequence[str], env: Mapping[str, str], hooks: Hooks | None, private: Path

@@ -37,6 +37,7 @@ from ptysup.agents.firstrun import Blocker
 from ptysup.agents.opencode import reporter
 from ptysup.agents.profile import Hooks, Launch
 from ptysup.agents.questions import Ask, parse_questions
+from ptysup.terminal.inject import GUARD, LEADERS
 
 if TYPE_CHECKING:  # the screen model (pyte) loads after the agent started
     from ptysup.terminal.screen import ScreenSnapshot
@@ -136,6 +137,11 @@ class OpencodeProfile:
     interrupt_presses = 2  # the first Esc only asks for a second (`esc again to interrupt`)
     suspend_notice: bytes | None = None
     signal_osc: int | None = None
+    command_leaders: tuple[str, ...] = LEADERS  # a leading space makes them text
+    command_guard = GUARD
+    paste_only = True
+    paste_placeholder: re.Pattern[str] | None = re.compile(r"\[Pasted ~\d+ lines?\]")
+    first_hook: str | None = READY  # its plugin's Ready comes before the input box
 
     def __init__(self, session_id: str | None = None, reopen: bool = False) -> None:
         # opencode picks the conversation's id itself (at the first prompt): ptysup learns

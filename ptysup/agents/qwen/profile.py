@@ -33,6 +33,8 @@ from ptysup.agents.firstrun import Blocker, first_screen
 from ptysup.agents.profile import Hooks, Launch
 from ptysup.agents.questions import Ask, ask_from
 from ptysup.agents.qwen import settings
+from ptysup.agents.shellenv import under_a_shell
+from ptysup.terminal.inject import LEADERS, WORD_JOINER
 
 if TYPE_CHECKING:  # the screen model (pyte) loads after the agent started
     from ptysup.terminal.screen import ScreenSnapshot
@@ -44,6 +46,8 @@ _RULE = re.compile(r"^─{10,}\s*$")
 _PROMPT = re.compile(r"^> ?(.*)$")
 _CONTINUED = re.compile(r"^  \S")
 PLACEHOLDER = "Type your message or @path/to/file"
+# A large paste, folded in the input box (it is sent whole).
+PASTED = re.compile(r"\[Pasted Content \d+ chars\](?: #\d+)?")
 _CURSOR = "\u200b"  # drawn after the typed text
 _WORKING = "esc to cancel)"
 _CHOICE = re.compile(r"^\s*[›❯]\s*1\.")
@@ -119,6 +123,11 @@ class QwenProfile:
     interrupt_presses = 1  # one press stops the turn
     suspend_notice: bytes | None = None
     signal_osc: int | None = None
+    command_leaders: tuple[str, ...] = LEADERS
+    command_guard = WORD_JOINER  # it trims a message before it looks for `/`, as Gemini CLI
+    paste_only = True  # typed, `!` opens its shell mode and `?` its shortcuts
+    paste_placeholder: re.Pattern[str] | None = PASTED
+    first_hook: str | None = "SessionStart"  # its SessionStart comes at start
 
     def __init__(self, session_id: str | None = None, reopen: bool = False) -> None:
         # ptysup picks the conversation's id up front, so a resumed run reopens it with
@@ -137,15 +146,15 @@ class QwenProfile:
         self, base: Sequence[str], env: Mapping[str, str], hooks: Hooks | None, private: Path
     ) -> Launch:
         """The command line, and the environment with ptysup's system settings file (its
-        hooks, no follow-up suggestions) from the run's private directory, and one process
-        (no relaunch as a child that would outlive a killed parent)."""
+        hooks, no follow-up suggestions) from the run's private directory, one process
+        (no relaunch as a child that would outlive a killed parent), and SHLVL as under a
+        shell (see shellenv.py)."""
         hook_command = hooks.command() if hooks is not None else None
         ask_command = hooks.command(wait=settings.ASK_WAIT_S) if hooks is not None else None
         theirs = env.get(settings.ENV)
         path = settings.write(private, hook_command, ask_command, Path(theirs) if theirs else None)
-        return Launch(
-            self.argv(base), {**env, settings.ENV: str(path), settings.NO_RELAUNCH: "true"}
-        )
+        out = under_a_shell(env) | {settings.ENV: str(path), settings.NO_RELAUNCH: "true"}
+        return Launch(self.argv(base), out)
 
     def hook(self, event: HookEvent) -> HookEvent | None:
         """Qwen's hooks in ptysup's vocabulary: the question's waiting PermissionRequest is
