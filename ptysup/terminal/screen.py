@@ -931,6 +931,7 @@ class ScreenFeeder:
         self._clock = time.monotonic  # the waits below are real time
         self._last_put = 0.0
         self._put = 0  # bytes put so far (the output's offset)
+        self._exact = 0  # bytes the model shows as a complete feed would
         self._busy = False  # a batch is being fed
         self._flooded = False  # the screen is approximate until a settle
         self._flood_fed = -float("inf")  # when a flood tail was last fed
@@ -965,6 +966,13 @@ class ScreenFeeder:
         """Bytes waiting for the model (at most about `backlog`)."""
         with self._lock:
             return self._backlog.size
+
+    def caught_up(self, timeout: float) -> bool:
+        """Wait until the model shows every byte put so far as a complete feed would (a
+        flood's tail fed again once it paused), at most `timeout` seconds."""
+        with self._lock:
+            target = self._put
+            return self._idle.wait_for(lambda: self._exact >= target, timeout)
 
     def drained(self, timeout: float) -> bool:
         """Wait until the model has caught up with every byte put (or dropped it)."""
@@ -1012,18 +1020,29 @@ class ScreenFeeder:
                 self._dropped = 0
                 self._busy = True
             try:
-                self._feed(batch)
+                try:
+                    self._feed(batch)
+                finally:
+                    self._fed(batch.through)
                 self._on_update()
             except Exception as exc:  # a model bug must not stop the screen for good
                 self.errors.append(exc)
                 if self._on_error is not None:
                     self._on_error(exc)
             finally:
-                self._model.mark(batch.through)  # every byte put is now fed or dropped
                 last_batch = self._clock()
                 with self._lock:
                     self._busy = False
                     self._idle.notify_all()
+
+    def _fed(self, through: int) -> None:
+        """Every byte up to `through` is now fed or dropped: said before `on_update`, so
+        whoever its update wakes finds the model caught up."""
+        self._model.mark(through)
+        with self._lock:
+            if not self._flooded:  # a flood's screen is approximate until its settle
+                self._exact = through
+                self._idle.notify_all()
 
     def _gather(self, last_batch: float) -> None:
         """Let output gather until `interval` after the last batch, or until it pauses:

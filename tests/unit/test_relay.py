@@ -154,6 +154,30 @@ def test_after_a_flood_the_screen_is_the_one_every_byte_makes(
     assert updates.snapshots[-1] == snap
 
 
+def test_caught_up_returns_once_the_screen_is_the_one_every_byte_put_makes(
+    feeder_of: list[ScreenFeeder], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A flood's screen is approximate until its settle: a turn end's screen must not be
+    # taken before (AgentSession waits on caught_up at a quiet turn end). Here a flood
+    # feeds one tail only, at its start, and its settle comes half a second after it.
+    monkeypatch.setattr(screen_module, "FLOOD_EVERY", 3600.0)
+    monkeypatch.setattr(screen_module, "SETTLE_QUIET", 0.5)
+    model = ScreenModel(ROWS, COLS)
+    feeder, _ = start(feeder_of, model)
+    first = plain_flood(1_500_000)
+    for chunk in pieces(first, 65536):
+        feeder.put(chunk)
+    assert feeder.drained(10)  # its first tail is fed: the flood goes on unmodelled
+    rest = plain_flood(1_000_000, seed=2) + b"the last line\r\n"
+    for chunk in pieces(rest, 65536):
+        feeder.put(chunk)
+    assert feeder.caught_up(10)
+    assert list(model.snapshot().lines) == stock_screen(first + rest)[0]
+    feeder.put(b"one more")
+    assert feeder.caught_up(10)
+    assert "the last line\none more" in model.snapshot().text()
+
+
 def test_a_title_set_in_dropped_output_survives(feeder_of: list[ScreenFeeder]) -> None:
     model = GatedModel(ROWS, COLS)
     feeder, _ = start(feeder_of, model)
