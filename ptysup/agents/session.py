@@ -63,7 +63,7 @@ class Timings:
     turn: float = 300.0  # no output and no turn end this long: the turn is stalled
     exit: float = 5.0  # graceful exit → the agent is gone
     settle: float = 0.05  # after a turn-end hook, output quiet this long: the final frame
-    settle_max: float = 1.0  # ... or this long after the hook at most
+    settle_max: float = 3.0  # ... or this long after the hook at most (a loaded machine)
     catch_up: float = 2.0  # a quiet turn end → the screen model shows all the output
     cost_report: float = 1.0  # Stop hook → Claude Code's report of the turn's spend, at most
 
@@ -430,17 +430,25 @@ class AgentSession:
         )
 
     def _settle(self) -> None:
-        """Wait for the agent's output to settle on its final frame (see settle.py)."""
+        """Wait for the agent's output to settle on its final frame (see settle.py): the
+        model shows every byte moved so far (else the batch that catches up posts a
+        screen update, which wakes the wait) and reads as waiting."""
         t = self.timings
-        held = settle_output(
+        settled = settle_output(
             self._next,
             lambda: self.last_output,
             self._clock,
             t.settle,
             t.settle_max,
-            self._waits_now,
+            lambda: self._caught_up(0) and self._waits_now(),
         )
-        self._pushback.extend(held)
+        self._pushback.extend(settled.held)
+        if not settled.done:
+            self._log.emit(
+                "warning",
+                message=f"the agent's screen did not settle on the turn's final frame within "
+                f"{t.settle_max:g}s: the supervisor sees it as it was",
+            )
 
     def _catch_up(self) -> None:
         """Wait until the screen model shows all the output the relay moved (it may lag
