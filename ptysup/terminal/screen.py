@@ -1042,19 +1042,23 @@ class ScreenModel:
 # right once the output stops: nobody reads the screens in between but the detector,
 # which then only needs to see that output flows.
 #
-# - While output flows, a batch of up to BURST bytes is fed whole. A bigger one, or any
-#   once bytes were dropped, is a flood: every FLOOD_EVERY seconds its last FLOOD_TAIL
+# - While output flows, a batch of up to BURST bytes is fed whole. More is kept unfed
+#   (the batches only tell `on_update` that output flows) until the output pauses, and
+#   then fed whole, exactly: a progress bar repainted in place a thousand times, with
+#   relative cursor moves, is modelled as the terminal shows it (any tail of it would
+#   leave stale rows). Claude Code's output (a few KB per repaint, under 1 KB/s) is
+#   always modelled byte for byte.
+# - The backlog keeps the newest BACKLOG bytes; older ones are dropped as they arrive.
+#   Output that dropped bytes is a flood: every FLOOD_EVERY seconds its last FLOOD_TAIL
 #   bytes are fed, from a line start, which keeps the screen roughly current for a few
 #   ms of work; the batches in between only tell `on_update` that output flows.
-# - The backlog keeps the newest BACKLOG bytes; older ones are dropped as they arrive.
 # - Once a flood pauses for SETTLE_QUIET, the newest SETTLE bytes (fed or not) are fed
 #   again from a line start, after the last title seen: scrolling output only shows its
 #   last lines and a full repaint only what it painted, so for those the screen is the
-#   one a complete feed makes (tests/unit/test_relay.py). A program that floods while
-#   patching its screen with relative cursor moves is left approximate until it repaints.
-# - A burst that stops before the backlog overflows is fed whole, exactly: Claude Code's
-#   output (a few KB per repaint, under 1 KB/s) is always modelled byte for byte.
-BACKLOG = 256 * 1024  # unfed bytes kept: at most about 50 ms of the model's work
+#   one a complete feed makes (tests/unit/test_relay.py). A program that floods past the
+#   backlog while patching its screen with relative moves is left approximate until it
+#   repaints.
+BACKLOG = 2 * 1024 * 1024  # unfed bytes kept: at most about 0.25 s of the model's work
 BURST = 32 * 1024  # fed whole per batch while output flows: at most a few ms
 FLOOD_TAIL = 8 * 1024  # fed during a flood: about a screenful, 1-2 ms
 FLOOD_EVERY = 0.25  # seconds between flood tails (batches in between only signal output)
@@ -1222,18 +1226,11 @@ class ScreenFeeder:
                 if self._stop.is_set() and not self._backlog.size and not self._flooded:
                     return
             self._gather(last_batch)
-            with self._lock:
-                paused = float("inf") if self._ended.is_set() else self._clock() - self._last_put
-                batch = _Batch(
-                    self._backlog.take(),
-                    self._dropped,
-                    self._recent.copy(),
-                    self._title,
-                    paused,
-                    self._put,
-                )
-                self._dropped = 0
-                self._busy = True
+            batch = self._take()
+            if batch is None:  # kept for when the output pauses: only say that it flows
+                self._tell(self._on_update)
+                last_batch = self._clock()
+                continue
             try:
                 try:
                     self._feed(batch)
@@ -1241,14 +1238,47 @@ class ScreenFeeder:
                     self._fed(batch.through)
                 self._on_update()
             except Exception as exc:  # a model bug must not stop the screen for good
-                self.errors.append(exc)
-                if self._on_error is not None:
-                    self._on_error(exc)
+                self._failed(exc)
             finally:
                 last_batch = self._clock()
                 with self._lock:
                     self._busy = False
                     self._idle.notify_all()
+
+    def _take(self) -> _Batch | None:
+        """The backlog as a batch, or None while output flows with more in it than BURST
+        and nothing dropped yet: it is fed whole, exactly, once the output pauses."""
+        with self._lock:
+            paused = float("inf") if self._ended.is_set() else self._clock() - self._last_put
+            if (
+                not self._flooded
+                and not self._dropped
+                and paused < QUIET
+                and self._backlog.size > BURST
+            ):
+                return None
+            batch = _Batch(
+                self._backlog.take(),
+                self._dropped,
+                self._recent.copy(),
+                self._title,
+                paused,
+                self._put,
+            )
+            self._dropped = 0
+            self._busy = True
+            return batch
+
+    def _tell(self, call: Callable[[], object]) -> None:
+        try:
+            call()
+        except Exception as exc:  # a model bug must not stop the screen for good
+            self._failed(exc)
+
+    def _failed(self, exc: BaseException) -> None:
+        self.errors.append(exc)
+        if self._on_error is not None:
+            self._on_error(exc)
 
     def _fed(self, through: int) -> None:
         """Every byte up to `through` is now fed or dropped: said before `on_update`, so

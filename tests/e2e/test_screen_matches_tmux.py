@@ -52,6 +52,29 @@ class Case:
     feeder: bool = False
 
 
+def progress_bars(cycles: int, bars: int = 3) -> bytes:
+    """BARS progress bars repainted in place CYCLES times (cursor up over them, each
+    redrawn), between a shell line and a prompt."""
+    out = [b"$ run\r\n"]
+    for i in range(cycles + 1):
+        if i:
+            out.append(b"\x1b[%dA" % bars)
+        for b in range(bars):
+            done = i * (b + 1) * 30 // (cycles * bars)
+            pct = i * 100 // cycles
+            out.append(b"\r\x1b[Kbar%d [%s%s] %d%%\r\n" % (b, b"#" * done, b"." * (30 - done), pct))
+    return b"".join([*out, b"done\r\n$ "])
+
+
+def one_bar(updates: int) -> bytes:
+    """One progress bar redrawn in place (carriage return, erase) UPDATES times."""
+    bars = (
+        b"\r\x1b[K[%-30s] %d%%" % (b"#" * (i * 30 // updates), i * 100 // updates)
+        for i in range(updates + 1)
+    )
+    return b"$ run\r\n" + b"".join(bars) + b"\r\ndone\r\n$ "
+
+
 LONG = b"$ echo\r\nthe quick brown fox jumps over the lazy dog\r\n$ "
 CJK = "漢字とかなの文が右端で折り返される。".encode() * 3
 CASES = {
@@ -110,6 +133,9 @@ CASES = {
         (b"one\r\ntwo\r\nthree\r\n\x1b[?1049h\x1b[Hfull screen", (10, 2), b"\x1b[?1049l$ back"),
         cols=30,
     ),
+    # A fast progress bar floods the feeder: fed whole once it stops, no stale rows.
+    "progress-bars-repainted-in-place": Case((progress_bars(8000),), cols=60, rows=10, feeder=True),
+    "one-progress-bar-redrawn": Case((one_bar(40000),), cols=60, rows=10, feeder=True),
 }
 
 
