@@ -1043,11 +1043,11 @@ class ScreenModel:
 # which then only needs to see that output flows.
 #
 # - While output flows, a batch of up to BURST bytes is fed whole. More is kept unfed
-#   (the batches only tell `on_update` that output flows) until the output pauses, and
-#   then fed whole, exactly: a progress bar repainted in place a thousand times, with
-#   relative cursor moves, is modelled as the terminal shows it (any tail of it would
-#   leave stale rows). Claude Code's output (a few KB per repaint, under 1 KB/s) is
-#   always modelled byte for byte.
+#   (the batches only tell `on_update` that output flows) until the output pauses for
+#   KEPT_QUIET, and then fed whole, exactly, a slice at a time while it stays paused: a
+#   progress bar repainted in place a thousand times, with relative cursor moves, is
+#   modelled as the terminal shows it (any tail of it would leave stale rows). Claude
+#   Code's output (a few KB per repaint, under 1 KB/s) is always modelled byte for byte.
 # - The backlog keeps the newest BACKLOG bytes; older ones are dropped as they arrive.
 #   Output that dropped bytes is a flood: every FLOOD_EVERY seconds its last FLOOD_TAIL
 #   bytes are fed, from a line start, which keeps the screen roughly current for a few
@@ -1065,6 +1065,10 @@ FLOOD_EVERY = 0.25  # seconds between flood tails (batches in between only signa
 SETTLE = 32 * 1024  # fed again once a flood pauses: a few screenfuls, about 5-10 ms
 INTERVAL = 0.04  # seconds between batches (and on_update calls) while output flows
 QUIET = 0.01  # output paused this long: bring the screen up to date now
+# Output kept back is fed once it paused this long: a flood that only falters (a loaded
+# machine's relay stalls for a few ms) would have it fed a slice at a time all along, and
+# a model fed every byte of a flood halves the relay's speed (it shares the process).
+KEPT_QUIET = 0.1
 SETTLE_QUIET = 0.025  # a flood paused this long: it ended (shorter gaps happen within)
 SLICE = 8 * 1024  # bytes fed under the lock at a time; readers and the relay get turns
 
@@ -1085,6 +1089,11 @@ class _Recent:
         self.size += len(data)
         while self.size - len(self._chunks[0]) >= self._keep:
             self.size -= len(self._chunks.popleft())
+
+    def put_back(self, data: bytes) -> None:
+        """DATA, taken out and not used, back in front of what came since."""
+        self._chunks.appendleft(data)
+        self.size += len(data)
 
     def take(self) -> list[bytes]:
         """The chunks, emptied."""
@@ -1231,11 +1240,12 @@ class ScreenFeeder:
                 self._tell(self._on_update)
                 last_batch = self._clock()
                 continue
+            left = b""
             try:
                 try:
-                    self._feed(batch)
+                    left = self._feed(batch)
                 finally:
-                    self._fed(batch.through)
+                    self._fed(batch.through - len(left), left)
                 self._on_update()
             except Exception as exc:  # a model bug must not stop the screen for good
                 self._failed(exc)
@@ -1246,15 +1256,16 @@ class ScreenFeeder:
                     self._idle.notify_all()
 
     def _take(self) -> _Batch | None:
-        """The backlog as a batch, or None while output flows with more in it than BURST
-        and nothing dropped yet: it is fed whole, exactly, once the output pauses."""
+        """The backlog as a batch, or None while more than BURST of it waits for the
+        output to pause for KEPT_QUIET (nothing dropped yet): it is fed whole, exactly,
+        then."""
         with self._lock:
             paused = float("inf") if self._ended.is_set() else self._clock() - self._last_put
             if (
                 not self._flooded
                 and not self._dropped
-                and paused < QUIET
                 and self._backlog.size > BURST
+                and paused < KEPT_QUIET
             ):
                 return None
             batch = _Batch(
@@ -1280,11 +1291,14 @@ class ScreenFeeder:
         if self._on_error is not None:
             self._on_error(exc)
 
-    def _fed(self, through: int) -> None:
-        """Every byte up to `through` is now fed or dropped: said before `on_update`, so
-        whoever its update wakes finds the model caught up."""
+    def _fed(self, through: int, left: bytes) -> None:
+        """Every byte up to `through` is now fed or dropped, and LEFT (the rest of the
+        batch) back in the backlog: said before `on_update`, so whoever its update wakes
+        finds the model caught up."""
         self._model.mark(through)
         with self._lock:
+            if left:
+                self._backlog.put_back(left)
             if not self._flooded:  # a flood's screen is approximate until its settle
                 self._exact = through
                 self._idle.notify_all()
@@ -1295,7 +1309,7 @@ class ScreenFeeder:
         event, outside the lock: puts do not wake this wait, the output's end does.)"""
         while not self._ended.is_set():
             now = self._clock()
-            quiet = SETTLE_QUIET if self._flooded else QUIET
+            quiet = self._quiet()
             paused = now - self._last_put
             if paused >= quiet:
                 return
@@ -1307,11 +1321,20 @@ class ScreenFeeder:
                 wait = min(wait, left)
             self._ended.wait(wait)
 
-    def _feed(self, batch: _Batch) -> None:
+    def _quiet(self) -> float:
+        """How long output must pause before the next batch is fed."""
+        if self._flooded:
+            return SETTLE_QUIET
+        return KEPT_QUIET if self._backlog.size > BURST else QUIET
+
+    def _feed(self, batch: _Batch) -> bytes:
+        """Model BATCH; what it left unfed (output came again: the relay goes first)."""
         size = sum(map(len, batch.data))
         self._flooded = self._flooded or batch.dropped > 0
-        if not self._flooded and (batch.paused >= QUIET or size <= BURST):
+        if not self._flooded and size <= BURST:
             self._feed_all(b"".join(batch.data))  # exact
+        elif not self._flooded and batch.paused >= KEPT_QUIET:
+            return self._feed_while_quiet(b"".join(batch.data), batch.through)  # exact
         elif batch.paused >= SETTLE_QUIET:
             self.dropped += batch.dropped + size
             self._feed_tail(b"".join(batch.recent), SETTLE, batch.title)
@@ -1323,6 +1346,7 @@ class ScreenFeeder:
                 self._feed_tail(b"".join(batch.data), FLOOD_TAIL, batch.title)
                 self._flood_fed = now
             self._flooded = True
+        return b""
 
     def _feed_tail(self, data: bytes, keep: int, title: bytes) -> None:
         """The last KEEP bytes of DATA from a line start, after TITLE, parsed afresh (no
@@ -1336,6 +1360,17 @@ class ScreenFeeder:
         for start in range(0, len(data), SLICE):
             self._model.feed(data[start : start + SLICE])
             time.sleep(0)  # hand the GIL to the relay between slices
+
+    def _feed_while_quiet(self, data: bytes, through: int) -> bytes:
+        """Output kept back while it flowed, fed while it stays paused; the rest once more
+        comes (THROUGH is the offset at DATA's end): up to BACKLOG bytes are a fair share
+        of a CPU the relay, the agent and the terminal need while output flows."""
+        for start in range(0, len(data), SLICE):
+            if start and self._put != through:
+                return data[start:]
+            self._model.feed(data[start : start + SLICE])
+            time.sleep(0)
+        return b""
 
 
 class _SignalReader:

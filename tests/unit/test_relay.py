@@ -210,6 +210,38 @@ def test_a_flood_that_pauses_within_the_backlog_is_modelled_byte_for_byte(
     assert list(model.snapshot().lines) == stock_screen(data)[0]
 
 
+def test_output_kept_back_is_fed_only_while_no_more_comes(
+    feeder_of: list[ScreenFeeder],
+) -> None:
+    # Output kept back while it flowed is modelled once it pauses, a slice at a time, and
+    # the feeding stops as soon as output comes again: the relay, the agent and the
+    # terminal get the CPU back, and the rest is fed at the next pause, still in order.
+    class Interrupted(ScreenModel):
+        def __init__(self) -> None:
+            super().__init__(ROWS, COLS)
+            self.feeds = 0
+            self.marks: list[int] = []
+
+        def feed(self, data: bytes) -> None:
+            self.feeds += 1
+            if self.feeds == 2:
+                feeder.put(b"\r\nmore output")  # comes while the second slice is fed
+            super().feed(data)
+
+        def mark(self, through: int) -> None:
+            self.marks.append(through)
+            super().mark(through)
+
+    data = progress_bars(5000)
+    model = Interrupted()
+    feeder, _ = start(feeder_of, model)
+    feeder.put(data)
+    assert feeder.caught_up(30)
+    assert model.marks[0] == 2 * screen_module.SLICE  # two slices, then the relay's turn
+    assert feeder.dropped == 0
+    assert list(model.snapshot().lines) == stock_screen(data + b"\r\nmore output")[0]
+
+
 def test_a_title_set_in_dropped_output_survives(feeder_of: list[ScreenFeeder]) -> None:
     model = GatedModel(ROWS, COLS)
     feeder, _ = start(feeder_of, model, backlog=SMALL)
@@ -434,15 +466,17 @@ def test_a_stuck_screen_model_does_not_slow_the_relay(tmp_path: Path) -> None:
     feeder = ScreenFeeder(model, lambda: None)
     feeder.start()
     try:
-        data = plain_flood(2_000_000)
+        feeder.put(b"first\r\n")
+        assert model.entered.wait(5)  # the feeder thread is now stuck inside the model
+        data = plain_flood(4_000_000)
         run = relay(tmp_path, data, feeder.put)  # returns only once the agent is done
         assert run.to_person == data
-        assert model.entered.is_set() and not model.gate.is_set()
+        assert not model.gate.is_set()
         assert feeder.pending <= BACKLOG + 2 * 65536
     finally:
         model.gate.set()
         feeder.stop()
-    lines, _ = stock_screen(data)
+    lines, _ = stock_screen(b"first\r\n" + data)
     assert list(model.snapshot().lines) == lines
 
 
