@@ -8,12 +8,14 @@ characters go into a line with one `dict.update` (a run drawn again at the same 
 as TUIs do, reuses its cells), SGR results are remembered, complete CSI/OSC/ESC
 sequences are dispatched from one regex match, and `display` re-renders only the lines
 pyte marked dirty. tests/unit/test_screen.py holds them to stock pyte's display, title,
-cursor and cells.
+cursor and cells. Where a terminal shows something else than pyte, the model follows the
+terminal, tmux (tests/e2e/test_screen_matches_tmux.py holds it to tmux's rows): see the
+methods that say so, and the resize with its reflow (reflow.py).
 
 The feeder keeps the model off the relay's path: the relay only appends to a bounded
 backlog; the model catches up in batches at most every `interval` seconds, and under a
-flood it feeds only the tail of what arrived (see `ScreenFeeder`). No history is kept
-here: the recording on disk has it.
+flood it feeds only the tail of what arrived (see `ScreenFeeder`). HISTORY rows scrolled
+off the top are kept, for a resize to bring back: the recording on disk has the rest.
 """
 
 from __future__ import annotations
@@ -601,7 +603,7 @@ class _Screen(pyte.Screen):
         super().reset()
 
     def resize(self, lines: int | None = None, columns: int | None = None) -> None:
-        """A new size, as tmux takes it: a shrink drops blank rows below the cursor first,
+        """A new size, as tmux takes it: a shrink drops the rows below the cursor first,
         then moves rows from the top into the history (the cursor with its text); a grow
         brings rows back from the history first; a new width reflows the main screen's
         lines (pyte cuts them, so their ends were lost for good). The alternate screen

@@ -1,6 +1,7 @@
 """Where ptysup's screen model differs from stock pyte on purpose: it behaves like the
-person's terminal (tmux, xterm) for the alternate screen, for rows dropped by a shrink,
-and for CSI sequences pyte does not know."""
+person's terminal (tmux) for the alternate screen, for a resize (rows dropped, kept in a
+history and brought back, lines reflowed), for REP, and for CSI sequences pyte does not
+know. tests/e2e/test_screen_matches_tmux.py holds these to tmux's own rendering."""
 
 from __future__ import annotations
 
@@ -96,7 +97,7 @@ def test_a_shrink_keeps_the_cursor_with_its_text() -> None:
     assert lines == ["2", ">>> 6 * 7", "42", ">>>"]
 
 
-def test_a_shrink_drops_blank_rows_below_the_cursor_first() -> None:
+def test_a_shrink_drops_the_rows_below_the_cursor_first() -> None:
     model = ScreenModel(6, 20)
     model.feed(b"$ one\r\n$ two\r\n$ ")
     model.resize(3, 20)
