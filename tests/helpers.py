@@ -12,7 +12,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -168,6 +168,30 @@ def kill_all(pids: Sequence[int]) -> None:
     for pid in pids:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
+
+
+# A process that only burns CPU, pinned to one core.
+_BUSY = "import os, sys\nos.sched_setaffinity(0, {int(sys.argv[1])})\nwhile True:\n    pass\n"
+
+
+@contextlib.contextmanager
+def loaded_core(busy: int = 2) -> Iterator[int]:
+    """Real load on one core: BUSY processes spinning on it, and this process (with the
+    children it starts) moved to the other cores; yields the core, for a program the
+    test pins there (`taskset -c CORE …`). Everything is undone on the way out."""
+    cores = os.sched_getaffinity(0)
+    if len(cores) < 2:
+        raise RuntimeError("loaded_core needs two cores: one to load, one for the test")
+    core = max(cores)
+    spinners = [subprocess.Popen([sys.executable, "-c", _BUSY, str(core)]) for _ in range(busy)]
+    os.sched_setaffinity(0, cores - {core})
+    try:
+        yield core
+    finally:
+        os.sched_setaffinity(0, cores)
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
 
 
 class Tmux:

@@ -42,6 +42,7 @@ from ptysup.agents.settle import settle_output
 from ptysup.events import EventLog
 from ptysup.terminal.inject import MAX_MESSAGE, Typist, as_message
 from ptysup.terminal.keys import KeyCommand
+from ptysup.terminal.relay import OutputTime
 from ptysup.terminal.screen import ScreenSnapshot
 
 RECHECK_S = 1.0  # while waiting on the person, look at the input box at least this often
@@ -66,7 +67,8 @@ class Timings:
     turn: float = 300.0  # no output and no turn end this long: the turn is stalled
     exit: float = 5.0  # graceful exit → the agent is gone
     settle: float = 0.05  # after a turn-end hook, output quiet this long: the final frame
-    settle_max: float = 1.0  # ... or this long after the hook at most
+    settle_max: float = 3.0  # ... or this long after the hook at most (a loaded machine)
+    catch_up: float = 2.0  # a quiet turn end → the screen model shows all the output
     cost_report: float = 1.0  # Stop hook → Claude Code's report of the turn's spend, at most
 
 
@@ -109,8 +111,15 @@ class AgentSession:
         clock: Callable[[], float] = time.monotonic,
         kill: Callable[[], object] = lambda: None,
         person: Person | None = None,
+        *,
+        moved: OutputTime | None = None,
+        caught_up: Callable[[float], bool] = lambda timeout: True,
     ) -> None:
         self.profile = profile
+        # The agent's quiet is timed on the bytes the relay moves (`moved`); the screen
+        # the supervisor reads is the model's once it shows all of them (`caught_up`).
+        self._moved = moved or OutputTime()
+        self._caught_up = caught_up
         self.person = person or Person(present=False, clock=clock)
         self._ending = False  # the agent is being ended: a stop key changes nothing more
         self.in_turn = False  # a prompt was submitted and its Stop has not come yet (hooks)
@@ -126,7 +135,7 @@ class AgentSession:
         self._asks: collections.deque[Ask] = collections.deque()
         self._asked: dict[str, Ask] = {}  # by tool_use_id, until the tool call finished
         self.state = ScreenState.UNKNOWN
-        self.last_output = clock()
+        self._screen_output = clock()  # the last screen update's time
         self.activity = Activity()
         self.exited: AgentExit | None = None
         self.cost_usd = 0.0  # the agent's own spend (Claude Code's status line data)
@@ -164,6 +173,16 @@ class AgentSession:
     def now(self) -> float:
         """The session clock (the clock events are stamped with)."""
         return self._clock()
+
+    @property
+    def last_output(self) -> float:
+        """When the agent last printed: the relay's time for the last bytes it moved, or
+        the screen model's last update, whichever is later."""
+        return max(self._screen_output, self._moved.at)
+
+    @last_output.setter
+    def last_output(self, at: float) -> None:
+        self._screen_output = at
 
     # -- consumed by the run loop ----------------------------------------------------
     def snapshot(self) -> ScreenSnapshot:
@@ -428,6 +447,7 @@ class AgentSession:
                 return TurnEnd(TurnEndKind.STALLED, self._screen_tail(2000), True)
             if event is None:
                 if not self.profile.uses_hooks and now >= self.last_output + self.timings.idle:
+                    self._catch_up()
                     return TurnEnd(TurnEndKind.QUIET)
                 if ready_since is not None and now >= ready_since + self.timings.screen_grace:
                     return self._screen_turn_end()
@@ -507,17 +527,35 @@ class AgentSession:
         )
 
     def _settle(self) -> None:
-        """Wait for the agent's output to settle on its final frame (see settle.py)."""
+        """Wait for the agent's output to settle on its final frame (see settle.py): the
+        model shows every byte moved so far (else the batch that catches up posts a
+        screen update, which wakes the wait) and reads as waiting."""
         t = self.timings
-        held = settle_output(
+        settled = settle_output(
             self._next,
             lambda: self.last_output,
             self._clock,
             t.settle,
             t.settle_max,
-            self._waits_now,
+            lambda: self._caught_up(0) and self._waits_now(),
         )
-        self._pushback.extend(held)
+        self._pushback.extend(settled.held)
+        if not settled.done:
+            self._log.emit(
+                "warning",
+                message=f"the agent's screen did not settle on the turn's final frame within "
+                f"{t.settle_max:g}s: the supervisor sees it as it was",
+            )
+
+    def _catch_up(self) -> None:
+        """Wait until the screen model shows all the output the relay moved (it may lag
+        by seconds after a flood on a loaded machine), at most `timings.catch_up`."""
+        if not self._caught_up(self.timings.catch_up):
+            self._log.emit(
+                "warning",
+                message=f"the screen model had not caught up with the agent's output after "
+                f"{self.timings.catch_up:g}s: the supervisor sees an older screen",
+            )
 
     def hold(self, turn: TurnEnd, deadline: float | None = None) -> TurnEnd | None:
         """Before a decision, wait while the person has the agent: supervision paused, or

@@ -57,7 +57,7 @@ from ptysup.terminal.keys import EscapeKeys, describe
 from ptysup.terminal.modes import BRACKETED_PASTE, ModeTracker
 from ptysup.terminal.pty_ import AgentProcess
 from ptysup.terminal.record import Recording
-from ptysup.terminal.relay import STOP, Relay, RelayHandlers, write_to_terminal
+from ptysup.terminal.relay import STOP, OutputTime, Relay, RelayHandlers, write_to_terminal
 from ptysup.terminal.screen import ScreenFeeder, ScreenModel, ScreenSnapshot
 from ptysup.terminal.signals import STOP_SIGNALS, signal_pipe
 from ptysup.terminal.status import StatusLine, StatusSink
@@ -121,6 +121,17 @@ def supervise(
     # Without a person's terminal, the screen model answers the agent's terminal queries.
     screen = ScreenModel(rows, cols, answer=None if interactive else agent.write)
     modes = ModeTracker()
+    feeder = ScreenFeeder(  # started below, once the session it posts to exists
+        screen,
+        on_update=lambda: session.post(
+            ScreenUpdate(_screen_state(profile, screen, state), clock())
+        ),
+        on_error=lambda exc: log.emit(
+            "warning", message=f"screen model error: {type(exc).__name__}: {exc}"
+        ),
+        signal_osc=profile.signal_osc,
+    )
+    moved = OutputTime()  # the relay's clock of the agent's output
     session = AgentSession(
         profile,
         Typist(agent.write, bracketed=lambda: modes.on(BRACKETED_PASTE)),
@@ -135,22 +146,14 @@ def supervise(
         clock,
         kill=agent.terminate,
         person=Person(present=in_fd is not None, clock=clock),
+        moved=moved,
+        caught_up=feeder.caught_up,
     )
     session.person.enter_submits = not profile.uses_hooks
     session.reopened = started.resume  # its earlier parts' spend is counted already
     # A run whose events cannot be recorded ends at once: nothing it does after counts.
     log.on_failure(functools.partial(_halt, session, runner))
     started.holder.append(session)
-    feeder = ScreenFeeder(
-        screen,
-        on_update=lambda: session.post(
-            ScreenUpdate(_screen_state(profile, screen, state), clock())
-        ),
-        on_error=lambda exc: log.emit(
-            "warning", message=f"screen model error: {type(exc).__name__}: {exc}"
-        ),
-        signal_osc=profile.signal_osc,
-    )
     stack.callback(_note_rejected, screen, log)  # after the feeder stopped (LIFO)
     feeder.start()
     stack.callback(feeder.stop)
@@ -210,6 +213,7 @@ def supervise(
         stop_verify,
         notifier,
         attach,
+        moved,
     )
     escape = EscapeKeys(config.escape_key) if config.escape_key and in_fd is not None else None
     result = _drive(loop, parts, out_fd, in_fd, escape)
@@ -395,6 +399,7 @@ class _Parts:
     stop_verify: VerifyStop
     notifier: Notifier | None = None
     attach: AttachServer | None = None
+    moved: OutputTime | None = None  # stamped by the relay: the session's quiet clock
 
 
 def _drive(
@@ -515,7 +520,14 @@ def _drive(
     try:
         with signal_pipe(signals) as sig_fd, raw(in_fd):
             relay = Relay(
-                agent, handlers, signal_fd=sig_fd, wake_fd=waker.fd, out_fd=out_fd, in_fd=in_fd
+                agent,
+                handlers,
+                signal_fd=sig_fd,
+                wake_fd=waker.fd,
+                out_fd=out_fd,
+                in_fd=in_fd,
+                clock=session.now,  # the session times the agent's quiet on `moved`
+                moved=parts.moved,
             )
             if in_fd is not None and out_fd is not None:
                 # Asked, never waited for: the answer comes with the person's keys.

@@ -47,6 +47,8 @@ _WAITING_GLYPH = "✳"
 _BRAILLE = re.compile(r"^[\u2800-\u28ff]")
 _RULE = re.compile(r"^\s*─{10,}\s*$")
 _DIALOG_CHOICE = re.compile(r"❯\s*1\.")
+# The spinner while the Stop hook runs: `✶ Cascading… (running stop hook · 0s · ↓ 11 tokens)`.
+_STOP_HOOK = re.compile(r"…\s+\(running stop hook")
 # One search per keyword, no leading `.*`: that alternation took quadratic time per line.
 _ERROR_AT = re.compile(r"API Error:|Context limit reached", re.IGNORECASE)
 _LIMIT = re.compile(r"\b(?:rate limit|usage limit|limit reached|overloaded)\b", re.IGNORECASE)
@@ -149,8 +151,10 @@ class ClaudeProfile:
         # Claude Code 2.1.197 writes the ✳ title in its own write a few ms before the
         # repaint that removes the spinner and its `esc to interrupt` hint (recorded at
         # every turn end and just before a permission dialog is drawn): while the hint is
-        # still on screen the turn is not over yet.
-        interruptible = any("esc to interrupt" in line for line in lines)
+        # still on screen the turn is not over yet. Nor while the spinner says the Stop
+        # hook runs (it has no hint then): on a loaded machine the title came up to 0.3 s
+        # before the frame that ends the turn (fixtures/transcripts/stop_hook_loaded.cast).
+        interruptible = any("esc to interrupt" in line or _STOP_HOOK.search(line) for line in lines)
         if title.startswith(_WAITING_GLYPH) and not interruptible:
             return ScreenState.READY
         if _BRAILLE.match(title) or interruptible:
