@@ -60,7 +60,7 @@ def main(args: Sequence[str], env: Mapping[str, str]) -> int:
         return parsed
     given, explicit = parsed
     try:
-        config, part = prepare(run, given, explicit, say)
+        config, part = prepare(run, given, explicit, say, env)
     except (Refused, RunNotFound, ConfigError) as exc:
         return cli._fail(str(exc), ExitCode.USAGE)
     if part.resumed is not None and part.resumed.unreadable:  # said before the agent's screen
@@ -91,7 +91,11 @@ def _take_say(args: list[str]) -> tuple[str | None, list[str]]:
 
 
 def prepare(
-    run: str, given: RunConfig, explicit: frozenset[str], say: str | None
+    run: str,
+    given: RunConfig,
+    explicit: frozenset[str],
+    say: str | None,
+    env: Mapping[str, str],
 ) -> tuple[RunConfig, Part]:
     """The stored run with the command line's options on top, and how to continue it."""
     fixed = sorted(explicit & _FIXED)
@@ -126,12 +130,32 @@ def prepare(
     _check_unknown(run_dir, config, explicit)
     _check_budgets(run_dir.run_id, config, done)
     done = _fresh_step_budget(config, done)
-    # A conversation that never got a message has nothing to reopen: a new one starts.
-    reopen = done.typed and record.session_id is not None
+    reopen, lost = _conversation(run_dir.run_id, config, done, record.session_id, env)
     if say is not None and not reopen:
-        raise Refused(f"run {run_dir.run_id} never reached the agent: --say has nothing to answer")
+        raise Refused(
+            f"run {run_dir.run_id} never reached the agent: --say has nothing to answer"
+            if lost is None
+            else f"run {run_dir.run_id}'s agent never saved its conversation: "
+            "--say has nothing to answer"
+        )
     session = record.session_id if reopen and record.session_id else str(uuid.uuid4())
-    return config, Part(run_dir.run_id, session, resumed=done, say=say, reopen=reopen)
+    return config, Part(run_dir.run_id, session, resumed=done, say=say, reopen=reopen, unsaved=lost)
+
+
+def _conversation(
+    run_id: str, config: RunConfig, done: Progress, session: str | None, env: Mapping[str, str]
+) -> tuple[bool, str | None]:
+    """Whether the run's conversation can be reopened, and the id of one the agent began
+    but never saved a message of (killed in the second after its task was typed: reopening
+    it would end the agent at once, on every resume). Either way but reopening, a new
+    conversation starts, under a new id (the agent may keep the old one's file)."""
+    if not done.typed or session is None:  # nothing was typed: no conversation at all
+        return False, None
+    from ptysup.agents import registry
+
+    if registry.find(config.agent_cmd, config.agent).saved(session, env):
+        return True, None
+    return False, session
 
 
 def _plan(run_dir: RunDir, path: str | None) -> Plan | None:

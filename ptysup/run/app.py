@@ -107,14 +107,10 @@ def run(
     kind = registry.find(config.agent_cmd, config.agent)
     session_id = part.session_id if part is not None and kind.resumes else None
     resume = part is not None and part.reopen
-    # Killed before the agent saved the conversation: nothing to reopen, so a new one
-    # starts under the same id (reopening it would end the agent at once).
-    unsaved = resume and session_id is not None and not kind.saved(session_id, env)
-    resume = resume and not unsaved
-    if unsaved:
+    if part is not None and part.unsaved is not None:
         log.emit(
             "warning",
-            message=f"the agent never saved conversation {session_id}: a new one starts",
+            message=f"the agent never saved conversation {part.unsaved}: a new one starts",
         )
     profile = kind.profile(session_id, resume)
     interactive = streams.interactive

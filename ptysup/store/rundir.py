@@ -558,3 +558,6 @@ class Part:
     # The agent's conversation exists (something was typed into it): reopen it and ask the
     # supervisor first. Else the resumed run starts the agent on its task afresh.
     reopen: bool = False
+    # The conversation the agent began but never saved a message of (see
+    # ptysup.cli.resume): this part starts a new one, and says so.
+    unsaved: str | None = None

@@ -15,7 +15,7 @@ import pytest
 from ptysup.testing import gemini_env as gemini_env_module
 from ptysup.testing.fakemodel import RequestKind
 from tests.conftest import FakeModelFactory
-from tests.e2e.conftest import TWO_PARTS, Rig, demo_run, rigs
+from tests.e2e.conftest import TWO_PARTS, UNSAVED, Rig, demo_run, rigs
 from tests.e2e.test_terminal_left_clean import LISTED, check_mirrored_and_restored
 from tests.helpers import (
     Run,
@@ -376,3 +376,13 @@ def test_the_persons_own_gemini_hooks_still_run_beside_ptysups(
     assert run.code == 0, run.stdout + run.stderr
     assert [e["kind"] for e in run.named("turn_end")] == ["stop"]  # ptysup's own ran
     assert mark.exists()  # and the person's
+
+
+def test_a_run_killed_as_its_task_was_typed_starts_afresh_on_resume(
+    rig: Callable[..., Rig],
+) -> None:
+    # Gemini CLI 0.61.0 saves only its header until the prompt is sent: `--resume <id>`
+    # ended it at once ("No previous sessions found for this project"), exit 4, on every
+    # resume. A new conversation starts.
+    r = rig(UNSAVED)
+    r.unsaved_then_resumed(lambda: any(e["event"] == "inject" for e in read_events(r.log)))
