@@ -66,6 +66,9 @@ def main(args: Sequence[str], env: Mapping[str, str]) -> int:
     if part.resumed is not None and part.resumed.unreadable:  # said before the agent's screen
         where = f"run {part.run_id}'s event log"
         print(f"ptysup: resume: {skipped_note(part.resumed.unreadable, where)}", file=sys.stderr)
+    spent = spent_budget(part.run_id, config, part.resumed) if part.resumed else None
+    if spent is not None:  # killed while its budget stopped it: it ends so now
+        print(f"ptysup: resume: {spent[1]}; it ends now, as it was ending", file=sys.stderr)
     from ptysup.run import lifecycle
 
     return lifecycle.supervise(config, env, fail=cli._fail, preflight=cli.preflight, part=part)
@@ -128,7 +131,11 @@ def prepare(
     # own, from its command line, environment or config file.
     config = dataclasses.replace(config, escape_key=given.escape_key)
     _check_unknown(run_dir, config, explicit)
-    _check_budgets(run_dir.run_id, config, done)
+    spent = spent_budget(run_dir.run_id, config, done)
+    # A run killed in its budget's stop (no run_end) ends now, as it was ending; a budget
+    # given on this command line that is spent already is refused with what was used.
+    if spent is not None and (done.outcome is not None or spent[0] in explicit):
+        raise Refused(spent[1])
     done = _fresh_step_budget(config, done)
     reopen, lost = _conversation(run_dir.run_id, config, done, record.session_id, env)
     if say is not None and not reopen:
@@ -187,10 +194,10 @@ def _check_unknown(run_dir: RunDir, config: RunConfig, explicit: frozenset[str])
         )
 
 
-def _check_budgets(run_id: str, config: RunConfig, done: Progress) -> None:
-    """A spent budget must be raised on the command line, or the run would stop at once."""
-    # Each refusal names what the run used: a budget given below it (--max-iter 5 for a run
-    # that did 20) must not read as if the run had stopped there.
+def spent_budget(run_id: str, config: RunConfig, done: Progress) -> tuple[str, str] | None:
+    """The first budget the run has used up, if any: its option's name and what it used."""
+    # Each names what the run used: a budget given below it (--max-iter 5 for a run that
+    # did 20) must not read as if the run had stopped there.
     if done.iterations >= config.max_iter:
         used = (
             f"used its {counted(config.max_iter, 'iteration')}"
@@ -198,19 +205,20 @@ def _check_budgets(run_id: str, config: RunConfig, done: Progress) -> None:
             else f"used {counted(done.iterations, 'iteration')}, "
             f"more than --max-iter {config.max_iter}"
         )
-        raise Refused(
+        return "max_iter", (
             f"run {run_id} {used}: raise the budget, e.g. --max-iter {done.iterations + 10}"
         )
     if config.max_time is not None and done.elapsed_s >= config.max_time:
-        raise Refused(
+        return "max_time", (
             f"run {run_id} used {done.elapsed_s:.0f}s of its time budget "
             f"({config.max_time:.0f}s): raise it with --max-time"
         )
     if config.max_cost is not None and done.cost_usd >= config.max_cost:
-        raise Refused(
+        return "max_cost", (
             f"run {run_id} used ${done.cost_usd:.4f} of its cost budget "
             f"(${config.max_cost:.4f}): raise it with --max-cost"
         )
+    return None
 
 
 def _fresh_step_budget(config: RunConfig, done: Progress) -> Progress:

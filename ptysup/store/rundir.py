@@ -475,6 +475,10 @@ class Progress:
     started: float | None = None  # Unix time
     clock_from: float | None = None  # Unix time the last part's elapsed time counts from
     unreadable: int = 0  # lines of the log skipped: not JSON, or a field of the wrong type
+    # The last decision's (action, content) when the run never carried it out: a
+    # `complete`, `abort` or `escalate` with nothing after it that acted on it (killed
+    # between the decision and run_end). A resume carries it out, asking no one.
+    unfinished: tuple[str, str] | None = None
 
 
 def progress(
@@ -508,6 +512,7 @@ def progress(
             p["elapsed_s"] = round(before + max(ts - part_start, 0.0), 3)
         if name == "inject":
             p["typed"] = True
+        p["unfinished"] = _unfinished(e, p)
         if name == "decision":
             p["iterations"] = max(p.get("iterations", 0), int(e.get("iteration") or 0))
             p["cost_usd"] = float(e.get("total_cost_usd") or p.get("cost_usd", 0.0))
@@ -530,6 +535,28 @@ def progress(
     p["step_iterations"] = p.get("iterations", 0) - step_from if p.get("step") else 0
     p["steps_done"] = tuple(p["steps_done"])
     return Progress(**p, unreadable=unreadable)
+
+
+# A decision that ends the run, or hands it to a person: what the loop does after it,
+# until run_end, may be cut by a kill. A [CONTINUE] is typed at once (an inject).
+_ENDING = ("complete", "abort", "escalate")
+# Events that show the loop went on from a decision: something typed, a turn's end, a next
+# step, the run's end. (verify, escalation, interrupt and the like are on the way to it.)
+_MOVED_ON = ("inject", "turn_end", "step_start", "run_start", "run_end")
+
+
+def _unfinished(event: dict[str, Any], p: dict[str, Any]) -> tuple[str, str] | None:
+    """Progress.unfinished after `event`, `p` holding the fold so far."""
+    name = event.get("event")
+    if name == "decision":
+        action = event.get("action")
+        return (str(action), str(event.get("content") or "")) if action in _ENDING else None
+    if name in _MOVED_ON:
+        return None
+    if name == "step_end" and p.get("step_index") != p.get("steps_of"):
+        return None  # a step before the last advanced: the next one starts on resume
+    unfinished: tuple[str, str] | None = p.get("unfinished")
+    return unfinished
 
 
 def part_recordings(

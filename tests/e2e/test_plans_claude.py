@@ -426,3 +426,52 @@ def test_a_run_killed_before_claude_code_saved_its_prompt_starts_afresh_on_resum
     last = asked()[-1]
     assert last.human_text == "do the thing"
     assert [m["role"] for m in last.body["messages"] if m["role"] != "system"] == ["user"]
+
+
+# A decision that ends the run (or hands it on), what the run is given, its outcome and
+# exit code; the run is killed the moment the decision is in the log, before run_end.
+ENDING_DECISIONS = [
+    pytest.param("[COMPLETE] all done", (), "complete", 0, id="complete"),
+    pytest.param("[ABORT] cannot be done", (), "abort", 1, id="abort"),
+    pytest.param("[ESCALATE] a person must choose", (), "escalated", 7, id="escalate"),
+    pytest.param("[CONTINUE] go on", ("--max-iter", "1"), "budget", 3, id="budget"),
+]
+
+
+@pytest.mark.parametrize(("answer", "args", "outcome", "code"), ENDING_DECISIONS)
+def test_a_run_killed_between_a_decision_and_its_end_ends_as_decided_on_resume(
+    rig: Callable[..., Rig], answer: str, args: tuple[str, ...], outcome: str, code: int
+) -> None:
+    # Before, the resume asked the supervisor again (a second [COMPLETE]), or, its
+    # budget spent, was refused (exit 2), the run never ending.
+    r = rig(
+        {
+            "agent": [{"reply": "Did what I could."}],
+            "supervisor": [
+                {"match": RESUMED, "reply": "[COMPLETE] asked a second time"},
+                {"reply": answer},
+            ],
+        }
+    )
+    first = r.all_killed(
+        "do the thing",
+        lambda: any(e["event"] == "decision" for e in read_events(r.log)),
+        *args,
+    )
+    assert not any(e["event"] == "run_end" for e in first)
+    resumed = _run(r, "resume", "last")
+    assert resumed.code == code, resumed.stdout + resumed.stderr
+    events = read_events(r.log)
+    after = events[events.index(next(e for e in events if e["event"] == "run_resume")) :]
+    assert len(r.model.requests_of(RequestKind.SUPERVISOR)) == 1  # asked once, ever
+    assert not [e for e in after if e["event"] == "decision"]
+    assert [e["text"] for e in after if e["event"] == "inject"] in ([], ["/clear"])  # no turn
+    assert (after[-1]["event"], after[-1]["outcome"]) == ("run_end", outcome)
+    carried = [e for e in after if e["event"] == "decision_resumed"]
+    if outcome == "budget":
+        assert not carried and after[-1]["reason"] == "iteration budget of 1 used up"
+        assert "used its 1 iteration" in resumed.stderr and "it ends now" in resumed.stderr
+    else:
+        assert [(e["action"], e["content"]) for e in carried] == [
+            (outcome.removesuffix("d"), answer.split("] ")[1])
+        ]

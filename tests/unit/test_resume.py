@@ -60,6 +60,12 @@ def test_command_line_options_override_the_stored_ones(tmp_path: Path) -> None:
 
 def test_a_spent_budget_a_fixed_option_and_a_complete_run_are_refused(tmp_path: Path) -> None:
     _stored(tmp_path, START, TYPED, {"event": "decision", "iteration": 5, "total_cost_usd": 0.5})
+    log = tmp_path / ".ptysup" / "runs" / "20261123-000000-abcdef" / "events.jsonl"
+    # Killed in its budget's stop (no run_end): the resume ends it so, never refused.
+    _, part = prepare("last", _given(tmp_path), frozenset(), None, {})
+    assert part.resumed is not None and part.resumed.outcome is None
+    with log.open("a") as f:
+        f.write(json.dumps({"ts": 2, "event": "run_end", "outcome": "budget"}) + "\n")
     with pytest.raises(Refused, match=r"used its 5 iterations: raise the budget, e.g. --max-iter"):
         prepare("last", _given(tmp_path), frozenset(), None, {})
     with pytest.raises(Refused, match="keeps its log-file"):
@@ -70,9 +76,8 @@ def test_a_spent_budget_a_fixed_option_and_a_complete_run_are_refused(tmp_path: 
         prepare(
             "last", _given(tmp_path, max_cost=0.5), frozenset({"max_iter", "max_cost"}), None, {}
         )
-    (tmp_path / ".ptysup" / "runs" / "20261123-000000-abcdef" / "events.jsonl").open("a").write(
-        json.dumps({"ts": 2, "event": "run_end", "outcome": "complete", "iterations": 5}) + "\n"
-    )
+    with log.open("a") as f:
+        f.write(json.dumps({"ts": 3, "event": "run_end", "outcome": "complete"}) + "\n")
     with pytest.raises(Refused, match="is already complete"):
         prepare("last", _given(tmp_path, max_iter=9), frozenset({"max_iter"}), None, {})
 
