@@ -13,6 +13,8 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from ptysup import durable
+
 
 class Taken(Exception):
     """Another live process holds the lock."""
@@ -25,7 +27,7 @@ class Taken(Exception):
 @contextlib.contextmanager
 def hold(path: Path) -> Iterator[None]:
     """Hold the lock at PATH (with this pid in it) for the block; Taken if it is held."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    durable.make_dirs(path.parent)  # a run's folder, named durably as it is made
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         try:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ptysup import logread
+from ptysup import durable, logread
 from ptysup.config import ConfigError, RunConfig
 from ptysup.logread import LogRead
 from ptysup.redact import Redactor
@@ -59,7 +59,7 @@ RunLocked = pidlock.Taken
 def write_atomic(path: Path, text: str) -> None:
     """Write `text` so that a reader (or a crash) sees the old file or the new one, never
     half of it: a 0600 temp file, fsynced, renamed over `path`, the directory fsynced."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    durable.make_dirs(path.parent)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
@@ -72,11 +72,7 @@ def write_atomic(path: Path, text: str) -> None:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    durable.sync_dir(path.parent)
 
 
 @dataclass(frozen=True)

@@ -321,10 +321,14 @@ class _InProcess:
         self._file.write(self._encoder.line(kind, seconds, payload).encode())
         if kind != b"o":
             self._file.flush()
+        if castwriter.due_sync(kind, payload):
+            castwriter.fsync(self._file)
 
     def finish(self) -> str | None:
         try:
             self._file.write(self._encoder.end().encode())
+            self._file.flush()
+            castwriter.fsync(self._file)
         finally:
             self._file.close()
         return None
