@@ -14,8 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from ptysup import durable
-from ptysup.durable import Fsync
 from ptysup.terminal.inject import clean
 
 
@@ -142,7 +140,7 @@ def _redact_values(value: Any, redact: Callable[[str], str]) -> Any:
     return value
 
 
-# The events after which the log is fsynced (see ptysup.durable): the run's start, each
+# The events after which the log is fsynced (see ptysup.store.durable): the run's start, each
 # decision and what carries one out for good, its end. Everything between is written
 # through at once and reaches the disk with the next of these.
 SYNC_AT = frozenset(
@@ -163,9 +161,12 @@ class JsonlSink:
     """
 
     def __init__(
-        self, path: Path, sync_at: frozenset[str] = SYNC_AT, fsync: Fsync = os.fsync
+        self,
+        path: Path,
+        sync_at: frozenset[str] = SYNC_AT,
+        fsync: Callable[[int], None] = os.fsync,
     ) -> None:
-        durable.make_dirs(path.parent, fsync)
+        path.parent.mkdir(parents=True, exist_ok=True)  # the run made it, durably
         made = not path.exists()
         # Read as well as append: the last byte says whether the file ends on a fresh line.
         self._fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
@@ -178,8 +179,12 @@ class JsonlSink:
         self._lock = threading.Lock()  # sync() comes from outside the EventLog's lock
         self._due = False  # an event of sync_at was written, not yet fsynced
         self._unsynced = False  # anything was written since the last fsync
-        if made and self._regular:
-            durable.sync_dir(path.parent, fsync)
+        if made and self._regular:  # its name is on disk once its folder is
+            folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                fsync(folder)
+            finally:
+                os.close(folder)
 
     def write(self, event: Event) -> None:
         line = json.dumps(event.to_json(), ensure_ascii=False) + "\n"

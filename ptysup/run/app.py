@@ -26,6 +26,7 @@ from ptysup.config import RunConfig
 from ptysup.events import CUT, ConsoleSink, EventLog, JsonlSink, shown
 from ptysup.exitcodes import Outcome, RunResult
 from ptysup.redact import Redactor
+from ptysup.store import durable
 from ptysup.store.rundir import Part
 from ptysup.terminal.pty_ import AgentProcess, AgentStartError
 from ptysup.terminal.relay import write_to_terminal
@@ -82,6 +83,7 @@ def open_log(
 
     `skip`: events the console leaves to another sink (GitHub's workflow commands)."""
     log = EventLog(redact=Redactor.with_extra(config.redact))
+    durable.make_dirs(path.parent)  # a new folder's name reaches the disk too
     log.add(JsonlSink(path))
     if not streams.interactive:
         log.add(ConsoleSink(streams.stdout, config.log_format, skip))

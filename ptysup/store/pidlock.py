@@ -1,8 +1,8 @@
 """A lock a process holds for its whole life, with its pid in it: flock() on a file.
 
 The kernel releases flock() when the process dies however it dies, so a `kill -9`ed
-holder is never mistaken for a live one. Standard library only: the demo's `--clean`
-checks its folders with it before any setup.
+holder is never mistaken for a live one. Standard library only (its ptysup.store.durable
+is too): the demo's `--clean` checks its folders with it before any setup.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from ptysup import durable
+from ptysup.store import durable
 
 
 class Taken(Exception):

@@ -29,11 +29,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ptysup import durable, logread
+from ptysup import logread
 from ptysup.config import ConfigError, RunConfig
 from ptysup.logread import LogRead
 from ptysup.redact import Redactor
-from ptysup.store import pidlock
+from ptysup.store import durable, pidlock
 
 RUNS_DIR = Path(".ptysup/runs")
 RUN_FILE = "run.json"

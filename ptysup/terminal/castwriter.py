@@ -35,7 +35,7 @@ from typing import BinaryIO
 HEADER = struct.Struct("<cdI")
 KINDS = frozenset(b"oimr")
 
-# A marker's label that makes the file due an fsync (a decision: see ptysup.durable); the
+# A marker's label that makes the file due an fsync (a decision: see ptysup.store.durable); the
 # file is fsynced at its end too. Never for output: an fsync costs milliseconds.
 SYNC_MARKER = b"decision:"
 FLOOD = 256 * 1024  # bytes arriving within one WINDOW that make a flood (1 MB/s)

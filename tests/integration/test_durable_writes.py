@@ -2,7 +2,7 @@
 
 A power cut cannot be made here: what is shown is that ptysup fsyncs each file (and the
 folder naming it) right after the writes that matter, in the thread that made them, and
-nowhere else (never per chunk of the agent's output). See ptysup.durable.
+nowhere else (never per chunk of the agent's output). See ptysup.store.durable.
 """
 
 from __future__ import annotations

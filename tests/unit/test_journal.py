@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from ptysup.events import SYNC_AT, Event, EventLog, JsonlSink, failure_text
+from ptysup.store import durable
 from ptysup.store.rundir import progress, read_events
 
 
@@ -116,9 +117,11 @@ def test_the_log_is_fsynced_after_the_events_that_matter_and_its_new_name_at_onc
 ) -> None:
     disk = _Disk()
     path = tmp_path / "runs" / "r" / "events.jsonl"
+    durable.make_dirs(path.parent, disk)  # as the run makes its folder: each new name too
+    assert disk.synced == [str(tmp_path), str(tmp_path / "runs")]
+    disk.synced.clear()
     log = EventLog([JsonlSink(path, fsync=disk)])
-    # The folders made for it and the new file's name first: each parent, then its own.
-    assert disk.synced == [str(tmp_path), str(tmp_path / "runs"), str(path.parent)]
+    assert disk.synced == [str(path.parent)]  # the new file's name
     disk.synced.clear()
     for name in ("run_start", "agent_start", "hook", "decision", "inject", "run_end"):
         log.emit(name)
