@@ -1,4 +1,5 @@
 """Files a person hands ptysup (config, plan, TASKS.yaml, --task-file): read within bounds.
+(open_regular is how ptysup's own files are opened when read back, too.)
 
 One way in for all of them, so none can hang a run or exhaust memory: a regular file
 (a FIFO or a device is refused, never read: it could block forever or never end) of at
@@ -10,6 +11,7 @@ counting as one. Problems are `FILE:LINE: problem`.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Iterator
@@ -41,20 +43,33 @@ def read_text(path: Path) -> str:
     """The UTF-8 text of the regular file at `path`; Unreadable if it is not one, is
     bigger than MAX_BYTES, or cannot be read."""
     try:
-        # O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it.
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
+        fd = open_regular(path)
     except OSError as exc:
         raise Unreadable(exc.strerror or str(exc)) from None
     try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise Unreadable(f"not a regular file ({_kind(mode)})")
         with os.fdopen(fd, "rb", closefd=False) as f:
             return _decode(f.read(MAX_BYTES + 1))
     except OSError as exc:
         raise Unreadable(exc.strerror or str(exc)) from None
     finally:
         os.close(fd)
+
+
+def open_regular(path: Path) -> int:
+    """A read-only fd of the regular file at `path`; OSError (its strerror says what the
+    file is) for a FIFO, a device, a folder: a FIFO blocks a read for ever, a device such
+    as /dev/zero never ends. Also for the files ptysup reads back (ptysup.store.readback)."""
+    # O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it.
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        os.close(fd)
+        raise
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, f"not a regular file ({kind_of(mode)})", str(path))
+    return fd
 
 
 def read_stream(stream: IO[str]) -> str:
@@ -78,7 +93,8 @@ def _too_big() -> str:
     return f"bigger than the limit of {MAX_BYTES // 1024 // 1024} MiB"
 
 
-def _kind(mode: int) -> str:
+def kind_of(mode: int) -> str:
+    """What a file that is not a regular one is, in words."""
     if stat.S_ISDIR(mode):
         return "a directory"
     if stat.S_ISFIFO(mode):

@@ -10,9 +10,12 @@ So a conversation counts as saved only once a message of it is on disk.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
+
+from ptysup.userfile import open_regular
 
 
 def home(env: Mapping[str, str], variable: str, default: str) -> Path:
@@ -31,7 +34,7 @@ def holds_message(files: Iterable[Path], kinds: frozenset[str]) -> bool:
 
 def _holds(path: Path, kinds: frozenset[str]) -> bool:
     try:
-        with path.open("rb") as lines:
+        with os.fdopen(open_regular(path), "rb") as lines:  # a FIFO there would block
             return any(_kind(line) in kinds for line in lines)
     except OSError:
         return False
@@ -40,7 +43,7 @@ def _holds(path: Path, kinds: frozenset[str]) -> bool:
 def _kind(line: bytes) -> Any:
     try:
         entry = json.loads(line)
-    except ValueError:  # a line cut by the kill
+    except (ValueError, RecursionError):  # a line cut by the kill, or no JSON ptysup can read
         return None
     return entry.get("type") if isinstance(entry, dict) else None
 
@@ -48,8 +51,8 @@ def _kind(line: bytes) -> Any:
 def header(path: Path) -> Mapping[str, Any]:
     """A JSONL file's first line, when it is an object (else empty)."""
     try:
-        with path.open("rb") as lines:
+        with os.fdopen(open_regular(path), "rb") as lines:
             entry = json.loads(lines.readline())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return {}
     return entry if isinstance(entry, dict) else {}

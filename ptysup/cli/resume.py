@@ -4,6 +4,7 @@ Claude Code conversation."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 import uuid
 from collections.abc import Mapping, Sequence
@@ -108,7 +109,11 @@ def prepare(
     run_dir = find_run_dir(run, given.cwd / given.runs_dir)
     record = run_dir.read_record()
     if record is None:
-        raise Refused(f"run {run_dir.run_id} cannot be resumed: it has no run.json")
+        why = "it has no run.json"
+        if not os.path.lexists(run_dir.default_events):
+            why = "it wrote nothing but its lock (a full disk or an unwritable folder as it "
+            why += "started): nothing was started, start it again"
+        raise Refused(f"run {run_dir.run_id} cannot be resumed: {why}")
     pid = run_dir.holder()
     if pid is not None:
         raise Refused(f"run {run_dir.run_id} is still running (pid {pid})")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -33,7 +34,7 @@ def hold(path: Path) -> Iterator[None]:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise Taken(_read_pid(path)) from None
+            raise Taken(_read_pid(fd)) from None
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         yield
@@ -42,25 +43,28 @@ def hold(path: Path) -> Iterator[None]:
 
 
 def holder(path: Path) -> int | None:
-    """The pid of the live process holding the lock at PATH (-1: unknown), or None."""
+    """The pid of the live process holding the lock at PATH (-1: unknown), or None (also
+    for a lock that is no regular file: a FIFO there would block the open for ever)."""
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
     except OSError:
         return None
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
         try:
             fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
         except BlockingIOError:
-            return _read_pid(path) or -1
+            return _read_pid(fd) or -1
         fcntl.flock(fd, fcntl.LOCK_UN)
         return None
     finally:
         os.close(fd)
 
 
-def _read_pid(path: Path) -> int | None:
+def _read_pid(fd: int) -> int | None:
     try:
-        return int(path.read_text().strip() or 0) or None
+        return int(os.pread(fd, 32, 0).strip() or 0) or None
     except (OSError, ValueError):
         return None
 
@@ -68,10 +72,11 @@ def _read_pid(path: Path) -> int | None:
 def wait(path: Path) -> None:
     """Block until no process holds the lock at PATH (returns at once when none does)."""
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
     except OSError:
         return
     try:  # the kernel lets go of a lock when its holder dies, however it dies
-        fcntl.flock(fd, fcntl.LOCK_SH)
+        if stat.S_ISREG(os.fstat(fd).st_mode):  # no one holds a FIFO or a device
+            fcntl.flock(fd, fcntl.LOCK_SH)
     finally:
         os.close(fd)

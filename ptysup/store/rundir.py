@@ -33,7 +33,8 @@ from ptysup import logread
 from ptysup.config import ConfigError, RunConfig
 from ptysup.logread import LogRead
 from ptysup.redact import Redactor
-from ptysup.store import durable, pidlock
+from ptysup.store import durable, pidlock, readback
+from ptysup.userfile import open_regular
 
 RUNS_DIR = Path(".ptysup/runs")
 RUN_FILE = "run.json"
@@ -247,13 +248,11 @@ class RunDir:
     def read_record(self) -> RunRecord | None:
         """run.json, or None for a run without one (before resume existed, or a foreign log)."""
         try:
-            data = json.loads(self.record_file.read_text(encoding="utf-8", errors="replace"))
+            data = readback.read_json(self.record_file)
         except FileNotFoundError:
             return None
-        except OSError as exc:
-            raise RunNotFound(f"cannot read {self.record_file}: {exc.strerror or exc}") from exc
-        except ValueError as exc:
-            raise RunNotFound(f"cannot read {self.record_file}: not JSON ({exc})") from exc
+        except (OSError, ValueError) as exc:
+            raise RunNotFound(f"cannot read {self.record_file}: {readback.problem(exc)}") from exc
         wrong = _record_problem(data)
         if wrong:
             raise RunNotFound(f"cannot read {self.record_file}: {wrong}")
@@ -298,7 +297,8 @@ class RunDir:
             write_atomic(self.path / INCOMPLETE_FILE, text)
             return
         with contextlib.suppress(OSError):
-            os.close(os.open(self.path / INCOMPLETE_FILE, os.O_WRONLY | os.O_CREAT, 0o600))
+            flags = os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK  # a FIFO there must not block
+            os.close(os.open(self.path / INCOMPLETE_FILE, flags, 0o600))
             return
         with contextlib.suppress(OSError):
             write_atomic((elsewhere or incomplete_dir()) / f"{self.run_id}.json", text)
@@ -311,13 +311,15 @@ class RunDir:
             (elsewhere or incomplete_dir()) / f"{self.run_id}.json",
         ):
             try:
-                text = path.read_text(encoding="utf-8")
-            except OSError:
+                marker = readback.read_json(path)
+            except FileNotFoundError:
                 continue
-            try:
-                return str(json.loads(text)["reason"])
-            except (ValueError, TypeError, KeyError):
+            except (OSError, ValueError):
                 return "a write to the event log failed"  # the marker itself was cut
+            try:
+                return str(marker["reason"])
+            except (TypeError, KeyError):
+                return "a write to the event log failed"
         return None
 
     def read_progress(self, events_file: Path) -> Progress:
@@ -333,7 +335,7 @@ class RunDir:
 
     def _spent(self) -> float:
         try:
-            cost = json.loads((self.path / STATE_FILE).read_text(encoding="utf-8"))["cost_usd"]
+            cost = readback.read_json(self.path / STATE_FILE)["cost_usd"]
         except (OSError, ValueError, TypeError, KeyError):
             return 0.0
         return float(cost) if logread.is_number(cost) and cost > 0 else 0.0
@@ -367,9 +369,13 @@ def run_dirs(runs_dir: Path = RUNS_DIR) -> list[RunDir]:
 
 
 def _is_run(path: Path) -> bool:
-    """Whether `path` is a run's directory (one that cannot even be looked into is not)."""
+    """Whether `path` is a run's directory (one that cannot even be looked into is not):
+    one with any of its files, whatever they are (a damaged run is still a run, shown as
+    damaged), or with its lock alone (a disk full as it started: nothing else was written)."""
     try:
-        return path.is_dir() and ((path / RUN_FILE).is_file() or (path / EVENTS_FILE).is_file())
+        return path.is_dir() and any(
+            os.path.lexists(path / name) for name in (RUN_FILE, EVENTS_FILE, LOCK_FILE)
+        )
     except OSError:
         return False
 
@@ -396,7 +402,7 @@ def _find_run_dir(run: str, runs_dir: Path) -> RunDir:
         if run_id and (runs_dir / run_id).is_dir():
             return RunDir(runs_dir / run_id)
         return RunDir(path.parent)
-    if path.is_dir() and ((path / RUN_FILE).is_file() or (path / EVENTS_FILE).is_file()):
+    if _is_run(path):
         return RunDir(path)
     runs = run_dirs(runs_dir)
     if run == "last" and runs:
@@ -427,8 +433,9 @@ def find_run(run: str, runs_dir: Path = RUNS_DIR) -> Path:
 def _run_id_in(path: Path) -> str | None:
     """The run id in an event log's first line (run_start), read without the rest."""
     try:
-        with path.open(encoding="utf-8", errors="replace") as f:
-            first = json.loads(f.readline())
+        fd = open_regular(path)
+        with os.fdopen(fd, encoding="utf-8", errors="replace") as f:
+            first = readback.loads(f.readline(readback.MAX_JSON))
     except (OSError, ValueError):
         return None
     if isinstance(first, dict) and first.get("event") == "run_start":
@@ -439,9 +446,9 @@ def _run_id_in(path: Path) -> str | None:
 def read_log(path: Path) -> LogRead:
     """A JSONL event log's trusted events and how many lines were skipped (see logread)."""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = readback.read_text(path, readback.MAX_LOG)
     except OSError as exc:
-        raise RunNotFound(f"cannot read {path}: {exc.strerror or exc}") from exc
+        raise RunNotFound(f"cannot read {path}: {readback.problem(exc)}") from exc
     return logread.parse(text)
 
 
