@@ -23,6 +23,8 @@ import dataclasses
 import json
 import math
 import os
+import re
+import stat
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -62,7 +64,11 @@ def write_atomic(path: Path, text: str) -> None:
     half of it: a 0600 temp file, fsynced, renamed over `path`, the directory fsynced."""
     durable.make_dirs(path.parent)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    # One a killed process left (its pid used again) goes first: written through, a FIFO
+    # there would block and a link would lead elsewhere.
+    with contextlib.suppress(FileNotFoundError):
+        tmp.unlink()
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
@@ -74,6 +80,27 @@ def write_atomic(path: Path, text: str) -> None:
             tmp.unlink()
         raise
     durable.sync_dir(path.parent)
+
+
+# write_atomic's temp file: `.NAME.PID.tmp`.
+_TEMP = re.compile(r"\..+\.[0-9]+\.tmp")
+
+
+def remove_left_temps(folder: Path) -> list[Path]:
+    """Remove the temp files write_atomic left in `folder` when its process was killed
+    mid-write (SIGKILL runs no cleanup); the removed paths. Call it holding the folder's
+    lock: then no live process is writing one. Only this user's files are touched."""
+    removed = []
+    with contextlib.suppress(OSError):
+        for path in sorted(folder.iterdir()):
+            if not _TEMP.fullmatch(path.name):
+                continue
+            with contextlib.suppress(OSError):
+                st = path.lstat()
+                if st.st_uid == os.geteuid() and not stat.S_ISDIR(st.st_mode):
+                    path.unlink()
+                    removed.append(path)
+    return removed
 
 
 @dataclass(frozen=True)

@@ -105,9 +105,16 @@ class Rig:
         """TASK's run SIGKILLed once the supervisor is asked about its first turn, its agent
         (WHO, for the failure's message) seen gone, then `ptysup resume` with ARGS: the
         first run's events, and the resume (play TWO_PARTS)."""
+        return self.killed_then_resumed_after(lambda: None, task, who, *args)
+
+    def killed_then_resumed_after(
+        self, between: Callable[[], object], task: str, who: str, *args: str
+    ) -> tuple[list[dict[str, Any]], subprocess.CompletedProcess[str]]:
+        """killed_then_resumed, with BETWEEN called once the killed run is gone."""
         self.signalled(task, signal.SIGKILL, RequestKind.SUPERVISOR)
         wait_for(lambda: not self.leftovers(), 20, f"{who} to exit after losing its terminal")
         first = read_events(self.log)
+        between()
         return first, self.ptysup("resume", *args)
 
     def all_killed(self, task: str, when: Callable[[], bool], *args: str) -> list[dict[str, Any]]:
