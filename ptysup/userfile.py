@@ -170,7 +170,10 @@ def _count_values(text: str, where: str) -> None:
     except ImportError:  # without libyaml the composer still counts as it goes
         return
     starts = (yaml.ScalarEvent, yaml.AliasEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent)
-    parser = CParser(text)
+    try:
+        parser = CParser(text)
+    except UnicodeError:  # a lone surrogate libyaml cannot take: the composer says where
+        return
     values = 0
     try:
         event: Any = parser.get_event()
@@ -179,7 +182,7 @@ def _count_values(text: str, where: str) -> None:
             if values > MAX_NODES:
                 raise InputError(where, line_of(event), f"more than {MAX_NODES} values")
             event = parser.get_event()
-    except yaml.YAMLError:
+    except (yaml.YAMLError, UnicodeError):
         return
     finally:
         parser.dispose()
