@@ -8,17 +8,21 @@ from dataclasses import dataclass
 
 from ptysup.agents.aider.profile import OWN_FILES as AIDER_FILES
 from ptysup.agents.aider.profile import AiderProfile
-from ptysup.agents.claude.profile import ClaudeProfile, conversation_saved
+from ptysup.agents.claude.profile import ClaudeProfile
+from ptysup.agents.claude.profile import conversation_saved as claude_saved
 from ptysup.agents.codex.profile import CodexProfile, is_codex
+from ptysup.agents.codex.profile import conversation_saved as codex_saved
 from ptysup.agents.gemini import home as gemini_home
 from ptysup.agents.gemini import settings as gemini_settings
 from ptysup.agents.gemini.profile import GeminiProfile
+from ptysup.agents.gemini.profile import conversation_saved as gemini_saved
 from ptysup.agents.generic.profile import GenericProfile
 from ptysup.agents.opencode.profile import OpencodeProfile
 from ptysup.agents.opencode.profile import conversation_saved as opencode_saved
 from ptysup.agents.opencode.profile import refuses as opencode_refuses
 from ptysup.agents.profile import AgentProfile
 from ptysup.agents.qwen.profile import QwenProfile
+from ptysup.agents.qwen.profile import conversation_saved as qwen_saved
 from ptysup.procutil import is_aider, is_claude, is_gemini, is_opencode, is_qwen
 
 
@@ -33,8 +37,9 @@ class Agent:
     # The releases the end-to-end tests pass with (the pinned one in CI; `ptysup doctor`
     # says when the installed one is not among them).
     tested: tuple[str, ...] = ()
-    # Whether the agent saved conversation (id, environment) so it can be reopened: one
-    # killed before it saved it starts afresh under the same id. Unknown: assumed saved.
+    # Whether the agent saved a message of conversation (id, environment), so it can be
+    # reopened: one killed before it did starts afresh (ptysup.agents.saved). Unknown:
+    # assumed saved.
     saved: Callable[[str, Mapping[str, str]], bool] = lambda session_id, env: True
     # Why the agent's command line cannot be supervised (a usage error), or None.
     refuses: Callable[[Sequence[str]], str | None] = lambda argv: None
@@ -56,10 +61,10 @@ def _generic(session_id: str | None, reopen: bool) -> AgentProfile:
 
 
 AGENTS: tuple[Agent, ...] = (
-    Agent("claude", is_claude, True, ClaudeProfile, ("2.1.197",), conversation_saved),
-    Agent("codex", is_codex, True, CodexProfile, tested=("0.169.0",)),
-    Agent("gemini", is_gemini, True, GeminiProfile, tested=("0.61.0",), hooks=gemini_hooks),
-    Agent("qwen", is_qwen, True, QwenProfile, tested=("0.24.4",)),
+    Agent("claude", is_claude, True, ClaudeProfile, ("2.1.197",), claude_saved),
+    Agent("codex", is_codex, True, CodexProfile, ("0.169.0",), codex_saved),
+    Agent("gemini", is_gemini, True, GeminiProfile, ("0.61.0",), gemini_saved, hooks=gemini_hooks),
+    Agent("qwen", is_qwen, True, QwenProfile, ("0.24.4",), qwen_saved),
     Agent(
         "opencode",
         is_opencode,

@@ -26,6 +26,7 @@ from ptysup.config import RunConfig
 from ptysup.events import CUT, ConsoleSink, EventLog, JsonlSink, cost_parts, shown
 from ptysup.exitcodes import Outcome, RunResult
 from ptysup.redact import Redactor
+from ptysup.store import durable
 from ptysup.store.rundir import Part
 from ptysup.terminal.pty_ import AgentProcess, AgentStartError
 from ptysup.terminal.relay import write_to_terminal
@@ -82,6 +83,7 @@ def open_log(
 
     `skip`: events the console leaves to another sink (GitHub's workflow commands)."""
     log = EventLog(redact=Redactor.with_extra(config.redact))
+    durable.make_dirs(path.parent)  # a new folder's name reaches the disk too
     log.add(JsonlSink(path))
     if not streams.interactive:
         log.add(ConsoleSink(streams.stdout, config.log_format, skip))
@@ -107,14 +109,10 @@ def run(
     kind = registry.find(config.agent_cmd, config.agent)
     session_id = part.session_id if part is not None and kind.resumes else None
     resume = part is not None and part.reopen
-    # Killed before the agent saved the conversation: nothing to reopen, so a new one
-    # starts under the same id (reopening it would end the agent at once).
-    unsaved = resume and session_id is not None and not kind.saved(session_id, env)
-    resume = resume and not unsaved
-    if unsaved:
+    if part is not None and part.unsaved is not None:
         log.emit(
             "warning",
-            message=f"the agent never saved conversation {session_id}: a new one starts",
+            message=f"the agent never saved conversation {part.unsaved}: a new one starts",
         )
     profile = kind.profile(session_id, resume)
     interactive = streams.interactive

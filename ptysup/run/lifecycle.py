@@ -25,7 +25,7 @@ from ptysup.exitcodes import ExitCode, Outcome, RunResult
 from ptysup.redact import Redactor
 from ptysup.run import app, outputs, report
 from ptysup.store import runstate
-from ptysup.store.rundir import Part, RunDir, RunLocked, read_events
+from ptysup.store.rundir import Part, RunDir, RunLocked, read_events, remove_left_temps
 
 Fail = Callable[[str, int], int]
 Preflight = Callable[[RunConfig, Mapping[str, str]], "tuple[str, int] | None"]
@@ -131,6 +131,7 @@ def _supervise(
     if part.resumed is not None:  # the lock is held: no other part of this run is alive
         hooks.remove_left(run_id)
         private.remove_left(run_id, env)
+        remove_left_temps(run_dir.path)
     _, recording = _outputs(config, part)
     try:
         github = report.in_github_actions(env) and config.log_format == "text"

@@ -35,7 +35,7 @@ from ptysup.supervisor.decide import (
     DecisionCancelled,
     SupervisorFailed,
 )
-from ptysup.supervisor.parse import Action
+from ptysup.supervisor.parse import Action, Decision
 from ptysup.supervisor.prompt import (
     DEFAULT_MAX_BYTES,
     PromptContext,
@@ -147,6 +147,9 @@ class LoopConfig:
     spent: Spent = Spent()
     resumed: bool = False  # the run was interrupted: ask the supervisor before typing
     say: str | None = None  # a person's answer, typed first when resuming
+    # A decision an earlier part logged and never carried out (killed before run_end):
+    # the resumed run carries it out instead of asking again.
+    decided: Decision | None = None
     max_repeats: int = DEFAULT_MAX_REPEATS  # identical rounds that escalate; 0: off
 
 
@@ -294,6 +297,10 @@ class RunLoop:
         self._log.emit("agent_ready", elapsed_s=started)
         pending = self._open()
         self._supervisor.prepare(self._system)  # boots while the agent works
+        if self._cfg.decided is not None:
+            ended = self._carry_out(self._cfg.decided)
+            if ended is not None:
+                return ended
         while True:
             self._cap_agent_cost()
             turn = pending or self._agent.wait_turn_end(self._deadline)
@@ -336,30 +343,41 @@ class RunLoop:
             decided = self._decide_held(turn)
             if decided is None:
                 continue  # the person started a turn: decide at its end
-            d = decided.decision
-            if d.action is Action.ESCALATE:
-                self._escalate(d.content, "turn_end")
-                self._agent.wait_turn_start(self._deadline)
-                continue
-            if d.action is Action.COMPLETE:
-                failed = self._verify()
-                if failed is None:
-                    if self._steps is None or not self._steps.advance(self.iterations):
-                        self._end_agent()
-                        return Outcome.COMPLETE, d.content
-                    self._check_budgets()
-                    following = self._steps.opening(self.iterations)
-                    if following is not None:
-                        self._start_step(following)
-                    continue
-                self._check_budgets()
-                self._inject(failed.instruction(), kind="verify")
-                continue
-            if d.action is Action.ABORT:
-                self._clear_and_end()
-                return Outcome.ABORT, d.content
+            ended = self._act(decided.decision)
+            if ended is not None:
+                return ended
+
+    def _act(self, d: Decision) -> tuple[Outcome, str] | None:
+        """Carry out a decision on a turn end: the run's outcome, or None to go on."""
+        if d.action is Action.ESCALATE:
+            self._escalate(d.content, "turn_end")
+            self._agent.wait_turn_start(self._deadline)
+            return None
+        if d.action is Action.COMPLETE:
+            return self._complete(d.content)
+        if d.action is Action.ABORT:
+            self._clear_and_end()
+            return Outcome.ABORT, d.content
+        self._check_budgets()
+        self._inject(d.content, kind="instruction")
+        return None
+
+    def _complete(self, content: str) -> tuple[Outcome, str] | None:
+        """[COMPLETE]: verified, the run (or its plan's last step) is done, or the next
+        step starts; not verified, the failure goes to the agent."""
+        failed = self._verify()
+        if failed is None:
+            if self._steps is None or not self._steps.advance(self.iterations):
+                self._end_agent()
+                return Outcome.COMPLETE, content
             self._check_budgets()
-            self._inject(d.content, kind="instruction")
+            following = self._steps.opening(self.iterations)
+            if following is not None:
+                self._start_step(following)
+            return None
+        self._check_budgets()
+        self._inject(failed.instruction(), kind="verify")
+        return None
 
     def _spinning(self, turn: TurnEnd) -> bool:
         """Whether this turn is one identical round too many: the run escalates (without
@@ -548,12 +566,21 @@ class RunLoop:
             self._start_step(step)
         elif not self._cfg.resumed:
             self._inject(self._cfg.task, kind="task")
-        else:
+        elif self._cfg.decided is None:  # else the decision is carried out (_carry_out)
             self._once = (RESUMED_NOTE,)
             return TurnEnd(TurnEndKind.RESUMED, RESUMED_NOTE)
         if self._cfg.resumed:
             self._once = (RESUMED_NOTE,)
         return None
+
+    def _carry_out(self, d: Decision) -> tuple[Outcome, str] | None:
+        """A resumed run's decision its earlier part logged but never carried out: a
+        [COMPLETE] is verified and ends the run, an [ABORT] ends it, an [ESCALATE] hands it
+        to a person (without one it ends), as if just decided; no supervisor is asked."""
+        self._log.emit(
+            "decision_resumed", iteration=self.iterations, action=d.action.value, content=d.content
+        )
+        return self._act(d)
 
     def _start_step(self, step: StepText) -> None:
         if step.clear:
@@ -640,7 +667,10 @@ class RunLoop:
         return None
 
     def _check_budgets(self) -> None:
-        """Raise _Stop once the iteration or cost budget is used up."""
+        """Raise _Stop once the iteration or cost budget is used up, TimeUp once the time
+        budget is (a resumed run killed in its budget's stop starts past it)."""
+        if self._deadline is not None and self._clock() >= self._deadline:
+            raise TimeUp
         self._check_cost()
         why = self._steps.exhausted(self.iterations) if self._steps else None
         if why is not None:

@@ -49,6 +49,7 @@ from ptysup.supervisor.judge import (
     lean_env,
     takes_system_prompt,
 )
+from ptysup.supervisor.parse import Action, Decision
 from ptysup.supervisor.prompt import SUPERVISOR_MARKER
 from ptysup.supervisor.runner import SupervisorRunner
 from ptysup.terminal.cursor import QUERY, WAIT_S, CursorAnswer
@@ -357,6 +358,7 @@ def _loop(
         spent=Spent(before.iterations, before.elapsed_s, before.cost_usd) if before else Spent(),
         resumed=part is not None and part.reopen,
         say=part.say if part is not None else None,
+        decided=_unfinished(part),
         # A custom template is the whole prompt as written; otherwise a claude judge gets
         # the unchanging part as its system prompt (smaller, cacheable requests).
         split_prompt=config.prompt_template is None and takes_system_prompt(config.supervisor_cmd),
@@ -627,3 +629,12 @@ class _Waker:
                 self._closed = True
                 os.close(self._w)
                 os.close(self.fd)
+
+
+def _unfinished(part: Part | None) -> Decision | None:
+    """The decision a resumed run carries out: its earlier part's last, never finished
+    (ptysup.store.rundir.Progress.unfinished), unless a person answers with --say."""
+    if part is None or not part.reopen or part.say is not None or part.resumed is None:
+        return None
+    unfinished = part.resumed.unfinished
+    return None if unfinished is None else Decision(Action(unfinished[0]), unfinished[1])

@@ -18,7 +18,7 @@ import pytest
 
 from ptysup.testing.codex_env import config_toml
 from ptysup.testing.fakemodel import RecordedRequest, RequestKind
-from tests.e2e.conftest import Rig
+from tests.e2e.conftest import UNSAVED, Rig
 from tests.helpers import assert_interrupted_then_cleared, read_events, wait_for
 
 if sys.version_info >= (3, 11):
@@ -372,3 +372,13 @@ def test_the_persons_own_codex_hooks_still_run_beside_ptysups(
     assert run.code == 0, run.stdout + run.stderr
     assert [e["kind"] for e in run.named("turn_end")] == ["stop"]  # ptysup's own ran
     assert mark.exists()  # and the person's
+
+
+def test_a_run_killed_as_its_task_was_typed_starts_afresh_on_resume(
+    codex_rig: Callable[..., Rig],
+) -> None:
+    # Codex 0.169.0 saves nothing until its prompt is sent, and ptysup learns the id it
+    # picks only then: `codex resume <id>` ended it at once ("No saved session found
+    # with ID …"), exit 4, on every resume. A new conversation starts.
+    r = codex_rig(UNSAVED)
+    r.unsaved_then_resumed(lambda: any(e["event"] == "inject" for e in read_events(r.log)))

@@ -20,7 +20,7 @@ from ptysup.agents.private import agents_dir
 from ptysup.testing import gemini_env as gemini_env_module
 from ptysup.testing.fakemodel import RequestKind
 from tests.conftest import FakeModelFactory
-from tests.e2e.conftest import TWO_PARTS, Rig, demo_run, rigs
+from tests.e2e.conftest import TWO_PARTS, UNSAVED, Rig, demo_run, rigs
 from tests.e2e.test_terminal_left_clean import LISTED, check_mirrored_and_restored
 from tests.helpers import (
     Run,
@@ -520,3 +520,13 @@ def test_a_user_other_than_root_gets_ptysups_hooks_in_gemini_cli(
     events = read_events(log)
     assert [e["kind"] for e in events if e["event"] == "turn_end"] == ["stop"]
     assert "SessionStart" in {e["name"] for e in events if e["event"] == "hook"}
+
+
+def test_a_run_killed_as_its_task_was_typed_starts_afresh_on_resume(
+    rig: Callable[..., Rig],
+) -> None:
+    # Gemini CLI 0.61.0 saves only its header until the prompt is sent: `--resume <id>`
+    # ended it at once ("No previous sessions found for this project"), exit 4, on every
+    # resume. A new conversation starts.
+    r = rig(UNSAVED)
+    r.unsaved_then_resumed(lambda: any(e["event"] == "inject" for e in read_events(r.log)))

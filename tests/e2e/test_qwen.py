@@ -17,7 +17,7 @@ from ptysup.testing import qwen_env as qwen_env_module
 from ptysup.testing.fakemodel import RequestKind
 from ptysup.testing.wires import chat
 from tests.conftest import FakeModelFactory
-from tests.e2e.conftest import TWO_PARTS, Rig, demo_run, rigs
+from tests.e2e.conftest import TWO_PARTS, UNSAVED, Rig, demo_run, rigs
 from tests.e2e.test_terminal_left_clean import LISTED, Pane, check_mirrored_and_restored
 from tests.helpers import read_events, run_ptysup, wait_for
 
@@ -427,3 +427,13 @@ def test_the_readmes_qwen_p_supervisor_is_read_only_and_keeps_no_chat(
     chosen = json.loads(stored.read_text())["session_id"]
     saved = sorted(p.stem for p in Path(r.env["QWEN_HOME"]).glob("**/chats/*.jsonl"))
     assert saved == [chosen]
+
+
+def test_a_run_killed_as_its_task_was_typed_starts_afresh_on_resume(
+    rig: Callable[..., Rig],
+) -> None:
+    # Qwen Code 0.24.4 saves nothing until its prompt is sent: `--resume <id>` ended it
+    # at once ("No saved session found with ID …"), exit 4, on every resume. A new
+    # conversation starts.
+    r = rig(UNSAVED)
+    r.unsaved_then_resumed(lambda: any(e["event"] == "inject" for e in read_events(r.log)))

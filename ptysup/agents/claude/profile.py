@@ -10,6 +10,7 @@ from glob import escape as glob_escape
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ptysup.agents import saved
 from ptysup.agents.claude.paste import unwrap_pastes
 from ptysup.agents.events import HookEvent, ScreenState
 from ptysup.agents.firstrun import Blocker, claude_blocker
@@ -35,6 +36,7 @@ HOOKS = (
 )
 # A command line that already picks the conversation keeps its choice.
 _SESSION_FLAGS = {"--session-id", "--resume", "-r", "--continue", "-c", "--fork-session"}
+_MESSAGES = frozenset({"user", "assistant"})  # a transcript's lines that are messages
 _TOOL_HOOKS = {"PostToolUse", "PostToolUseFailure", "PermissionRequest"}
 # The question tool, answered by a PreToolUse hook that waits for ptysup's reply. ptysup
 # replies on every way out (and a dead ptysup closes the socket), so the long wait only
@@ -188,15 +190,17 @@ class ClaudeProfile:
 
 
 def conversation_saved(session_id: str, env: Mapping[str, str]) -> bool:
-    """Whether Claude Code saved conversation `session_id`, so `--resume` can reopen it.
+    """Whether Claude Code saved a message of conversation `session_id`, so `--resume` can
+    reopen it.
 
     Claude Code 2.1.197 writes `<config dir>/projects/<folder>/<id>.jsonl` a moment after
-    the first prompt, not when it is typed: a run killed in between has no conversation to
-    reopen, and `--resume` would end the agent at once ("No conversation found")."""
-    home = env.get("CLAUDE_CONFIG_DIR") or str(
-        Path(env.get("HOME") or "~").expanduser() / ".claude"
-    )
-    return any(Path(home, "projects").glob(f"*/{glob_escape(session_id)}.jsonl"))
+    the first prompt, its metadata first (`ai-title`, `mode`, `permission-mode`,
+    `last-prompt`) and the prompt (a `user` line) about 0.1 s later. Seen for real: killed
+    at the model's first request, the file held metadata alone, and `--resume` ended Claude
+    Code at once ("No conversation found"), on every resume."""
+    projects = saved.home(env, "CLAUDE_CONFIG_DIR", ".claude") / "projects"
+    found = projects.glob(f"*/{glob_escape(session_id)}.jsonl")
+    return saved.holds_message(found, _MESSAGES)
 
 
 def _input_text(lines: Sequence[str], whole: bool = False) -> str | None:

@@ -26,9 +26,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
+from glob import escape as glob_escape
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ptysup.agents import saved
 from ptysup.agents.events import HookEvent, ScreenState
 from ptysup.agents.firstrun import Blocker, first_screen
 from ptysup.agents.profile import Hooks, Launch
@@ -152,6 +154,17 @@ class CodexAnswers:
 
 
 CODEX_ANSWERS = CodexAnswers()
+
+
+def conversation_saved(session_id: str, env: Mapping[str, str]) -> bool:
+    """Whether Codex saved conversation `session_id`, so `codex resume <id>` can reopen it:
+    `<CODEX_HOME>/sessions/<y>/<m>/<d>/rollout-<time>-<id>.jsonl` with a message in it.
+    Codex picks the id at its first prompt; a run killed before ptysup learnt it still has
+    ptysup's own, which Codex never saw: seen with 0.169.0, `codex resume <that id>`
+    ended at once ("No saved session found with ID …"), exit 1."""
+    sessions = saved.home(env, "CODEX_HOME", ".codex") / "sessions"
+    found = sessions.glob(f"*/*/*/rollout-*-{glob_escape(session_id)}.jsonl")
+    return saved.holds_message(found, frozenset({"response_item"}))
 
 
 class CodexProfile:

@@ -22,9 +22,11 @@ import json
 import re
 import uuid
 from collections.abc import Mapping, Sequence
+from glob import escape as glob_escape
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ptysup.agents import saved
 from ptysup.agents.events import HookEvent, ScreenState
 from ptysup.agents.firstrun import Blocker, first_screen
 from ptysup.agents.gemini import home, settings
@@ -282,6 +284,19 @@ def _translated(name: str, payload: dict[str, Any]) -> str | None:
     payload["tool_name"] = PERMISSION_KINDS.get(kind, kind or str(details.get("title", "")))
     payload["tool_input"] = _permission_input(details)
     return "PermissionRequest"
+
+
+def conversation_saved(session_id: str, env: Mapping[str, str]) -> bool:
+    """Whether Gemini CLI saved a message of conversation `session_id`, so `--resume` can
+    reopen it: `<home>/.gemini/tmp/<project>/chats/session-<time>-<id's first 8>.jsonl`,
+    whose header names the id, with a `user` or `gemini` line. Seen with 0.61.0: killed
+    right after its task was typed, the file held its header and a `$set` of the session's
+    context alone, and `--resume <id>` ended it at once ("No previous sessions found for
+    this project"), exit 42."""
+    chats = saved.home(env, "GEMINI_CLI_HOME", ".") / ".gemini" / "tmp"
+    found = chats.glob(f"*/chats/session-*-{glob_escape(session_id[:8])}.jsonl")
+    ours = (path for path in found if saved.header(path).get("sessionId") == session_id)
+    return saved.holds_message(ours, frozenset({"user", "gemini"}))
 
 
 def conversation_tokens(transcript: object) -> dict[str, int] | None:

@@ -25,9 +25,11 @@ import json
 import re
 import uuid
 from collections.abc import Mapping, Sequence
+from glob import escape as glob_escape
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ptysup.agents import saved
 from ptysup.agents.events import HookEvent, ScreenState
 from ptysup.agents.firstrun import Blocker, first_screen
 from ptysup.agents.profile import Hooks, Launch
@@ -218,6 +220,16 @@ class QwenProfile:
         if found is None and self.screen_state(snap) is ScreenState.DIALOG:
             return DIALOG
         return found
+
+
+def conversation_saved(session_id: str, env: Mapping[str, str]) -> bool:
+    """Whether Qwen Code saved a message of conversation `session_id`, so `--resume` can
+    reopen it: `<QWEN_HOME>/projects/<folder>/chats/<id>.jsonl` with a `user` line. Seen
+    with 0.24.4: killed right after its task was typed, it had saved nothing, and
+    `--resume <id>` ended it at once ("No saved session found with ID …"), exit 1."""
+    projects = saved.home(env, "QWEN_HOME", ".qwen") / "projects"
+    found = projects.glob(f"*/chats/{glob_escape(session_id)}.jsonl")
+    return saved.holds_message(found, frozenset({"user", "assistant"}))
 
 
 def conversation_tokens(transcript: object) -> dict[str, int] | None:
