@@ -52,6 +52,24 @@ def assert_interrupted_then_cleared(run: Run) -> None:
     assert [i["text"] for i in run.named("inject")].count("/clear") == 1
 
 
+# Without a person, an approval dialog reaches the supervisor as soon as the agent
+# announced it and drew it: runs give it a --turn-timeout of DIALOG_STALL_S, so a dialog
+# left to stall would fail the bound of DIALOG_AT_ONCE_S below by far.
+DIALOG_STALL_S = "60"
+DIALOG_AT_ONCE_S = 10.0
+
+
+def assert_dialog_turn_end(run: Run) -> dict[str, Any]:
+    """The first turn ended on the approval dialog the agent announced (its
+    PermissionRequest, in ptysup's names), soon after it, with the dialog open; the
+    turn_end event."""
+    (asked,) = [e for e in run.named("hook") if e["name"] == "PermissionRequest"]
+    turn = run.named("turn_end")[0]
+    assert (turn["kind"], turn.get("dialog")) == ("dialog", True), turn
+    assert turn["ts"] - asked["ts"] < DIALOG_AT_ONCE_S, (turn, asked)
+    return turn
+
+
 def replay_readings(
     cast: Path, profile: AgentProfile, signal_osc: int | None = None
 ) -> tuple[list[str], list[str]]:

@@ -8,6 +8,7 @@ queue with deadlines instead of polling.
 from __future__ import annotations
 
 import collections
+import functools
 import queue
 import time
 from collections.abc import Callable
@@ -308,6 +309,7 @@ class AgentSession:
         # A dialog open this long stalls the turn even while the agent keeps drawing
         # (Codex animates its screen under an approval dialog; Claude Code goes quiet).
         dialog_since: float | None = None
+        approval: HookEvent | None = None  # the agent said it asks for approval
         while True:
             if self._asks:
                 return self._asks.popleft()
@@ -339,6 +341,7 @@ class AgentSession:
                     return TurnEnd(TurnEndKind.STALLED, self._screen_tail(2000), dialog)
                 continue
             if isinstance(event, HookEvent):
+                approval = _approval_after(approval, event, self.person.present)
                 if event.name == "Stop":
                     self._settle()
                     self._drain()
@@ -354,6 +357,27 @@ class AgentSession:
                 dialog_since = (
                     dialog_since or event.ts if event.state is ScreenState.DIALOG else None
                 )
+            if approval is not None and self.state is ScreenState.DIALOG:
+                turn = self._approval_turn_end()
+                if turn is not None:
+                    return turn
+                approval = None  # the dialog went (a hook of the person's answered it)
+
+    def _approval_turn_end(self) -> TurnEnd | None:
+        """With no person at a terminal, the approval dialog the agent announced is the
+        turn's end as soon as it is drawn: nobody but the supervisor can act on it (ptysup
+        never approves it), so waiting for --turn-timeout only wasted the time. None if
+        the dialog is gone once the screen settled."""
+        t = self.timings
+        dialog = functools.partial(_dialog_drawn, self.profile, self.snapshot)
+        held = settle_output(
+            self._next, lambda: self.last_output, self._clock, t.settle, t.settle_max, dialog
+        )
+        self._pushback.extend(held)
+        if not dialog():
+            return None
+        # The activity names what is asked (the PermissionRequest); the detail is no message.
+        return TurnEnd(TurnEndKind.DIALOG, dialog=True)
 
     def clear(self, deadline: float | None = None, final: bool = True) -> InjectResult | None:
         """Clear the agent's conversation (Claude Code: /clear, confirmed by its new session);
@@ -835,6 +859,30 @@ class AgentSession:
             )
         elif event.name == "Stop":
             self.activity.last_message = str(p.get("last_assistant_message", ""))
+
+
+def _approval_after(approval: HookEvent | None, event: HookEvent, person: bool) -> HookEvent | None:
+    """The approval the agent waits on after hook EVENT: its PermissionRequest (only
+    without a person at the terminal, whose dialog it stays), until the tool ran or the
+    turn moved on."""
+    if event.name == "PermissionRequest":
+        return None if person else event
+    if event.name in _APPROVAL_SETTLED:
+        return None
+    return approval
+
+
+# The hooks after which no approval is waiting any more.
+_APPROVAL_SETTLED = frozenset(
+    {"PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop", "StopFailure"}
+)
+
+
+def _dialog_drawn(profile: AgentProfile, snapshot: Callable[[], ScreenSnapshot]) -> bool:
+    """Whether the agent's screen shows its dialog, drawn as a person would see it (Qwen
+    Code's title says so ~0.15 s before the dialog's choices are drawn)."""
+    snap = snapshot()
+    return profile.screen_state(snap) is ScreenState.DIALOG and profile.blocker(snap) is not None
 
 
 # Small fields of a hook payload worth keeping in the event log.

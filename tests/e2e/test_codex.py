@@ -19,7 +19,13 @@ import pytest
 from ptysup.testing.codex_env import config_toml
 from ptysup.testing.fakemodel import RecordedRequest, RequestKind
 from tests.e2e.conftest import Rig
-from tests.helpers import assert_interrupted_then_cleared, read_events, wait_for
+from tests.helpers import (
+    DIALOG_STALL_S,
+    assert_dialog_turn_end,
+    assert_interrupted_then_cleared,
+    read_events,
+    wait_for,
+)
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -244,13 +250,13 @@ def test_an_approval_dialog_is_never_approved_but_explained_and_escalated(
             "supervisor": [{"reply": "[ESCALATE] a person must decide on approved.txt"}],
         }
     )
-    run = r.run("create approved.txt", "--turn-timeout", "4")
+    run = r.run("create approved.txt", "--turn-timeout", DIALOG_STALL_S)
     assert run.code == 7, run.stdout + run.stderr
     (request,) = _hooks(run.events, "PermissionRequest")
     assert request["target"] == "touch approved.txt"
-    # The turn stalled on the dialog; the supervisor saw it on the screen and escalated.
-    (turn,) = run.named("turn_end")
-    assert (turn["kind"], turn["dialog"]) == ("stalled", True)
+    # The turn ended on the dialog at once; the supervisor saw it on the screen and escalated.
+    assert_dialog_turn_end(run)
+    assert len(run.named("turn_end")) == 1
     (sup,) = r.model.requests_of(RequestKind.SUPERVISOR)
     assert "Would you like to run the following command?" in sup.human_text
     assert "A dialog is open on the agent's screen and no one answered it" in sup.human_text

@@ -18,8 +18,10 @@ from tests.conftest import FakeModelFactory
 from tests.e2e.conftest import TWO_PARTS, Rig, demo_run, rigs
 from tests.e2e.test_terminal_left_clean import LISTED, check_mirrored_and_restored
 from tests.helpers import (
+    DIALOG_STALL_S,
     Run,
     Tmux,
+    assert_dialog_turn_end,
     assert_interrupted_then_cleared,
     read_events,
     run_ptysup,
@@ -207,12 +209,12 @@ def test_an_approval_dialog_is_never_approved_but_escalated(rig: Callable[..., R
             "supervisor": [{"reply": "[ESCALATE] a person must allow the shell command"}],
         }
     )
-    run = r.run("run the shell command", "--turn-timeout", "5")
+    run = r.run("run the shell command", "--turn-timeout", DIALOG_STALL_S)
     assert run.code == 7, run.stdout + run.stderr
     (permission,) = [e for e in run.named("hook") if e["name"] == "PermissionRequest"]
     assert permission["tool_name"] == "run_shell_command"
-    (turn,) = run.named("turn_end")
-    assert (turn["kind"], turn["dialog"]) == ("stalled", True)
+    assert_dialog_turn_end(run)
+    assert len(run.named("turn_end")) == 1
     (sup,) = r.model.requests_of(RequestKind.SUPERVISOR)
     assert "Allow execution of" in sup.human_text and "echo hi > shell.txt" in sup.human_text
     (escalation,) = run.named("escalation")
@@ -281,9 +283,9 @@ def test_an_approval_dialog_is_dismissed_when_the_supervisor_says_go_on(
             ],
         }
     )
-    run = r.run("run the shell command", "--turn-timeout", "5")
+    run = r.run("run the shell command", "--turn-timeout", DIALOG_STALL_S)
     assert run.code == 0, run.stdout + run.stderr
-    assert run.named("turn_end")[0]["dialog"] is True
+    assert_dialog_turn_end(run)
     names = [e["event"] for e in run.events]
     dismissed = names.index("dialog_dismissed")
     (instruction,) = [e for e in run.named("inject") if e["kind"] == "instruction"]
