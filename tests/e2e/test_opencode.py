@@ -336,8 +336,15 @@ def test_an_approval_dialog_is_rejected_when_the_supervisor_says_go_on(
     (instruction,) = [e for e in run.named("inject") if e["kind"] == "instruction"]
     assert names.index("decision") < dismissed < run.events.index(instruction)
     assert instruction["text"] == instead and instruction["confirmed"]
+    # The agent told its model itself that the call was refused: the instruction goes alone.
+    told = next(q for q in r.model.requests_of(RequestKind.AGENT) if instead in q.human_text)
+    results = [json.dumps(m["content"]) for m in told.body["messages"] if m["role"] == "tool"]
+    assert any("The user rejected permission" in result for result in results), results
     assert not (r.project / "shell.txt").exists()  # Esc rejected it, never allowed it
-    assert run.named("turn_end")[-1]["kind"] == "stop"
+    # The rejected turn's own end (opencode's late session.idle) is not taken for the end
+    # of the instruction's turn: that one ends on the model's answer to it.
+    last = run.named("turn_end")[-1]
+    assert (last["kind"], last["detail"]) == ("stop", "I would run echo hi.")
 
 
 def test_in_ci_piped_opencode_completes(rig: Callable[..., Rig]) -> None:
