@@ -45,6 +45,10 @@ class AgentProfile(Protocol):
     ready_hook: str | None
     exit_command: str | None  # typed to end the agent gracefully, if it has one
     dismiss_key: bytes  # closes a dialog without approving it
+    # Whether the agent tells its model that an approval dismissed with `dismiss_key` was
+    # refused (Claude Code, Codex, Qwen Code and opencode do, as the tool's result); if not
+    # (Gemini CLI drops the call), the instruction ptysup types next says so.
+    dismiss_reported: bool
     clear_input_keys: tuple[bytes, ...]  # empties a non-empty input box
     clear_command: str | None  # starts a fresh conversation (budget stop, abort), if any
     # The fresh conversation's SessionStart hook comes at once (Claude Code), so it confirms

@@ -47,6 +47,11 @@ from ptysup.terminal.screen import ScreenSnapshot
 RECHECK_S = 1.0  # while waiting on the person, look at the input box at least this often
 SUBMIT_GRACE_S = 1.0  # the person's Enter → Claude Code's UserPromptSubmit hook
 MAX_DISMISSED = 5  # dialogs dismissed one after another before typing, at most
+# Typed before the next instruction where the agent does not tell its model itself.
+REFUSED_NOTE = (
+    "Your request for approval ({asked}) was refused, and it did not run: in this session "
+    "nobody approves it. Do not ask for it again; go on as follows."
+)
 
 
 @dataclass(frozen=True)
@@ -130,6 +135,8 @@ class AgentSession:
         self._cost_base: float | None = None
         self._prompted = False  # a prompt reached the agent (UserPromptSubmit)
         self._ready_heard = False  # the profile's ready hook came (if it has one)
+        self._approval: str | None = None  # what the agent asks approval for, while it waits
+        self._refused: str | None = None  # an approval ptysup dismissed, not told the model yet
         self.cost_cap: float | None = None  # wait_turn_end raises CostUp at this spend
         self.on_spend: list[Callable[[float], None]] = []  # hear cost_usd when it rises
         self._reports_cost = False  # the agent reports its spend (Claude Code's status line)
@@ -219,6 +226,7 @@ class AgentSession:
         self.activity.reset()
         if not self._wait_settled():
             return InjectResult(message, False, 0)
+        message = self._with_refusal(message)
         self.person.ptysup_types(message)
         self._typist.paste(message)
         self._wait_landed()
@@ -231,10 +239,21 @@ class AgentSession:
                 self._typist.enter()
         return InjectResult(message, False, 2)
 
+    def _with_refusal(self, message: str) -> str:
+        """MESSAGE, told first that the approval ptysup dismissed was refused, where the
+        agent itself does not tell its model (Gemini CLI 0.61 drops the call from the
+        conversation: the model would ask again, or take the instruction for an answer)."""
+        refused, self._refused = self._refused, None
+        if refused is None:
+            return message
+        return f"{REFUSED_NOTE.format(asked=refused)}\n\n{message}"[:MAX_MESSAGE]
+
     def command(self, command: str, deadline: float | None = None) -> bool:
         """Type a slash command such as /clear and wait briefly for it to take effect;
         whether it did (without hooks: whether it was typed). `deadline` caps every wait."""
-        if not self._wait_settled(deadline) or not self._type_command(command, deadline):
+        settled = self._wait_settled(deadline)
+        self._refused = None  # a fresh conversation or the end: no message to say it in
+        if not settled or not self._type_command(command, deadline):
             return False
         deadline = self._cap(self._clock() + self.timings.confirm, deadline)
         while (event := self._next(deadline)) is not None:
@@ -650,6 +669,8 @@ class AgentSession:
                 break
             self._log.emit("dialog_dismissed", screen=self._screen_tail(1500))
             self._typist.key(self.profile.dismiss_key)
+            if not self.profile.dismiss_reported:
+                self._refused = self._approval or self._refused
             if not self._next_dialog(deadline):
                 break
             deadline = self._cap(self._clock() + self.timings.confirm, cap)
@@ -831,6 +852,8 @@ class AgentSession:
             return  # several per turn: not worth an event each
         if event.name == "Stop" and self._reports_cost:
             self._turn_ended_at = self._clock()  # its spend is reported a moment later
+        if event.name in _APPROVAL_SETTLED:
+            self._approval = None
         if event.name == "UserPromptSubmit":
             self._prompted = True
         if event.name == self.profile.ready_hook:
@@ -854,9 +877,8 @@ class AgentSession:
                 + _result(p)
             )
         elif event.name == "PermissionRequest":
-            self.activity.tools.append(
-                f"permission dialog for {p.get('tool_name', '?')}({_summary(p.get('tool_input'))})"
-            )
+            self._approval = f"{p.get('tool_name', '?')}({_summary(p.get('tool_input'))})"
+            self.activity.tools.append(f"permission dialog for {self._approval}")
         elif event.name == "Stop":
             self.activity.last_message = str(p.get("last_assistant_message", ""))
 

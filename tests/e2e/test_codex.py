@@ -264,6 +264,35 @@ def test_an_approval_dialog_is_never_approved_but_explained_and_escalated(
     assert not (r.project / "approved.txt").exists()  # nobody approved it
 
 
+def test_an_approval_dialog_is_rejected_when_the_supervisor_says_go_on(
+    codex_rig: Callable[..., Rig],
+) -> None:
+    instead = "Do not create files; say what you would run."
+    r = codex_rig(
+        {
+            "agent": [
+                {"match": "say what you would run", "reply": "I would run touch."},
+                {"steps": [ESCALATED, {"text": "unused"}]},
+            ],
+            "supervisor": [
+                {"times": 1, "reply": f"[CONTINUE] {instead}"},
+                {"reply": "[COMPLETE] answered"},
+            ],
+        }
+    )
+    run = r.run("create approved.txt", "--turn-timeout", DIALOG_STALL_S)
+    assert run.code == 0, run.stdout + run.stderr
+    assert_dialog_turn_end(run)
+    names = [e["event"] for e in run.events]
+    (instruction,) = [e for e in run.named("inject") if e["kind"] == "instruction"]
+    assert names.index("decision") < names.index("dialog_dismissed") < run.events.index(instruction)
+    # Codex tells its model itself that the command was refused: the instruction goes alone.
+    assert instruction["text"] == instead and instruction["confirmed"]
+    (told,) = [q for q in r.model.requests_of(RequestKind.AGENT) if instead in q.human_text]
+    assert any("aborted by user" in o for o in _outputs(told)), _outputs(told)
+    assert not (r.project / "approved.txt").exists()  # Esc chose "No", never "Yes"
+
+
 def test_resume_after_sigkill_reopens_the_same_codex_conversation(
     codex_rig: Callable[..., Rig],
 ) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from ptysup.agents.session import REFUSED_NOTE
 from ptysup.testing import gemini_env as gemini_env_module
 from ptysup.testing.fakemodel import RequestKind
 from tests.conftest import FakeModelFactory
@@ -290,9 +291,14 @@ def test_an_approval_dialog_is_dismissed_when_the_supervisor_says_go_on(
     dismissed = names.index("dialog_dismissed")
     (instruction,) = [e for e in run.named("inject") if e["kind"] == "instruction"]
     assert names.index("decision") < dismissed < run.events.index(instruction)
-    assert instruction["text"] == instead and instruction["confirmed"]
+    assert instruction["text"].endswith(instead) and instruction["confirmed"]
     assert not (r.project / "shell.txt").exists()  # Esc chose "No", never "Allow"
     assert run.named("turn_end")[-1]["kind"] == "stop"
+    # Gemini CLI drops the refused call from the conversation: the model is told by the
+    # instruction itself that it was refused, and what it was.
+    (told,) = [q for q in r.model.requests_of(RequestKind.AGENT) if instead in q.human_text]
+    refusal = REFUSED_NOTE.format(asked="run_shell_command(echo hi > shell.txt)")
+    assert f"{refusal}\n\n{instead}" in told.human_text, told.human_text
 
 
 def test_in_tmux_a_persons_half_typed_text_is_cleared_before_the_clear(

@@ -378,6 +378,10 @@ def test_an_approval_dialog_is_dismissed_when_the_supervisor_says_go_on(
     (instruction,) = [e for e in run.named("inject") if e["kind"] == "instruction"]
     assert names.index("decision") < dismissed < run.events.index(instruction)
     assert instruction["text"] == instead and instruction["confirmed"]
+    # The agent told its model itself that the call was refused: the instruction goes alone.
+    told = next(q for q in r.model.requests_of(RequestKind.AGENT) if instead in q.human_text)
+    results = [json.dumps(m["content"]) for m in told.body["messages"] if m["role"] == "tool"]
+    assert any("User did not allow tool call" in result for result in results), results
     assert not (r.project / "shell.txt").exists()  # Esc chose "No", never "Allow"
     assert run.named("turn_end")[-1]["kind"] == "stop"
 

@@ -161,6 +161,7 @@ class CodexProfile:
     ready_hook: str | None = None  # the screen alone tells it is ready
     signal_osc: int | None = SIGNAL_OSC
     dismiss_key: bytes = b"\x1b"  # Esc: "No, and tell Codex what to do differently"
+    dismiss_reported = True  # the call's output reads "aborted by user"
     # Ctrl-C empties a composer with text (Ctrl-U only the line the cursor is on).
     clear_input_keys: tuple[bytes, ...] = (b"\x03",)
     exit_command: str | None = "/exit"

@@ -137,6 +137,7 @@ class GeminiProfile:
     uses_hooks = True
     ready_hook: str | None = None  # the screen alone tells it is ready
     dismiss_key: bytes = b"\x1b"  # Esc: "No, suggest changes" / cancels the question dialog
+    dismiss_reported = False  # the call is dropped from the conversation
     clear_input_keys: tuple[bytes, ...] = (b"\x03",)  # Ctrl+C empties a non-empty box
     exit_command: str | None = "/quit"
     clear_command: str | None = "/clear"
