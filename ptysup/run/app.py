@@ -184,22 +184,23 @@ def run(
 
 
 class SessionLearner:
-    """The conversation's id from the agent's first SessionStart (later ones are /clear's
-    new conversations: a resume reopens the one the run worked in)."""
+    """The id of the conversation the agent is in, from each of its SessionStart hooks: the
+    one it picked itself (Codex, opencode), and the new one each /clear starts (every agent
+    that clears), so that a resume reopens the conversation the run was in last."""
 
     def __init__(self, known: str | None, on_session: Callable[[str], object] | None) -> None:
         self._known = known
         self._on_session = on_session
-        self._heard = False
 
     def hear(self, event: HookEvent) -> None:
-        """Pass the first SessionStart's id on, if it is news."""
+        """Pass a SessionStart's id on, if it is news."""
         session = event.payload.get("session_id")
-        if event.name != "SessionStart" or self._heard or not isinstance(session, str):
+        if event.name != "SessionStart" or not isinstance(session, str) or not session:
             return
-        self._heard = True
-        if session and session != self._known and self._on_session is not None:
-            self._on_session(session)
+        if session != self._known:
+            self._known = session
+            if self._on_session is not None:
+                self._on_session(session)
 
 
 def _on_hook(

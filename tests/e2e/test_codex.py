@@ -327,6 +327,66 @@ def test_resume_after_sigkill_reopens_the_same_codex_conversation(
     assert events[-1]["outcome"] == "complete"
 
 
+CLEARED_PLAN = """\
+steps:
+  - id: first
+    do: remember the word kiwi
+  - id: second
+    do: remember the word mango
+    clear: true
+"""
+
+
+def test_resume_after_a_clear_reopens_the_conversation_the_run_was_in_last(
+    codex_rig: Callable[..., Rig],
+) -> None:
+    r = codex_rig(
+        {
+            "agent": [
+                {"match": "remember the word kiwi", "reply": "I will remember kiwi."},
+                {"match": "remember the word mango", "reply": "I will remember mango."},
+                {"match": "say the word", "reply": "The word was mango."},
+            ],
+            "supervisor": [
+                {"match": "has just been resumed", "reply": "[CONTINUE] say the word"},
+                {"match": "Current step (first)", "reply": "[COMPLETE] kiwi remembered"},
+                {"match": "The word was mango", "reply": "[COMPLETE] it remembered"},
+                {"delay": 60, "reply": "[CONTINUE] never read: ptysup is killed first"},
+            ],
+        }
+    )
+    (r.project / "plan.yaml").write_text(CLEARED_PLAN)
+    # Killed while the supervisor thinks about step 2, which a /clear started afresh.
+    proc = r.start("--plan", "plan.yaml", "--agent-cmd", "codex", "--log-file", str(r.log))
+    try:
+        r.model.wait_for(
+            lambda q: q.kind is RequestKind.SUPERVISOR and "Current step (second)" in q.human_text,
+            timeout=120,
+        )
+        proc.kill()
+        proc.wait(timeout=15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    wait_for(lambda: not r.leftovers(), 20, "Codex to exit after losing its terminal")
+    starts = _hooks(read_events(r.log), "SessionStart")
+    assert [s["source"] for s in starts] == ["startup", "clear"]
+    cleared = starts[1]["session_id"]
+    assert cleared != starts[0]["session_id"]
+    (stored,) = (r.project / ".ptysup" / "runs").glob("*/run.json")
+    assert json.loads(stored.read_text())["session_id"] == cleared
+    resumed = r.ptysup("resume", "last", "--agent-cmd", "codex", "--max-iter", "5")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    events = read_events(r.log)
+    reopened = _hooks(events, "SessionStart")[-1]
+    assert (reopened["session_id"], reopened["source"]) == (cleared, "resume")
+    # The resumed conversation is step 2's, after the clear: mango, never kiwi.
+    (later,) = [q for q in r.model.requests_of(RequestKind.AGENT) if q.human_text == "say the word"]
+    said = json.dumps(later.body["input"])
+    assert "I will remember mango." in said and "kiwi" not in said
+    assert events[-1]["outcome"] == "complete"
+
+
 def test_codex_exec_is_the_supervisor_for_a_team_without_claude(
     codex_rig: Callable[..., Rig],
 ) -> None:
