@@ -35,6 +35,9 @@ class Agent:
     saved: Callable[[str, Mapping[str, str]], bool] = lambda session_id, env: True
     # Why the agent's command line cannot be supervised (a usage error), or None.
     refuses: Callable[[Sequence[str]], str | None] = lambda argv: None
+    # What a resumed part's agent does with the earlier conversation, as its supervisor is
+    # told (with `resumes`).
+    reopens: str = "reopened its earlier conversation"
 
 
 def _generic(session_id: str | None, reopen: bool) -> AgentProfile:
@@ -56,7 +59,14 @@ AGENTS: tuple[Agent, ...] = (
         refuses=opencode_refuses,
     ),
     # aider has no conversation id: a resumed part restores its chat history file.
-    Agent("aider", is_aider, True, AiderProfile, tested=("0.86.2",)),
+    Agent(
+        "aider",
+        is_aider,
+        True,
+        AiderProfile,
+        tested=("0.86.2",),
+        reopens="restored its chat history (.aider.chat.history.md)",
+    ),
     Agent("generic", lambda argv: True, False, _generic),
 )
 

@@ -166,8 +166,22 @@ def run(
         # Imported only now: the agent boots while Python loads the rest of ptysup.
         from ptysup.run import wiring
 
+        # What the supervisor of a resumed part is told the agent did: reopened (or, aider,
+        # restored) the earlier conversation, or None: it started afresh.
+        reopens = kind.reopens if resume and kind.resumes else None
         started = wiring.Started(
-            agent, profile, holder, status, rows, cols, in_fd, out_fd, interactive, clock, resume
+            agent,
+            profile,
+            holder,
+            status,
+            rows,
+            cols,
+            in_fd,
+            out_fd,
+            interactive,
+            clock,
+            resume,
+            reopens,
         )
         return wiring.supervise(
             config,

@@ -16,7 +16,7 @@ from ptysup.agents.session import REFUSED_NOTE
 from ptysup.testing import gemini_env as gemini_env_module
 from ptysup.testing.fakemodel import RequestKind
 from tests.conftest import FakeModelFactory
-from tests.e2e.conftest import TWO_PARTS, Rig, demo_run, rigs
+from tests.e2e.conftest import RESUMED, TWO_PARTS, Rig, demo_run, rigs
 from tests.e2e.test_terminal_left_clean import LISTED, check_mirrored_and_restored
 from tests.helpers import (
     DIALOG_STALL_S,
@@ -244,6 +244,9 @@ def test_resume_after_sigkill_reopens_the_same_conversation(rig: Callable[..., R
     said = [p.get("text", "") for c in two.body["contents"] for p in c["parts"]]
     assert "do part one" in said and "Part one done." in said
     assert events[-1]["outcome"] == "complete"
+    (note,) = [q for q in r.model.requests_of(RequestKind.SUPERVISOR) if RESUMED in q.human_text]
+    assert "started again and reopened its earlier conversation" in note.human_text
+    assert "Claude Code" not in note.human_text
 
 
 def test_in_ci_piped_gemini_stays_interactive_and_completes(rig: Callable[..., Rig]) -> None:
