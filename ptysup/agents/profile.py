@@ -28,6 +28,17 @@ class Hooks(Protocol):
 
 
 @dataclass(frozen=True)
+class Unanswered:
+    """The prompt a killed part left unanswered at the end of the agent's saved conversation
+    (reopened, the agent would join the next message to it as one)."""
+
+    prompt: str
+    # It was taken out of the saved conversation with the agent's own rewind; False when
+    # it was all the conversation held (nothing answered to reopen: a new one starts).
+    dropped: bool
+
+
+@dataclass(frozen=True)
 class Launch:
     """How the agent is started: its command line and its whole environment."""
 

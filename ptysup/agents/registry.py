@@ -10,12 +10,14 @@ from ptysup.agents.aider.profile import AiderProfile
 from ptysup.agents.claude.profile import ClaudeProfile, conversation_saved
 from ptysup.agents.codex.profile import CodexProfile, is_codex
 from ptysup.agents.gemini.profile import GeminiProfile
+from ptysup.agents.gemini.transcript import unanswered as gemini_unanswered
 from ptysup.agents.generic.profile import GenericProfile
 from ptysup.agents.opencode.profile import OpencodeProfile
 from ptysup.agents.opencode.profile import conversation_saved as opencode_saved
 from ptysup.agents.opencode.profile import refuses as opencode_refuses
-from ptysup.agents.profile import AgentProfile
+from ptysup.agents.profile import AgentProfile, Unanswered
 from ptysup.agents.qwen.profile import QwenProfile
+from ptysup.agents.qwen.transcript import unanswered as qwen_unanswered
 from ptysup.procutil import is_aider, is_claude, is_gemini, is_opencode, is_qwen
 
 
@@ -38,6 +40,10 @@ class Agent:
     # What a resumed part's agent does with the earlier conversation, as its supervisor is
     # told (with `resumes`).
     reopens: str = "reopened its earlier conversation"
+    # Before a conversation (id, environment) is reopened: the prompt a killed part left
+    # unanswered at its end, taken out so that the next message arrives alone (Gemini CLI
+    # and Qwen Code would join the two into one message), or None.
+    unanswered: Callable[[str, Mapping[str, str]], Unanswered | None] = lambda session, env: None
 
 
 def _generic(session_id: str | None, reopen: bool) -> AgentProfile:
@@ -47,8 +53,10 @@ def _generic(session_id: str | None, reopen: bool) -> AgentProfile:
 AGENTS: tuple[Agent, ...] = (
     Agent("claude", is_claude, True, ClaudeProfile, ("2.1.197",), conversation_saved),
     Agent("codex", is_codex, True, CodexProfile, tested=("0.169.0",)),
-    Agent("gemini", is_gemini, True, GeminiProfile, tested=("0.61.0",)),
-    Agent("qwen", is_qwen, True, QwenProfile, tested=("0.24.4",)),
+    Agent(
+        "gemini", is_gemini, True, GeminiProfile, tested=("0.61.0",), unanswered=gemini_unanswered
+    ),
+    Agent("qwen", is_qwen, True, QwenProfile, tested=("0.24.4",), unanswered=qwen_unanswered),
     Agent(
         "opencode",
         is_opencode,

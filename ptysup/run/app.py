@@ -21,7 +21,7 @@ from ptysup.agents import registry
 from ptysup.agents.events import HookEvent
 from ptysup.agents.hookchannel import HookChannel
 from ptysup.agents.private import private_dir
-from ptysup.agents.profile import AgentProfile
+from ptysup.agents.profile import AgentProfile, Unanswered
 from ptysup.config import RunConfig
 from ptysup.events import CUT, ConsoleSink, EventLog, JsonlSink, cost_parts, shown
 from ptysup.exitcodes import Outcome, RunResult
@@ -102,8 +102,9 @@ def run(
     """Start the agent, supervise it to an outcome, and leave nothing running behind.
 
     `state` hears the hooks and the screen's dialogs as they happen (state.json).
-    `on_session` hears the conversation's id when the agent's first SessionStart names
-    another than the part's: an agent that picks its own (Codex), for a later resume."""
+    `on_session` hears the conversation's id when a SessionStart names another than the
+    part's (an agent that picks its own, Codex; a /clear's), or a resume starts a new
+    one, for a later resume."""
     kind = registry.find(config.agent_cmd, config.agent)
     session_id = part.session_id if part is not None and kind.resumes else None
     resume = part is not None and part.reopen
@@ -116,6 +117,11 @@ def run(
             "warning",
             message=f"the agent never saved conversation {session_id}: a new one starts",
         )
+    reopens = kind.reopens if resume and kind.resumes else None
+    left = kind.unanswered(session_id, env) if reopens and session_id else None
+    if reopens and left is not None:
+        reopens, session_id = _unanswered(left, reopens, session_id, log)
+        resume = left.dropped
     profile = kind.profile(session_id, resume)
     interactive = streams.interactive
     out_fd = streams.fd(streams.stdout) if interactive else None
@@ -166,9 +172,6 @@ def run(
         # Imported only now: the agent boots while Python loads the rest of ptysup.
         from ptysup.run import wiring
 
-        # What the supervisor of a resumed part is told the agent did: reopened (or, aider,
-        # restored) the earlier conversation, or None: it started afresh.
-        reopens = kind.reopens if resume and kind.resumes else None
         started = wiring.Started(
             agent,
             profile,
@@ -195,6 +198,29 @@ def run(
             state=state,
         )
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _unanswered(
+    left: Unanswered, reopens: str, session_id: str | None, log: EventLog
+) -> tuple[str | None, str | None]:
+    """A killed part's unanswered prompt, out of the conversation before it is reopened
+    (the agent would join the next message to it): what the supervisor is told the agent
+    did, and the conversation to reopen. When the prompt was all it held, a new one
+    starts (None, None: the profile picks its id, and its SessionStart tells run.json)."""
+    if not left.dropped:
+        log.emit(
+            "warning",
+            message="the agent's only prompt was never answered: a new conversation starts",
+            text=left.prompt,
+        )
+        return None, None
+    log.emit(
+        "warning",
+        message="the agent's last prompt was never answered: it is taken out of the "
+        "conversation, so that the next message arrives alone",
+        text=left.prompt,
+    )
+    return f"{reopens}, without its last prompt, which was never answered", session_id
 
 
 class SessionLearner:

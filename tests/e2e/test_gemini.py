@@ -16,7 +16,15 @@ from ptysup.agents.session import REFUSED_NOTE
 from ptysup.testing import gemini_env as gemini_env_module
 from ptysup.testing.fakemodel import RequestKind
 from tests.conftest import FakeModelFactory
-from tests.e2e.conftest import RESUMED, TWO_PARTS, Rig, demo_run, rigs
+from tests.e2e.conftest import (
+    MID_TURN,
+    RESUMED,
+    TWO_PARTS,
+    Rig,
+    demo_run,
+    killed_mid_turn_then_resumed,
+    rigs,
+)
 from tests.e2e.test_terminal_left_clean import LISTED, check_mirrored_and_restored
 from tests.helpers import (
     DIALOG_STALL_S,
@@ -247,6 +255,38 @@ def test_resume_after_sigkill_reopens_the_same_conversation(rig: Callable[..., R
     (note,) = [q for q in r.model.requests_of(RequestKind.SUPERVISOR) if RESUMED in q.human_text]
     assert "started again and reopened its earlier conversation" in note.human_text
     assert "Claude Code" not in note.human_text
+
+
+def test_after_a_kill_mid_turn_the_next_instruction_reaches_the_model_alone(
+    rig: Callable[..., Rig],
+) -> None:
+    r = rig(MID_TURN)
+    after = killed_mid_turn_then_resumed(r, "Gemini CLI", "--agent-cmd", AGENT, *SUPERVISED)
+    assert after and {q.human_text for q in after} == {"now do part three"}, after
+    # The reopened conversation still holds part one, and no longer the unanswered part two.
+    for q in after:
+        said = [p.get("text", "") for c in q.body["contents"] for p in c["parts"]]
+        assert "Part one done." in said and "now do part two" not in said, said
+
+
+def test_after_a_kill_in_the_first_turn_a_new_conversation_gets_the_next_instruction(
+    rig: Callable[..., Rig],
+) -> None:
+    # The unanswered task was all the conversation held: nothing to reopen.
+    r = rig({**MID_TURN, "agent": [MID_TURN["agent"][0], {"delay": 120, "reply": "never"}]})
+    after = killed_mid_turn_then_resumed(
+        r, "Gemini CLI", "--agent-cmd", AGENT, *SUPERVISED, at="part one"
+    )
+    assert after and {q.human_text for q in after} == {"now do part three"}, after
+    for q in after:
+        assert "do part one" not in json.dumps(q.body["contents"])
+    # run.json keeps the new conversation, for a later resume.
+    starts = [e for e in read_events(r.log) if e.get("name") == "SessionStart"]
+    (stored,) = (r.project / ".ptysup" / "runs").glob("*/run.json")
+    assert starts[-1]["source"] == "startup" and starts[-1]["session_id"] != starts[0]["session_id"]
+    assert json.loads(stored.read_text())["session_id"] == starts[-1]["session_id"]
+    note = next(q for q in r.model.requests_of(RequestKind.SUPERVISOR) if RESUMED in q.human_text)
+    assert "started again and started afresh" in note.human_text
 
 
 def test_in_ci_piped_gemini_stays_interactive_and_completes(rig: Callable[..., Rig]) -> None:

@@ -16,7 +16,14 @@ from ptysup.testing import qwen_env as qwen_env_module
 from ptysup.testing.fakemodel import RequestKind
 from ptysup.testing.wires import chat
 from tests.conftest import FakeModelFactory
-from tests.e2e.conftest import TWO_PARTS, Rig, demo_run, rigs
+from tests.e2e.conftest import (
+    MID_TURN,
+    TWO_PARTS,
+    Rig,
+    demo_run,
+    killed_mid_turn_then_resumed,
+    rigs,
+)
 from tests.e2e.test_terminal_left_clean import LISTED, Pane, check_mirrored_and_restored
 from tests.helpers import (
     DIALOG_STALL_S,
@@ -241,6 +248,18 @@ def test_resume_after_sigkill_reopens_the_same_conversation(rig: Callable[..., R
     said = [t for m in two.body["messages"] for t in chat.texts(m)]
     assert "do part one" in said and "Part one done." in said
     assert events[-1]["outcome"] == "complete"
+
+
+def test_after_a_kill_mid_turn_the_next_instruction_reaches_the_model_alone(
+    rig: Callable[..., Rig],
+) -> None:
+    r = rig(MID_TURN)
+    after = killed_mid_turn_then_resumed(r, "Qwen Code", "--agent-cmd", AGENT, *SUPERVISED)
+    assert after and {q.human_text for q in after} == {"now do part three"}, after
+    # The reopened conversation still holds part one, and no longer the unanswered part two.
+    for q in after:
+        said = [t for m in q.body["messages"] for t in chat.texts(m)]
+        assert "Part one done." in said and "now do part two" not in said, said
 
 
 def test_in_ci_piped_qwen_completes(rig: Callable[..., Rig]) -> None:
