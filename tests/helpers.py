@@ -12,7 +12,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,6 +50,22 @@ def assert_interrupted_then_cleared(run: Run) -> None:
     typed = [(e["text"], e["confirmed"]) for e in run.events[at:] if e["event"] == "inject"]
     assert typed == [("/clear", True)]
     assert [i["text"] for i in run.named("inject")].count("/clear") == 1
+
+
+@contextlib.contextmanager
+def busy_cores(per_core: int = 2) -> Iterator[None]:
+    """The machine under load for real: PER_CORE processes per core that keep it busy
+    (never sleeping), started here and ended by their own pids when the block ends."""
+    count = per_core * (os.cpu_count() or 1)
+    spin = [sys.executable, "-I", "-S", "-c", "while True: pass"]
+    procs = [subprocess.Popen(spin, stdin=subprocess.DEVNULL) for _ in range(count)]
+    try:
+        yield
+    finally:
+        for proc in procs:
+            proc.kill()
+        for proc in procs:
+            proc.wait()
 
 
 # Without a person, an approval dialog reaches the supervisor as soon as the agent

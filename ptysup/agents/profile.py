@@ -67,6 +67,9 @@ class AgentProfile(Protocol):
     clear_starts_session: bool
     interrupt_key: bytes | None  # stops the turn it is working on, if it has such a key
     interrupt_presses: int  # how often, as separate presses (opencode: Esc twice)
+    # What the screen shows once a press armed the interrupt, where it takes several: the
+    # next press waits for it (opencode: `esc again to interrupt`).
+    interrupt_armed: str | None
     # Printed when the agent suspended itself (Ctrl-Z) and waits for a SIGCONT, if it does.
     suspend_notice: bytes | None
     # The OSC number of the state reports the agent writes into its terminal (Codex: 7501),

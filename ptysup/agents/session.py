@@ -416,8 +416,10 @@ class AgentSession:
         return InjectResult(text, self.command(text, deadline), 1)
 
     def interrupt(self, deadline: float | None = None) -> bool | None:
-        """Stop the turn the agent is working on (Claude Code: Esc) and wait until its screen
-        shows it stopped; None when it was not working or has no interrupt key."""
+        """Stop the turn the agent is working on (Claude Code: Esc) until its screen or its
+        own turn end shows it stopped; None when it was not working or has no interrupt
+        key. An interrupt of several presses is pressed again while the turn goes on (one
+        key is never lost; a second aider Ctrl+C would end aider)."""
         key = self.profile.interrupt_key
         if not key or self.exited is not None:
             return None
@@ -426,15 +428,51 @@ class AgentSession:
         if state is ScreenState.DIALOG or not (state is ScreenState.WORKING or self.in_turn):
             return None
         self._ending = True
-        for press in range(self.profile.interrupt_presses):
-            if press:
-                self._typist.pause()  # a TUI must see separate presses
-            self._typist.key(key)
-        # The screen may not show the turn yet (the hook came first): only a repaint after
-        # the key that reads as ready shows the turn stopped. Claude Code sends no hook then.
         deadline = self._cap(self._clock() + self.timings.confirm, deadline)
-        while (event := self._next(deadline)) is not None:
-            if isinstance(event, ScreenUpdate) and event.state is ScreenState.READY:
+        attempts = 1
+        retried = self.profile.interrupt_armed is not None
+        while True:
+            # Half the time the agent has to show the turn stopped, then pressed again.
+            until = min(deadline, self._clock() + self.timings.confirm / 2) if retried else deadline
+            if self._press_interrupt(key, until) and self._stopped(until):
+                return True
+            if self._clock() >= deadline:
+                return False
+            self._log.emit(
+                "warning",
+                message="the turn went on after the interrupt; pressed again",
+                attempt=attempts,
+            )
+            attempts += 1
+
+    def _press_interrupt(self, key: bytes, until: float) -> bool:
+        """Press the interrupt key as often as the agent takes it, each press after the
+        first once the screen shows that the one before armed it (opencode 1.18: two Escs
+        a fixed moment apart were read as one under load, and the turn went on). False
+        when a press was not seen by `until`."""
+        armed = self.profile.interrupt_armed
+        for press in range(self.profile.interrupt_presses):
+            if press and armed is None:
+                self._typist.pause()  # a TUI must see separate presses
+            elif press and not self._shows(armed or "", until):
+                return False
+            self._typist.key(key)
+        return True
+
+    def _shows(self, text: str, until: float) -> bool:
+        """Wait until the screen shows TEXT; whether it did by `until`."""
+        while text not in self.snapshot().text():
+            if self._next(until) is None:
+                return False
+        return True
+
+    def _stopped(self, until: float) -> bool:
+        """Whether the turn stopped by `until`: a repaint after the key that reads as ready
+        (the screen may not show the turn yet when the hook came first; Claude Code sends
+        no hook then), or the agent's own turn end."""
+        while (event := self._next(until)) is not None:
+            stopped = isinstance(event, HookEvent) and event.name in ("Stop", "StopFailure")
+            if stopped or (isinstance(event, ScreenUpdate) and event.state is ScreenState.READY):
                 self.in_turn = False
                 # Claude Code puts the interrupted prompt back into its input box a moment
                 # after the first frame that reads ready: typed text must see it (else a

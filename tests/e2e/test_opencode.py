@@ -3,11 +3,13 @@ ptysup's own fake model speaking OpenAI Chat Completions, `claude -p` as the sup
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
 import shutil
 import subprocess
+import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack
 from pathlib import Path
@@ -16,7 +18,7 @@ from typing import Any
 import pytest
 
 from ptysup.testing import opencode_env as opencode_env_module
-from ptysup.testing.fakemodel import RequestKind
+from ptysup.testing.fakemodel import RecordedRequest, RequestKind
 from ptysup.testing.wires import chat
 from tests.conftest import ClaudeEnvFactory, FakeModelFactory
 from tests.e2e.conftest import TWO_PARTS, Rig, rigs
@@ -24,6 +26,7 @@ from tests.e2e.test_terminal_left_clean import LISTED, Pane, check_mirrored_and_
 from tests.helpers import (
     DIALOG_STALL_S,
     assert_dialog_turn_end,
+    busy_cores,
     read_events,
     run_ptysup,
     wait_for,
@@ -171,6 +174,41 @@ def test_a_time_budget_interrupts_the_turn_then_starts_a_new_session(
     assert typed == [("/new", True)]
     assert not r.model.requests_of(RequestKind.SUPERVISOR)
     wait_for(lambda: not r.leftovers(), 10, "every process of the run to be gone")
+    assert not (r.project / "out.txt").exists()
+
+
+def _agent_asked_since(started: float, request: RecordedRequest) -> bool:
+    return request.kind is RequestKind.AGENT and request.time > started
+
+
+def test_under_load_budget_ends_interrupt_the_turn_each_time(rig: Callable[..., Rig]) -> None:
+    # opencode takes Esc twice to interrupt; under load 1 of 3 budget ends did not stop
+    # the turn. Each stop is confirmed by what opencode shows, pressed again if need be.
+    late = {**WRITE, "delay": 120}
+    r = rig(
+        {
+            "agent": [{"steps": [late, {"text": "Wrote it."}]}],
+            "supervisor": [{"reply": "[COMPLETE]"}],
+        }
+    )
+    for part in (1, 2):
+        r.log = r.log.with_name(f"events-{part}.jsonl")
+        started = time.time()
+        proc = r.popen("write out.txt slowly", "--max-time", "60s")
+        try:
+            r.model.wait_for(functools.partial(_agent_asked_since, started), 60)
+            (agent,) = [e for e in read_events(r.log) if e["event"] == "agent_start"]
+            # The turn is under way: the budget ends under load, opencode last in line for
+            # the cores (its process group: it and what it started).
+            os.setpriority(os.PRIO_PGRP, os.getpgid(agent["pid"]), 19)
+            with busy_cores(4):
+                assert proc.wait(timeout=90) == 3, proc.communicate()
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        (interrupt,) = [e for e in read_events(r.log) if e["event"] == "interrupt"]
+        assert interrupt["confirmed"] is True, read_events(r.log)
+        wait_for(lambda: not r.leftovers(), 20, "every process of the run to be gone")
     assert not (r.project / "out.txt").exists()
 
 

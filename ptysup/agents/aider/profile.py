@@ -87,6 +87,7 @@ class AiderProfile:
     clear_starts_session = False  # the emptied prompt confirms the clear
     interrupt_key: bytes | None = b"\x03"  # Ctrl+C stops the model's reply
     interrupt_presses = 1  # one press stops the turn
+    interrupt_armed: str | None = None
     suspend_notice: bytes | None = None
     signal_osc: int | None = None
 

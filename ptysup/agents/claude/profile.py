@@ -88,6 +88,7 @@ class ClaudeProfile:
     clear_starts_session = True
     interrupt_key: bytes | None = b"\x1b"  # Esc while working ends the turn
     interrupt_presses = 1  # one press stops the turn
+    interrupt_armed: str | None = None
     # Ctrl-Z: Claude Code leaves raw mode, prints this, stops itself and resumes on SIGCONT
     # (observed with 2.1.197). Under ptysup the stop is dropped (its process group has no
     # parent in the session: orphaned), so it waits, keyboard off, for a `fg` no shell gives.

@@ -169,6 +169,7 @@ class CodexProfile:
     clear_starts_session = False  # its SessionStart waits for the next prompt
     interrupt_key: bytes | None = b"\x1b"
     interrupt_presses = 1  # one press stops the turn
+    interrupt_armed: str | None = None
     suspend_notice: bytes | None = None
 
     def __init__(self, session_id: str | None = None, reopen: bool = False) -> None:

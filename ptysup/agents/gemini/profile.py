@@ -144,6 +144,7 @@ class GeminiProfile:
     clear_starts_session = True  # its SessionStart (source: clear) comes at once
     interrupt_key: bytes | None = b"\x1b"  # Esc while working cancels the request
     interrupt_presses = 1  # one press stops the turn
+    interrupt_armed: str | None = None
     suspend_notice: bytes | None = None
     signal_osc: int | None = None  # no in-band state report (only an OSC 11 query)
 

@@ -31,6 +31,7 @@ class GenericProfile:
     clear_starts_session = False
     interrupt_key: bytes | None = None
     interrupt_presses = 1  # one press stops the turn
+    interrupt_armed: str | None = None
     suspend_notice: bytes | None = None  # a program that suspends itself goes on at once
     signal_osc: int | None = None
 

@@ -135,6 +135,7 @@ class OpencodeProfile:
     clear_starts_session = False  # its new session comes with the next prompt
     interrupt_key: bytes | None = b"\x1b"
     interrupt_presses = 2  # the first Esc only asks for a second (`esc again to interrupt`)
+    interrupt_armed: str | None = "esc again to interrupt"
     suspend_notice: bytes | None = None
     signal_osc: int | None = None
 

@@ -118,6 +118,7 @@ class QwenProfile:
     clear_starts_session = True  # its SessionStart (source: clear) comes at once
     interrupt_key: bytes | None = b"\x1b"  # Esc while working cancels the request
     interrupt_presses = 1  # one press stops the turn
+    interrupt_armed: str | None = None
     suspend_notice: bytes | None = None
     signal_osc: int | None = None
 
