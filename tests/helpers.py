@@ -52,6 +52,40 @@ def assert_interrupted_then_cleared(run: Run) -> None:
     assert [i["text"] for i in run.named("inject")].count("/clear") == 1
 
 
+@contextlib.contextmanager
+def busy_cores(per_core: int = 2) -> Iterator[None]:
+    """The machine under load for real: PER_CORE processes per core that keep it busy
+    (never sleeping), started here and ended by their own pids when the block ends."""
+    count = per_core * (os.cpu_count() or 1)
+    spin = [sys.executable, "-I", "-S", "-c", "while True: pass"]
+    procs = [subprocess.Popen(spin, stdin=subprocess.DEVNULL) for _ in range(count)]
+    try:
+        yield
+    finally:
+        for proc in procs:
+            proc.kill()
+        for proc in procs:
+            proc.wait()
+
+
+# Without a person, an approval dialog reaches the supervisor as soon as the agent
+# announced it and drew it: runs give it a --turn-timeout of DIALOG_STALL_S, so a dialog
+# left to stall would fail the bound of DIALOG_AT_ONCE_S below by far.
+DIALOG_STALL_S = "60"
+DIALOG_AT_ONCE_S = 10.0
+
+
+def assert_dialog_turn_end(run: Run) -> dict[str, Any]:
+    """The first turn ended on the approval dialog the agent announced (its
+    PermissionRequest, in ptysup's names), soon after it, with the dialog open; the
+    turn_end event."""
+    (asked,) = [e for e in run.named("hook") if e["name"] == "PermissionRequest"]
+    turn = run.named("turn_end")[0]
+    assert (turn["kind"], turn.get("dialog")) == ("dialog", True), turn
+    assert turn["ts"] - asked["ts"] < DIALOG_AT_ONCE_S, (turn, asked)
+    return turn
+
+
 def replay_readings(
     cast: Path, profile: AgentProfile, signal_osc: int | None = None
 ) -> tuple[list[str], list[str]]:

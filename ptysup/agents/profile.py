@@ -30,6 +30,17 @@ class Hooks(Protocol):
 
 
 @dataclass(frozen=True)
+class Unanswered:
+    """The prompt a killed part left unanswered at the end of the agent's saved conversation
+    (reopened, the agent would join the next message to it as one)."""
+
+    prompt: str
+    # It was taken out of the saved conversation with the agent's own rewind; False when
+    # it was all the conversation held (nothing answered to reopen: a new one starts).
+    dropped: bool
+
+
+@dataclass(frozen=True)
 class Launch:
     """How the agent is started: its command line and its whole environment."""
 
@@ -47,6 +58,10 @@ class AgentProfile(Protocol):
     ready_hook: str | None
     exit_command: str | None  # typed to end the agent gracefully, if it has one
     dismiss_key: bytes  # closes a dialog without approving it
+    # Whether the agent tells its model that an approval dismissed with `dismiss_key` was
+    # refused (Claude Code, Codex, Qwen Code and opencode do, as the tool's result); if not
+    # (Gemini CLI drops the call), the instruction ptysup types next says so.
+    dismiss_reported: bool
     clear_input_keys: tuple[bytes, ...]  # empties a non-empty input box
     clear_command: str | None  # starts a fresh conversation (budget stop, abort), if any
     # The fresh conversation's SessionStart hook comes at once (Claude Code), so it confirms
@@ -54,6 +69,9 @@ class AgentProfile(Protocol):
     clear_starts_session: bool
     interrupt_key: bytes | None  # stops the turn it is working on, if it has such a key
     interrupt_presses: int  # how often, as separate presses (opencode: Esc twice)
+    # What the screen shows once a press armed the interrupt, where it takes several: the
+    # next press waits for it (opencode: `esc again to interrupt`).
+    interrupt_armed: str | None
     # Printed when the agent suspended itself (Ctrl-Z) and waits for a SIGCONT, if it does.
     suspend_notice: bytes | None
     # The OSC number of the state reports the agent writes into its terminal (Codex: 7501),

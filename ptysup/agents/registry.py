@@ -16,13 +16,15 @@ from ptysup.agents.gemini import home as gemini_home
 from ptysup.agents.gemini import settings as gemini_settings
 from ptysup.agents.gemini.profile import GeminiProfile
 from ptysup.agents.gemini.profile import conversation_saved as gemini_saved
+from ptysup.agents.gemini.transcript import unanswered as gemini_unanswered
 from ptysup.agents.generic.profile import GenericProfile
 from ptysup.agents.opencode.profile import OpencodeProfile
 from ptysup.agents.opencode.profile import conversation_saved as opencode_saved
 from ptysup.agents.opencode.profile import refuses as opencode_refuses
-from ptysup.agents.profile import AgentProfile
+from ptysup.agents.profile import AgentProfile, Unanswered
 from ptysup.agents.qwen.profile import QwenProfile
 from ptysup.agents.qwen.profile import conversation_saved as qwen_saved
+from ptysup.agents.qwen.transcript import unanswered as qwen_unanswered
 from ptysup.procutil import is_aider, is_claude, is_gemini, is_opencode, is_qwen
 
 
@@ -49,6 +51,13 @@ class Agent:
     # How ptysup's hooks reach the agent with this environment, and whether they do (for
     # `ptysup doctor`), where that depends on the machine; None where it does not.
     hooks: Callable[[Mapping[str, str]], tuple[bool, str]] | None = None
+    # What a resumed part's agent does with the earlier conversation, as its supervisor is
+    # told (with `resumes`).
+    reopens: str = "reopened its earlier conversation"
+    # Before a conversation (id, environment) is reopened: the prompt a killed part left
+    # unanswered at its end, taken out so that the next message arrives alone (Gemini CLI
+    # and Qwen Code would join the two into one message), or None.
+    unanswered: Callable[[str, Mapping[str, str]], Unanswered | None] = lambda session, env: None
 
 
 def gemini_hooks(env: Mapping[str, str]) -> tuple[bool, str]:
@@ -63,8 +72,17 @@ def _generic(session_id: str | None, reopen: bool) -> AgentProfile:
 AGENTS: tuple[Agent, ...] = (
     Agent("claude", is_claude, True, ClaudeProfile, ("2.1.197",), claude_saved),
     Agent("codex", is_codex, True, CodexProfile, ("0.169.0",), codex_saved),
-    Agent("gemini", is_gemini, True, GeminiProfile, ("0.61.0",), gemini_saved, hooks=gemini_hooks),
-    Agent("qwen", is_qwen, True, QwenProfile, ("0.24.4",), qwen_saved),
+    Agent(
+        "gemini",
+        is_gemini,
+        True,
+        GeminiProfile,
+        ("0.61.0",),
+        gemini_saved,
+        hooks=gemini_hooks,
+        unanswered=gemini_unanswered,
+    ),
+    Agent("qwen", is_qwen, True, QwenProfile, ("0.24.4",), qwen_saved, unanswered=qwen_unanswered),
     Agent(
         "opencode",
         is_opencode,
@@ -75,7 +93,15 @@ AGENTS: tuple[Agent, ...] = (
         refuses=opencode_refuses,
     ),
     # aider has no conversation id: a resumed part restores its chat history file.
-    Agent("aider", is_aider, True, AiderProfile, tested=("0.86.2",), own_files=AIDER_FILES),
+    Agent(
+        "aider",
+        is_aider,
+        True,
+        AiderProfile,
+        tested=("0.86.2",),
+        own_files=AIDER_FILES,
+        reopens="restored its chat history (.aider.chat.history.md)",
+    ),
     Agent("generic", lambda argv: True, False, _generic),
 )
 

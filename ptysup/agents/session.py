@@ -8,6 +8,7 @@ queue with deadlines instead of polling.
 from __future__ import annotations
 
 import collections
+import functools
 import queue
 import time
 from collections.abc import Callable
@@ -48,6 +49,11 @@ from ptysup.terminal.screen import ScreenSnapshot
 RECHECK_S = 1.0  # while waiting on the person, look at the input box at least this often
 SUBMIT_GRACE_S = 1.0  # the person's Enter → Claude Code's UserPromptSubmit hook
 MAX_DISMISSED = 5  # dialogs dismissed one after another before typing, at most
+# Typed before the next instruction where the agent does not tell its model itself.
+REFUSED_NOTE = (
+    "Your request for approval ({asked}) was refused, and it did not run: in this session "
+    "nobody approves it. Do not ask for it again; go on as follows."
+)
 
 
 @dataclass(frozen=True)
@@ -147,6 +153,8 @@ class AgentSession:
         self._ready_heard = False  # the profile's ready hook came (if it has one)
         self._hooks_heard = False  # any hook came from the agent
         self._hooks_said = False  # the warning that none did was given
+        self._approval: str | None = None  # what the agent asks approval for, while it waits
+        self._refused: str | None = None  # an approval ptysup dismissed, not told the model yet
         self.cost_cap: float | None = None  # wait_turn_end raises CostUp at this spend
         self.on_spend: list[Callable[[float], None]] = []  # hear cost_usd when it rises
         self._reports_cost = False  # the agent reports its spend (Claude Code's status line)
@@ -259,6 +267,7 @@ class AgentSession:
         self.activity.reset()
         if not self._wait_settled():
             return InjectResult(message, False, 0, landed=False)
+        message = self._with_refusal(message)
         if not self._type_message(message):
             return InjectResult(message, False, 0, landed=False)
         self._typist.enter()
@@ -317,10 +326,21 @@ class AgentSession:
         )
         return False
 
+    def _with_refusal(self, message: str) -> str:
+        """MESSAGE, told first that the approval ptysup dismissed was refused, where the
+        agent itself does not tell its model (Gemini CLI 0.61 drops the call from the
+        conversation: the model would ask again, or take the instruction for an answer)."""
+        refused, self._refused = self._refused, None
+        if refused is None:
+            return message
+        return f"{REFUSED_NOTE.format(asked=refused)}\n\n{message}"[:MAX_MESSAGE]
+
     def command(self, command: str, deadline: float | None = None) -> bool:
         """Type a slash command such as /clear and wait briefly for it to take effect;
         whether it did (without hooks: whether it was typed). `deadline` caps every wait."""
-        if not self._wait_settled(deadline) or not self._type_command(command, deadline):
+        settled = self._wait_settled(deadline)
+        self._refused = None  # a fresh conversation or the end: no message to say it in
+        if not settled or not self._type_command(command, deadline):
             return False
         deadline = self._cap(self._clock() + self.timings.confirm, deadline)
         while (event := self._next(deadline)) is not None:
@@ -424,6 +444,7 @@ class AgentSession:
         # A dialog open this long stalls the turn even while the agent keeps drawing
         # (Codex animates its screen under an approval dialog; Claude Code goes quiet).
         dialog_since: float | None = None
+        approval: HookEvent | None = None  # the agent said it asks for approval
         while True:
             if self._asks:
                 return self._asks.popleft()
@@ -456,6 +477,7 @@ class AgentSession:
                     return TurnEnd(TurnEndKind.STALLED, self._screen_tail(2000), dialog)
                 continue
             if isinstance(event, HookEvent):
+                approval = _approval_after(approval, event, self.person.present)
                 if event.name == "Stop":
                     self._settle()
                     self._drain()
@@ -471,6 +493,27 @@ class AgentSession:
                 dialog_since = (
                     dialog_since or event.ts if event.state is ScreenState.DIALOG else None
                 )
+            if approval is not None and self.state is ScreenState.DIALOG:
+                turn = self._approval_turn_end()
+                if turn is not None:
+                    return turn
+                approval = None  # the dialog went (a hook of the person's answered it)
+
+    def _approval_turn_end(self) -> TurnEnd | None:
+        """With no person at a terminal, the approval dialog the agent announced is the
+        turn's end as soon as it is drawn: nobody but the supervisor can act on it (ptysup
+        never approves it), so waiting for --turn-timeout only wasted the time. None if
+        the dialog is gone once the screen settled."""
+        t = self.timings
+        dialog = functools.partial(_dialog_drawn, self.profile, self.snapshot)
+        held = settle_output(
+            self._next, lambda: self.last_output, self._clock, t.settle, t.settle_max, dialog
+        )
+        self._pushback.extend(held.held)
+        if not dialog():
+            return None
+        # The activity names what is asked (the PermissionRequest); the detail is no message.
+        return TurnEnd(TurnEndKind.DIALOG, dialog=True)
 
     def clear(self, deadline: float | None = None, final: bool = True) -> InjectResult | None:
         """Clear the agent's conversation (Claude Code: /clear, confirmed by its new session);
@@ -490,8 +533,10 @@ class AgentSession:
         return InjectResult(text, self.command(text, deadline), 1)
 
     def interrupt(self, deadline: float | None = None) -> bool | None:
-        """Stop the turn the agent is working on (Claude Code: Esc) and wait until its screen
-        shows it stopped; None when it was not working or has no interrupt key."""
+        """Stop the turn the agent is working on (Claude Code: Esc) until its screen or its
+        own turn end shows it stopped; None when it was not working or has no interrupt
+        key. An interrupt of several presses is pressed again while the turn goes on (one
+        key is never lost; a second aider Ctrl+C would end aider)."""
         key = self.profile.interrupt_key
         if not key or self.exited is not None:
             return None
@@ -500,15 +545,51 @@ class AgentSession:
         if state is ScreenState.DIALOG or not (state is ScreenState.WORKING or self.in_turn):
             return None
         self._ending = True
-        for press in range(self.profile.interrupt_presses):
-            if press:
-                self._typist.pause()  # a TUI must see separate presses
-            self._typist.key(key)
-        # The screen may not show the turn yet (the hook came first): only a repaint after
-        # the key that reads as ready shows the turn stopped. Claude Code sends no hook then.
         deadline = self._cap(self._clock() + self.timings.confirm, deadline)
-        while (event := self._next(deadline)) is not None:
-            if isinstance(event, ScreenUpdate) and event.state is ScreenState.READY:
+        attempts = 1
+        retried = self.profile.interrupt_armed is not None
+        while True:
+            # Half the time the agent has to show the turn stopped, then pressed again.
+            until = min(deadline, self._clock() + self.timings.confirm / 2) if retried else deadline
+            if self._press_interrupt(key, until) and self._stopped(until):
+                return True
+            if self._clock() >= deadline:
+                return False
+            self._log.emit(
+                "warning",
+                message="the turn went on after the interrupt; pressed again",
+                attempt=attempts,
+            )
+            attempts += 1
+
+    def _press_interrupt(self, key: bytes, until: float) -> bool:
+        """Press the interrupt key as often as the agent takes it, each press after the
+        first once the screen shows that the one before armed it (opencode 1.18: two Escs
+        a fixed moment apart were read as one under load, and the turn went on). False
+        when a press was not seen by `until`."""
+        armed = self.profile.interrupt_armed
+        for press in range(self.profile.interrupt_presses):
+            if press and armed is None:
+                self._typist.pause()  # a TUI must see separate presses
+            elif press and not self._drawn(armed or "", until):
+                return False
+            self._typist.key(key)
+        return True
+
+    def _drawn(self, text: str, until: float) -> bool:
+        """Wait until the screen shows TEXT; whether it did by `until`."""
+        while text not in self.snapshot().text():
+            if self._next(until) is None:
+                return False
+        return True
+
+    def _stopped(self, until: float) -> bool:
+        """Whether the turn stopped by `until`: a repaint after the key that reads as ready
+        (the screen may not show the turn yet when the hook came first; Claude Code sends
+        no hook then), or the agent's own turn end."""
+        while (event := self._next(until)) is not None:
+            stopped = isinstance(event, HookEvent) and event.name in ("Stop", "StopFailure")
+            if stopped or (isinstance(event, ScreenUpdate) and event.state is ScreenState.READY):
                 self.in_turn = False
                 # Claude Code puts the interrupted prompt back into its input box a moment
                 # after the first frame that reads ready: typed text must see it (else a
@@ -761,6 +842,8 @@ class AgentSession:
                 break
             self._log.emit("dialog_dismissed", screen=self._screen_tail(1500))
             self._typist.key(self.profile.dismiss_key)
+            if not self.profile.dismiss_reported:
+                self._refused = self._approval or self._refused
             if not self._next_dialog(deadline):
                 break
             deadline = self._cap(self._clock() + self.timings.confirm, cap)
@@ -957,6 +1040,8 @@ class AgentSession:
             return  # several per turn: not worth an event each
         if event.name == "Stop" and self._reports_cost:
             self._turn_ended_at = self._clock()  # its spend is reported a moment later
+        if event.name in _APPROVAL_SETTLED:
+            self._approval = None
         if event.name == "UserPromptSubmit":
             self._prompted = True
         if event.name == self.profile.ready_hook:
@@ -980,11 +1065,34 @@ class AgentSession:
                 + _result(p)
             )
         elif event.name == "PermissionRequest":
-            self.activity.tools.append(
-                f"permission dialog for {p.get('tool_name', '?')}({_summary(p.get('tool_input'))})"
-            )
+            self._approval = f"{p.get('tool_name', '?')}({_summary(p.get('tool_input'))})"
+            self.activity.tools.append(f"permission dialog for {self._approval}")
         elif event.name == "Stop":
             self.activity.last_message = str(p.get("last_assistant_message", ""))
+
+
+def _approval_after(approval: HookEvent | None, event: HookEvent, person: bool) -> HookEvent | None:
+    """The approval the agent waits on after hook EVENT: its PermissionRequest (only
+    without a person at the terminal, whose dialog it stays), until the tool ran or the
+    turn moved on."""
+    if event.name == "PermissionRequest":
+        return None if person else event
+    if event.name in _APPROVAL_SETTLED:
+        return None
+    return approval
+
+
+# The hooks after which no approval is waiting any more.
+_APPROVAL_SETTLED = frozenset(
+    {"PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop", "StopFailure"}
+)
+
+
+def _dialog_drawn(profile: AgentProfile, snapshot: Callable[[], ScreenSnapshot]) -> bool:
+    """Whether the agent's screen shows its dialog, drawn as a person would see it (Qwen
+    Code's title says so ~0.15 s before the dialog's choices are drawn)."""
+    snap = snapshot()
+    return profile.screen_state(snap) is ScreenState.DIALOG and profile.blocker(snap) is not None
 
 
 # Small fields of a hook payload worth keeping in the event log.

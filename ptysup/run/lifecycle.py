@@ -255,8 +255,9 @@ def _part_fields(config: RunConfig, part: Part) -> dict[str, object]:
 
 
 def _learnt_session(run_dir: RunDir, log: EventLog, session_id: str) -> None:
-    """The agent picked its conversation's id itself (Codex): run.json keeps it at once,
-    so that a resume after a kill reopens that conversation."""
+    """The agent is in a conversation with another id: one it picked itself (Codex), or a
+    new one after /clear. run.json keeps it at once, so that a resume after a kill reopens
+    the conversation the run was in last."""
     try:
         run_dir.learn_session(session_id)
     except OSError as exc:

@@ -131,6 +131,13 @@ class Spent:
     cost_usd: float = 0.0
 
 
+# What a resumed part's agent did with the earlier parts' conversation, as the supervisor
+# is told it (the agent's registry row says which it does; a conversation it never saved
+# is not there to reopen).
+REOPENED = "reopened its earlier conversation"
+AFRESH = "started afresh: it remembers nothing of the earlier parts"
+
+
 @dataclass(frozen=True)
 class LoopConfig:
     """The run's task and budgets."""
@@ -146,6 +153,7 @@ class LoopConfig:
     split_prompt: bool = False  # instructions and task as the supervisor's system prompt
     spent: Spent = Spent()
     resumed: bool = False  # the run was interrupted: ask the supervisor before typing
+    resumed_as: str = REOPENED  # what the agent did with the earlier conversation
     say: str | None = None  # a person's answer, typed first when resuming
     # A decision an earlier part logged and never carried out (killed before run_end):
     # the resumed run carries it out instead of asking again.
@@ -153,10 +161,15 @@ class LoopConfig:
     max_repeats: int = DEFAULT_MAX_REPEATS  # identical rounds that escalate; 0: off
 
 
-RESUMED_NOTE = (
-    "This run was interrupted (ptysup stopped) and has just been resumed: the agent was "
-    "started again (Claude Code reopens its earlier conversation). Decide what comes next."
-)
+def resumed_note(resumed_as: str = REOPENED) -> str:
+    """What the supervisor of a resumed run is told first."""
+    return (
+        "This run was interrupted (ptysup stopped) and has just been resumed: the agent was "
+        f"started again and {resumed_as}. Decide what comes next."
+    )
+
+
+RESUMED_NOTE = resumed_note()
 
 
 # The decision behind each kind of injection, for the spinning detector.
@@ -226,6 +239,7 @@ class RunLoop:
         self._typed = _Typed()  # what the current turn was given
         self._repeat_note: tuple[str, ...] = ()  # said in every prompt of this turn end
         self.cost_usd = 0.0  # the supervisor's summed total_cost_usd (this part)
+        self._resumed_note = resumed_note(config.resumed_as)
 
     def run(self) -> RunResult:
         """Run to an outcome; never raises for the agent's or supervisor's failures."""
@@ -553,7 +567,7 @@ class RunLoop:
         person's answer (--say), else asks the supervisor at once (the turn returned)."""
         if self._cfg.resumed and self._cfg.say:
             self._once = (
-                f"{RESUMED_NOTE}\nA person answered, typed into the agent: {self._cfg.say}",
+                f"{self._resumed_note}\nA person answered, typed into the agent: {self._cfg.say}",
             )
             # A step waiting to begin starts once the answer's turn has ended (pending);
             # one under way counts its decisions from here.
@@ -567,10 +581,10 @@ class RunLoop:
         elif not self._cfg.resumed:
             self._inject(self._cfg.task, kind="task")
         elif self._cfg.decided is None:  # else the decision is carried out (_carry_out)
-            self._once = (RESUMED_NOTE,)
-            return TurnEnd(TurnEndKind.RESUMED, RESUMED_NOTE)
+            self._once = (self._resumed_note,)
+            return TurnEnd(TurnEndKind.RESUMED, self._resumed_note)
         if self._cfg.resumed:
-            self._once = (RESUMED_NOTE,)
+            self._once = (self._resumed_note,)
         return None
 
     def _carry_out(self, d: Decision) -> tuple[Outcome, str] | None:

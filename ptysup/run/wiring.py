@@ -36,7 +36,7 @@ from ptysup.notify import Notifier, TerminalChannel
 from ptysup.redact import Redactor
 from ptysup.run.gitstate import git_fingerprint
 from ptysup.run.heartbeat import Heartbeat
-from ptysup.run.loop import LoopConfig, RunLoop, Spent
+from ptysup.run.loop import AFRESH, LoopConfig, RunLoop, Spent
 from ptysup.run.plandriver import MakeVerifier, PlanDriver
 from ptysup.run.verify import Verifier, VerifyStop
 from ptysup.store.rundir import Part, RunDir
@@ -88,6 +88,9 @@ class Started:
     interactive: bool
     clock: Callable[[], float]
     resume: bool  # Claude Code reopens an earlier part's conversation
+    # What a resumed part's agent did with the earlier conversation ("reopened …"); None:
+    # it started afresh (a generic agent, or a conversation that was never saved).
+    reopens: str | None = None
 
 
 def supervise(
@@ -194,7 +197,17 @@ def supervise(
     )
     steps = _plan(config, log, part, verifier_for)
     loop = _loop(
-        config, session, runner, log, clock, part, steps, in_fd is not None, verifier_for, record
+        config,
+        session,
+        runner,
+        log,
+        clock,
+        part,
+        steps,
+        in_fd is not None,
+        verifier_for,
+        record,
+        started.reopens or AFRESH,
     )
     if state is not None:  # the run's spend is kept as the agent reports it (state.json)
         session.on_spend.append(lambda _: state.spent(loop.cost))
@@ -340,8 +353,10 @@ def _loop(
     person: bool,
     verifier_for: MakeVerifier,
     record: Path | None,
+    resumed_as: str,
 ) -> RunLoop:
-    """The decision loop with its supervisor, verifier and wait policy."""
+    """The decision loop with its supervisor, verifier and wait policy; `resumed_as` is
+    what a resumed part's agent did with the earlier conversation."""
     waits = WaitPolicy(enabled=config.wait, max_waits=config.max_waits, base_s=config.wait_base)
     backoff = backoff_schedule(config.supervisor_backoff, config.supervisor_retries)
     verifier = verifier_for(config.verify) if config.verify else None
@@ -357,6 +372,7 @@ def _loop(
         person_present=person,
         spent=Spent(before.iterations, before.elapsed_s, before.cost_usd) if before else Spent(),
         resumed=part is not None and part.reopen,
+        resumed_as=resumed_as,
         say=part.say if part is not None else None,
         decided=_unfinished(part),
         # A custom template is the whole prompt as written; otherwise a claude judge gets

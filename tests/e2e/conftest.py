@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from ptysup.testing import aider_env, codex_env, gemini_env, opencode_env, qwen_env
-from ptysup.testing.fakemodel import FakeModel, RequestKind
+from ptysup.testing.fakemodel import FakeModel, RecordedRequest, RequestKind
 from ptysup.testing.scenario import Scenario
 from tests.conftest import ClaudeEnvFactory, FakeModelFactory
 from tests.helpers import (
@@ -227,6 +227,44 @@ TWO_PARTS: Mapping[str, Any] = {
         {"reply": "[COMPLETE] both parts are done"},
     ],
 }
+
+
+# A run killed in the middle of its second turn (the model never answers part two),
+# resumed, told to do part three: that instruction must reach the model alone, in the
+# conversation that holds part one.
+MID_TURN: Mapping[str, Any] = {
+    "agent": [
+        {"match": "part three", "reply": "Part three done."},
+        {"match": "part two", "delay": 120, "reply": "never read: ptysup is killed first"},
+        {"reply": "Part one done."},
+    ],
+    "supervisor": [
+        {"match": RESUMED, "reply": "[CONTINUE] now do part three"},
+        {"match": "Part three done.", "reply": "[COMPLETE] all parts are done"},
+        {"reply": "[CONTINUE] now do part two"},
+    ],
+}
+
+
+def killed_mid_turn_then_resumed(
+    r: Rig, who: str, *args: str, at: str = "part two"
+) -> list[RecordedRequest]:
+    """MID_TURN's run SIGKILLed once the model got the prompt AT, its agent (WHO) seen
+    gone, then `ptysup resume` with ARGS (it must complete): the model's requests after."""
+    proc = r.popen("do part one")
+    try:
+        r.model.wait_for(lambda q: q.kind is RequestKind.AGENT and at in q.human_text, 90)
+        proc.kill()
+        proc.wait(timeout=15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    wait_for(lambda: not r.leftovers(), 20, f"{who} to exit after losing its terminal")
+    before = len(r.model.requests_of(RequestKind.AGENT))
+    resumed = r.ptysup("resume", "--max-iter", "5", *args)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert read_events(r.log)[-1]["outcome"] == "complete"
+    return list(r.model.requests_of(RequestKind.AGENT)[before:])
 
 
 @contextlib.contextmanager

@@ -17,14 +17,26 @@ from typing import Any
 import pytest
 
 from ptysup.agents.private import agents_dir
+from ptysup.agents.session import REFUSED_NOTE
 from ptysup.testing import gemini_env as gemini_env_module
 from ptysup.testing.fakemodel import RequestKind
 from tests.conftest import FakeModelFactory
-from tests.e2e.conftest import TWO_PARTS, UNSAVED, Rig, demo_run, rigs
+from tests.e2e.conftest import (
+    MID_TURN,
+    RESUMED,
+    TWO_PARTS,
+    UNSAVED,
+    Rig,
+    demo_run,
+    killed_mid_turn_then_resumed,
+    rigs,
+)
 from tests.e2e.test_terminal_left_clean import LISTED, check_mirrored_and_restored
 from tests.helpers import (
+    DIALOG_STALL_S,
     Run,
     Tmux,
+    assert_dialog_turn_end,
     assert_interrupted_then_cleared,
     read_events,
     run_ptysup,
@@ -213,12 +225,12 @@ def test_an_approval_dialog_is_never_approved_but_escalated(rig: Callable[..., R
             "supervisor": [{"reply": "[ESCALATE] a person must allow the shell command"}],
         }
     )
-    run = r.run("run the shell command", "--turn-timeout", "5")
+    run = r.run("run the shell command", "--turn-timeout", DIALOG_STALL_S)
     assert run.code == 7, run.stdout + run.stderr
     (permission,) = [e for e in run.named("hook") if e["name"] == "PermissionRequest"]
     assert permission["tool_name"] == "run_shell_command"
-    (turn,) = run.named("turn_end")
-    assert (turn["kind"], turn["dialog"]) == ("stalled", True)
+    assert_dialog_turn_end(run)
+    assert len(run.named("turn_end")) == 1
     (sup,) = r.model.requests_of(RequestKind.SUPERVISOR)
     assert "Allow execution of" in sup.human_text and "echo hi > shell.txt" in sup.human_text
     (escalation,) = run.named("escalation")
@@ -247,6 +259,41 @@ def test_resume_after_sigkill_reopens_the_same_conversation(rig: Callable[..., R
     said = [p.get("text", "") for c in two.body["contents"] for p in c["parts"]]
     assert "do part one" in said and "Part one done." in said
     assert events[-1]["outcome"] == "complete"
+    (note,) = [q for q in r.model.requests_of(RequestKind.SUPERVISOR) if RESUMED in q.human_text]
+    assert "started again and reopened its earlier conversation" in note.human_text
+    assert "Claude Code" not in note.human_text
+
+
+def test_after_a_kill_mid_turn_the_next_instruction_reaches_the_model_alone(
+    rig: Callable[..., Rig],
+) -> None:
+    r = rig(MID_TURN)
+    after = killed_mid_turn_then_resumed(r, "Gemini CLI", "--agent-cmd", AGENT, *SUPERVISED)
+    assert after and {q.human_text for q in after} == {"now do part three"}, after
+    # The reopened conversation still holds part one, and no longer the unanswered part two.
+    for q in after:
+        said = [p.get("text", "") for c in q.body["contents"] for p in c["parts"]]
+        assert "Part one done." in said and "now do part two" not in said, said
+
+
+def test_after_a_kill_in_the_first_turn_a_new_conversation_gets_the_next_instruction(
+    rig: Callable[..., Rig],
+) -> None:
+    # The unanswered task was all the conversation held: nothing to reopen.
+    r = rig({**MID_TURN, "agent": [MID_TURN["agent"][0], {"delay": 120, "reply": "never"}]})
+    after = killed_mid_turn_then_resumed(
+        r, "Gemini CLI", "--agent-cmd", AGENT, *SUPERVISED, at="part one"
+    )
+    assert after and {q.human_text for q in after} == {"now do part three"}, after
+    for q in after:
+        assert "do part one" not in json.dumps(q.body["contents"])
+    # run.json keeps the new conversation, for a later resume.
+    starts = [e for e in read_events(r.log) if e.get("name") == "SessionStart"]
+    (stored,) = (r.project / ".ptysup" / "runs").glob("*/run.json")
+    assert starts[-1]["source"] == "startup" and starts[-1]["session_id"] != starts[0]["session_id"]
+    assert json.loads(stored.read_text())["session_id"] == starts[-1]["session_id"]
+    note = next(q for q in r.model.requests_of(RequestKind.SUPERVISOR) if RESUMED in q.human_text)
+    assert "started again and started afresh" in note.human_text
 
 
 def test_in_ci_piped_gemini_stays_interactive_and_completes(rig: Callable[..., Rig]) -> None:
@@ -287,16 +334,21 @@ def test_an_approval_dialog_is_dismissed_when_the_supervisor_says_go_on(
             ],
         }
     )
-    run = r.run("run the shell command", "--turn-timeout", "5")
+    run = r.run("run the shell command", "--turn-timeout", DIALOG_STALL_S)
     assert run.code == 0, run.stdout + run.stderr
-    assert run.named("turn_end")[0]["dialog"] is True
+    assert_dialog_turn_end(run)
     names = [e["event"] for e in run.events]
     dismissed = names.index("dialog_dismissed")
     (instruction,) = [e for e in run.named("inject") if e["kind"] == "instruction"]
     assert names.index("decision") < dismissed < run.events.index(instruction)
-    assert instruction["text"] == instead and instruction["confirmed"]
+    assert instruction["text"].endswith(instead) and instruction["confirmed"]
     assert not (r.project / "shell.txt").exists()  # Esc chose "No", never "Allow"
     assert run.named("turn_end")[-1]["kind"] == "stop"
+    # Gemini CLI drops the refused call from the conversation: the model is told by the
+    # instruction itself that it was refused, and what it was.
+    (told,) = [q for q in r.model.requests_of(RequestKind.AGENT) if instead in q.human_text]
+    refusal = REFUSED_NOTE.format(asked="run_shell_command(echo hi > shell.txt)")
+    assert f"{refusal}\n\n{instead}" in told.human_text, told.human_text
 
 
 def test_in_tmux_a_persons_half_typed_text_is_cleared_before_the_clear(

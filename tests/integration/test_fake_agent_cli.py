@@ -307,6 +307,8 @@ def test_a_plan_and_its_resume_with_an_agent_without_hooks(rig) -> None:  # type
     # A generic agent is started again; the supervisor decides at once, nothing retyped.
     assert rig.agent_messages() == typed
     assert "has just been resumed" in rig.prompts()[-1] and "Iteration 3/4" in rig.prompts()[-1]
+    # Its supervisor is told that it remembers nothing: no conversation was reopened.
+    assert "the agent was started again and started afresh" in rig.prompts()[-1]
     assert "Current step (b): second part" in rig.prompts()[-1]
 
 

@@ -94,12 +94,14 @@ class AiderProfile:
     uses_hooks = True  # its notifications command, through the hook channel
     ready_hook: str | None = None  # the screen alone tells it is ready
     dismiss_key: bytes = b"n\r"  # "No" to a confirmation (its default is Yes)
+    dismiss_reported = True  # it has no approval hook: its confirmations are its screen's
     clear_input_keys: tuple[bytes, ...] = (b"\x03",)  # Ctrl+C drops the prompt's text
     exit_command: str | None = "/exit"
     clear_command: str | None = "/clear"
     clear_starts_session = False  # the emptied prompt confirms the clear
     interrupt_key: bytes | None = b"\x03"  # Ctrl+C stops the model's reply
     interrupt_presses = 1  # one press stops the turn
+    interrupt_armed: str | None = None
     suspend_notice: bytes | None = None
     signal_osc: int | None = None
     # `{` alone (or `{tag`) on the first line starts its multi-line input; a leading

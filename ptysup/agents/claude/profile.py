@@ -83,6 +83,7 @@ class ClaudeProfile:
     uses_hooks = True
     ready_hook: str | None = None  # the screen alone tells it is ready
     dismiss_key: bytes = b"\x1b"  # Esc: rejects a dialog, never approves it
+    dismiss_reported = True  # "The user doesn't want to proceed with this tool use"
     clear_input_keys: tuple[bytes, ...] = (b"\x1b", b"\x1b")  # Esc twice clears the input box
     # The trailing space closes the slash-command menu that typing `/exit` opens (2.1.197):
     # Claude Code exits without drawing again, so the menu was left on the person's screen.
@@ -92,6 +93,7 @@ class ClaudeProfile:
     clear_starts_session = True
     interrupt_key: bytes | None = b"\x1b"  # Esc while working ends the turn
     interrupt_presses = 1  # one press stops the turn
+    interrupt_armed: str | None = None
     # Ctrl-Z: Claude Code leaves raw mode, prints this, stops itself and resumes on SIGCONT
     # (observed with 2.1.197). Under ptysup the stop is dropped (its process group has no
     # parent in the session: orphaned), so it waits, keyboard off, for a `fg` no shell gives.

@@ -175,6 +175,7 @@ class CodexProfile:
     ready_hook: str | None = None  # the screen alone tells it is ready
     signal_osc: int | None = SIGNAL_OSC
     dismiss_key: bytes = b"\x1b"  # Esc: "No, and tell Codex what to do differently"
+    dismiss_reported = True  # the call's output reads "aborted by user"
     # Ctrl-C empties a composer with text (Ctrl-U only the line the cursor is on).
     clear_input_keys: tuple[bytes, ...] = (b"\x03",)
     exit_command: str | None = "/exit"
@@ -182,6 +183,7 @@ class CodexProfile:
     clear_starts_session = False  # its SessionStart waits for the next prompt
     interrupt_key: bytes | None = b"\x1b"
     interrupt_presses = 1  # one press stops the turn
+    interrupt_armed: str | None = None
     suspend_notice: bytes | None = None
     command_leaders: tuple[str, ...] = LEADERS  # a leading space makes them text
     command_guard = GUARD

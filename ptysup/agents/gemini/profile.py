@@ -143,12 +143,14 @@ class GeminiProfile:
     uses_hooks = True
     ready_hook: str | None = None  # the screen alone tells it is ready
     dismiss_key: bytes = b"\x1b"  # Esc: "No, suggest changes" / cancels the question dialog
+    dismiss_reported = False  # the call is dropped from the conversation
     clear_input_keys: tuple[bytes, ...] = (b"\x03",)  # Ctrl+C empties a non-empty box
     exit_command: str | None = "/quit"
     clear_command: str | None = "/clear"
     clear_starts_session = True  # its SessionStart (source: clear) comes at once
     interrupt_key: bytes | None = b"\x1b"  # Esc while working cancels the request
     interrupt_presses = 1  # one press stops the turn
+    interrupt_armed: str | None = None
     suspend_notice: bytes | None = None
     signal_osc: int | None = None  # no in-band state report (only an OSC 11 query)
     command_leaders: tuple[str, ...] = LEADERS

@@ -24,6 +24,7 @@ class GenericProfile:
     uses_hooks = False
     ready_hook: str | None = None  # the screen alone tells it is ready
     dismiss_key: bytes = b""
+    dismiss_reported = True  # never dismisses anything
     clear_input_keys: tuple[bytes, ...] = ()
     exit_command: str | None = None
     # Nothing is known about a generic agent's commands: it is never typed `/clear` (bash
@@ -32,6 +33,7 @@ class GenericProfile:
     clear_starts_session = False
     interrupt_key: bytes | None = None
     interrupt_presses = 1  # one press stops the turn
+    interrupt_armed: str | None = None
     suspend_notice: bytes | None = None  # a program that suspends itself goes on at once
     signal_osc: int | None = None
     command_leaders: tuple[str, ...] = LEADERS

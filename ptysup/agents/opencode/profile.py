@@ -129,12 +129,14 @@ class OpencodeProfile:
     uses_hooks = True
     ready_hook: str | None = READY
     dismiss_key: bytes = b"\x1b"  # Esc: rejects an approval, dismisses a question
+    dismiss_reported = True  # "The user rejected permission to use …"
     clear_input_keys: tuple[bytes, ...] = (b"\x03",)  # Ctrl+C empties a non-empty box
     exit_command: str | None = "/exit"
     clear_command: str | None = "/new"
     clear_starts_session = False  # its new session comes with the next prompt
     interrupt_key: bytes | None = b"\x1b"
     interrupt_presses = 2  # the first Esc only asks for a second (`esc again to interrupt`)
+    interrupt_armed: str | None = "esc again to interrupt"
     suspend_notice: bytes | None = None
     signal_osc: int | None = None
     command_leaders: tuple[str, ...] = LEADERS  # a leading space makes them text

@@ -117,12 +117,14 @@ class QwenProfile:
     uses_hooks = True
     ready_hook: str | None = None  # the screen alone tells it is ready
     dismiss_key: bytes = b"\x1b"  # Esc: "No, suggest changes" / cancels the question
+    dismiss_reported = True  # "[Operation Cancelled] Reason: User did not allow …"
     clear_input_keys: tuple[bytes, ...] = (b"\x03",)  # Ctrl+C empties a non-empty box
     exit_command: str | None = "/quit"
     clear_command: str | None = "/clear"
     clear_starts_session = True  # its SessionStart (source: clear) comes at once
     interrupt_key: bytes | None = b"\x1b"  # Esc while working cancels the request
     interrupt_presses = 1  # one press stops the turn
+    interrupt_armed: str | None = None
     suspend_notice: bytes | None = None
     signal_osc: int | None = None
     command_leaders: tuple[str, ...] = LEADERS
@@ -188,9 +190,7 @@ class QwenProfile:
         lines = snap.lines
         title = snap.title.lstrip()
         box = _box_line(lines)
-        if title.startswith(_TITLE_DIALOG) or (
-            box is None and any(_CHOICE.match(line) for line in lines)
-        ):
+        if title.startswith(_TITLE_DIALOG) or (box is None and _choices_drawn(lines)):
             return ScreenState.DIALOG
         if _TITLE_SPINNER.match(title) or any(line.rstrip().endswith(_WORKING) for line in lines):
             return ScreenState.WORKING
@@ -215,9 +215,10 @@ class QwenProfile:
         return None
 
     def blocker(self, snap: ScreenSnapshot) -> Blocker | None:
-        """A first-run screen (auth, trust) or another dialog."""
+        """A first-run screen (auth, trust) or another dialog, once its choices are drawn:
+        the title says `✳` a moment before (recorded: 0.16 s), the screen still the turn's."""
         found = first_screen(snap.lines, _SCREENS)
-        if found is None and self.screen_state(snap) is ScreenState.DIALOG:
+        if found is None and _choices_drawn(snap.lines):
             return DIALOG
         return found
 
@@ -262,6 +263,11 @@ def conversation_tokens(transcript: object) -> dict[str, int] | None:
 
 def _int(value: object) -> int:
     return value if isinstance(value, int) else 0
+
+
+def _choices_drawn(lines: Sequence[str]) -> bool:
+    """Whether a dialog's choices are on screen (its first one marked), the input box gone."""
+    return _box_line(lines) is None and any(_CHOICE.match(line) for line in lines)
 
 
 def _box_line(lines: Sequence[str]) -> int | None:
