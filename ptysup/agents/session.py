@@ -362,7 +362,7 @@ class AgentSession:
             if isinstance(event, HookEvent):
                 approval = _approval_after(approval, event, self.person.present)
                 if event.name == "Stop":
-                    self._settle()
+                    self._settle(quiet=self.profile.draws_after_stop)
                     self._drain()
                     if self._turn_went_on():
                         continue  # decided at the end of the turn that followed
@@ -490,14 +490,16 @@ class AgentSession:
             isinstance(e, HookEvent) and e.name == "UserPromptSubmit" for e in self._pushback
         )
 
-    def _settle(self) -> None:
-        """Wait for the agent's output to settle on its final frame (see settle.py)."""
+    def _settle(self, quiet: bool = True) -> None:
+        """Wait for the agent's output to settle on its final frame (see settle.py);
+        without `quiet`, only for its screen to read as waiting: an agent that drew its
+        reply before its hook draws its final frame when it is done with its hooks."""
         t = self.timings
         held = settle_output(
             self._next,
             lambda: self.last_output,
             self._clock,
-            t.settle,
+            t.settle if quiet else 0.0,
             t.settle_max,
             self._waits_now,
         )

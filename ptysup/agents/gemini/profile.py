@@ -138,6 +138,7 @@ class GeminiProfile:
     ready_hook: str | None = None  # the screen alone tells it is ready
     dismiss_key: bytes = b"\x1b"  # Esc: "No, suggest changes" / cancels the question dialog
     dismiss_reported = False  # the call is dropped from the conversation
+    draws_after_stop = False  # its reply is drawn before AfterAgent runs; Ready once its hooks ran
     clear_input_keys: tuple[bytes, ...] = (b"\x03",)  # Ctrl+C empties a non-empty box
     exit_command: str | None = "/quit"
     clear_command: str | None = "/clear"
