@@ -62,6 +62,14 @@ class AgentProfile(Protocol):
     # refused (Claude Code, Codex, Qwen Code and opencode do, as the tool's result); if not
     # (Gemini CLI drops the call), the instruction ptysup types next says so.
     dismiss_reported: bool
+    # Whether the agent may draw its turn's last frame after its turn-end hook came, the
+    # screen already reading as waiting (Claude Code: once the Stop hook exited): then the
+    # turn end waits for a quiet screen too (settle.py). Else (Gemini CLI has drawn its
+    # reply when AfterAgent runs) only for the screen to read as waiting.
+    draws_after_stop: bool
+    # A line the agent shows while its hooks still run after a turn end's (Gemini CLI's
+    # `Executing Hooks:`), if it has one: the turn's final frame is the first without it.
+    hooks_running: re.Pattern[str] | None
     clear_input_keys: tuple[bytes, ...]  # empties a non-empty input box
     clear_command: str | None  # starts a fresh conversation (budget stop, abort), if any
     # The fresh conversation's SessionStart hook comes at once (Claude Code), so it confirms

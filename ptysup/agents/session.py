@@ -479,7 +479,7 @@ class AgentSession:
             if isinstance(event, HookEvent):
                 approval = _approval_after(approval, event, self.person.present)
                 if event.name == "Stop":
-                    self._settle()
+                    self._settle(quiet=self.profile.draws_after_stop)
                     self._drain()
                     if self._turn_went_on():
                         continue  # decided at the end of the turn that followed
@@ -607,18 +607,20 @@ class AgentSession:
             isinstance(e, HookEvent) and e.name == "UserPromptSubmit" for e in self._pushback
         )
 
-    def _settle(self) -> None:
+    def _settle(self, quiet: bool = True) -> None:
         """Wait for the agent's output to settle on its final frame (see settle.py): the
         model shows every byte moved so far (else the batch that catches up posts a
-        screen update, which wakes the wait) and reads as waiting."""
+        screen update, which wakes the wait) and reads as waiting; without `quiet`, with
+        no quiet window: an agent that drew its reply before its hook draws its final frame
+        when it is done with its hooks."""
         t = self.timings
         settled = settle_output(
             self._next,
             lambda: self.last_output,
             self._clock,
-            t.settle,
+            t.settle if quiet else 0.0,
             t.settle_max,
-            lambda: self._caught_up(0) and self._waits_now(),
+            lambda: self._caught_up(0) and self._waits_now() and not self._hooks_shown(),
         )
         self._pushback.extend(settled.held)
         if not settled.done:
@@ -778,6 +780,11 @@ class AgentSession:
         if not self.profile.uses_hooks:
             return True
         return self.profile.screen_state(self.snapshot()) is ScreenState.READY
+
+    def _hooks_shown(self) -> bool:
+        """Whether the screen says the agent's hooks still run (see `hooks_running`)."""
+        running = self.profile.hooks_running
+        return running is not None and any(running.match(x) for x in self.snapshot().lines)
 
     def _waits_now(self) -> bool:
         """Whether the screen reads as waiting for input or on a dialog: a turn end's final

@@ -278,4 +278,6 @@ def probe_supervisor(config: RunConfig, env: Mapping[str, str], cwd: Path) -> Ch
     except SupervisorError as exc:
         fix = "check ANTHROPIC_API_KEY / login and the model" if exc.fatal else "see the error"
         return Check("supervisor answers", False, str(exc), fix)
+    finally:
+        runner.close()  # its private dir
     return Check("supervisor answers", True, f"in {answer.duration_s:.1f}s")

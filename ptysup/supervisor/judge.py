@@ -60,7 +60,7 @@ def lean_argv(argv: Sequence[str], options: JudgeOptions) -> list[str]:
         return _lean_gemini(out, options)
     if is_qwen(out):
         return _lean_qwen(out, options)
-    if is_opencode(out) and out[1:2] == ["run"]:
+    if is_opencode_run(out):
         return _lean_opencode_run(out, options)
     if not is_claude(out):
         return out
@@ -217,6 +217,14 @@ def _lean_opencode_run(out: list[str], options: JudgeOptions) -> list[str]:
     return out
 
 
+# `opencode run`'s tools for a judge: those of a Claude Code judge (read and search the
+# project), every other one denied. opencode 1.18 leaves a denied tool out of the request;
+# one it would ask about, `opencode run` refuses ("auto-rejecting") and the call ends
+# there, with nothing on stdout: the judge's model never got to answer.
+OPENCODE_JUDGE_PERMISSION = '{"*": "deny", "read": "allow", "grep": "allow", "glob": "allow"}'
+_OPENCODE_PERMISSION = "OPENCODE_PERMISSION"
+
+
 def lean_env(
     argv: Sequence[str], env: Mapping[str, str], private: Path | None = None
 ) -> dict[str, str]:
@@ -232,7 +240,14 @@ def lean_env(
             out["GEMINI_CLI_HOME"] = str(geminijudge.home_path(private))
     if is_qwen(argv):
         out[QWEN_NO_RELAUNCH] = "true"
+    if is_opencode_run(argv) and not _has(argv, "--auto") and _OPENCODE_PERMISSION not in env:
+        out[_OPENCODE_PERMISSION] = OPENCODE_JUDGE_PERMISSION
     return out
+
+
+def is_opencode_run(argv: Sequence[str]) -> bool:
+    """Whether `argv` is `opencode run` (opencode's one-shot mode)."""
+    return is_opencode(argv) and list(argv[1:2]) == ["run"]
 
 
 def takes_system_prompt(argv: Sequence[str]) -> bool:

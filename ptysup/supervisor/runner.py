@@ -13,7 +13,9 @@ import hashlib
 import json
 import os
 import selectors
+import shutil
 import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -98,7 +100,9 @@ class SupervisorRunner:
         self._prelude = prelude.encode()
         self._proc: subprocess.Popen[bytes] | None = None
         self._spare: _Spare | None = None
-        self._system_dir: JudgeDir | None = None  # for the system prompt files
+        # A private 0700 dir: the system prompt files, and each supervisor's temp dir.
+        self._private: JudgeDir | None = None
+        self._temps: dict[int, str] = {}  # pid -> that process's temp dir
         self._lock = threading.Lock()
         self._cancelled = threading.Event()
 
@@ -111,11 +115,11 @@ class SupervisorRunner:
         self._drop_spare()
 
     def close(self) -> None:
-        """Kill the spare and remove the system prompt files (the run is over)."""
+        """Kill the spare and remove the private dir (the run is over)."""
         self._drop_spare()
-        if self._system_dir is not None:
-            self._system_dir.close()
-            self._system_dir = None
+        if self._private is not None:
+            self._private.close()
+            self._private = None
 
     def prepare(self, system: str | None = None) -> None:
         """Start the spare for the next decision (with warm spares on), unless one is ready.
@@ -132,7 +136,7 @@ class SupervisorRunner:
                 return
             self._spare = None
         if spare is not None:
-            _reap(spare.proc)
+            self._reap(spare.proc)
         try:
             proc = self._spawn(argv)
         except OSError:
@@ -143,7 +147,7 @@ class SupervisorRunner:
                 proc.stdin.write(self._prelude)  # far less than a pipe holds: never blocks
                 proc.stdin.flush()
             except OSError:  # it died at once: the decision starts a process of its own
-                _reap(proc)
+                self._reap(proc)
                 return
         with self._lock:
             self._spare = _Spare(proc, tuple(argv), self._clock())
@@ -197,7 +201,7 @@ class SupervisorRunner:
         try:
             out, err, out_bytes = _exchange(proc, data, start + limit, self._clock)
         finally:
-            _reap(proc)
+            self._reap(proc)
             with self._lock:
                 self._proc = None
             self.prepare(system)  # the next decision's spare boots while the agent works
@@ -210,16 +214,41 @@ class SupervisorRunner:
         return dataclasses.replace(answer, warm=warm)
 
     def _spawn(self, argv: Sequence[str]) -> subprocess.Popen[bytes]:
-        return subprocess.Popen(
-            list(argv),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            cwd=self._cwd,
-            env=self._env,
-            start_new_session=True,  # its own process group, killed as a whole
-            preexec_fn=dies_with(os.getpid()),
-        )
+        """Start one supervisor with a temp dir of its own, removed when it is reaped:
+        `opencode run` (1.18) unpacks a 5.6 MB library into the temp dir at each call
+        and leaves it there."""
+        temp = tempfile.mkdtemp(dir=self._private_dir())
+        env = {**(os.environ if self._env is None else self._env), "TMPDIR": temp}
+        try:
+            proc = subprocess.Popen(
+                list(argv),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                cwd=self._cwd,
+                env=env,
+                start_new_session=True,  # its own process group, killed as a whole
+                preexec_fn=dies_with(os.getpid()),
+            )
+        except BaseException:
+            shutil.rmtree(temp, ignore_errors=True)
+            raise
+        with self._lock:
+            self._temps[proc.pid] = temp
+        return proc
+
+    def _reap(self, proc: subprocess.Popen[bytes]) -> None:
+        """Kill and wait for a supervisor, then remove its temp dir."""
+        _reap(proc)
+        with self._lock:
+            temp = self._temps.pop(proc.pid, None)
+        if temp is not None:
+            shutil.rmtree(temp, ignore_errors=True)
+
+    def _private_dir(self) -> str:
+        if self._private is None:
+            self._private = JudgeDir()  # 0700, held until close (judgedir.py)
+        return self._private.path
 
     def _usable(self, spare: _Spare, argv: Sequence[str]) -> bool:
         """Started with this command line, still waiting, and not too old."""
@@ -236,22 +265,20 @@ class SupervisorRunner:
             return None
         if self._usable(spare, argv) and prompt.startswith(self._prelude):
             return spare.proc
-        _reap(spare.proc)  # other options, exited, or stale: a fresh process instead
+        self._reap(spare.proc)  # other options, exited, or stale: a fresh process instead
         return None
 
     def _drop_spare(self) -> None:
         with self._lock:
             spare, self._spare = self._spare, None
         if spare is not None:
-            _reap(spare.proc)
+            self._reap(spare.proc)
 
     def _system_file(self, system: str) -> str:
         """A 0600 file holding `system`, named by its content (so a change is a new
         command line, which replaces the spare)."""
-        if self._system_dir is None:
-            self._system_dir = JudgeDir()
         data = system.encode()
-        path = os.path.join(self._system_dir.path, hashlib.sha256(data).hexdigest()[:16] + ".md")
+        path = os.path.join(self._private_dir(), hashlib.sha256(data).hexdigest()[:16] + ".md")
         if not os.path.exists(path):
             fd = os.open(path + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "wb") as f:

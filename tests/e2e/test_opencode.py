@@ -486,6 +486,48 @@ def test_opencode_run_supervises_opencode(team: Callable[..., Rig]) -> None:
     assert run.events[-1]["outcome"] == "complete"
 
 
+# The judge's model reaches for a shell first: the answer after it is the decision.
+LOOK = {"tool": "bash", "input": {"command": "ls", "description": "look"}}
+
+
+def test_opencode_run_answers_after_its_model_tried_a_tool(team: Callable[..., Rig]) -> None:
+    # The rig's opencode.json asks before shell commands, as a careful person's does:
+    # `opencode run` refused the ask and ended the call with nothing on stdout.
+    r = team(
+        {
+            "agent": [{"reply": "Hello."}],
+            "supervisor": [{"steps": [LOOK, {"text": "[COMPLETE] it said hello"}]}],
+        }
+    )
+    run = r.run("say hello", "--max-iter", "3")
+    assert run.code == 0, run.stdout + run.stderr
+    (decision,) = run.named("decision")
+    assert (decision["action"], decision["content"]) == ("complete", "it said hello")
+    # The judge was offered the read-only tools of a Claude Code judge, and no shell.
+    offered = [
+        sorted(t["function"]["name"] for t in q.body["tools"])
+        for q in r.model.requests_of(RequestKind.SUPERVISOR)
+    ]
+    assert offered == [["glob", "grep", "read"]] * 2
+
+
+def test_opencode_run_leaves_nothing_in_the_temp_dir(
+    team: Callable[..., Rig], tmp_path: Path
+) -> None:
+    # The doctor's probe asks the supervisor alone (an opencode agent unpacks its own
+    # libraries into the temp dir at its start).
+    r = team({"supervisor": [{"steps": [LOOK, {"text": "[COMPLETE] ok"}]}]})
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    r.env["TMPDIR"] = str(temp)
+    done = r.ptysup("doctor", "--probe", "--agent-cmd", AGENT, *TEAM)
+    assert "ok   supervisor answers" in done.stdout, done.stdout + done.stderr
+    # opencode 1.18 unpacked a 5.6 MB library there per call, and left it. (The doctor's
+    # `opencode --version` leaves an empty folder of opencode's own.)
+    files = [p.name for p in temp.rglob("*") if not p.is_dir()]
+    assert not files, files
+
+
 def test_doctor_probes_an_opencode_run_supervisor(team: Callable[..., Rig]) -> None:
     r = team({"supervisor": [{"reply": "[COMPLETE] ok"}]})
     done = r.ptysup("doctor", "--probe", "--agent-cmd", AGENT, *TEAM)

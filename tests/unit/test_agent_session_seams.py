@@ -3,6 +3,11 @@ agent's cost: in a reopened conversation, and reported a moment after a turn end
 
 from __future__ import annotations
 
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
 import pytest
 
 from ptysup.agents.claude.profile import ClaudeProfile
@@ -15,6 +20,7 @@ from ptysup.agents.events import (
     TurnEnd,
     TurnEndKind,
 )
+from ptysup.agents.gemini.profile import GeminiProfile
 from ptysup.agents.hookchannel import STATUS_LINE
 from ptysup.agents.session import AgentSession, Timings
 from ptysup.events import EventLog
@@ -333,3 +339,71 @@ def test_a_dialog_after_the_enter_is_a_turn_started_and_gets_no_second_enter() -
     result = session.submit("summarise it")
     assert (result.confirmed, result.attempts) == (True, 1)
     assert written.count(b"\r") == 1
+
+
+GEMINI_SCREENS = Path(__file__).resolve().parents[2] / "fixtures" / "gemini"
+
+
+def _gemini_answered(title: str) -> ScreenSnapshot:
+    """Gemini CLI 0.61's screen with its reply drawn (captured), under `title`."""
+    text = (GEMINI_SCREENS / "answered_done.txt").read_text(encoding="utf-8")
+    return ScreenSnapshot(tuple(text.splitlines()), title, (0, 0))
+
+
+def _gemini_session(snapshot: Callable[[], ScreenSnapshot]) -> AgentSession:
+    # A quiet window far longer than the turn end may take: it must not be waited for.
+    timings = Timings(confirm=0.2, landed=0.2, settle=5.0, settle_max=10.0)
+    written: list[bytes] = []
+    return AgentSession(GeminiProfile(), Typist(written.append), snapshot, EventLog(), timings)
+
+
+def test_a_gemini_turn_end_is_taken_from_its_hook_once_the_screen_reads_ready() -> None:
+    # Gemini CLI has drawn its reply when AfterAgent runs: no quiet screen is waited for.
+    session = _gemini_session(lambda: _gemini_answered("◇  Ready (project)"))
+    session.post(_said("Hello there."))
+    start = time.monotonic()
+    assert session.wait_turn_end() == TurnEnd(TurnEndKind.STOP, "Hello there.")
+    assert time.monotonic() - start < 2.5  # half the quiet window
+
+
+def test_a_gemini_hook_before_the_ready_screen_waits_for_that_screen_only() -> None:
+    # Seen with 0.61: the title says it works while its hooks run; the Ready frame, the
+    # one the supervisor must see, follows once they ran.
+    ready = _gemini_answered("◇  Ready (project)")
+    working = _gemini_answered("✦  Working… (project)")
+    holder: list[AgentSession] = []
+    session = _gemini_session(lambda: ready if holder[0].state is ScreenState.READY else working)
+    holder.append(session)
+    session.state = ScreenState.WORKING
+    session.post(_said("Hello there."))
+    session.post(ScreenUpdate(ScreenState.READY, time.monotonic()))
+    start = time.monotonic()
+    assert session.wait_turn_end() == TurnEnd(TurnEndKind.STOP, "Hello there.")
+    assert session.state is ScreenState.READY  # the Ready frame was read before it
+    assert time.monotonic() - start < 2.5
+
+
+def test_a_gemini_turn_end_waits_for_its_hooks_line_to_go() -> None:
+    # Under load the Ready frame came with `Executing Hooks: ptysup, ptysup` still on its
+    # footer, erased a moment later: the supervisor must see the frame after.
+    running = ScreenSnapshot(
+        tuple((GEMINI_SCREENS / "answered.txt").read_text(encoding="utf-8").splitlines()),
+        "◇  Ready (project)",
+        (0, 0),
+    )
+    done = _gemini_answered("◇  Ready (project)")
+    erased = threading.Event()
+    session = _gemini_session(lambda: done if erased.is_set() else running)
+
+    def erase() -> None:
+        erased.set()
+        session.post(ScreenUpdate(ScreenState.READY, time.monotonic()))
+
+    session.post(_said("Hello there."))
+    timer = threading.Timer(0.3, erase)
+    timer.start()
+    try:
+        assert session.wait_turn_end() == TurnEnd(TurnEndKind.STOP, "Hello there.")
+        assert erased.is_set()  # not taken on the frame with the hooks line
+    finally:
+        timer.cancel()

@@ -40,7 +40,8 @@ def lines(*text: str) -> ScreenSnapshot:
         ("working_typed", ScreenState.WORKING, "typed while busy"),
         ("ready_typed", ScreenState.READY, "typed while busy"),
         ("cancelled", ScreenState.READY, ""),
-        ("answered", ScreenState.READY, ""),
+        ("answered", ScreenState.READY, ""),  # `Executing Hooks:` (AfterAgent) shown
+        ("answered_done", ScreenState.READY, ""),  # drawn once its hooks exited
         ("dialog_shell", ScreenState.DIALOG, None),
         ("dialog_ask", ScreenState.DIALOG, None),
     ],
@@ -59,10 +60,10 @@ def test_states_and_the_input_box_read_off_real_screens(
     ("name", "title", "state"),
     [
         ("answered", "✦  Working… (proj)", ScreenState.WORKING),  # its hooks still run
-        ("answered", "◇  Ready (proj)", ScreenState.READY),
+        ("answered_done", "◇  Ready (proj)", ScreenState.READY),
         ("working", "◇  Ready (proj)", ScreenState.WORKING),  # the spinner is still drawn
         ("ready_empty", "✋  Action Required (proj)", ScreenState.DIALOG),
-        ("answered", "Gemini CLI (proj)", ScreenState.READY),  # dynamic titles off
+        ("answered_done", "Gemini CLI (proj)", ScreenState.READY),  # dynamic titles off
     ],
 )
 def test_the_title_tells_working_and_dialogs_apart_where_the_screen_cannot(
@@ -366,3 +367,21 @@ def test_the_stop_carries_the_conversations_tokens_from_gemini_clis_session_file
         "AfterAgent", prompt="p", prompt_response="x", transcript_path=str(tmp_path / "no")
     )
     assert gone is not None and "tokens" not in gone.payload
+
+
+def test_it_says_when_its_hooks_still_run() -> None:
+    # Gemini CLI 0.61 draws its reply, then runs its hooks (AfterAgent: ptysup's) showing
+    # `Executing Hooks: …` on its footer's row (a supervisor was shown it under load), and
+    # erases it once they exited (answered_done, as the person's tmux pane showed).
+    running = GeminiProfile.hooks_running
+    assert running is not None
+    assert [x for x in screen("answered").lines if running.match(x)]
+    assert not [x for x in screen("answered_done").lines if running.match(x)]
+
+
+def test_a_pasted_message_is_read_across_its_blank_lines() -> None:
+    snap = screen("ready_empty")
+    at = next(i for i, line in enumerate(snap.lines) if line.startswith(" > "))
+    box = (" > first paragraph", "", "   second paragraph")
+    typed = ScreenSnapshot((*snap.lines[:at], *box, *snap.lines[at + 1 :]), "", (0, 0))
+    assert GeminiProfile(SESSION).input_text(typed) == "first paragraph\n\nsecond paragraph"

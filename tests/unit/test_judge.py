@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from ptysup.config import DEFAULT_SUPERVISOR_TOOLS
 from ptysup.supervisor import geminijudge
 from ptysup.supervisor.judge import (
     NO_MCP_SERVER,
+    OPENCODE_JUDGE_PERMISSION,
     QWEN_WRITE_TOOLS,
     JudgeOptions,
     judge_dir,
@@ -230,6 +232,25 @@ def test_an_opencode_run_judge_uses_the_read_only_plan_agent() -> None:
     assert lean_argv(mine, JudgeOptions(model="x")) == mine
     assert lean_argv(["opencode"], JudgeOptions()) == ["opencode"]  # the TUI is no judge
     assert not takes_system_prompt(["opencode", "run"])
+
+
+def test_an_opencode_run_judge_may_only_read_unless_the_person_said_otherwise() -> None:
+    env = {"PATH": "/bin"}
+    judge = lean_env(["/opt/opencode", "run"], env)
+    assert judge == {"PATH": "/bin", "OPENCODE_PERMISSION": OPENCODE_JUDGE_PERMISSION}
+    # Every tool but reading and searching denied (none left to ask about), the order
+    # kept: opencode applies the last rule that matches.
+    rules = json.loads(OPENCODE_JUDGE_PERMISSION)
+    assert list(rules.items()) == [
+        ("*", "deny"),
+        ("read", "allow"),
+        ("grep", "allow"),
+        ("glob", "allow"),
+    ]
+    theirs = {"PATH": "/bin", "OPENCODE_PERMISSION": '{"bash": "allow"}'}
+    assert lean_env(["opencode", "run"], theirs) == theirs
+    assert lean_env(["opencode", "run", "--auto"], env) == env
+    assert lean_env(["opencode"], env) == env  # the agent's TUI keeps the person's rules
 
 
 def test_other_supervisor_commands_are_left_as_they_are() -> None:

@@ -7,6 +7,7 @@ import os
 import stat
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -354,6 +355,31 @@ def test_a_spare_s_time_out_counts_from_the_prompt() -> None:
         assert runner.run("p").warm
     finally:
         runner.close()
+
+
+def test_each_supervisor_gets_a_temp_dir_of_its_own_removed_when_it_ends(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    # Like opencode 1.18, which unpacks a 5.6 MB library into its temp dir at every call.
+    code = (
+        "d = os.environ['TMPDIR']; open(os.path.join(d, 'lib.so'), 'wb').write(b'x' * 1000);"
+        " sys.stdin.read(); print('[CONTINUE]', d)"
+    )
+    runner = printer(code, warm=True)
+    try:
+        runner.prepare()
+        first = runner.run("p")
+        used = Path(first.text.split()[1])
+        assert first.warm and used.is_relative_to(tmp_path)
+        assert not used.exists()  # gone with the process
+        # The next spare waits with a temp dir of its own.
+        assert runner.spare_pid is not None
+        wait_for(lambda: len(list(tmp_path.rglob("lib.so"))) == 1, 10, "the spare's lib.so")
+        assert Path(runner.run("p").text.split()[1]) != used
+    finally:
+        runner.close()
+    assert not list(tmp_path.iterdir())
 
 
 def test_cancel_and_close_kill_the_spare() -> None:

@@ -95,6 +95,8 @@ class AiderProfile:
     ready_hook: str | None = None  # the screen alone tells it is ready
     dismiss_key: bytes = b"n\r"  # "No" to a confirmation (its default is Yes)
     dismiss_reported = True  # it has no approval hook: its confirmations are its screen's
+    hooks_running: re.Pattern[str] | None = None
+    draws_after_stop = True  # its notification command runs before its prompt is drawn
     clear_input_keys: tuple[bytes, ...] = (b"\x03",)  # Ctrl+C drops the prompt's text
     exit_command: str | None = "/exit"
     clear_command: str | None = "/clear"

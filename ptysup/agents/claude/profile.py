@@ -84,6 +84,8 @@ class ClaudeProfile:
     ready_hook: str | None = None  # the screen alone tells it is ready
     dismiss_key: bytes = b"\x1b"  # Esc: rejects a dialog, never approves it
     dismiss_reported = True  # "The user doesn't want to proceed with this tool use"
+    hooks_running: re.Pattern[str] | None = None
+    draws_after_stop = True  # the ✳ title and "Worked for" line come once the Stop hook exited
     clear_input_keys: tuple[bytes, ...] = (b"\x1b", b"\x1b")  # Esc twice clears the input box
     # The trailing space closes the slash-command menu that typing `/exit` opens (2.1.197):
     # Claude Code exits without drawing again, so the menu was left on the person's screen.

@@ -176,6 +176,8 @@ class CodexProfile:
     signal_osc: int | None = SIGNAL_OSC
     dismiss_key: bytes = b"\x1b"  # Esc: "No, and tell Codex what to do differently"
     dismiss_reported = True  # the call's output reads "aborted by user"
+    hooks_running: re.Pattern[str] | None = None
+    draws_after_stop = True  # not measured: the quiet window stays
     # Ctrl-C empties a composer with text (Ctrl-U only the line the cursor is on).
     clear_input_keys: tuple[bytes, ...] = (b"\x03",)
     exit_command: str | None = "/exit"

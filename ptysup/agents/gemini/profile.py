@@ -72,6 +72,7 @@ PLACEHOLDER = "Type your message or @path/to/file"
 # A large paste, folded in the input box (it is sent whole).
 PASTED = re.compile(r"\[Pasted Text: \d+ (?:lines|chars)(?: #\d+)?\]")
 _WORKING = "(esc to cancel"
+
 _CHOICE = re.compile(r"^\s*│\s*│?\s*●\s*1\.")
 _TITLE_DIALOG = "✋"
 _TITLE_WORKING = ("✦", "⏲")
@@ -144,6 +145,11 @@ class GeminiProfile:
     ready_hook: str | None = None  # the screen alone tells it is ready
     dismiss_key: bytes = b"\x1b"  # Esc: "No, suggest changes" / cancels the question dialog
     dismiss_reported = False  # the call is dropped from the conversation
+    # While its hooks run after its reply (AfterAgent), Gemini CLI 0.61 shows `Executing
+    # Hooks: ptysup, ptysup` on its footer's row, its title already Ready, and erases it
+    # once they exited (0.1-2 s under load): the turn's final frame is the one after.
+    hooks_running: re.Pattern[str] | None = re.compile(r"^\s*Executing Hooks:")
+    draws_after_stop = False  # its reply is drawn before AfterAgent runs; Ready once its hooks ran
     clear_input_keys: tuple[bytes, ...] = (b"\x03",)  # Ctrl+C empties a non-empty box
     exit_command: str | None = "/quit"
     clear_command: str | None = "/clear"

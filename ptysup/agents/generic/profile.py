@@ -25,6 +25,8 @@ class GenericProfile:
     ready_hook: str | None = None  # the screen alone tells it is ready
     dismiss_key: bytes = b""
     dismiss_reported = True  # never dismisses anything
+    hooks_running: re.Pattern[str] | None = None
+    draws_after_stop = True  # no turn-end hook
     clear_input_keys: tuple[bytes, ...] = ()
     exit_command: str | None = None
     # Nothing is known about a generic agent's commands: it is never typed `/clear` (bash

@@ -130,6 +130,8 @@ class OpencodeProfile:
     ready_hook: str | None = READY
     dismiss_key: bytes = b"\x1b"  # Esc: rejects an approval, dismisses a question
     dismiss_reported = True  # "The user rejected permission to use …"
+    hooks_running: re.Pattern[str] | None = None
+    draws_after_stop = True  # not measured: the quiet window stays
     clear_input_keys: tuple[bytes, ...] = (b"\x03",)  # Ctrl+C empties a non-empty box
     exit_command: str | None = "/exit"
     clear_command: str | None = "/new"

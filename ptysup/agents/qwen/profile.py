@@ -118,6 +118,8 @@ class QwenProfile:
     ready_hook: str | None = None  # the screen alone tells it is ready
     dismiss_key: bytes = b"\x1b"  # Esc: "No, suggest changes" / cancels the question
     dismiss_reported = True  # "[Operation Cancelled] Reason: User did not allow …"
+    hooks_running: re.Pattern[str] | None = None
+    draws_after_stop = True  # not measured: the quiet window stays
     clear_input_keys: tuple[bytes, ...] = (b"\x03",)  # Ctrl+C empties a non-empty box
     exit_command: str | None = "/quit"
     clear_command: str | None = "/clear"
