@@ -51,6 +51,8 @@ class RunConfig:
     turn_timeout: float = DEFAULT_TURN_TIMEOUT
     verify: tuple[tuple[str, ...], ...] = ()
     verify_timeout: float = DEFAULT_VERIFY_TIMEOUT
+    verify_baseline: bool = True  # run the checks once before the agent starts
+    protect: tuple[str, ...] = ()  # --protect pathspecs beyond the default test files; "none"
     max_time: float | None = None
     max_cost: float | None = None
     max_repeats: int = DEFAULT_MAX_REPEATS

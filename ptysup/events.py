@@ -117,6 +117,26 @@ class EventLog:
             watcher(err)
 
 
+class Learner:
+    """A sink that folds each event into what it knows (`learn`); `replay` feeds it the
+    events of an earlier part of the run, read back from its log."""
+
+    def write(self, event: Event) -> None:
+        self.learn(event.event, event.fields)
+
+    def close(self) -> None:
+        pass
+
+    def replay(self, events: Iterable[Mapping[str, Any]]) -> None:
+        """Learn from events read back from a log (JSON objects)."""
+        for e in events:
+            self.learn(str(e.get("event")), e)
+
+    def learn(self, name: str, fields: Mapping[str, Any]) -> None:
+        """Take one event in."""
+        raise NotImplementedError
+
+
 def failure_text(err: OSError) -> str:
     """`cannot write PATH: REASON` for a write that failed."""
     where = f" {err.filename}" if err.filename else ""
@@ -292,6 +312,43 @@ def repeat_detail(f: Mapping[str, Any]) -> str:
     )
 
 
+def _names(value: Any) -> str:
+    """A list of names (files, gates) as text, whatever a damaged log holds."""
+    return ", ".join(map(str, value)) if isinstance(value, list) else str(value or "")
+
+
+def tamper_detail(f: Mapping[str, Any]) -> str:
+    """A `tamper` event in words: what the guard did, the protected files the agent changed
+    and what the checks said with the originals."""
+    verdict = str(f.get("verdict") or "?")
+    line = f"{shown(verdict)}: protected files changed: {shown(_names(f.get('files')), _WHOLE)}"
+    if verdict in ("refused", "escalated"):
+        line += (
+            f" | with the originals `{shown(_command(f.get('command')))}`"
+            f" exited {shown(f.get('exit_code'))}"
+        )
+    elif f.get("reason"):
+        line += f" | {shown(f['reason'], _WHOLE)}"
+    return line
+
+
+def baseline_detail(f: Mapping[str, Any]) -> str:
+    """A `verify_baseline` event in words: each check before any change, and the gates
+    that cannot tell done from not done."""
+    if f.get("skipped"):
+        return "skipped (--no-verify-baseline)"
+    results = f.get("results")
+    parts = []
+    for r in results if isinstance(results, list) else ():
+        if isinstance(r, Mapping):
+            how = "passed" if r.get("passed") else f"exited {shown(r.get('exit_code'))}"
+            parts.append(f"`{shown(_command(r.get('command')))}` {how}")
+    line = "before any change: " + ("; ".join(parts) or "no check")
+    if f.get("cannot_tell"):
+        line += f" | cannot tell done from not done: {shown(_names(f['cannot_tell']))}"
+    return line
+
+
 def _usd(value: Any) -> str:
     return f"{value:.4f}" if isinstance(value, (int, float)) else "?"
 
@@ -341,6 +398,16 @@ def format_line(event: Event) -> str:
         detail = _question_detail(f)
     elif name == "repeat":
         detail = repeat_detail(f)
+    elif name == "tamper":
+        detail = tamper_detail(f)
+    elif name == "verify_baseline":
+        detail = baseline_detail(f)
+    elif name == "protect":
+        detail = (
+            f"{shown(f.get('count'))} file(s) protected"
+            + (f": {shown(_names(f.get('files')), _WHOLE)}" if f.get("files") else "")
+            + (f" | --protect {shown(_names(f.get('pathspecs')))}" if f.get("pathspecs") else "")
+        )
     elif name == "run_end":
         detail = (
             f"outcome={f.get('outcome')} exit_code={f.get('exit_code')}"

@@ -244,7 +244,18 @@ def preflight(config: RunConfig, env: Mapping[str, str]) -> tuple[str, int] | No
     for role, command, code in named:
         if shutil.which(command, path=path) is None:
             return f"{role} command {_why_not_run(command)}: {command}", code
-    return None
+    return _protect_problem(config)
+
+
+def _protect_problem(config: RunConfig) -> tuple[str, int] | None:
+    """A --protect pathspec git cannot read (a bad magic word, a path outside the work
+    tree): exit 2, as for any bad value."""
+    from ptysup.run.gitsnap import pathspec_problem
+    from ptysup.run.protect import OFF
+
+    specs = [p for p in config.protect if p != OFF]
+    problem = pathspec_problem(config.cwd, specs)
+    return None if problem is None else (f"--protect: {problem}", ExitCode.USAGE)
 
 
 def _why_not_run(command: str) -> str:

@@ -23,6 +23,8 @@ GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "supervisor_backoff",
             "verify",
             "verify_timeout",
+            "verify_baseline",
+            "protect",
         ),
     ),
     ("Questions and notifications", ("questions", "notify", "notify_url", "notify_on")),

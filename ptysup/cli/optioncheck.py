@@ -98,6 +98,12 @@ def _prompt_template(value: Any) -> Any:
     return value
 
 
+def _pathspec(value: Any) -> Any:
+    if not str(value).strip():
+        raise ValueError("an empty pathspec protects nothing: give a path, a glob, or none")
+    return value
+
+
 # The checks beyond an option's type (a repeatable option's are per item).
 VALUE_CHECKS: Mapping[str, OptionCheck] = {
     "max_time": lambda v: duration_seconds(str(v)),
@@ -107,6 +113,7 @@ VALUE_CHECKS: Mapping[str, OptionCheck] = {
     "agent": _agent,
     "supervisor_cmd": lambda v: command_argv(str(v)),
     "verify": lambda v: command_argv(str(v)),
+    "protect": _pathspec,
     "notify": lambda v: command_argv(str(v)),
     "log_format": _one_of(LOG_FORMATS),
     "questions": _one_of(QUESTIONS),

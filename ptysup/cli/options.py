@@ -39,7 +39,7 @@ ENV_PREFIX = "PTYSUP"
 # Options read only from a config file, not from the command line.
 _FILE_ONLY = ("prompt_template",)
 # Repeatable: one item per line in PTYSUP_VERIFY etc.
-_LIST_OPTIONS = ("verify", "redact", "notify", "notify_url", "notify_on")
+_LIST_OPTIONS = ("verify", "redact", "notify", "notify_url", "notify_on", "protect")
 _NOT_FROM_ENV = ("version", "help")
 # No rich markup: it would swallow "[tool.ptysup]" in the help text.
 app = typer.Typer(
@@ -177,6 +177,22 @@ def run_command(
     verify_timeout: Annotated[
         float, _opt("Seconds a --verify command may run.", click_type=Number(0.1))
     ] = DEFAULT_VERIFY_TIMEOUT,
+    verify_baseline: Annotated[
+        bool,
+        _opt(
+            "Run the checks once before the agent starts: a check that already passes "
+            "cannot tell done from not done (you and the supervisor are told)."
+        ),
+    ] = True,
+    protect: Annotated[
+        list[str] | None,
+        _opt(
+            "Files that define done, beyond the test files git tracks and the files the "
+            "checks name: a git pathspec (repeatable); none protects nothing.",
+            show_default=False,
+            metavar="PATHSPEC",
+        ),
+    ] = None,
     wait: Annotated[
         bool, _opt("On API errors and usage limits, wait and type 'continue' (else exit 6).")
     ] = True,
@@ -289,6 +305,7 @@ def run_command(
     # Imported here, not at the top: `ptysup --help` never gets this far.
     from ptysup.cli.tasktext import resolve_task
     from ptysup.notify import parse_kinds
+    from ptysup.run.protect import ProtectSpec
 
     loaded = ctx.meta.get("plan")
     if (
@@ -309,6 +326,10 @@ def run_command(
     escape = parse_escape_key(escape_key)  # each value passed check_given above
     notify_kinds = parse_kinds(notify_on) if notify_on else DEFAULT_NOTIFY_ON
     duration = parse_duration(max_time, "--max-time") if max_time else None
+    try:
+        ProtectSpec.parse(protect or ())
+    except ValueError as exc:
+        raise ConfigError(f"--protect: {exc}{_origin(ctx, 'protect')}") from None
     ctx.obj = RunConfig(
         task=task or (loaded.goal if loaded is not None else ""),
         plan=loaded,
@@ -327,6 +348,8 @@ def run_command(
         warm_supervisor=warm_supervisor,
         verify=tuple(split_command(v, "--verify") for v in verify or ()),
         verify_timeout=verify_timeout,
+        verify_baseline=verify_baseline,
+        protect=tuple(protect or ()),
         wait=wait,
         max_waits=max_waits,
         wait_base=wait_base,

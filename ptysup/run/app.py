@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from ptysup.agents import registry
-from ptysup.agents.events import HookEvent
+from ptysup.agents.events import HookEvent, Interrupted, TimeUp
 from ptysup.agents.hookchannel import HookChannel
 from ptysup.agents.private import private_dir
 from ptysup.agents.profile import AgentProfile
@@ -26,7 +26,10 @@ from ptysup.config import RunConfig
 from ptysup.events import CUT, ConsoleSink, EventLog, JsonlSink, cost_parts, shown
 from ptysup.exitcodes import Outcome, RunResult
 from ptysup.redact import Redactor
-from ptysup.store.rundir import Part
+from ptysup.run import startstate
+from ptysup.run.evidence import Journal
+from ptysup.run.verify import Verifier, VerifyStop
+from ptysup.store.rundir import Part, RunDir
 from ptysup.terminal.pty_ import AgentProcess, AgentStartError
 from ptysup.terminal.relay import write_to_terminal
 from ptysup.terminal.status import StatusLine
@@ -98,12 +101,19 @@ def run(
     part: Part | None = None,
     state: StateTracker | None = None,
     on_session: Callable[[str], object] | None = None,
+    journal: Journal | None = None,
 ) -> RunResult:
-    """Start the agent, supervise it to an outcome, and leave nothing running behind.
+    """Take the project's start (the checks' baseline, a snapshot), start the agent,
+    supervise it to an outcome, and leave nothing running behind.
 
     `state` hears the hooks and the screen's dialogs as they happen (state.json).
     `on_session` hears the conversation's id when the agent's first SessionStart names
-    another than the part's: an agent that picks its own (Codex), for a later resume."""
+    another than the part's: an agent that picks its own (Codex), for a later resume.
+    `journal` learns from the run's events (the supervisor's memory of the run)."""
+    began = time.monotonic()
+    prepared = _prepare(config, log, env, part, streams)
+    if isinstance(prepared, RunResult):
+        return prepared
     kind = registry.find(config.agent_cmd, config.agent)
     session_id = part.session_id if part is not None and kind.resumes else None
     resume = part is not None and part.reopen
@@ -167,7 +177,20 @@ def run(
         from ptysup.run import wiring
 
         started = wiring.Started(
-            agent, profile, holder, status, rows, cols, in_fd, out_fd, interactive, clock, resume
+            agent,
+            profile,
+            holder,
+            status,
+            rows,
+            cols,
+            in_fd,
+            out_fd,
+            interactive,
+            clock,
+            resume,
+            prepared.start,
+            journal or Journal(),
+            head_start_s=clock() - began,
         )
         return wiring.supervise(
             config,
@@ -181,6 +204,46 @@ def run(
             state=state,
         )
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _prepare(
+    config: RunConfig,
+    log: EventLog,
+    env: Mapping[str, str],
+    part: Part | None,
+    streams: Streams,
+) -> startstate.Prepared | RunResult:
+    """The run's start, before the agent exists: its checks' baseline (a stop signal ends
+    the command running at once; the time budget counts) and a snapshot of the project.
+    A gate the checks cannot tell with is said on stderr, once."""
+    stop = VerifyStop()
+    make = functools.partial(
+        Verifier, cwd=str(config.cwd), env=env, timeout=config.verify_timeout, stop=stop
+    )
+    resumed = part is not None and part.resumed is not None
+    done = part.resumed.iterations if part is not None and part.resumed is not None else 0
+    deadline = time.monotonic() + config.max_time if config.max_time and not resumed else None
+    run_dir = RunDir.of(config, part.run_id if part is not None else new_run_id()).path
+    try:
+        prepared = startstate.interruptible(
+            lambda: startstate.prepare(
+                config, log, run_dir, resumed=resumed, make=make, deadline=deadline
+            ),
+            stop,
+        )
+    except Interrupted as exc:
+        return RunResult(Outcome.SIGNAL, done, f"signal {exc.signum}", exc.signum)
+    except TimeUp:
+        reason = "time budget used up by the checks' baseline"
+        log.emit("warning", message=reason)
+        return RunResult(Outcome.TIME, done, reason)
+    warning = prepared.baseline.warning() if prepared.baseline is not None else None
+    if warning is not None:
+        log.emit("warning", message=warning)
+        with contextlib.suppress(OSError, ValueError):
+            streams.stderr.write(f"ptysup: warning: {warning}\n")
+            streams.stderr.flush()
+    return prepared
 
 
 class SessionLearner:

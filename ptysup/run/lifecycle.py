@@ -24,6 +24,7 @@ from ptysup.events import Event, EventLog, failure_text
 from ptysup.exitcodes import ExitCode, Outcome, RunResult
 from ptysup.redact import Redactor
 from ptysup.run import app, outputs, report
+from ptysup.run.evidence import Journal
 from ptysup.store import runstate
 from ptysup.store.rundir import Part, RunDir, RunLocked, read_events
 
@@ -197,6 +198,10 @@ def _supervise(
     # in one line (the log's), not once more for state.json.
     tracker.write(started)
     log.add(tracker)
+    journal = Journal()  # the supervisor's memory of the run, every part of it
+    journal.replay(earlier)
+    for sink in journal.sinks():
+        log.add(sink)
     # From here on, a failed write is said at once, marked for runs and resume, and
     # ends the run (wiring) with its own exit code, never as a success.
     log.on_failure(lambda err: _failed_write(err, run_dir, part))
@@ -218,6 +223,7 @@ def _supervise(
                 part=part,
                 state=tracker,
                 on_session=functools.partial(_learnt_session, run_dir, log),
+                journal=journal,
             )
     except Exception as exc:  # the one place a bug becomes an exit code
         detail = traceback.format_exc()

@@ -12,7 +12,7 @@ import functools
 import os
 import signal
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,10 +34,12 @@ from ptysup.events import EventLog, failure_text
 from ptysup.exitcodes import Outcome, RunResult
 from ptysup.notify import Notifier, TerminalChannel
 from ptysup.redact import Redactor
+from ptysup.run.evidence import Journal, RunEvidence, Start
 from ptysup.run.gitstate import git_fingerprint
 from ptysup.run.heartbeat import Heartbeat
-from ptysup.run.loop import LoopConfig, RunLoop, Spent
+from ptysup.run.loop import Judging, LoopConfig, RunLoop, Spent
 from ptysup.run.plandriver import MakeVerifier, PlanDriver
+from ptysup.run.tamper import ChecksIn, TamperGuard
 from ptysup.run.verify import Verifier, VerifyStop
 from ptysup.store.rundir import Part, RunDir
 from ptysup.store.runstate import StateTracker
@@ -81,6 +83,9 @@ class Started:
     interactive: bool
     clock: Callable[[], float]
     resume: bool  # Claude Code reopens an earlier part's conversation
+    start: Start  # the project before the agent touched it
+    journal: Journal  # the run's memory and its checks, learnt from its events
+    head_start_s: float = 0.0  # the run's time before the agent started (the baseline)
 
 
 def supervise(
@@ -181,8 +186,20 @@ def supervise(
         stop=stop_verify,
     )
     steps = _plan(config, log, part, verifier_for)
+    judging = _judging(config, log, started, functools.partial(_checks_in, verifier_for, env))
     loop = _loop(
-        config, session, runner, log, clock, part, steps, in_fd is not None, verifier_for, record
+        config,
+        session,
+        runner,
+        log,
+        clock,
+        part,
+        steps,
+        in_fd is not None,
+        verifier_for,
+        record,
+        judging,
+        started.head_start_s,
     )
     if state is not None:  # the run's spend is kept as the agent reports it (state.json)
         session.on_spend.append(lambda _: state.spent(loop.cost))
@@ -316,6 +333,28 @@ def _plan(
     )
 
 
+def _checks_in(
+    verifier_for: Callable[..., Verifier],
+    env: Mapping[str, str],
+    commands: Sequence[tuple[str, ...]],
+    folder: Path,
+) -> Verifier:
+    """The checks run in another folder (the tamper guard's scratch copy)."""
+    return verifier_for(commands, cwd=str(folder), env={**env, "PWD": str(folder)})
+
+
+def _judging(config: RunConfig, log: EventLog, started: Started, checks_in: ChecksIn) -> Judging:
+    """The evidence in every prompt, and the tamper guard when files are protected."""
+    start = started.start
+    evidence = RunEvidence(
+        started.journal, start, warn=lambda text: log.emit("warning", message=text)
+    )
+    guard = None
+    if start.tree is not None and start.snapshot is not None and start.protected:
+        guard = TamperGuard(start.tree, start.snapshot, start.protected, start.cwd, checks_in)
+    return Judging(evidence, guard, tampered=started.journal.checks.tamper_refusals)
+
+
 def _loop(
     config: RunConfig,
     session: AgentSession,
@@ -327,6 +366,8 @@ def _loop(
     person: bool,
     verifier_for: MakeVerifier,
     record: Path | None,
+    judging: Judging,
+    head_start_s: float,
 ) -> RunLoop:
     """The decision loop with its supervisor, verifier and wait policy."""
     waits = WaitPolicy(enabled=config.wait, max_waits=config.max_waits, base_s=config.wait_base)
@@ -339,6 +380,7 @@ def _loop(
         max_time=config.max_time,
         max_cost=config.max_cost,
         max_repeats=config.max_repeats,
+        head_start_s=head_start_s,
         prompt_template=config.prompt_template,
         questions=config.questions,
         person_present=person,
@@ -368,6 +410,7 @@ def _loop(
             config.cwd,
             [p for p in (config.log_file, record, config.summary_json) if p is not None],
         ),
+        judging=judging,
     )
 
 

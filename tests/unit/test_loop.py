@@ -15,7 +15,9 @@ from ptysup.agents.waits import WaitPolicy
 from ptysup.events import EventLog
 from ptysup.exitcodes import Outcome
 from ptysup.redact import Redactor
-from ptysup.run.loop import LoopConfig, RunLoop, Spent
+from ptysup.run.loop import Judging, LoopConfig, RunLoop, Spent
+from ptysup.run.tamper import Finding
+from ptysup.run.tamper import Verdict as TamperVerdict
 from ptysup.run.verify import VerifyResult
 from ptysup.supervisor.decide import Decided, Supervisor, SupervisorFailed
 from ptysup.supervisor.parse import parse
@@ -254,6 +256,54 @@ def test_complete_is_accepted_only_when_verification_passes() -> None:
     assert "Last verification" in sup.prompts[1] and "exited 1" in sup.prompts[1]
     verdicts = [e.fields["passed"] for e in rec.events if e.event == "verify"]
     assert verdicts == [False, True]
+
+
+class TamperedGuard:
+    """A tamper guard that finds the test file changed, and failing with the original."""
+
+    def __init__(self) -> None:
+        self.checks = 0
+
+    def check(self, commands: object, deadline: float | None = None) -> Finding:
+        self.checks += 1
+        failed = VerifyResult(("make", "test"), 1, "AssertionError", 0.1)
+        return Finding(("tests/test_x.py",), TamperVerdict.FAILED, failed)
+
+
+def test_a_tampered_complete_is_refused_then_escalated_without_a_person() -> None:
+    guard = TamperedGuard()
+    result, agent, sup, rec = _run(
+        ["[COMPLETE] done", "[COMPLETE] done"],
+        verifier=FakeVerifier([0]),
+        judging=Judging(guard=guard),
+    )
+    assert (result.outcome, result.iterations) == (Outcome.ESCALATED, 2)
+    assert "tests/test_x.py" in result.reason and result.reason.startswith("tampering")
+    assert agent.typed[1].startswith("Not done: you changed files that define when the task")
+    injects = [e.fields["kind"] for e in rec.events if e.event == "inject"]
+    assert injects == ["task", "tamper"]
+    escalation = next(e.fields for e in rec.events if e.event == "escalation")
+    assert escalation["at"] == "tamper"
+    assert "/clear" not in agent.typed and agent.shut_down
+    assert "ptysup refused iteration 1's [COMPLETE]" in sup.prompts[1]
+
+
+def test_a_tampered_complete_at_a_question_answers_with_the_refusal() -> None:
+    from tests.unit.test_questions import SINGLE, asking
+
+    agent = FakeAgent()
+    ask, _ = asking(SINGLE)
+    agent.turn_ends = [ask]
+    result, agent, _, rec = _run(
+        ["[COMPLETE] done", "[ABORT] stop"],
+        agent=agent,
+        verifier=FakeVerifier([0]),
+        judging=Judging(guard=TamperedGuard()),
+    )
+    answers = [e.fields for e in rec.events if e.event == "answer"]
+    assert answers[0]["by"] == "tamper"
+    assert next(iter(answers[0]["answers"].values())).startswith("Not done: you changed")
+    assert result.outcome is Outcome.ABORT
 
 
 def test_failed_verification_on_the_last_iteration_is_budget() -> None:

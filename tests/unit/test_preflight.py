@@ -129,3 +129,19 @@ def test_a_command_that_is_there_but_cannot_run_is_named_so(tmp_path: Path) -> N
     assert preflight(config, env) == ("verify command not found: no-such-check", 2)
     config = parse_options(["t", "--agent-cmd", "/etc/passwd"], {})[0]  # type: ignore[index]
     assert preflight(config, env) == ("agent command is not executable: /etc/passwd", 4)
+
+
+def test_a_pathspec_git_refuses_is_a_usage_error_before_the_agent_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    subprocess.run(["git", "init", "-q"], check=True)
+    for spec, words in (
+        (":(bad)x", "ptysup: --protect: Invalid pathspec magic 'bad' in ':(bad)x'"),
+        ("../elsewhere", "ptysup: --protect: ../elsewhere: '../elsewhere' is outside repository"),
+    ):
+        code = main(["t", "--protect", spec, *FAST], {"PATH": "/usr/bin:/bin"})
+        err = capsys.readouterr().err
+        assert code == 2 and err.startswith(words), err
+    # Outside a git work tree nothing is protected: the run says so, it is no usage error.
+    (tmp_path / ".git").rename(tmp_path / "not-git")
+    assert main(["t", "--protect", ":(bad)x", *FAST], {"PATH": "/usr/bin:/bin"}) != 2
