@@ -402,6 +402,8 @@ def format_line(event: Event) -> str:
         detail = tamper_detail(f)
     elif name == "verify_baseline":
         detail = baseline_detail(f)
+    elif name == "protect" and f.get("reason"):
+        detail = shown(f["reason"], _WHOLE)  # outside git: why nothing is protected
     elif name == "protect":
         detail = (
             f"{shown(f.get('count'))} file(s) protected"

@@ -70,8 +70,17 @@ def prepare(
             baseline = run_baseline(the_gates, make, log, deadline)
         else:
             skipped(log)
-    if tree is None:
-        log.emit("warning", message=f"{NO_GIT}: {NOT_SHOWN}")
+    if tree is None:  # said once, in the event of the start, not as a warning: no fault
+        spec = ProtectSpec.parse(config.protect)
+        log.emit(
+            "protect",
+            count=0,
+            files=[],
+            pathspecs=list(spec.pathspecs),
+            off=spec.off,
+            git=False,
+            reason=f"{NO_GIT}: {NOT_SHOWN}",
+        )
         return Prepared(Start(None, no_git=NO_GIT), baseline)
     commands = [c for g in the_gates for c in g.commands]
     start = _take(tree, config, commands, log)
@@ -110,6 +119,7 @@ def _take(
         files=list(chosen[:LISTED]),
         pathspecs=list(spec.pathspecs),
         off=spec.off,
+        git=True,
     )
     return start
 

@@ -6,6 +6,7 @@ changed in the files."""
 from __future__ import annotations
 
 import re
+import signal
 from collections.abc import Callable
 from pathlib import Path
 
@@ -25,7 +26,8 @@ from tests.e2e.calc import (
     scratch_copies,
     tamper,
 )
-from tests.e2e.conftest import Rig
+from tests.e2e.conftest import Rig, Screen
+from tests.helpers import alive, read_events, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -217,7 +219,55 @@ def test_without_git_the_supervisor_is_told_once_and_the_run_goes_on(
     r = rig({"agent": [{"reply": "Done."}], "supervisor": YES_MAN})
     run = r.run("look at the project")
     assert run.code == 0, run.stdout + run.stderr
-    said = [w["message"] for w in run.named("warning") if "not a git work tree" in w["message"]]
-    assert len(said) == 1
+    (protect,) = run.named("protect")
+    assert (protect["git"], protect["count"]) == (False, 0)
+    assert protect["reason"].startswith("not a git work tree: the supervisor is not shown")
+    assert run.stdout.count(" protect          not a git work tree: ") == 1  # the CI log
+    assert not run.named("warning")
     (prompt,) = [q.human_text for q in r.model.requests_of(RequestKind.SUPERVISOR)]
     assert "What changed in the files: not known (not a git work tree)." in _evidence(prompt)
+
+
+def test_in_a_terminal_the_warning_stands_above_the_agent_and_the_run_goes_on(
+    screen: Callable[..., Screen],
+) -> None:
+    scenario = {"agent": [{"reply": "Nothing needed doing."}], "supervisor": YES_MAN}
+    s = screen(scenario, "look at the project", "--verify", "true")
+    assert s.finish().startswith("exit=0"), s.rig.log.read_text()
+    shown = s.tmux.capture(history=True)
+    warning = "ptysup: warning: the checks already pass before any change (--verify)"
+    assert shown.count(warning) == 1, shown
+    # It was said before the agent drew anything: Claude Code's box comes after it.
+    assert shown.index(warning) < shown.index("Nothing needed doing.")
+
+
+def test_a_signal_during_the_baseline_ends_the_run_before_the_agent_starts(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    started = tmp_path / "check.pid"
+    r = rig({"agent": [{"reply": "Done."}], "supervisor": YES_MAN})
+    proc = r.popen("t", "--verify", f"sh -c 'echo $$ > {started}; exec sleep 600'")
+    try:
+        wait_for(lambda: started.exists() and started.read_text(), 60, "the check to start")
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143, stderr
+    assert "Traceback" not in stderr
+    assert not alive(int(started.read_text()))
+    events = read_events(r.log)
+    assert [e["event"] for e in events] == ["run_start", "run_end"]  # no agent, no baseline
+    assert (events[-1]["outcome"], events[-1]["exit_code"]) == ("signal", 143)
+    assert not r.model.requests
+
+
+def test_the_time_budget_counts_the_baseline(rig: Callable[..., Rig]) -> None:
+    r = rig({"agent": [{"reply": "Done."}], "supervisor": YES_MAN})
+    run = r.run("t", "--max-time", "3s", "--verify", "sleep 600")
+    assert run.code == 3, run.stdout + run.stderr
+    end = run.events[-1]
+    assert end["outcome"] == "time" and end["elapsed_s"] < 60
+    assert "the checks' baseline" in end["reason"]
+    assert not run.named("agent_start") and not r.model.requests

@@ -108,7 +108,9 @@ def test_a_signal_while_the_supervisor_decides_or_a_verify_runs_ends_the_run_at_
     if where == "verifying":
         supervisor = [{"reply": "[COMPLETE] done"}]
     r = rig({"agent": SIMPLE_AGENT, "supervisor": supervisor})
-    proc = r.popen("t", "--verify", f"sh -c 'echo $$ > {started}; exec sleep 600'")
+    # (Not before the agent starts: that is the baseline's, test_evidence_claude.py.)
+    check = f"sh -c 'echo $$ > {started}; exec sleep 600'"
+    proc = r.popen("t", "--verify", check, "--no-verify-baseline")
     try:
         if where == "deciding":
             wait_for(lambda: r.model.requests_of(RequestKind.SUPERVISOR), 60, "the decision")
@@ -133,7 +135,7 @@ def test_a_signal_while_the_supervisor_decides_or_a_verify_runs_ends_the_run_at_
 
 def test_the_time_budget_ends_a_verify_command_that_outlasts_it(rig: Callable[..., Rig]) -> None:
     r = rig({"agent": SIMPLE_AGENT, "supervisor": [{"reply": "[COMPLETE] done"}]})
-    run = r.run("t", "--max-time", "8s", "--verify", "sleep 600")
+    run = r.run("t", "--max-time", "8s", "--verify", "sleep 600", "--no-verify-baseline")
     assert run.code == 3, run.stdout
     end = run.events[-1]
     assert end["outcome"] == "time" and end["elapsed_s"] < 60

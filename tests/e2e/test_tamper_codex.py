@@ -62,6 +62,12 @@ def test_codex_gutting_the_test_is_refused_then_escalated(
     assert told and "tests/test_calc.py" in told[0]
     assert scratch_copies(tmp) == []
     assert run.named("agent_start")[0]["profile"] == "codex"
+    # The same start and evidence as with any agent: the check failed before any change,
+    # and the second prompt marks the gutted test.
+    (baseline,) = run.named("verify_baseline")
+    assert [b["passed"] for b in baseline["results"]] == [False]
+    prompts = [q.human_text for q in r.model.requests_of(RequestKind.SUPERVISOR)]
+    assert "M tests/test_calc.py (+1 -1) [PROTECTED: it defines done]" in prompts[1]
 
 
 def test_codex_fixing_the_code_completes(codex_rig: Callable[..., Rig]) -> None:

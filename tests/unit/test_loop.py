@@ -649,3 +649,15 @@ def test_a_secret_in_a_repeated_answer_is_redacted_before_it_is_cut() -> None:
     assert repeats and all("SECRET1" not in r["answer"] for r in repeats)
     escalation = next(e.fields for e in rec.events if e.event == "escalation")
     assert "SECRET1" not in escalation["reason"] and "SECRET1" not in sup.prompts[-1]
+
+
+def test_the_time_before_the_loop_counts_against_the_run_not_the_agents_start() -> None:
+    rec = EventList()
+    cfg = LoopConfig("the task", 5, max_time=100.0, head_start_s=40.0)
+    RunLoop(
+        cfg, FakeAgent(), FakeSupervisor(["[COMPLETE] done"]), EventLog([rec]), Tick(0.01)
+    ).run()
+    [ready] = [e.fields for e in rec.events if e.event == "agent_ready"]
+    assert 0 < ready["elapsed_s"] < 1  # the checks' baseline is not the agent's start
+    [decision] = [e.fields for e in rec.events if e.event == "decision"]
+    assert 40 < decision["elapsed_s"] < 41
