@@ -7,6 +7,7 @@ import ctypes
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
 
 
@@ -58,6 +59,40 @@ if sys.platform.startswith("linux"):
         _prctl = ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
         _prctl = None
+
+
+_PR_SET_DUMPABLE = ctypes.c_int(4)
+
+
+def forbid_inspection() -> bool:
+    """Make this process non-dumpable (Linux): other processes of the same user, an agent
+    ptysup started among them, can then no longer read its /proc/PID/environ or memory, nor
+    trace it; only CAP_SYS_PTRACE can. Whether it took effect."""
+    prctl = _prctl
+    return prctl is not None and prctl(_PR_SET_DUMPABLE, ctypes.c_ulong(0)) == 0
+
+
+def end_other_processes(timeout: float = 10.0) -> bool:
+    """As the first process of its PID namespace (a pod's container, whose command execs
+    ptysup), SIGKILL every other process in it and reap them: whatever an agent left
+    running (a setsid daemon escapes its process group) is gone. True once none is left,
+    and at once when this is not pid 1 (a person's machine: nothing is touched there)."""
+    if os.getpid() != 1:
+        return True
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(-1, signal.SIGKILL)  # every process it may signal but itself
+    # Orphans are re-parented to pid 1, so every one left becomes a child to reap: the
+    # namespace is empty when waitpid says there is no child any more.
+    reaper = threading.Thread(target=_reap_all, name="ptysup-reap", daemon=True)
+    reaper.start()
+    reaper.join(timeout)
+    return not reaper.is_alive()
+
+
+def _reap_all() -> None:
+    with contextlib.suppress(ChildProcessError):
+        while True:
+            os.waitpid(-1, 0)
 
 
 def dies_with(parent: int) -> Callable[[], None] | None:

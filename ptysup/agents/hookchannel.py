@@ -82,16 +82,17 @@ class HookChannel:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def command(self, wait: float | None = None) -> str:
+    def command(self, wait: float | None = None, token_from: str | None = None) -> str:
         """The hook command line the agent runs (through its shell, so quoted).
 
         With `wait` (seconds) the hook is a request: it waits that long for ptysup's reply
-        and prints it for the agent.
+        and prints it for the agent. With `token_from` (an environment variable's name, set
+        to the token in the agent's environment) the line names the variable, not the token:
+        for an agent that writes its command line into the project (aider's history).
         """
-        argv = [sys.executable, "-I", "-S", str(HOOK_CLIENT), self.path, self._token]
-        if wait is not None:
-            argv.append(f"{wait:g}")
-        return shlex.join(argv)
+        client = [sys.executable, "-I", "-S", str(HOOK_CLIENT), self.path]
+        token = f'"${token_from}"' if token_from else shlex.quote(self._token)
+        return " ".join([shlex.join(client), token, *([f"{wait:g}"] if wait is not None else [])])
 
     def address(self) -> tuple[str, str]:
         """The socket's path and this run's token, for an agent's own client that speaks

@@ -18,8 +18,9 @@ if TYPE_CHECKING:  # the screen model (pyte) loads after the agent started
 class Hooks(Protocol):
     """The run's hook channel, as a profile wires it into its agent."""
 
-    def command(self, wait: float | None = None) -> str:
-        """The shell command line a hook runs; with `wait` it waits for ptysup's reply."""
+    def command(self, wait: float | None = None, token_from: str | None = None) -> str:
+        """The shell command line a hook runs; with `wait` it waits for ptysup's reply; with
+        `token_from` it reads the run's token from that environment variable."""
         ...
 
     def address(self) -> tuple[str, str]:

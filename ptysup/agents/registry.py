@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from ptysup.agents.aider.profile import OWN_FILES as AIDER_FILES
 from ptysup.agents.aider.profile import AiderProfile
 from ptysup.agents.claude.profile import ClaudeProfile, conversation_saved
 from ptysup.agents.codex.profile import CodexProfile, is_codex
@@ -35,6 +36,9 @@ class Agent:
     saved: Callable[[str, Mapping[str, str]], bool] = lambda session_id, env: True
     # Why the agent's command line cannot be supervised (a usage error), or None.
     refuses: Callable[[Sequence[str]], str | None] = lambda argv: None
+    # What the agent writes into the project for itself (its history, its caches), as git
+    # glob pathspecs from the repository's top: never part of the work ptysup commits.
+    own_files: tuple[str, ...] = ()
 
 
 def _generic(session_id: str | None, reopen: bool) -> AgentProfile:
@@ -56,7 +60,7 @@ AGENTS: tuple[Agent, ...] = (
         refuses=opencode_refuses,
     ),
     # aider has no conversation id: a resumed part restores its chat history file.
-    Agent("aider", is_aider, True, AiderProfile, tested=("0.86.2",)),
+    Agent("aider", is_aider, True, AiderProfile, tested=("0.86.2",), own_files=AIDER_FILES),
     Agent("generic", lambda argv: True, False, _generic),
 )
 
@@ -71,3 +75,8 @@ def find(agent_cmd: Sequence[str], name: str | None = None) -> Agent:
     if name is not None:
         return next(agent for agent in AGENTS if agent.name == name)
     return next(agent for agent in AGENTS if agent.matches(agent_cmd))
+
+
+def own_files() -> tuple[str, ...]:
+    """Every agent's own files in a project (see Agent.own_files)."""
+    return tuple(pattern for agent in AGENTS for pattern in agent.own_files)

@@ -9,6 +9,7 @@ livestate.py    each running task's state from its run directory (describe(), ca
 display.py      what a person or a CI log sees while the batch runs
 summary.py      the end: table, --summary-json, GitHub's step summary
 pullrequest.py  --on-complete pr: push the branch, open a pull request with gh
+remote.py       `batch run --push`: the remote read up front, the pod's token kept for the push
 prune.py        `ptysup runs prune`: remove worktrees nothing needs any more
 state.py        the batch's own state file: which task is where, so a rerun finishes it
 command.py      `ptysup batch ...`: options → the pieces above → an exit code

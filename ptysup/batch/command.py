@@ -31,21 +31,22 @@ from ptysup.batch.scheduler import (
 )
 from ptysup.batch.schema import Batch, BatchError, Task
 from ptysup.batch.state import BatchState, TaskState
-from ptysup.batch.worktrees import GitError, Worktrees, repo_root
+from ptysup.batch.worktrees import GitError, Worktrees, branch, repo_root
 from ptysup.config import RunConfig
 from ptysup.exitcodes import ExitCode
 from ptysup.store import pidlock
 from ptysup.store.rundir import LOCK_FILE, RUNS_DIR
 
 USAGE = """\
-usage: ptysup batch TASKS.yaml [--jobs N] [--isolate worktree|none] [--fresh]
+usage: ptysup batch TASKS.yaml [--jobs N] [--isolate worktree|none] [--fresh [--discard]]
                     [--on-complete commit|pr] [--summary-json FILE] [run options]
        ptysup batch plan TASKS.yaml [--format json|github-matrix|k8s]
        ptysup batch run TASKS.yaml (--index N | --id ID) [--runs-dir DIR] [--push REMOTE]
                         [run options]
 Runs every task of TASKS.yaml as its own headless run, N at a time, each on its own
 branch ptysup/<id> in a worktree under .ptysup/worktrees/ (never merged). Run again, it
-finishes what an earlier batch of the file left (--fresh: starts over, its branches gone).
+finishes what an earlier batch of the file left (--fresh: starts over, its worktrees and
+branches removed, but never one holding work unless --discard says to delete that too).
 Exit: 0 every task completed, 1 some did not, 2 bad input, 128+N stopped by signal N."""
 
 ISOLATE = ("worktree", "none")
@@ -55,7 +56,7 @@ JOB_NAME = "ptysup-batch"  # deploy/k8s/job.yaml's Job, which `--format k8s` pat
 # Each task's run keeps these in its own run directory; one path for every task would clash.
 _SHARED_PATHS = ("--log-file", "--record")
 ARGS = ArgSpec(
-    flags=("--fresh",),
+    flags=("--fresh", "--discard"),
     options={
         "--jobs": "text",
         "--isolate": ISOLATE,
@@ -114,6 +115,7 @@ class Options:
     summary_json: Path | None = None
     extra: tuple[str, ...] = ()
     fresh: bool = False  # start over: the earlier batch's worktrees and branches removed
+    discard: bool = False  # ...those holding work (commits, uncommitted files) too
 
 
 def parse(args: Sequence[str]) -> Options:
@@ -122,14 +124,14 @@ def parse(args: Sequence[str]) -> Options:
         raise UsageError(f"batch: TASKS.yaml comes first; {USAGE.splitlines()[0]}")
     values: dict[str, str] = {}
     extra: list[str] = []
-    fresh = False
+    flags: set[str] = set()
     it = iter(args[1:])
     for arg in it:
         name, eq, inline = arg.partition("=")
         if arg == "--":
             extra += [arg, *it]
-        elif arg == "--fresh":
-            fresh = True
+        elif arg in ARGS.flags:
+            flags.add(arg)
         elif name in ARGS.options:
             value = inline if eq else next(it, None)
             if value is None:
@@ -151,6 +153,8 @@ def parse(args: Sequence[str]) -> Options:
     for name, allowed in (("--isolate", ISOLATE), ("--on-complete", ON_COMPLETE)):
         if name in values and values[name] not in allowed:
             raise UsageError(f"{name} must be {' or '.join(allowed)}, not {values[name]!r}")
+    if "--discard" in flags and "--fresh" not in flags:
+        raise UsageError("--discard goes with --fresh (what starting over may delete)")
     summary_json = values.get("--summary-json")
     return Options(
         tasks_file=Path(args[0]),
@@ -159,7 +163,8 @@ def parse(args: Sequence[str]) -> Options:
         on_complete=values.get("--on-complete", "commit"),
         summary_json=Path(summary_json) if summary_json else None,
         extra=tuple(extra),
-        fresh=fresh,
+        fresh="--fresh" in flags,
+        discard="--discard" in flags,
     )
 
 
@@ -248,7 +253,9 @@ def prepare(options: Options, env: Mapping[str, str], home: Path) -> Prepared:
             raise UsageError("--isolate worktree needs a git repository (or --isolate none)")
         trees = Worktrees(home)
         base = trees.pin_base()
-        if prior is not None and prior.base is not None:
+        if prior is not None and options.fresh:
+            _check_fresh(prior, trees, options.discard)
+        elif prior is not None and prior.base is not None:
             base = prior.base  # the branches it made start there: so do the rest
         for task in batch.tasks:
             if prior is not None and prior.task(task.id) is not None:
@@ -264,6 +271,24 @@ def prepare(options: Options, env: Mapping[str, str], home: Path) -> Prepared:
             raise UsageError("--on-complete pr needs --isolate worktree (a branch per task)")
         pr_base = pullrequest.preflight(home, env)
     return Prepared(options, batch, jobs, home, isolation, pr_base, prior)
+
+
+def _check_fresh(prior: BatchState, trees: Worktrees, discard: bool) -> None:
+    """UsageError, before anything is touched, when starting over would delete work an
+    earlier task's branch or worktree holds (commits, uncommitted files) and --discard
+    was not given."""
+    held = []
+    for before in prior.tasks:
+        if before.branch is None:
+            continue
+        work = trees.work_in(before.id, prior.base or "HEAD")
+        if work.commits or work.uncommitted:
+            held.append(f"{branch(before.id)} ({work})")
+    if held and not discard:
+        raise UsageError(
+            f"--fresh would delete the work of the earlier batch: {', '.join(held)}; keep "
+            "it first (git branch -m, commit or copy it), or delete it: --fresh --discard"
+        )
 
 
 def _prior(tasks_file: Path, home: Path, fresh: bool) -> BatchState | None:
@@ -405,7 +430,8 @@ def _keep(result: TaskResult, before: TaskState, runs_dir: Path, iso: Isolation 
 
 def _clear(prior: BatchState, prepared: Prepared, where: Path) -> None:
     """--fresh: end the earlier batch's orphaned runs, remove its worktrees and branches
-    (its run directories stay: they are its history), forget its state."""
+    (its run directories stay: they are its history), forget its state; each said on
+    stderr, with the work that went with it (--discard)."""
     from ptysup.store.rundir import RunDir
 
     runs_dir = prepared.home / RUNS_DIR
@@ -414,11 +440,19 @@ def _clear(prior: BatchState, prepared: Prepared, where: Path) -> None:
             run_dir = RunDir(runs_dir / before.run_id)
             pid = run_dir.holder()
             if pid is not None:
+                _say(f"ended run {before.run_id} of task {before.id!r} (still running)")
                 signal_group(pid, signal.SIGTERM)
                 pidlock.wait(run_dir.path / LOCK_FILE)
         if prepared.isolation is not None and before.branch is not None:
-            prepared.isolation.trees.remove(before.id)
+            trees = prepared.isolation.trees
+            work = trees.work_in(before.id, prior.base or "HEAD")
+            trees.remove(before.id)
+            _say(f"removed {branch(before.id)} and its worktree ({work})")
     (where / state.STATE_FILE).unlink(missing_ok=True)
+
+
+def _say(what: str) -> None:
+    print(f"ptysup: --fresh: {what}", file=sys.stderr)
 
 
 @contextlib.contextmanager

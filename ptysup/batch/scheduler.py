@@ -29,6 +29,7 @@ from ptysup.batch.schema import Task
 from ptysup.batch.state import TaskState
 from ptysup.batch.state import ended as state_ended
 from ptysup.batch.worktrees import GitError, Worktree, Worktrees, uncommitted
+from ptysup.exitcodes import ExitCode
 from ptysup.store import pidlock
 from ptysup.store.listing import describe
 from ptysup.store.rundir import LOCK_FILE, RUN_FILE, RunDir
@@ -37,6 +38,9 @@ OUTPUT_LOG = "output.log"  # the child's own stdout and stderr, in its run direc
 NOT_STARTED = "not_started"
 # Before a run has its own state (describe() reads it from the run directory).
 QUEUED, STARTING = "queued", "starting"
+# A task whose process died of a signal before its run could end (a SIGTERM while Python
+# started, before ptysup's handlers; a SIGKILL): no outcome of its own, so not final.
+KILLED = "killed"
 
 
 @dataclass(frozen=True)
@@ -294,10 +298,18 @@ class Scheduler:
             with self._lock:
                 self._children.pop(id(result), None)
         row = describe(RunDir(result.run_dir))
-        result.outcome = row.get("outcome") or f"exit {code}"
-        result.state = str(row.get("state") or result.outcome)
         result.extra = row
-        return code
+        if row.get("outcome"):
+            result.outcome = str(row["outcome"])
+            result.state = str(row.get("state") or result.outcome)
+            return code
+        # No outcome of its own: the run never got to its run_end (or never began).
+        result.outcome = result.state = KILLED if code < 0 else f"exit {code}"
+        began = (result.run_dir / RUN_FILE).is_file()
+        how = f"killed by {_signal_name(-code)}" if code < 0 else f"exited {code}"
+        when = "before its run ended" if began else "before its run began"
+        result.error = f"{how} {when}: running the batch again goes on with it"
+        return ExitCode.for_signal(-code) if code < 0 else code
 
     def _commit(self, task: Task, result: TaskResult, iso: Isolation, tree: Worktree) -> None:
         what = task.task if task.task is not None else f"plan {task.plan}"
@@ -309,6 +321,14 @@ class Scheduler:
         result.diff_stat = iso.trees.diff_stat(iso.base, tree.branch)
         if self._on_commit is not None:
             self._on_commit(task, result, tree)
+
+
+def _signal_name(signum: int) -> str:
+    """SIGTERM for 15: as a person reads a signal."""
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return f"signal {signum}"
 
 
 def signal_group(pid: int, signum: int) -> None:

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ptysup.exitcodes import Outcome
 from ptysup.store import pidlock
 from ptysup.store.rundir import write_atomic
 
@@ -27,9 +28,13 @@ LOCK_FILE = "lock"
 QUEUED, RUNNING, ENDED = "queued", "running", "ended"
 # Outcomes a rerun goes on from (the run resumed): it was cut short, not decided. Killed
 # (no run_end), stopped by a signal, never started, its agent died (killed for memory,
-# crashed) or the API failed; a log that could not be written. Every other outcome was
-# the supervisor's or the budget's word, and a rerun would only repeat it.
+# crashed) or the API failed; a log that could not be written.
 INTERRUPTED = frozenset({None, "signal", "not_started", "agent_exited", "api_error", "log_error"})
+# The run's own outcomes that are final: the supervisor's or the budget's word, which a
+# rerun would only repeat. Anything else a task ended with (its process killed by a signal
+# before its run could end, see KILLED; an exit with no run_end) is no outcome of its own,
+# and a rerun finishes the task.
+FINAL = frozenset(o.value for o in Outcome) - INTERRUPTED
 
 if TYPE_CHECKING:  # the scheduler reads TaskState: no import back at run time
     from ptysup.batch.scheduler import TaskResult
@@ -57,9 +62,10 @@ class TaskState:
     @property
     def kept(self) -> bool:
         """Ended for good: completed (and committed), or a final outcome that running the
-        batch again would only repeat (abort, a spent budget). An interrupted task (see
-        INTERRUPTED) or one whose commit failed is not."""
-        return self.phase == ENDED and self.outcome not in INTERRUPTED and self.error is None
+        batch again would only repeat (abort, a spent budget: see FINAL). An interrupted
+        task, one that ended with no outcome of its own (killed) or whose commit failed is
+        not."""
+        return self.phase == ENDED and self.outcome in FINAL and self.error is None
 
 
 @dataclass(frozen=True)

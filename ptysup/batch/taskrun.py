@@ -13,7 +13,7 @@ import sys
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -22,6 +22,9 @@ from ptysup.batch.schema import Batch, BatchError, Task
 from ptysup.config import RunConfig
 from ptysup.exitcodes import ExitCode
 from ptysup.store.rundir import RunDir, RunNotFound
+
+if TYPE_CHECKING:  # git and the remote load only for --push
+    from ptysup.batch.remote import Remote
 
 USAGE = (
     "usage: ptysup batch run TASKS.yaml (--index N | --id ID) [--runs-dir DIR] "
@@ -119,6 +122,12 @@ def main(args: Sequence[str], env: Mapping[str, str]) -> int:
         return config
     if runs_dir is not None:  # a batch's child: its run directory stays with the batch
         config = dataclasses.replace(config, runs_dir=Path(runs_dir).resolve())
+    target = None
+    if remote is not None:
+        checked = _remote_first(task, remote, config.cwd)
+        if isinstance(checked, int):
+            return checked
+        target = checked
     from ptysup.run import app
 
     earlier = None
@@ -131,8 +140,8 @@ def main(args: Sequence[str], env: Mapping[str, str]) -> int:
         code = lifecycle.supervise(config, env, fail=cli._fail, preflight=cli.preflight, part=part)
         run_dir = RunDir.of(config, part.run_id)
     code = _killed(run_dir, code)
-    if remote is not None and code == ExitCode.COMPLETE:
-        return _push(task, remote, config.cwd)
+    if target is not None and remote is not None and code == ExitCode.COMPLETE:
+        return _push(task, target, remote, config.cwd)
     return code
 
 
@@ -174,8 +183,41 @@ def _killed(run_dir: RunDir, code: int) -> int:
     return AGENT_KILLED if reason.endswith(f"signal {int(signal.SIGKILL)}") else code
 
 
-def _push(task: Task, remote: str, cwd: Path) -> int:
-    """Commit the task's work on ptysup/<id> and push it to `remote`: PUSH_FAILED if it
+def _remote_first(task: Task, given: str, cwd: Path) -> Remote | int:
+    """--push's remote, read before the task runs (the agent cannot point it elsewhere),
+    and its branch checked: a branch of the task's name already there that is not this
+    checkout's own (pushed by an earlier try of this pod) is another batch's work, which
+    running the task again would only fail to push over (exit 2: nothing is started);
+    a remote that cannot be reached is PUSH_FAILED (a pod's retry tries again)."""
+    from ptysup.batch import remote, worktrees
+
+    name = worktrees.branch(task.id)
+    try:
+        top = worktrees.repo_root(cwd)
+        if top is None:
+            raise worktrees.GitError(f"{cwd} is not in a git repository")
+        target = remote.resolve(top, given)
+    except worktrees.GitError as exc:
+        print(f"ptysup: --push {given}: {exc}", file=sys.stderr)
+        return int(ExitCode.USAGE)
+    try:
+        there = target.head(name, top)
+    except worktrees.GitError as exc:
+        print(f"ptysup: --push {given}: cannot reach it: {exc}", file=sys.stderr)
+        return PUSH_FAILED
+    ours = worktrees.git(["rev-parse", "--verify", "--quiet", name], top, check=False).strip()
+    if there is not None and there != ours:
+        print(
+            f"ptysup: --push {given}: branch {name} is already there (an earlier batch's "
+            f"work?): delete it there (git push {given} --delete {name}) or rename the task",
+            file=sys.stderr,
+        )
+        return int(ExitCode.USAGE)
+    return target
+
+
+def _push(task: Task, target: Remote, given: str, cwd: Path) -> int:
+    """Commit the task's work on ptysup/<id> and push it to the remote: PUSH_FAILED if it
     does not get there (the commit stays, a retry pushes it)."""
     from ptysup.batch import worktrees
 
@@ -184,11 +226,11 @@ def _push(task: Task, remote: str, cwd: Path) -> int:
         if top is None:
             raise worktrees.GitError(f"{cwd} is not in a git repository")
         commit = worktrees.commit_on_branch(top, task.id, f"ptysup batch: {task.id}")
-        worktrees.push(top, remote, worktrees.branch(task.id))
+        target.push(top, worktrees.branch(task.id))
     except worktrees.GitError as exc:
-        print(f"ptysup: --push {remote}: {exc}", file=sys.stderr)
+        print(f"ptysup: --push {given}: {exc}", file=sys.stderr)
         return PUSH_FAILED
-    print(f"ptysup: pushed {worktrees.branch(task.id)} ({commit[:12]}) to {remote}")
+    print(f"ptysup: pushed {worktrees.branch(task.id)} ({commit[:12]}) to {given}")
     return int(ExitCode.COMPLETE)
 
 

@@ -16,13 +16,16 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ptysup.agents import registry
+
 BRANCH_PREFIX = "ptysup/"
 WORKTREES_DIR = Path(".ptysup/worktrees")
 LOCK_NAME = ".lock"
 # Used only when git has no identity of its own (a fresh CI machine), so a commit never fails.
 FALLBACK_IDENTITY = ("ptysup", "ptysup@localhost")
-# ptysup's own folder never goes into a task's commit, whatever the repository ignores.
-EXCLUDE = ":(exclude).ptysup"
+# ptysup's own folder and the agents' own files (aider's histories...) never go into a
+# task's commit, whatever the repository ignores: they are no work of the task's.
+EXCLUDE = (":(exclude).ptysup", *(f":(top,exclude,glob){p}" for p in registry.own_files()))
 
 
 class GitError(Exception):
@@ -69,6 +72,19 @@ class Worktree:
     task_id: str
     path: Path
     branch: str
+
+
+@dataclass(frozen=True)
+class Work:
+    """What a task's branch and worktree hold of its own."""
+
+    commits: int  # on its branch, beyond the batch's base
+    uncommitted: int  # files changed in its worktree and not committed
+
+    def __str__(self) -> str:
+        said = [f"{self.commits} commit(s)"] if self.commits else []
+        said += [f"{self.uncommitted} uncommitted file(s)"] if self.uncommitted else []
+        return ", ".join(said) or "no work"
 
 
 class Worktrees:
@@ -144,6 +160,16 @@ class Worktrees:
                 git(["worktree", "unlock", str(path)], self.home, check=False)
         return Worktree(task_id, path, name)
 
+    def work_in(self, task_id: str, base: str) -> Work:
+        """What the task's branch and worktree hold: commits beyond `base`, files changed
+        and not committed (nothing for those that are gone)."""
+        name, path = branch(task_id), self.path(task_id)
+        commits = 0
+        if self.branch_exists(name):
+            commits = int(git(["rev-list", "--count", f"{base}..{name}"], self.home).strip())
+        changed = len(uncommitted(path)) if (path / ".git").exists() else 0
+        return Work(commits, changed)
+
     def remove(self, task_id: str) -> None:
         """Remove the task's worktree and branch (`batch --fresh`: the person asked)."""
         name, path = branch(task_id), self.path(task_id)
@@ -166,9 +192,9 @@ class Worktrees:
             git(["worktree", "unlock", str(tree.path)], self.home, check=False)
 
     def commit(self, tree: Worktree, message: str) -> str | None:
-        """Commit everything in the worktree (untracked files too, .ptysup/ never) on its
-        branch; the new commit, or None when there was nothing to commit."""
-        git(["add", "-A", "--", ".", EXCLUDE], tree.path)
+        """Commit everything in the worktree (untracked files too; .ptysup/ and the agents'
+        own files never) on its branch; the new commit, or None when nothing changed."""
+        git(["add", "-A", "--", ".", *EXCLUDE], tree.path)
         if not dirty_index(tree.path):
             return None
         git([*identity(tree.path), "commit", "--no-verify", "-q", "-m", message], tree.path)
@@ -193,8 +219,8 @@ def dirty_index(path: Path) -> bool:
 
 
 def uncommitted(path: Path) -> list[str]:
-    """`git status --porcelain` of a worktree, ptysup's own folder left out."""
-    out = git(["status", "--porcelain", "--", ".", EXCLUDE], path)
+    """`git status --porcelain` of a worktree, ptysup's folder and the agents' files left out."""
+    out = git(["status", "--porcelain", "--", ".", *EXCLUDE], path)
     return [line for line in out.splitlines() if line.strip()]
 
 
@@ -219,12 +245,7 @@ def commit_on_branch(top: Path, task_id: str, message: str) -> str:
     current = git(["rev-parse", "--abbrev-ref", "HEAD"], top).strip()
     if current != name:
         git(["switch", "-C", name], top)
-    git(["add", "-A", "--", ".", EXCLUDE], top)
+    git(["add", "-A", "--", ".", *EXCLUDE], top)
     if dirty_index(top):
         git([*identity(top), "commit", "--no-verify", "-q", "-m", message], top)
     return git(["rev-parse", "HEAD"], top).strip()
-
-
-def push(top: Path, remote: str, name: str) -> None:
-    """Push branch `name` to `remote` (never forced: a branch there with other work stays)."""
-    git(["push", "--quiet", remote, f"refs/heads/{name}:refs/heads/{name}"], top)

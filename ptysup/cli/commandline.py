@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from ptysup import __version__
-from ptysup.cli import configfile
+from ptysup.cli import configfile, gitauth
 from ptysup.cli.options import (
     _FILE_ONLY,
     _LIST_OPTIONS,
@@ -41,10 +41,11 @@ OTHER_VARIABLES = frozenset(
         "PTYSUP_REQUIRE_E2E",  # scripts/test.sh, CI: a test that cannot run fails
         "PTYSUP_SOAK_DECISIONS",  # scripts/test.sh: the soak test's length
         "PTYSUP_TEST_RUN",  # the tests' marker in a child's environment
-        "PTYSUP_REPOSITORY",  # deploy/k8s/job.yaml: the repository to clone
+        gitauth.REMOTE_VAR,  # deploy/k8s/job.yaml: the repository to clone and push to
         "PTYSUP_JOB_UID",  # deploy/k8s/job.yaml: the Job's folder on the state volume
-        "PTYSUP_GIT_TOKEN",  # ptysup.engines.ci git-credential: the token git pushes with
-        "PTYSUP_GIT_USER",  # ptysup.engines.ci git-credential: its user name
+        gitauth.TOKEN_VAR,  # ptysup.cli.gitauth: the token `batch run --push` pushes with
+        gitauth.USER_VAR,  # ptysup.cli.gitauth: its user name
+        "PTYSUP_HOOK_TOKEN",  # agents/aider: the run's hook token, in aider's environment
     }
 )
 
@@ -269,6 +270,7 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
     """The whole program; returns the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
     environ = dict(os.environ if env is None else env)
+    gitauth.take(environ)  # for ptysup's own push: nothing it starts inherits the token
     if "_PTYSUP_COMPLETE" in environ:  # the shell asks for completions
         from ptysup.cli.completion import complete
 

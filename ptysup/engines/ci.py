@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ptysup.attach.server import RECORD as ATTACH
+from ptysup.batch.worktrees import EXCLUDE
+from ptysup.cli import gitauth
 from ptysup.redact import redact_strings
 from ptysup.run.report import _cell
 from ptysup.store.listing import describe
@@ -114,7 +116,8 @@ def work_diff(workdir: Path) -> bytes:
 
     A `batch run` or a task works in the job's checkout itself, and the runner's disk goes
     away with the job: the patch in the artifact is how the work comes back. A private
-    index keeps the checkout's own index untouched; ptysup's own folder is left out.
+    index keeps the checkout's own index untouched; ptysup's own folder and the agents'
+    own files (aider's histories) are left out.
     """
     git = shutil.which("git")
     if git is None:
@@ -123,7 +126,7 @@ def work_diff(workdir: Path) -> bytes:
         env = {**os.environ, "GIT_INDEX_FILE": str(Path(tmp) / "index")}
         steps = (
             ["read-tree", "HEAD"],
-            ["add", "--all", "--", ":(top)", ":(exclude).ptysup"],
+            ["add", "--all", "--", ":(top)", *EXCLUDE],
             ["diff", "--cached", "--binary", "HEAD"],
         )
         out = b""
@@ -182,6 +185,7 @@ def main(
     argv: Sequence[str] | None = None,
     env: Mapping[str, str] | None = None,
     out: TextIO = sys.stdout,
+    stdin: TextIO | None = None,
 ) -> int:
     """The subcommands the Action, the workflow and the Job call."""
     env = os.environ if env is None else env
@@ -196,7 +200,9 @@ def main(
     co.add_argument("--before", type=Path, required=True, help="run ids present before")
     co.add_argument("--dest", type=Path, required=True)
     co.add_argument("--batch-id", default="")
-    gc = sub.add_parser("git-credential", help="git's credential helper: $PTYSUP_GIT_TOKEN")
+    gc = sub.add_parser(
+        "git-credential", help="git's credential helper: $PTYSUP_GIT_TOKEN for $PTYSUP_REPOSITORY"
+    )
     gc.add_argument("operation", nargs="?", default="get")
     ta = sub.add_parser("table", help="the collected runs as a markdown table")
     ta.add_argument("root", type=Path)
@@ -210,7 +216,7 @@ def main(
         claude_config(config_dir, args.project.resolve(), env)
         return 0
     if args.command == "git-credential":
-        return git_credential(args.operation, env, out)
+        return git_credential(args.operation, env, out, stdin or sys.stdin)
     if args.command == "table":
         include = json.loads(args.matrix).get("include", []) if args.matrix else []
         out.write(table(args.root, [str(row.get("id")) for row in include]))
@@ -225,14 +231,16 @@ def main(
     return 0
 
 
-def git_credential(operation: str, env: Mapping[str, str], out: TextIO) -> int:
-    """git's credential helper for a pod (`credential.helper`): the token of a Secret,
-    from $PTYSUP_GIT_TOKEN, for `get`; never stored (`store`, `erase` do nothing). The
-    token reaches git on a pipe, never a command line or a file."""
-    token = env.get("PTYSUP_GIT_TOKEN", "")
-    if operation == "get" and token:
-        user = env.get("PTYSUP_GIT_USER") or "x-access-token"  # GitHub's, GitLab takes any
-        out.write(f"username={user}\npassword={token}\n")
+def git_credential(operation: str, env: Mapping[str, str], out: TextIO, request: TextIO) -> int:
+    """git's credential helper for ptysup's own push (given with `-c credential.helper`
+    on that command line only): the token of a Secret, from $PTYSUP_GIT_TOKEN, for `get`
+    of the one remote, $PTYSUP_REPOSITORY (protocol, host, path); nothing for any other
+    host, never stored (`store`, `erase` do nothing). The token reaches git on a pipe,
+    never a command line or a file."""
+    if operation != "get":
+        return 0
+    answer = gitauth.credential(gitauth.parse_request(request.read()), env)
+    out.write("".join(f"{key}={value}\n" for key, value in answer.items()))
     return 0
 
 

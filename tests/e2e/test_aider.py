@@ -7,6 +7,8 @@ aider takes ~3 s to start: each test is one short run."""
 from __future__ import annotations
 
 import contextlib
+import json
+import re
 import shutil
 import subprocess
 from collections.abc import Callable, Iterator, Mapping
@@ -312,3 +314,54 @@ def test_a_question_at_start_no_switch_skips_ends_the_start_naming_it(
     assert 'aider is waiting on its confirmation "No git repo found' in error["message"]
     assert not (r.project / ".git").exists()
     assert not r.model.requests_of(RequestKind.AGENT)
+
+
+def test_a_batch_commits_none_of_aiders_own_files_and_a_task_that_changed_nothing_nothing(
+    rig: Callable[..., Rig],
+) -> None:
+    r = rig(
+        {
+            "title": TITLE,
+            "files": {"greet.txt": "hello\n"},
+            "agent": [
+                {
+                    "match": "greet the world",
+                    "reply": edit("greet.txt", "hello\n", "hello, world\n"),
+                },
+                {"match": "say hello", "reply": "Hello there."},
+            ],
+            "supervisor": [{"reply": "[COMPLETE] done"}],
+        }
+    )
+    _commit(r, "greet.txt")
+    base = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=r.project, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    (r.project / "TASKS.yaml").write_text(
+        "tasks:\n"
+        "  - {id: greet, task: greet the world, agent-cmd: aider greet.txt}\n"
+        "  - {id: nothing, task: say hello, agent-cmd: aider}\n"
+    )
+    done = r.ptysup("batch", "TASKS.yaml", "--jobs", "1", "--summary-json", "s.json", timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    by_id = {t["id"]: t for t in json.loads((r.project / "s.json").read_text())["tasks"]}
+
+    def changed(branch: str) -> list[str]:
+        out = subprocess.run(
+            ["git", "diff", "--name-only", f"{base}..{branch}"],
+            cwd=r.project,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return out.stdout.split()
+
+    assert changed("ptysup/greet") == ["greet.txt"]  # aider's own commit, nothing of its own
+    assert changed("ptysup/nothing") == []
+    assert by_id["nothing"]["commit"] is None and by_id["nothing"]["diff_stat"] == ""
+    # aider's files stay in the worktrees, and none holds ptysup's hook token.
+    for task_id in ("greet", "nothing"):
+        tree = r.project / ".ptysup" / "worktrees" / task_id
+        history = (tree / ".aider.chat.history.md").read_text()
+        assert "hook_client.py" in history  # its command line, as aider logs it
+        assert not re.search(r"\b[0-9a-f]{32}\b", history), history

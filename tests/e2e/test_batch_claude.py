@@ -422,3 +422,137 @@ def test_a_batch_killed_with_sigkill_is_finished_by_running_it_again(
     assert by_id["queued"]["run_id"] not in first.values()
     assert _git(r.project, "show", "ptysup/queued:queued.txt") == "work of queued\n"
     assert "locked" not in _git(r.project, "worktree", "list", "--porcelain")
+
+
+def _batch_state(project: Path) -> dict[str, dict[str, Any]]:
+    """The batch's state file, task by task."""
+    (path,) = (project / ".ptysup" / "runs" / "batches").glob("*/state.json")
+    return {t["id"]: t for t in json.loads(path.read_text())["tasks"]}
+
+
+def test_tasks_whose_process_was_killed_mid_run_are_said_so_and_resumed_by_a_rerun(
+    rig: Callable[..., Rig],
+) -> None:
+    # cut1, cut2: their ptysup is SIGKILLed once their task is typed (the OOM killer, a
+    # kill -9), with no run_end; the batch goes on to later, which completes.
+    ids = ["cut1", "cut2", "later"]
+    trees = "{workdir}/.ptysup/worktrees"
+    r = rig(
+        {
+            "agent": [
+                *({**_writes_its_file(i, delay=300), "times": 1} for i in ("cut1", "cut2")),
+                *(_writes_its_file(i, delay=0) for i in ids),  # the resumed agents ask again
+            ],
+            "supervisor": [
+                *(
+                    {
+                        "match": f"task {i}",
+                        "when": {"file_exists": f"{trees}/{i}/{i}.txt"},
+                        "reply": "[COMPLETE] written",
+                    }
+                    for i in ids
+                ),
+                *({"match": f"task {i}", "reply": f"[CONTINUE] task {i}"} for i in ids),
+            ],
+        }
+    )
+    _repo(r.project)
+    tasks = str(_tasks_file(r.project, ids))
+    proc = r.start("batch", tasks, "--jobs", "2")
+    runs = r.project / ".ptysup" / "runs"
+
+    def saved(task_id: str) -> bool:  # Claude Code's conversation holds the task
+        transcripts = Path(r.env["CLAUDE_CONFIG_DIR"], "projects").glob("*/*.jsonl")
+        return any(f"task {task_id}" in p.read_text(errors="replace") for p in transcripts)
+
+    try:
+        wait_for(lambda: saved("cut1") and saved("cut2"), 180, "both tasks' conversations")
+        first = {i: _run_id_of(r.project, i) for i in ("cut1", "cut2")}
+        for run_id in first.values():
+            os.killpg(int((runs / run_id / "lock").read_text()), signal.SIGKILL)
+        out, err = proc.communicate(timeout=300)
+    finally:
+        proc.kill()
+    assert proc.returncode == 1, out + err
+    said = _batch_state(r.project)
+    for task_id in ("cut1", "cut2"):
+        assert (said[task_id]["outcome"], said[task_id]["exit_code"]) == ("killed", 137)
+        assert said[task_id]["error"] == (
+            "killed by SIGKILL before its run ended: running the batch again goes on with it"
+        )
+        assert f"{task_id}: killed by SIGKILL before its run ended" in out
+    assert said["later"]["outcome"] == "complete"
+
+    done = _batch(r, tasks, "--summary-json", "s.json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    by_id = {t["id"]: t for t in json.loads((r.project / "s.json").read_text())["tasks"]}
+    assert all((t["outcome"], t["exit_code"]) == ("complete", 0) for t in by_id.values())
+    for task_id, run_id in first.items():  # the same run, gone on with
+        assert by_id[task_id]["run_id"] == run_id
+        names = [e["event"] for e in read_events(runs / run_id / "events.jsonl")]
+        assert names.count("run_resume") == 1 and names[-1] == "run_end"
+        assert _git(r.project, "show", f"ptysup/{task_id}:{task_id}.txt") == f"work of {task_id}\n"
+
+
+# Holds a batch's child in its interpreter's start-up, before ptysup's code (and its signal
+# handlers) runs, until it is killed: the window a SIGTERM to a batch that just started
+# its tasks meets. The batch itself (not `batch run`) starts as usual.
+HOLD = """\
+import os, pathlib
+argv = pathlib.Path("/proc/self/cmdline").read_bytes().split(b"\\0")
+if b"run" in argv and b"--run-id" in argv:
+    held = pathlib.Path(os.environ["HELD_DIR"])
+    (held / str(os.getpid())).touch()
+    open(held / "never", "rb")  # a FIFO nobody opens for writing: blocks for good
+"""
+
+
+def test_a_sigterm_before_the_tasks_runs_began_leaves_every_task_to_a_rerun(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    ids = ["t1", "t2", "t3", "t4"]
+    r = rig(
+        {
+            "agent": [_writes_its_file(i, delay=0) for i in ids],
+            "supervisor": [{"reply": "[COMPLETE] written"}],
+        }
+    )
+    _repo(r.project)
+    tasks = str(_tasks_file(r.project, ids))
+    held, hook = tmp_path / "held", tmp_path / "hook"
+    held.mkdir()
+    hook.mkdir()
+    os.mkfifo(held / "never")
+    (hook / "sitecustomize.py").write_text(HOLD)
+    proc = subprocess.Popen(
+        ptysup_argv("batch", tasks, "--jobs", "2"),
+        cwd=r.project,
+        env={**r.env, "PYTHONPATH": str(hook), "HELD_DIR": str(held)},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for(lambda: len(list(held.iterdir())) == 3, 120, "two children in start-up")
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 143, out + err
+    said = _batch_state(r.project)
+    killed = [i for i in ids if said[i]["outcome"] == "killed"]
+    assert len(killed) == 2 and all(said[i]["exit_code"] == 143 for i in killed)
+    for task_id in killed:
+        assert said[task_id]["error"] == (
+            "killed by SIGTERM before its run began: running the batch again goes on with it"
+        )
+    assert [said[i]["outcome"] for i in ids if i not in killed] == ["not_started"] * 2
+    assert "exit -15" not in out + json.dumps(said)
+
+    done = _batch(r, tasks, "--jobs", "2", "--summary-json", "s.json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    by_id = {t["id"]: t for t in json.loads((r.project / "s.json").read_text())["tasks"]}
+    assert all((t["outcome"], t["exit_code"]) == ("complete", 0) for t in by_id.values())
+    for task_id in ids:
+        assert _git(r.project, "show", f"ptysup/{task_id}:{task_id}.txt") == f"work of {task_id}\n"

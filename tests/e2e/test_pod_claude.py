@@ -85,6 +85,40 @@ def _writes(task_id: str, folder: Path, delay: float) -> dict[str, Any]:
     }
 
 
+def _origin(tmp_path: Path, bare: Path) -> Path:
+    """A bare repository at BARE, of a project with one commit: the pods' remote."""
+    seed = tmp_path / "seed"
+    seed.mkdir()
+    (seed / "README.md").write_text("hello\n")
+    for argv in (["init", "-q"], ["add", "."], ["commit", "-qm", "start"]):
+        subprocess.run([*GIT, *argv], cwd=seed, check=True)
+    subprocess.run(["git", "clone", "-q", "--bare", str(seed), str(bare)], check=True)
+    return bare
+
+
+def _pod_script(state: Path, tasks: Path) -> str:
+    """The Job's container script, its volumes moved into the test's folders."""
+    script = str(_container()["args"][0])
+    return script.replace("/state/", f"{state}/").replace("/tasks/", f"{tasks}/")
+
+
+def _pod_env(r: Rig, **values: str) -> dict[str, str]:
+    """The pod's environment: the rig's model and agents (not its Claude config or HOME:
+    the pod's script sets its own), ptysup's Python on PATH, and VALUES."""
+    env = {k: v for k, v in r.env.items() if k not in ("CLAUDE_CONFIG_DIR", "HOME")}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
+    env.update(values)
+    return env
+
+
+def _remote_file(origin: Path, spec: str) -> str:
+    """A file of a branch on the remote (`BRANCH:PATH`)."""
+    done = subprocess.run(
+        ["git", "--git-dir", str(origin), "show", spec], capture_output=True, text=True, check=True
+    )
+    return done.stdout
+
+
 def test_the_pod_command_pushes_its_task_and_a_retry_resumes_the_run(
     rig: Callable[..., Rig], tmp_path: Path
 ) -> None:
@@ -102,12 +136,7 @@ def test_the_pod_command_pushes_its_task_and_a_retry_resumes_the_run(
             ],
         }
     )
-    seed, origin = tmp_path / "seed", tmp_path / "origin.git"
-    seed.mkdir()
-    (seed / "README.md").write_text("hello\n")
-    for argv in (["init", "-q"], ["add", "."], ["commit", "-qm", "start"]):
-        subprocess.run([*GIT, *argv], cwd=seed, check=True)
-    subprocess.run(["git", "clone", "-q", "--bare", str(seed), str(origin)], check=True)
+    origin = _origin(tmp_path, tmp_path / "origin.git")
     tasks.mkdir()
     (tasks / "TASKS.yaml").write_text(
         yaml.safe_dump(
@@ -120,11 +149,10 @@ def test_the_pod_command_pushes_its_task_and_a_retry_resumes_the_run(
         )
     )
     container = _container()
-    # The pod's paths, moved into this test's folder; the script is otherwise the Job's own.
-    script = container["args"][0].replace("/state/", f"{state}/").replace("/tasks/", f"{tasks}/")
+    script = _pod_script(state, tasks)
     values = {e["name"]: e["value"] for e in container["env"] if "value" in e}
-    env = {k: v for k, v in r.env.items() if k not in ("CLAUDE_CONFIG_DIR", "HOME")}
-    env.update(
+    env = _pod_env(
+        r,
         PTYSUP_AGENT_CMD=AGENT,
         PTYSUP_MAX_TIME=values["PTYSUP_MAX_TIME"],
         PTYSUP_MAX_COST=values["PTYSUP_MAX_COST"],
@@ -132,7 +160,6 @@ def test_the_pod_command_pushes_its_task_and_a_retry_resumes_the_run(
         PTYSUP_JOB_UID="job-uid",
         PTYSUP_GIT_TOKEN="not-needed-by-a-local-remote",
         JOB_COMPLETION_INDEX="1",
-        PATH=f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}",
     )
 
     def pod() -> subprocess.Popen[bytes]:
@@ -180,16 +207,172 @@ def test_the_pod_command_pushes_its_task_and_a_retry_resumes_the_run(
     assert events[0]["task"] == "task second"
     assert (events[0]["max_cost_usd"], events[0].get("max_time_s")) == (5, 3600)
     # The work left the pod: the branch is on the remote, on top of its commit.
-    shown = subprocess.run(
-        ["git", "--git-dir", str(origin), "show", "ptysup/second:second.txt"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert shown.stdout == "work of second\n"
+    assert _remote_file(origin, "ptysup/second:second.txt") == "work of second\n"
     assert b"pushed ptysup/second" in out
     # What one task took, against what the Job asks for each pod.
     peak_mib = peak / 1024
     print(f"\npeak PSS of the pod's processes: {peak_mib:.0f} MiB")
     request = _mib(container["resources"]["requests"]["memory"])
     assert 100 < peak_mib < request, (peak_mib, request)
+
+
+# What the agent tries in the pod, through its Bash tool: the environment, every process's
+# environment, git's credentials for the remote and for another host, ptysup's helper
+# itself; then traps for ptysup's push (in the repository a credential helper, a pre-push
+# hook, the remote's address rewritten and a proxy, none of which may be heeded; a global
+# helper in the HOME it shares) and a spy in a session of its own that outlives the agent,
+# reading every process's environment and command line.
+PROBE = """\
+spy={spy}
+remote='protocol=http\\nhost=127.0.0.1:{port}\\npath=origin.git\\n\\n'
+{{
+  echo "== env"; env
+  echo "== every process"
+  for p in /proc/[0-9]*; do echo "$p: $(tr '\\0' ' ' < "$p/environ")"; done
+  echo "== git credential fill, the remote"
+  printf "$remote" | GIT_TERMINAL_PROMPT=0 git credential fill
+  echo "== git credential fill, another host"
+  printf 'protocol=https\\nhost=evil.example\\n\\n' | GIT_TERMINAL_PROMPT=0 git credential fill
+  echo "== ptysup's helper"
+  printf "$remote" | python -m ptysup.engines.ci git-credential get
+}} > "$spy/seen" 2>&1
+git config credential.helper "!f() {{ cat >> $spy/repo-helper; }}; f"
+git config url.http://127.0.0.1:1/.insteadOf http://127.0.0.1:{port}/
+git config http.proxy http://127.0.0.1:1
+git config --global credential.helper "!f() {{ cat >> $spy/global-helper; }}; f"
+printf '#!/bin/sh\\nenv >> %s/pre-push\\n' "$spy" > .git/hooks/pre-push
+chmod +x .git/hooks/pre-push
+setsid sh -c 'while :; do
+  date +%s.%N >> {spy}/beats
+  cat /proc/[0-9]*/environ /proc/[0-9]*/cmdline 2>/dev/null | tr "\\0" "\\n" >> {spy}/caught
+  sleep 0.05
+done' > /dev/null 2>&1 < /dev/null &
+echo probed
+"""
+
+
+def test_in_the_pod_the_agent_never_sees_the_git_token_and_ptysup_s_push_still_works(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    import secrets
+
+    from tests.gitserver import serve
+    from tests.otheruser import other_user
+
+    user = other_user(tmp_path)  # the pod's user is not root, and neither is its agent
+    token = f"ghs_{secrets.token_hex(12)}"
+    state, tasks, spy = tmp_path / "state", tmp_path / "tasks", tmp_path / "spy"
+    here = state / "job-uid" / "0"
+    for folder in (state, spy):
+        folder.mkdir()
+        os.chown(folder, user.uid, user.gid)
+    origin = _origin(tmp_path, tmp_path / "served" / "origin.git")
+    with serve(origin.parent, token) as server:
+        probe = tmp_path / "probe.sh"
+        probe.write_text(PROBE.format(spy=spy, port=server.port))
+        r = rig(
+            {
+                "agent": [
+                    {
+                        "match": "task probe",
+                        "steps": [
+                            {"tool": "Bash", "input": {"command": f"sh {probe}"}},
+                            {
+                                "tool": "Write",
+                                "input": {
+                                    "file_path": f"{here}/repo/probe.txt",
+                                    "content": "probed\n",
+                                },
+                            },
+                            {"text": "Probed."},
+                        ],
+                    }
+                ],
+                "supervisor": [{"reply": "[COMPLETE] probed"}],
+            }
+        )
+        tasks.mkdir()
+        (tasks / "TASKS.yaml").write_text("tasks:\n  - {id: probe, task: task probe}\n")
+        script = _pod_script(state, tasks)
+        env = _pod_env(
+            r,
+            PTYSUP_AGENT_CMD=f"{AGENT} --allowedTools Bash",
+            PTYSUP_MAX_TIME="4m",
+            PTYSUP_REPOSITORY=server.url("origin.git"),
+            PTYSUP_JOB_UID="job-uid",
+            PTYSUP_GIT_TOKEN=token,
+            JOB_COMPLETION_INDEX="0",
+        )
+        # The pod: its own PID namespace, whose first process is the container's command
+        # (which execs ptysup), run as the pod's user.
+        pod = subprocess.run(
+            ["unshare", "--pid", "--fork", "--mount-proc", *user.argv("/bin/sh", "-c", script)],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        pushed = server.pushes()
+    # The agent saw no token: not in its environment, nor in any process's it could read
+    # (ptysup's own is closed to it), nor from git for the remote or another host, nor
+    # through the traps it set for ptysup's push.
+    seen = (spy / "seen").read_text()
+    assert "== env" in seen and "PTYSUP_REPOSITORY=" in seen  # the probe did run
+    assert "/proc/1: \n" in seen and "Permission denied" in seen
+    beats = [float(b) for b in (spy / "beats").read_text().split()]
+    assert beats, "the spy never ran"
+    for name in ("seen", "caught", "repo-helper", "global-helper", "pre-push"):
+        leaked = (spy / name).read_text(errors="replace") if (spy / name).exists() else ""
+        assert token not in leaked, f"the token reached the agent's {name}"
+    assert "password=" not in seen
+    # ptysup's push got the token, for the one remote: the branch is there.
+    assert pod.returncode == 0, pod.stdout + pod.stderr
+    assert _remote_file(origin, "ptysup/probe:probe.txt") == "probed\n"
+    # Nothing the agent started was alive when the token was first sent.
+    assert pushed and max(beats) < pushed[0].ts, (max(beats), pushed[0].ts)
+
+
+def test_a_second_job_of_the_same_tasks_is_refused_up_front_not_after_redoing_the_task(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    from ptysup.testing.fakemodel import RequestKind
+
+    state, tasks = tmp_path / "state", tmp_path / "tasks"
+    r = rig(
+        {
+            "agent": [_writes("only", state / "first-job" / "0" / "repo", delay=0)],
+            "supervisor": [{"reply": "[COMPLETE] written"}],
+        }
+    )
+    origin = _origin(tmp_path, tmp_path / "origin.git")
+    tasks.mkdir()
+    (tasks / "TASKS.yaml").write_text("tasks:\n  - {id: only, task: task only}\n")
+    script = _pod_script(state, tasks)
+    env = _pod_env(
+        r, PTYSUP_AGENT_CMD=AGENT, PTYSUP_REPOSITORY=str(origin), JOB_COMPLETION_INDEX="0"
+    )
+
+    def job(uid: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["/bin/sh", "-c", script],
+            env={**env, "PTYSUP_JOB_UID": uid},
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+
+    first = job("first-job")
+    assert first.returncode == 0, first.stdout + first.stderr
+    pushed = _remote_file(origin, "ptysup/only:only.txt")
+    asked = len(r.model.requests_of(RequestKind.AGENT))
+    # A second Job of the same tasks: a new folder, a fresh clone, the branch already there.
+    second = job("second-job")
+    assert second.returncode == 2, second.stdout + second.stderr  # FailIndex: no retry
+    (said,) = second.stderr.splitlines()
+    assert said.startswith(f"ptysup: --push {origin}: branch ptysup/only is already there")
+    assert "--delete ptysup/only" in said and "rename the task" in said
+    assert len(r.model.requests_of(RequestKind.AGENT)) == asked  # the task never ran again
+    assert not (state / "second-job" / "0" / "runs").exists()
+    assert _remote_file(origin, "ptysup/only:only.txt") == pushed == "work of only\n"

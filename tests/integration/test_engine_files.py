@@ -312,7 +312,12 @@ def test_each_pod_runs_its_index_on_the_state_volume_as_a_non_root_user() -> Non
     container = pod["containers"][0]
     script = container["args"][0]
     assert 'exec ptysup batch run /tasks/TASKS.yaml --index "$JOB_COMPLETION_INDEX"' in script
-    assert '--runs-dir "$here/runs" --push origin' in script
+    assert '--runs-dir "$here/runs" --push "$PTYSUP_REPOSITORY"' in script
+    # The git token is the clone's and ptysup's own: no global credential helper (the
+    # agent's git would ask it), and ptysup is the container's first process, which ends
+    # whatever the agent left running before it pushes (no shared process namespace).
+    assert "--global" not in script and "GIT_CONFIG_GLOBAL=/dev/null git" in script
+    assert not pod.get("shareProcessNamespace")
     assert 'here="/state/$PTYSUP_JOB_UID/$JOB_COMPLETION_INDEX"' in script
     assert {"name": "tasks", "mountPath": "/tasks", "readOnly": True} in container["volumeMounts"]
     assert pod["securityContext"]["runAsNonRoot"] is True
@@ -331,6 +336,19 @@ def test_each_pod_runs_its_index_on_the_state_volume_as_a_non_root_user() -> Non
     limit = container["resources"]["limits"]["memory"]
     assert memory.endswith("Mi") and limit.endswith("Mi")
     assert 451 < int(memory[:-2]) < int(limit[:-2])  # above the idle run (451 MB)
+
+
+def test_the_action_and_the_workflow_hand_the_agent_no_token_but_the_model_s_key() -> None:
+    # The agent and its supervisor get the run step's environment: the model's key, which
+    # both need, and nothing else secret; checkouts keep no credentials (checked above).
+    for path in (ACTION, WORKFLOW):
+        text = path.read_text()
+        assert not re.search(r"token", text, re.I), path
+        assert re.findall(r"secrets\.\w+", text) == (
+            ["secrets.ANTHROPIC_API_KEY"] if path == WORKFLOW else []
+        )
+    run = next(s for s in steps(load(ACTION)) if s.get("id") == "run")
+    assert [k for k in run["env"] if not k.startswith("INPUT_")] == ["ANTHROPIC_API_KEY"]
 
 
 def run_scripts(doc: dict[str, Any]) -> list[str]:

@@ -129,7 +129,7 @@ def test_a_resumed_run_restores_the_chat_history() -> None:
 class _Hooks:
     """A hook channel whose command prints what it is given on stdin."""
 
-    def command(self, wait: float | None = None) -> str:
+    def command(self, wait: float | None = None, token_from: str | None = None) -> str:
         return "cat"
 
     def address(self) -> tuple[str, str]:
@@ -147,6 +147,28 @@ def test_the_notification_command_feeds_the_hook_client_this_runs_payload() -> N
         "session_id": SESSION,
     }
     assert shlex.split(command)[:2] == ["printf", "%s"]
+
+
+def test_the_hook_token_is_in_aiders_environment_never_on_the_line_it_logs(
+    tmp_path: Path,
+) -> None:
+    import threading
+
+    from ptysup.agents.hookchannel import HookChannel
+
+    heard = threading.Event()
+    with HookChannel(on_event=lambda event: heard.set(), parent=str(tmp_path)) as channel:
+        launch = AiderProfile(SESSION).launch(
+            ["aider"], {"PATH": "/usr/bin:/bin"}, channel, tmp_path
+        )
+        command = launch.argv[launch.argv.index("--notifications-command") + 1]
+        token = channel.address()[1]
+        # aider writes its command line into .aider.chat.history.md, in the project.
+        assert token not in " ".join(launch.argv)
+        assert launch.env["PTYSUP_HOOK_TOKEN"] == token
+        # aider runs the command through the shell, in its environment: ptysup hears it.
+        subprocess.run(["sh", "-c", command], env=launch.env, check=True, timeout=30)
+        assert heard.wait(10)
 
 
 def test_the_notification_is_a_stop_and_nothing_else_is_heard() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -256,12 +257,36 @@ def test_a_rerun_goes_on_with_interrupted_tasks_and_fresh_starts_over(
         log = tasks.parent / ".ptysup" / "runs" / str(t["run_id"]) / "events.jsonl"
         assert '"run_resume"' in log.read_text()
     assert _out(tasks.parent, "rev-parse", "ptysup/a") == by_hand
-    assert main(["batch", "TASKS.yaml", "--fresh", "--summary-json", "3.json"], env) == 1
+    capsys.readouterr()
+    # --fresh keeps work: a commit on a branch, a file changed in a worktree. It says
+    # which and how to go on, and touches nothing.
+    (tasks.parent / ".ptysup" / "worktrees" / "b" / "notes.txt").write_text("mine\n")
+    assert main(["batch", "TASKS.yaml", "--fresh"], env) == 2
+    (said,) = capsys.readouterr().err.splitlines()
+    assert said == (
+        "ptysup: --fresh would delete the work of the earlier batch: ptysup/a (1 commit(s)), "
+        "ptysup/b (1 uncommitted file(s)); keep it first (git branch -m, commit or copy it), "
+        "or delete it: --fresh --discard"
+    )
+    assert _out(tasks.parent, "rev-parse", "ptysup/a") == by_hand
+    assert (tasks.parent / ".ptysup" / "worktrees" / "b" / "notes.txt").is_file()
+    assert main(["batch", "TASKS.yaml", "--discard"], env) == 2
+    assert "--discard goes with --fresh" in capsys.readouterr().err
+    # Asked to: it deletes them, and says what went.
+    assert (
+        main(["batch", "TASKS.yaml", "--fresh", "--discard", "--summary-json", "3.json"], env) == 1
+    )
+    err = capsys.readouterr().err
+    assert "ptysup: --fresh: removed ptysup/a and its worktree (1 commit(s))\n" in err
+    assert "ptysup: --fresh: removed ptysup/b and its worktree (1 uncommitted file(s))\n" in err
     third = _summary(tasks.parent / "3.json")
     assert not {t["run_id"] for t in third.values()} & {t["run_id"] for t in first.values()}
     assert _out(tasks.parent, "rev-parse", "ptysup/a") == base  # made anew from the base
     assert "locked" not in _out(tasks.parent, "worktree", "list", "--porcelain")
-    capsys.readouterr()
+    # Nothing of its own in them: --fresh alone starts over, and says so.
+    assert main(["batch", "TASKS.yaml", "--fresh"], env) == 1
+    err = capsys.readouterr().err
+    assert "ptysup: --fresh: removed ptysup/a and its worktree (no work)\n" in err
 
 
 def test_a_task_that_ended_for_good_is_kept_by_a_rerun(tasks: Path) -> None:
@@ -282,6 +307,28 @@ def test_a_task_that_ended_for_good_is_kept_by_a_rerun(tasks: Path) -> None:
     assert '"run_resume"' not in log.read_text()
 
 
+@pytest.mark.parametrize(
+    ("outcome", "error", "kept"),
+    [
+        ("complete", None, True),
+        ("abort", None, True),
+        ("budget", None, True),
+        ("complete", "push failed: ...", False),
+        ("signal", None, False),
+        ("agent_exited", None, False),
+        ("killed", "killed by SIGKILL before its run ended", False),
+        ("exit -15", None, False),  # what an earlier ptysup wrote for a killed task
+        ("exit 70", None, False),  # a process that ended with no run_end
+    ],
+)
+def test_a_rerun_keeps_only_a_task_whose_run_ended_with_a_final_outcome_of_its_own(
+    outcome: str, error: str | None, kept: bool
+) -> None:
+    from ptysup.batch.state import ENDED, TaskState
+
+    assert TaskState("a", ENDED, "r", outcome, 0, error=error).kept is kept
+
+
 @pytest.mark.parametrize(("signum", "code"), [(signal.SIGKILL, 137), (signal.SIGTERM, 4)])
 def test_batch_run_says_137_when_the_agent_was_killed_with_sigkill(
     tasks: Path, capsys: pytest.CaptureFixture[str], signum: int, code: int
@@ -298,16 +345,48 @@ def test_batch_run_says_137_when_the_agent_was_killed_with_sigkill(
     capsys.readouterr()
 
 
-def test_the_git_credential_helper_gives_the_token_only_for_get() -> None:
+def test_the_git_credential_helper_gives_the_token_only_for_get_of_the_one_remote() -> None:
     from ptysup.engines import ci
 
-    out = io.StringIO()
-    assert ci.main(["git-credential", "get"], {"PTYSUP_GIT_TOKEN": "s3cret"}, out) == 0
-    assert out.getvalue() == "username=x-access-token\npassword=s3cret\n"
-    for operation, env in (("store", {"PTYSUP_GIT_TOKEN": "s3cret"}), ("get", {})):
+    remote = "https://git.example:8443/team/project.git"
+    env = {"PTYSUP_GIT_TOKEN": "s3cret", "PTYSUP_REPOSITORY": remote}
+    ours = "protocol=https\nhost=git.example:8443\npath=team/project.git\n\n"
+
+    def helper(operation: str, request: str, given: dict[str, str]) -> str:
         out = io.StringIO()
-        assert ci.main(["git-credential", operation], env, out) == 0
-        assert out.getvalue() == ""
+        assert ci.main(["git-credential", operation], given, out, io.StringIO(request)) == 0
+        return out.getvalue()
+
+    assert helper("get", ours, env) == "username=x-access-token\npassword=s3cret\n"
+    # git names no path unless credential.useHttpPath: the host is the remote's.
+    assert helper("get", "protocol=https\nhost=git.example:8443\n\n", env) != ""
+    others = (
+        "protocol=https\nhost=evil.example\n\n",  # another host
+        "protocol=https\nhost=git.example\npath=team/project.git\n\n",  # another port
+        "protocol=http\nhost=git.example:8443\npath=team/project.git\n\n",  # in clear
+        "protocol=https\nhost=git.example:8443\npath=team/other.git\n\n",  # another repo
+        "protocol=https\nhost=git.example:8443.evil.example\n\n",
+    )
+    for request in others:
+        assert helper("get", request, env) == "", request
+    assert helper("store", ours, env) == ""
+    assert helper("get", ours, {"PTYSUP_GIT_TOKEN": "s3cret"}) == ""  # no remote: nobody
+    assert helper("get", ours, {"PTYSUP_REPOSITORY": remote}) == ""  # no token
+
+
+def test_ptysup_takes_the_git_token_out_of_the_environment_of_all_it_starts(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ptysup.cli import gitauth
+
+    monkeypatch.setenv("PTYSUP_GIT_TOKEN", "s3cret")
+    given = {"PTYSUP_GIT_TOKEN": "s3cret", "PATH": "/usr/bin:/bin"}
+    assert main(["version"], given) == 0
+    capsys.readouterr()
+    assert "PTYSUP_GIT_TOKEN" not in os.environ  # what ptysup starts inherits
+    assert gitauth.token() == "s3cret"  # kept for the push alone
+    assert main(["version"], {"PATH": "/usr/bin:/bin"}) == 0
+    assert gitauth.token() is None  # an invocation without one holds none
 
 
 def test_a_damaged_state_file_is_refused_and_fresh_starts_over(

@@ -108,3 +108,23 @@ def test_install_with_a_prefix_that_holds_the_pin_prints_its_binary(
 def test_outside_git_there_is_no_patch(tmp_path: Path) -> None:
     (tmp_path / "file.txt").write_text("x\n")
     assert ci.work_diff(tmp_path) == b""
+
+
+def test_the_patch_holds_the_work_never_ptysup_s_or_an_agent_s_own_files(tmp_path: Path) -> None:
+    import subprocess
+
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid"]
+    (tmp_path / "work.txt").write_text("before\n")
+    for argv in (["init", "-q"], ["add", "."], ["commit", "-qm", "start"]):
+        subprocess.run([*git, *argv], cwd=tmp_path, check=True)
+    (tmp_path / "work.txt").write_text("after\n")
+    (tmp_path / "new.txt").write_text("new\n")
+    # aider's histories (the chat's holds its command line) and cache; ptysup's folder.
+    for own in (".aider.chat.history.md", ".aider.input.history", ".aider.tags.cache.v4/c.db"):
+        (tmp_path / own).parent.mkdir(exist_ok=True)
+        (tmp_path / own).write_text("aider's\n")
+    (tmp_path / ".ptysup" / "runs").mkdir(parents=True)
+    (tmp_path / ".ptysup" / "runs" / "x").write_text("ptysup's\n")
+    patch = ci.work_diff(tmp_path).decode()
+    files = re.findall(r"^diff --git a/(\S+)", patch, re.M)
+    assert files == ["new.txt", "work.txt"]

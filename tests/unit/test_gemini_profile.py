@@ -253,7 +253,7 @@ def test_an_answer_is_a_denial_whose_reason_the_model_reads() -> None:
 
 
 class Channel:
-    def command(self, wait: float | None = None) -> str:
+    def command(self, wait: float | None = None, token_from: str | None = None) -> str:
         return "hook-client" + (f" {wait:g}" if wait is not None else "")
 
     def address(self) -> tuple[str, str]:

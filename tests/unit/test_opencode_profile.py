@@ -150,7 +150,7 @@ def test_a_reopened_conversation_is_named_on_the_command_line(
 
 
 class _Hooks:
-    def command(self, wait: float | None = None) -> str:
+    def command(self, wait: float | None = None, token_from: str | None = None) -> str:
         return "hook-client" + (f" {wait:g}" if wait is not None else "")
 
     def address(self) -> tuple[str, str]:

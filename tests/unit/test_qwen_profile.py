@@ -165,7 +165,7 @@ def test_the_command_line_picks_the_conversation_unless_the_person_did() -> None
 
 
 class Hooks:
-    def command(self, wait: float | None = None) -> str:
+    def command(self, wait: float | None = None, token_from: str | None = None) -> str:
         return "hook-client" + (f" {wait:g}" if wait is not None else "")
 
     def address(self) -> tuple[str, str]:

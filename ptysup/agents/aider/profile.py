@@ -39,6 +39,9 @@ if TYPE_CHECKING:  # the screen model (pyte) loads after the agent started
 NOTIFICATION = "Notification"  # what the notifications command reports
 NOTIFICATION_TYPE = "aider_waits"
 NOTIFY_FLAG = "--notifications-command"
+# The run's hook token, in aider's environment: aider writes its command line, the
+# notifications command with it, into its chat history, a file in the project.
+TOKEN_VAR = "PTYSUP_HOOK_TOKEN"
 RESTORE_FLAG = "--restore-chat-history"
 SANE_TERM = "xterm-256color"
 # The switches an unattended start needs, each left out when the person gave it or its
@@ -55,6 +58,17 @@ SWITCHES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("--no-check-update", ("--check-update", "--just-check-update")),
     ("--fancy-input", ("--no-fancy-input",)),
     ("--no-multiline", ("--multiline",)),
+)
+
+# What aider keeps in the repository's top for itself (0.86.2): its chat and input
+# histories (the chat's holds its command line, ptysup's notifications command with it),
+# the model's log if asked for, its repository map's cache. ptysup passes --no-gitignore,
+# so aider never adds them to .gitignore (it would ask first): ptysup's commits leave them.
+OWN_FILES = (
+    "**/.aider.chat.history.md",
+    "**/.aider.input.history",
+    "**/.aider.llm.history",
+    "**/.aider.tags.cache.v*/**",
 )
 
 _RULE = re.compile(r"^─{10,}\s*$")
@@ -114,23 +128,27 @@ class AiderProfile:
 
     def notify_command(self, hooks: Hooks) -> str:
         """The shell command aider runs when it waits: the hook client, fed a payload that
-        names the event and this run's session (aider gives none)."""
+        names the event and this run's session (aider gives none), the token read from the
+        environment (aider keeps the command in its chat history)."""
         payload = {
             "hook_event_name": NOTIFICATION,
             "notification_type": NOTIFICATION_TYPE,
             "session_id": self.session_id,
         }
-        return f"printf '%s' {shlex.quote(json.dumps(payload))} | {hooks.command()}"
+        client = hooks.command(token_from=TOKEN_VAR)
+        return f"printf '%s' {shlex.quote(json.dumps(payload))} | {client}"
 
     def launch(
         self, base: Sequence[str], env: Mapping[str, str], hooks: Hooks | None, private: Path
     ) -> Launch:
         """The command line with the first-run switches and the notifications command, in
-        the environment with a TERM aider draws its prompt in: with TERM dumb or unset (CI
-        runners) it falls back to a bare `input()`, with no rule and no bracketed paste,
-        whereas ptysup's terminal is an xterm's."""
+        the environment with the hook token and a TERM aider draws its prompt in: with TERM
+        dumb or unset (CI runners) it falls back to a bare `input()`, with no rule and no
+        bracketed paste, whereas ptysup's terminal is an xterm's."""
         notify = self.notify_command(hooks) if hooks is not None else None
         fixed = dict(env)
+        if hooks is not None:  # the notifications command names it: aider logs that line
+            fixed[TOKEN_VAR] = hooks.address()[1]
         if fixed.get("TERM", "dumb") in ("", "dumb"):
             fixed["TERM"] = SANE_TERM
         return Launch(self.argv(base, notify), fixed)
