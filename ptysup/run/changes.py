@@ -4,7 +4,7 @@ git's output in, `Change`s out, and `Change`s in, a bounded list out."""
 from __future__ import annotations
 
 import enum
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 
 MAX_LISTED = 15  # files named in one list; the rest are counted
@@ -67,18 +67,22 @@ def render(
     protected: Collection[str] = (),
     untracked: Collection[str] = (),
     limit: int = MAX_LISTED,
+    is_test: Callable[[str], bool] = lambda _: False,
 ) -> list[str]:
     """One line per file (at most `limit`, then how many more): `M calc.py (+2 -1)`,
-    protected files and files git does not track said so. Protected files first: they
-    are what the supervisor must not miss."""
+    protected files, test files (`is_test`: a new conftest.py changes how the tests run)
+    and files git does not track said so. Protected files first: they are what the
+    supervisor must not miss."""
     ordered = sorted(changes, key=lambda c: c.path not in protected)
-    lines = [_line(c, c.path in protected, c.path in untracked) for c in ordered[:limit]]
+    lines = [
+        _line(c, c.path in protected, c.path in untracked, is_test(c.path)) for c in ordered[:limit]
+    ]
     if len(ordered) > limit:
         lines.append(f"… and {len(ordered) - limit} more")
     return lines
 
 
-def _line(change: Change, protected: bool, untracked: bool) -> str:
+def _line(change: Change, protected: bool, untracked: bool, test: bool) -> str:
     notes = []
     if change.kind is Kind.ADDED:
         notes.append("new, untracked" if untracked else "new")
@@ -86,6 +90,8 @@ def _line(change: Change, protected: bool, untracked: bool) -> str:
         notes.append("deleted")
     if protected:
         notes.append("PROTECTED: it defines done")
+    elif test:
+        notes.append("a test file")
     stat = _stat(change)
     tail = f" [{', '.join(notes)}]" if notes else ""
     return f"{change.kind.value} {_shown(change.path)}{stat}{tail}"

@@ -21,6 +21,7 @@ from ptysup.run.changes import Change, Kind, render, totals
 from ptysup.run.checks import CheckLedger
 from ptysup.run.gitsnap import Entry, GitError, WorkTree
 from ptysup.run.memory import RunMemory
+from ptysup.run.protect import is_test_file
 
 MAX_BYTES = 12_000  # the whole section; the prompt's bound (32 KB) elides the agent's part
 
@@ -108,7 +109,8 @@ def _listed(
     if not changes:
         return [f"{head}: none."]
     lines = [f"{head}: {totals(changes)}"]
-    return lines + ["  " + line for line in render(changes, start.protected, untracked)]
+    listed = render(changes, start.protected, untracked, is_test=is_test_file)
+    return lines + ["  " + line for line in listed]
 
 
 def _bounded(text: str, limit: int) -> str:

@@ -55,3 +55,15 @@ def test_a_long_list_is_cut_with_a_count_and_a_long_path_in_its_middle() -> None
     long = Change("a/" + "x" * 500 + "/end.py", Kind.ADDED, 1, 0)
     (line,) = render([long])
     assert len(line) < 260 and "…" in line and line.endswith("/end.py (+1) [new]")
+
+
+def test_a_test_file_that_is_not_protected_is_said_to_be_one() -> None:
+    changes = [
+        Change("conftest.py", Kind.ADDED, 4, 0),
+        Change("tests/test_a.py", Kind.MODIFIED, 1, 1),
+    ]
+    lines = render(changes, protected={"tests/test_a.py"}, is_test=lambda p: True)
+    assert lines == [
+        "M tests/test_a.py (+1 -1) [PROTECTED: it defines done]",
+        "A conftest.py (+4) [new, a test file]",
+    ]
