@@ -125,6 +125,16 @@ VALUE_CHECKS: Mapping[str, OptionCheck] = {
 }
 
 
+def _protect(values: Any) -> Any:
+    from ptysup.run.protect import ProtectSpec
+
+    return ProtectSpec.parse([str(v) for v in values])
+
+
+# The checks of a repeatable option's items together (`none` stands alone).
+LIST_CHECKS: Mapping[str, OptionCheck] = {"protect": _protect}
+
+
 def check_given(name: str, value: Any) -> None:
     """The checks of an option whose value the command line already converted to its type
     (a list for a repeatable one); ValueError with the problem."""
@@ -133,8 +143,11 @@ def check_given(name: str, value: Any) -> None:
     check = VALUE_CHECKS.get(name)
     if check is None or value is None:
         return
-    for item in value if isinstance(value, (list, tuple)) else [value]:
+    items = value if isinstance(value, (list, tuple)) else [value]
+    for item in items:
         check(item)
+    if name in LIST_CHECKS:
+        LIST_CHECKS[name](items)
 
 
 def file_check(param: click.Parameter) -> OptionCheck:
@@ -156,6 +169,8 @@ def file_check(param: click.Parameter) -> OptionCheck:
         if getattr(param, "multiple", False) and isinstance(value, list):
             for item in value:
                 one(item)
+            if param.name in LIST_CHECKS:
+                LIST_CHECKS[param.name](value)
             return value
         return one(value)
 

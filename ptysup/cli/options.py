@@ -305,7 +305,6 @@ def run_command(
     # Imported here, not at the top: `ptysup --help` never gets this far.
     from ptysup.cli.tasktext import resolve_task
     from ptysup.notify import parse_kinds
-    from ptysup.run.protect import ProtectSpec
 
     loaded = ctx.meta.get("plan")
     if (
@@ -326,10 +325,6 @@ def run_command(
     escape = parse_escape_key(escape_key)  # each value passed check_given above
     notify_kinds = parse_kinds(notify_on) if notify_on else DEFAULT_NOTIFY_ON
     duration = parse_duration(max_time, "--max-time") if max_time else None
-    try:
-        ProtectSpec.parse(protect or ())
-    except ValueError as exc:
-        raise ConfigError(f"--protect: {exc}{_origin(ctx, 'protect')}") from None
     ctx.obj = RunConfig(
         task=task or (loaded.goal if loaded is not None else ""),
         plan=loaded,

@@ -15,8 +15,15 @@ The seams, each a small protocol with a do-nothing default:
 - `Guard.check(commands, deadline)`: the tamper guard (`ptysup.run.tamper.TamperGuard`).
 - `SecondOpinion.review(asked, deadline)`: asked only once the judge said [COMPLETE] and
   every check passed; its answer decides (see `settle`). None in a run so far.
+
 A replay of recorded turn ends (a judge's benchmark) builds a `DecisionPath` with its own
-judge and calls the same two steps.
+judge — any supervisor command behind `ptysup.supervisor.decide.Supervisor` — and calls
+the same two steps per case: the start of the case's project from
+`ptysup.run.startstate.prepare` (the checks' baseline, the first snapshot, the protected
+files), its recorded events replayed into a `Journal` (`ptysup.run.evidence`), then
+`RunEvidence` and `TamperGuard` over that project, or an `Evidence` that returns the text
+a run recorded (`Asked.evidence`). `Verdict.kind` maps to the outcome: DONE complete,
+CONTINUE and REFUSED continue, ESCALATE escalate, ABORT abort.
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -91,7 +92,7 @@ def test_replay_of_a_killed_run_says_so(tmp_path: Path) -> None:
 def test_replay_shows_the_checks_before_any_change_and_the_tamper_guard() -> None:
     from ptysup.views.replay import render
 
-    events = [
+    events: list[dict[str, Any]] = [
         {"event": "run_start", "run_id": "r", "task": "fix calc"},
         {
             "event": "verify_baseline",
