@@ -45,6 +45,9 @@ class RunConfig:
     supervisor_model: str | None = None  # None: Claude Code's default
     supervisor_tools: str = DEFAULT_SUPERVISOR_TOOLS
     warm_supervisor: bool = True
+    # Another supervisor asked before a [COMPLETE] counts; ("auto",): one of another
+    # vendor, picked at the start (ptysup.run.second); None: none.
+    second_opinion: tuple[str, ...] | None = None
     log_file: Path | None = None
     log_format: str = "text"
     idle: float = DEFAULT_IDLE

@@ -285,8 +285,11 @@ def _run_start(f: dict[str, Any]) -> str:
     task = f.get("task") or f"the plan {f.get('plan')}"  # a plan without a goal
     line = (
         f"task: {shown(task)} | agent: {_command(f.get('agent_cmd'))}"
-        f" | supervisor: {_command(f.get('supervisor_cmd'))} | budget: {', '.join(budgets)}"
+        f" | supervisor: {_command(f.get('supervisor_cmd'))}"
     )
+    if f.get("second_opinion"):
+        line += f" | second opinion: {_command(f['second_opinion'])}"
+    line += f" | budget: {', '.join(budgets)}"
     if f.get("verify"):
         line += " | verify: " + "; ".join(_command(v) for v in f["verify"])
     if f.get("part"):  # run_resume: what the earlier parts used counts against the budgets
@@ -330,6 +333,16 @@ def tamper_detail(f: Mapping[str, Any]) -> str:
     elif f.get("reason"):
         line += f" | {shown(f['reason'], _WHOLE)}"
     return line
+
+
+def second_detail(f: Mapping[str, Any]) -> str:
+    """A `second_opinion` event in words: who, what it said to the judge's [COMPLETE],
+    and what the run does."""
+    return (
+        f"#{shown(f.get('iteration'))} {shown(_command(f.get('command')))}: "
+        f"{shown(f.get('action'))}: {shown(f.get('content', ''))}"
+        f" | the judge said {shown(f.get('judge_action'))} | the run: {shown(f.get('verdict'))}"
+    )
 
 
 def baseline_detail(f: Mapping[str, Any]) -> str:
@@ -402,6 +415,13 @@ def format_line(event: Event) -> str:
         detail = tamper_detail(f)
     elif name == "verify_baseline":
         detail = baseline_detail(f)
+    elif name == "second_opinion":
+        detail = second_detail(f)
+    elif name == "second_opinion_auto":
+        detail = (
+            f"{_command(f.get('command'))} (another vendor than the agent's "
+            f"{shown(f.get('agent') or '?')} and the judge's {shown(f.get('judge') or '?')})"
+        )
     elif name == "protect" and f.get("reason"):
         detail = shown(f["reason"], _WHOLE)  # outside git: why nothing is protected
     elif name == "protect":

@@ -21,6 +21,7 @@ GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "supervisor_timeout",
             "supervisor_retries",
             "supervisor_backoff",
+            "second_opinion",
             "verify",
             "verify_timeout",
             "verify_baseline",

@@ -112,6 +112,7 @@ VALUE_CHECKS: Mapping[str, OptionCheck] = {
     "agent_cmd": _agent_cmd,
     "agent": _agent,
     "supervisor_cmd": lambda v: command_argv(str(v)),
+    "second_opinion": lambda v: command_argv(str(v)),
     "verify": lambda v: command_argv(str(v)),
     "protect": _pathspec,
     "notify": lambda v: command_argv(str(v)),

@@ -36,6 +36,7 @@ from ptysup.config import (
 from ptysup.terminal.keys import DEFAULT_ESCAPE_KEY, parse_escape_key
 
 ENV_PREFIX = "PTYSUP"
+NO_SECOND_OPINION = "none"
 # Options read only from a config file, not from the command line.
 _FILE_ONLY = ("prompt_template",)
 # Repeatable: one item per line in PTYSUP_VERIFY etc.
@@ -167,6 +168,16 @@ def run_command(
     warm_supervisor: Annotated[
         bool, _opt("Start the next supervisor ahead of time, so it answers sooner.")
     ] = True,
+    second_opinion: Annotated[
+        str | None,
+        _opt(
+            "Another supervisor command asked before a [COMPLETE] counts (its [CONTINUE] "
+            "goes to the agent, [ABORT] or [ESCALATE] escalates); auto: an installed CLI of "
+            "another vendor than the agent's and the judge's; none: no second opinion.",
+            show_default=False,
+            metavar="CMD",
+        ),
+    ] = None,
     verify: Annotated[
         list[str] | None,
         _opt(
@@ -341,6 +352,7 @@ def run_command(
         supervisor_model=supervisor_model or None,
         supervisor_tools=supervisor_tools,
         warm_supervisor=warm_supervisor,
+        second_opinion=_second_opinion(second_opinion),
         verify=tuple(split_command(v, "--verify") for v in verify or ()),
         verify_timeout=verify_timeout,
         verify_baseline=verify_baseline,
@@ -367,6 +379,13 @@ def run_command(
         notify_url=tuple(notify_url or ()),
         notify_on=notify_kinds,
     )
+
+
+def _second_opinion(value: str | None) -> tuple[str, ...] | None:
+    """--second-opinion's command line; None for none (a config file's turned off)."""
+    if value is None or value.strip() == NO_SECOND_OPINION:
+        return None
+    return split_command(value, "--second-opinion")
 
 
 @functools.cache

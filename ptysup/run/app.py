@@ -26,7 +26,7 @@ from ptysup.config import RunConfig
 from ptysup.events import CUT, ConsoleSink, EventLog, JsonlSink, cost_parts, shown
 from ptysup.exitcodes import Outcome, RunResult
 from ptysup.redact import Redactor
-from ptysup.run import startstate
+from ptysup.run import second, startstate
 from ptysup.run.evidence import Journal
 from ptysup.run.verify import Verifier, VerifyStop
 from ptysup.store.rundir import Part, RunDir
@@ -114,6 +114,7 @@ def run(
     prepared = _prepare(config, log, env, part, streams)
     if isinstance(prepared, RunResult):
         return prepared
+    second = _second_opinion(config, log, env, streams)
     kind = registry.find(config.agent_cmd, config.agent)
     session_id = part.session_id if part is not None and kind.resumes else None
     resume = part is not None and part.reopen
@@ -191,6 +192,7 @@ def run(
             prepared.start,
             journal or Journal(),
             head_start_s=clock() - began,
+            second_opinion=second,
         )
         return wiring.supervise(
             config,
@@ -240,10 +242,32 @@ def _prepare(
     warning = prepared.baseline.warning() if prepared.baseline is not None else None
     if warning is not None:
         log.emit("warning", message=warning)
-        with contextlib.suppress(OSError, ValueError):
-            streams.stderr.write(f"ptysup: warning: {warning}\n")
-            streams.stderr.flush()
+        _say(streams, f"warning: {warning}")
     return prepared
+
+
+def _second_opinion(
+    config: RunConfig, log: EventLog, env: Mapping[str, str], streams: Streams
+) -> tuple[str, ...] | None:
+    """The run's second opinion; the one `auto` picked is said on stderr and in an event
+    (the preflight refused a run for which it found none)."""
+    choice = second.choose(config, env.get("PATH"))
+    if choice.auto and choice.argv is not None:
+        log.emit(
+            "second_opinion_auto",
+            command=list(choice.argv),
+            agent=choice.agent,
+            judge=choice.judge,
+        )
+        _say(streams, choice.said())
+    return choice.argv
+
+
+def _say(streams: Streams, line: str) -> None:
+    """One `ptysup:` line on stderr before the agent starts (its terminal is not raw yet)."""
+    with contextlib.suppress(OSError, ValueError):
+        streams.stderr.write(f"ptysup: {line}\n")
+        streams.stderr.flush()
 
 
 class SessionLearner:

@@ -14,7 +14,8 @@ The seams, each a small protocol with a do-nothing default:
   what changed in the files, the checks); `ptysup.run.evidence.RunEvidence` in a run.
 - `Guard.check(commands, deadline)`: the tamper guard (`ptysup.run.tamper.TamperGuard`).
 - `SecondOpinion.review(asked, deadline)`: asked only once the judge said [COMPLETE] and
-  every check passed; its answer decides (see `settle`). None in a run so far.
+  every check passed; its answer decides (see `settle`): `ptysup.run.second.SecondJudge`
+  with `--second-opinion`.
 
 A replay of recorded turn ends (a judge's benchmark) builds a `DecisionPath` with its own
 judge — any supervisor command behind `ptysup.supervisor.decide.Supervisor` — and calls
@@ -72,7 +73,9 @@ class Guard(Protocol):
 
 
 class SecondOpinion(Protocol):
-    """Another supervisor asked before a [COMPLETE] counts."""
+    """Another supervisor asked before a [COMPLETE] counts (`ptysup.run.second`)."""
+
+    name: str  # how events and escalations name it: its command line
 
     def review(self, asked: Asked, deadline: float | None = None) -> Decided | None:
         """Its answer to `asked.prompt`; None when it was not asked (it agrees)."""
@@ -126,6 +129,9 @@ class Asked:
     system: str | None
     evidence: str
     decided: Decided
+    # The prompt with the instructions and task in it, for a second opinion that takes
+    # no system prompt (`prompt` itself when `system` is None).
+    whole: str = ""
 
 
 class VerdictKind(str, enum.Enum):
@@ -144,7 +150,7 @@ class Verdict:
 
     kind: VerdictKind
     text: str
-    by: str = "supervisor"  # who decided: supervisor, verify, tamper (later: second opinion)
+    by: str = "supervisor"  # who decided: supervisor, verify, tamper, second_opinion
     failed: VerifyResult | None = None  # REFUSED: the failing check behind it
     second: Decided | None = None  # the second opinion's answer, when one was asked
     cost_usd: float = 0.0  # spent deciding beyond the judge's own answer
@@ -179,6 +185,11 @@ class DecisionPath:
         # The unchanging part of every prompt, for a judge that takes a system prompt.
         self.system = system_prompt(settings.task) if settings.split else None
 
+    @property
+    def second_name(self) -> str | None:
+        """The second opinion's name (its command line), if there is one."""
+        return None if self._second is None else self._second.name
+
     def prepare(self) -> None:
         """Get the judge of the next decision ready ahead of time."""
         self._judge.prepare(self.system)
@@ -210,7 +221,10 @@ class DecisionPath:
         s = self._settings
         prompt = build_prompt(ctx, s.max_bytes, s.template, s.split)
         decided = self._judge.decide(prompt, moment.iteration, timeout, system=self.system)
-        return Asked(view, moment, prompt, self.system, evidence, decided)
+        whole = prompt
+        if s.split and self._second is not None:
+            whole = build_prompt(ctx, s.max_bytes, s.template, split=False)
+        return Asked(view, moment, prompt, self.system, evidence, decided, whole)
 
     def settle(self, asked: Asked, deadline: float | None = None) -> Verdict:
         """What the run does with the judge's answer: a [COMPLETE] counts only when the
@@ -316,7 +330,7 @@ class DecisionPath:
         if d.action is Action.CONTINUE:
             return Verdict(VerdictKind.CONTINUE, d.content, "second_opinion", None, second, cost)
         both = (
-            f"the supervisor said [COMPLETE] ({done.text}); the second opinion said "
-            f"[{d.action.value.upper()}] ({d.content})"
+            f"the supervisor said [COMPLETE] ({done.text}); the second opinion "
+            f"({self._second.name}) said [{d.action.value.upper()}] ({d.content})"
         )
         return Verdict(VerdictKind.ESCALATE, both, "second_opinion", None, second, cost)

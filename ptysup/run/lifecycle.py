@@ -185,6 +185,7 @@ def _supervise(
         max_cost_usd=config.max_cost,
         agent_cmd=list(config.agent_cmd),
         supervisor_cmd=list(config.supervisor_cmd),
+        second_opinion=list(config.second_opinion) if config.second_opinion else None,
         verify=[list(v) for v in config.verify],
         cwd=str(config.cwd),
         log_file=str(log_path),

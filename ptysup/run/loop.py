@@ -44,6 +44,7 @@ from ptysup.run.repeats import Repeat, RepeatDetector, new_text
 from ptysup.run.verify import Verify, VerifyResult
 from ptysup.supervisor.decide import (
     ApiErrorNotWaited,
+    Decided,
     DecisionCancelled,
     SupervisorFailed,
 )
@@ -190,6 +191,17 @@ class _Stop(Exception):
         super().__init__(reason)
         self.outcome = outcome
         self.reason = reason
+
+
+def _spent(decided: Decided) -> dict[str, object]:
+    """What one supervisor's answer took and cost, as its event says."""
+    answer = decided.answer
+    return {
+        "duration_s": round(answer.duration_s, 3),
+        "attempts": decided.attempts,
+        "tokens": dict(answer.tokens),
+        "cost_usd": None if answer.cost_usd is None else round(answer.cost_usd, 6),
+    }
 
 
 def _gates(steps: Steps | None, verifier: Verify | None) -> list[Verify]:
@@ -365,15 +377,44 @@ class RunLoop:
             asked = self._decide_held(turn)
             if asked is None:
                 continue  # the person started a turn: decide at its end
-            ended = self._act(self._settle(asked))
+            verdict = self._settle(asked)
+            ended = None if verdict is None else self._act(verdict)
             if ended is not None:
                 return ended
 
-    def _settle(self, asked: Asked) -> Verdict:
-        """The decision path's verdict on `asked`; what it spent beyond the judge counts."""
-        verdict = self._path.settle(asked, self._deadline)
+    def _settle(self, asked: Asked) -> Verdict | None:
+        """The decision path's verdict on `asked`; what it spent beyond the judge counts.
+        None when the agent's exit overtook the second opinion: it was ended (the loop's
+        next wait ends the run)."""
+        i = asked.moment.iteration
+        try:
+            verdict = self._path.settle(asked, self._deadline)
+        except DecisionCancelled as exc:
+            self._log.emit("decision_cancelled", iteration=i, reason=f"overtaken by {exc}")
+            return None
         self.cost_usd += verdict.cost_usd
+        if verdict.second is not None:
+            self._said_second(i, asked, verdict)
         return verdict
+
+    def _said_second(self, iteration: int, asked: Asked, verdict: Verdict) -> None:
+        """The `second_opinion` event: both opinions, and what the run does with them."""
+        assert verdict.second is not None
+        d = verdict.second.decision
+        judge = asked.decided.decision
+        self._log.emit(
+            "second_opinion",
+            iteration=iteration,
+            command=self._path.second_name,
+            action=d.action.value,
+            content=d.content,
+            judge_action=judge.action.value,
+            judge_content=judge.content,
+            verdict=verdict.kind.value,
+            **_spent(verdict.second),
+            supervisor_cost_usd=round(self.cost_usd, 6),
+            total_cost_usd=self.cost,
+        )
 
     def _act(self, verdict: Verdict) -> tuple[Outcome, str] | None:
         """Do what a turn end's verdict says; the run's outcome when it ends the run."""
@@ -507,6 +548,8 @@ class RunLoop:
             ask.leave_to_person()
             return None
         verdict = self._settle(asked)
+        if verdict is None:  # the agent exited while the second opinion decided
+            return None
         kind = verdict.kind
         if kind is VerdictKind.ESCALATE:
             if not self._cfg.person_present:
@@ -531,8 +574,7 @@ class RunLoop:
             self._end_agent()
             return Outcome.COMPLETE, verdict.text
         self._check_budgets()
-        by = "supervisor" if kind is VerdictKind.CONTINUE else verdict.by
-        self._give_answers(ask, verdict.text, by=by)
+        self._give_answers(ask, verdict.text, by=verdict.by)
         return None
 
     def _give_answers(self, ask: Ask, reply: str, by: str) -> None:
@@ -633,18 +675,14 @@ class RunLoop:
             self._log.emit("decision_cancelled", iteration=i, reason=f"overtaken by {why}")
             return None
         d = asked.decided.decision
-        answer = asked.decided.answer
         self._log.emit(
             "decision",
             iteration=i,
             max_iter=self._cfg.max_iter,
             action=d.action.value,
             content=d.content,
-            duration_s=round(answer.duration_s, 3),
-            attempts=asked.decided.attempts,
-            warm=answer.warm,
-            tokens=dict(answer.tokens),
-            cost_usd=None if answer.cost_usd is None else round(answer.cost_usd, 6),
+            **_spent(asked.decided),
+            warm=asked.decided.answer.warm,
             supervisor_cost_usd=round(self.cost_usd, 6),
             agent_cost_usd=round(self._agent.cost_usd, 6),
             total_cost_usd=self.cost,

@@ -86,6 +86,11 @@ def _outcome(name: str, f: Mapping[str, Any]) -> str | None:
         return _verify(f)
     if name == "tamper":
         return _tamper(f)
+    if name == "second_opinion":
+        said = f"[{str(f.get('action') or '?').upper()}] {f.get('content') or ''}".strip()
+        return (
+            f'the second opinion ({shown(f.get("command"), 60)}) said: "{shown(said, MAX_OUTCOME)}"'
+        )
     if name == "repeat":
         return f"the same round again ({shown(f.get('count'))}x in a row)"
     if name == "person_prompt":

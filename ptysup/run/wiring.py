@@ -8,6 +8,7 @@ run's fixed cost before the agent's first byte).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import os
 import signal
@@ -39,6 +40,7 @@ from ptysup.run.gitstate import git_fingerprint
 from ptysup.run.heartbeat import Heartbeat
 from ptysup.run.loop import Judging, LoopConfig, RunLoop, Spent
 from ptysup.run.plandriver import MakeVerifier, PlanDriver
+from ptysup.run.second import SecondJudge
 from ptysup.run.tamper import ChecksIn, TamperGuard
 from ptysup.run.verify import Verifier, VerifyStop
 from ptysup.store.rundir import Part, RunDir
@@ -86,6 +88,7 @@ class Started:
     start: Start  # the project before the agent touched it
     journal: Journal  # the run's memory and its checks, learnt from its events
     head_start_s: float = 0.0  # the run's time before the agent started (the baseline)
+    second_opinion: tuple[str, ...] | None = None  # its command line (`auto` resolved)
 
 
 def supervise(
@@ -115,6 +118,10 @@ def supervise(
         prelude=SUPERVISOR_MARKER + "\n",  # every prompt's first line (see build_prompt)
     )
     stack.callback(runner.close)
+    second = _second_runner(config, env, started.second_opinion)
+    if second is not None:
+        stack.callback(second.close)
+    runners = tuple(r for r in (runner, second) if r is not None)
     # Without a person's terminal, the screen model answers the agent's terminal queries.
     screen = ScreenModel(rows, cols, answer=None if interactive else agent.write)
     modes = ModeTracker()
@@ -136,7 +143,7 @@ def supervise(
     session.person.enter_submits = not profile.uses_hooks
     session.reopened = started.resume  # its earlier parts' spend is counted already
     # A run whose events cannot be recorded ends at once: nothing it does after counts.
-    log.on_failure(functools.partial(_halt, session, runner))
+    log.on_failure(functools.partial(_halt, session, runners))
     started.holder.append(session)
     feeder = ScreenFeeder(
         screen,
@@ -200,6 +207,7 @@ def supervise(
         record,
         judging,
         started.head_start_s,
+        (second, started.second_opinion or ()),
     )
     if state is not None:  # the run's spend is kept as the agent reports it (state.json)
         session.on_spend.append(lambda _: state.spent(loop.cost))
@@ -211,7 +219,7 @@ def supervise(
         session,
         screen,
         feeder,
-        runner,
+        runners,
         log,
         recording,
         status,
@@ -231,10 +239,27 @@ def supervise(
     return result
 
 
-def _halt(session: AgentSession, runner: SupervisorRunner, err: OSError) -> None:
+def _halt(session: AgentSession, runners: Sequence[SupervisorRunner], err: OSError) -> None:
     """End the run: a decision under way is cancelled, the agent interrupted and ended."""
     session.post(HaltRequest(failure_text(err), session.now()))
-    runner.cancel()
+    for runner in runners:
+        runner.cancel()
+
+
+def _second_runner(
+    config: RunConfig, env: Mapping[str, str], argv: Sequence[str] | None
+) -> SupervisorRunner | None:
+    """The second opinion's own runner: lean and read-only as the judge's (its own model:
+    --supervisor-model is the judge's), no warm spare (it is asked only at a [COMPLETE])."""
+    if argv is None:
+        return None
+    return SupervisorRunner(
+        lean_argv(argv, JudgeOptions(config.supervisor_tools)),
+        timeout=config.supervisor_timeout,
+        cwd=str(config.cwd),
+        env=lean_env(argv, env),
+        prelude=SUPERVISOR_MARKER + "\n",
+    )
 
 
 def _attach(
@@ -368,8 +393,10 @@ def _loop(
     record: Path | None,
     judging: Judging,
     head_start_s: float,
+    second: tuple[SupervisorRunner | None, Sequence[str]] = (None, ()),
 ) -> RunLoop:
-    """The decision loop with its supervisor, verifier and wait policy."""
+    """The decision loop with its supervisor (and second opinion), verifier and wait
+    policy."""
     waits = WaitPolicy(enabled=config.wait, max_waits=config.max_waits, base_s=config.wait_base)
     backoff = backoff_schedule(config.supervisor_backoff, config.supervisor_retries)
     verifier = verifier_for(config.verify) if config.verify else None
@@ -394,6 +421,13 @@ def _loop(
     supervisor = Supervisor(runner, log, backoff, waits, clock)
     session.person.on_takeover.append(supervisor.abandon)
     session.on_exit.append(functools.partial(supervisor.end, AGENT_GONE))
+    second_runner, second_argv = second
+    if second_runner is not None:
+        # The agent's exit ends it; the person's message does not (as it does not end the
+        # checks before it): its [CONTINUE] then waits, its agreement ends the run.
+        other = Supervisor(second_runner, log, backoff, waits, clock)
+        session.on_exit.append(functools.partial(other.end, AGENT_GONE))
+        judging = dataclasses.replace(judging, second=SecondJudge(second_argv, other, clock))
     return RunLoop(
         loop_config,
         session,
@@ -422,7 +456,7 @@ class _Parts:
     session: AgentSession
     screen: ScreenModel
     feeder: ScreenFeeder
-    runner: SupervisorRunner
+    runners: tuple[SupervisorRunner, ...]  # the judge's, then the second opinion's
     log: EventLog
     recording: Recording | None
     status: StatusLine | None
@@ -440,7 +474,7 @@ def _drive(
     escape: EscapeKeys | None = None,
 ) -> RunResult:
     """The relay in this (main) thread, the run loop in another; both end together."""
-    agent, session, runner = parts.agent, parts.session, parts.runner
+    agent, session = parts.agent, parts.session
     waker = _Waker()
     results: list[RunResult] = []
     model_input = parts.attach.output if parts.attach is not None else parts.feeder.put
@@ -462,7 +496,8 @@ def _drive(
     def on_signal(signum: int) -> None:
         agent.hung_up = agent.hung_up or signum == signal.SIGHUP
         session.post(StopRequest(signum, session.now()))
-        runner.cancel()
+        for runner in parts.runners:
+            runner.cancel()
         parts.stop_verify(signum)
         # If the loop cannot wind down in time, the relay stops anyway.
         timer = threading.Timer(STOP_GRACE_S, waker.wake)

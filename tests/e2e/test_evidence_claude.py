@@ -17,6 +17,7 @@ from tests.e2e.calc import (
     CHECK,
     FILES,
     FIXED,
+    MORE_TEST,
     REFUSED,
     TAMPERED,
     committed,
@@ -129,16 +130,7 @@ def test_tampering_refused_then_a_real_fix_completes(rig: Callable[..., Rig]) ->
 
 
 def test_a_new_test_file_is_no_tampering(rig: Callable[..., Rig]) -> None:
-    new_test = {
-        "tool": "Write",
-        "input": {
-            "file_path": "{workdir}/tests/test_more.py",
-            "content": "import unittest\n\nfrom calc import add\n\n\n"
-            "class MoreTest(unittest.TestCase):\n    def test_zero(self):\n"
-            "        self.assertEqual(add(0, 0), 0)\n",
-        },
-    }
-    r = rig({"agent": [{"steps": [new_test, *fix()]}], "supervisor": YES_MAN})
+    r = rig({"agent": [{"steps": [MORE_TEST, *fix()]}], "supervisor": YES_MAN})
     committed(r.project)
     run = r.run(TASK, "--verify", CHECK)
     assert run.code == 0, run.stdout + run.stderr

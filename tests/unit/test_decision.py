@@ -71,6 +71,8 @@ class Evidence:
 
 
 class Second:
+    name = "codex exec"
+
     def __init__(self, answer: str | None) -> None:
         self.answer = answer
         self.seen: list[Asked] = []
@@ -215,7 +217,9 @@ def test_the_second_opinion_seam_decides_after_every_check_passed(
     assert second.seen == [asked]  # the same prompt the judge had
     assert verdict.cost_usd == (0.25 if answer else 0.0)
     if kind is VerdictKind.ESCALATE:
-        assert "the supervisor said [COMPLETE] (done); the second opinion said [" in verdict.text
+        assert "the supervisor said [COMPLETE] (done); the second opinion (codex exec) said [" in (
+            verdict.text
+        )
 
 
 def test_the_second_opinion_is_not_asked_before_the_checks_pass() -> None:

@@ -140,3 +140,30 @@ def test_the_baseline_the_protected_files_and_a_tamper_read_as_words() -> None:
     assert _detail("tamper", verdict=["x"], files="a\x1b[2Jb") == (
         "['x']: protected files changed: ab"
     )
+
+
+def test_a_second_opinion_reads_as_both_opinions_and_what_the_run_did() -> None:
+    line = _detail(
+        "second_opinion",
+        iteration=3,
+        command="codex exec",
+        action="continue",
+        content="also handle\nnegative numbers",
+        judge_action="complete",
+        verdict="continue",
+    )
+    assert line == (
+        "#3 codex exec: continue: also handle negative numbers | the judge said complete"
+        " | the run: continue"
+    )
+    auto = _detail("second_opinion_auto", command=["codex", "exec"], agent="claude", judge=None)
+    assert auto == "codex exec (another vendor than the agent's claude and the judge's ?)"
+    start = _detail(
+        "run_start",
+        task="t",
+        max_iter=1,
+        agent_cmd=["a"],
+        supervisor_cmd=["s"],
+        second_opinion=["gemini", "-p", ""],
+    )
+    assert "| supervisor: s | second opinion: gemini -p '' | budget: 1 iteration" in start

@@ -236,7 +236,7 @@ def test_unmarked_answer_is_typed_as_the_instruction(answer: str) -> None:
 
 class FakeVerifier:
     def __init__(self, outcomes: list[int]) -> None:
-        self.commands = [("make", "test")]
+        self.commands: list[tuple[str, ...]] = [("make", "test")]
         self._outcomes = outcomes
         self.runs = 0
 

@@ -143,3 +143,23 @@ def test_checks_that_pass_before_any_change_are_said_and_a_skipped_baseline_too(
         "- `python3 -m unittest`: before any change not run (--no-verify-baseline); "
         "at its last run (decision #1) did not finish"
     )
+
+
+def test_a_second_opinion_that_went_on_is_recalled_under_the_judges_complete() -> None:
+    memory = RunMemory()
+    log = _log(memory)
+    _decision(log, 1, "complete", "the tests pass")
+    _verify(log, 1, True)
+    log.emit(
+        "second_opinion",
+        iteration=1,
+        command="codex exec",
+        action="continue",
+        content="Also handle\nnegative numbers",
+        judge_action="complete",
+        verdict="continue",
+    )
+    assert memory.render()[1] == (
+        '- #1 COMPLETE "the tests pass" → check `python3 -m unittest` passed; the second '
+        'opinion (codex exec) said: "[CONTINUE] Also handle negative numbers"'
+    )
