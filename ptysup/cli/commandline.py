@@ -49,7 +49,9 @@ OTHER_VARIABLES = frozenset(
     }
 )
 
-_TAKE_ENV = frozenset({"resume", "batch"})  # called with the environment main() was given
+_TAKE_ENV = frozenset(
+    {"resume", "batch", "judge-bench"}
+)  # called with the environment main() was given
 
 
 def _fail(message: str, code: int) -> int:

@@ -64,6 +64,7 @@ SUBCOMMANDS: dict[str, str] = {
     "attach": "ptysup.attach.client:main",
     "batch": "ptysup.batch.command:main",
     "serve": "ptysup.serve.cli:main",
+    "judge-bench": "ptysup.judgebench.command:main",
 }
 
 

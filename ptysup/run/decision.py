@@ -72,6 +72,14 @@ class Guard(Protocol):
         ...
 
 
+class Keeper(Protocol):
+    """Where each judged turn end is kept (`ptysup.run.turns.TurnLog`)."""
+
+    def keep(self, task: str, asked: Asked, checks: Sequence[Command]) -> None:
+        """Keep the turn `asked` judged, whose [COMPLETE] had to pass `checks`."""
+        ...
+
+
 class SecondOpinion(Protocol):
     """Another supervisor asked before a [COMPLETE] counts (`ptysup.run.second`)."""
 
@@ -129,6 +137,7 @@ class Asked:
     system: str | None
     evidence: str
     decided: Decided
+    notes: tuple[str, ...] = ()  # the prompt's notes (the loop's, then the path's own)
     # The prompt with the instructions and task in it, for a second opinion that takes
     # no system prompt (`prompt` itself when `system` is None).
     whole: str = ""
@@ -171,6 +180,7 @@ class DecisionPath:
         second: SecondOpinion | None = None,
         redact: Callable[[str], str] = lambda text: text,
         tampered: int = 0,
+        keep: Keeper | None = None,
     ) -> None:
         self._judge = judge
         self._log = log
@@ -182,6 +192,7 @@ class DecisionPath:
         self._redact = redact
         self._notes: tuple[str, ...] = ()  # the last refusal, for the next prompts
         self._tampered = tampered  # [COMPLETE]s refused for tampering so far (a resume's too)
+        self._keep = keep
         # The unchanging part of every prompt, for a judge that takes a system prompt.
         self.system = system_prompt(settings.task) if settings.split else None
 
@@ -204,6 +215,7 @@ class DecisionPath:
         """Gather the evidence, build the prompt, ask the judge. Raises what the judge
         raises (DecisionCancelled, SupervisorFailed, …)."""
         evidence = self._redact(self._evidence.gather())
+        notes = (*notes, *(self._redact(n) for n in self._notes))
         ctx = PromptContext(
             task=self._settings.task,
             iteration=moment.iteration,
@@ -213,7 +225,7 @@ class DecisionPath:
             tools=view.tools,
             last_message=view.last_message,
             screen=view.screen,
-            notes=(*notes, *(self._redact(n) for n in self._notes)),
+            notes=notes,
             question=view.question,
             dialog=view.dialog,
             evidence=evidence,
@@ -224,7 +236,14 @@ class DecisionPath:
         whole = prompt
         if s.split and self._second is not None:
             whole = build_prompt(ctx, s.max_bytes, s.template, split=False)
-        return Asked(view, moment, prompt, self.system, evidence, decided, whole)
+        asked = Asked(view, moment, prompt, self.system, evidence, decided, notes, whole)
+        if self._keep is not None:
+            self._keep.keep(s.task, asked, self._commands())
+        return asked
+
+    def _commands(self) -> list[Command]:
+        """The commands a [COMPLETE] must pass now, each once."""
+        return list(dict.fromkeys(c for g in self._gates() if g.commands for c in g.commands))
 
     def settle(self, asked: Asked, deadline: float | None = None) -> Verdict:
         """What the run does with the judge's answer: a [COMPLETE] counts only when the

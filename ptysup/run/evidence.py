@@ -66,6 +66,11 @@ class RunEvidence:
         self._warned = False
         self._last: str | None = None  # the snapshot at the last decision
 
+    @property
+    def last(self) -> str | None:
+        """The snapshot the last `gather` took (None: none yet, or no git)."""
+        return self._last
+
     def gather(self) -> str:
         """The section now: the run so far, what changed, the checks; within MAX_BYTES."""
         parts = [

@@ -33,6 +33,7 @@ from ptysup.run.decision import (
     Evidence,
     Guard,
     Judge,
+    Keeper,
     Moment,
     PromptSettings,
     SecondOpinion,
@@ -92,6 +93,7 @@ class Judging:
     guard: Guard | None = None
     second: SecondOpinion | None = None
     tampered: int = 0  # refusals for tampering in earlier parts of a resumed run
+    keep: Keeper | None = None  # where each judged turn end is kept (judge-bench's cases)
 
 
 @dataclass(frozen=True)
@@ -257,6 +259,7 @@ class RunLoop:
             second=judging.second,
             redact=redact,
             tampered=judging.tampered,
+            keep=judging.keep,
         )
         self.iterations = config.spent.iterations
         self._earlier_cost = config.spent.cost_usd  # what earlier parts of the run spent

@@ -42,6 +42,7 @@ from ptysup.run.loop import Judging, LoopConfig, RunLoop, Spent
 from ptysup.run.plandriver import MakeVerifier, PlanDriver
 from ptysup.run.second import SecondJudge
 from ptysup.run.tamper import ChecksIn, TamperGuard
+from ptysup.run.turns import TURNS, TurnLog
 from ptysup.run.verify import Verifier, VerifyStop
 from ptysup.store.rundir import Part, RunDir
 from ptysup.store.runstate import StateTracker
@@ -193,7 +194,7 @@ def supervise(
         stop=stop_verify,
     )
     steps = _plan(config, log, part, verifier_for)
-    judging = _judging(config, log, started, functools.partial(_checks_in, verifier_for, env))
+    judging = _judging(config, log, started, functools.partial(_checks_in, verifier_for, env), part)
     loop = _loop(
         config,
         session,
@@ -368,16 +369,25 @@ def _checks_in(
     return verifier_for(commands, cwd=str(folder), env={**env, "PWD": str(folder)})
 
 
-def _judging(config: RunConfig, log: EventLog, started: Started, checks_in: ChecksIn) -> Judging:
-    """The evidence in every prompt, and the tamper guard when files are protected."""
+def _judging(
+    config: RunConfig, log: EventLog, started: Started, checks_in: ChecksIn, part: Part | None
+) -> Judging:
+    """The evidence in every prompt, the tamper guard when files are protected, and the
+    turn ends kept in the run directory (for `ptysup judge-bench save`)."""
     start = started.start
-    evidence = RunEvidence(
-        started.journal, start, warn=lambda text: log.emit("warning", message=text)
-    )
+
+    def warn(text: str) -> None:
+        log.emit("warning", message=text)
+
+    evidence = RunEvidence(started.journal, start, warn=warn)
     guard = None
     if start.tree is not None and start.snapshot is not None and start.protected:
         guard = TamperGuard(start.tree, start.snapshot, start.protected, start.cwd, checks_in)
-    return Judging(evidence, guard, tampered=started.journal.checks.tamper_refusals)
+    keep = None
+    if part is not None:
+        folder = RunDir.of(config, part.run_id).path / TURNS
+        keep = TurnLog(folder, lambda: evidence.last, warn)
+    return Judging(evidence, guard, tampered=started.journal.checks.tamper_refusals, keep=keep)
 
 
 def _loop(
