@@ -12,6 +12,7 @@ import functools
 import os
 import subprocess
 import tempfile
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -19,7 +20,7 @@ from typing import Any, Protocol
 
 from ptysup.config import RunConfig
 from ptysup.events import Event, EventLog
-from ptysup.judgebench.cases import RIGHT, Case, Checks, File, placed
+from ptysup.judgebench.cases import PROJECT, RIGHT, Case, Checks, File, placed
 from ptysup.run import startstate
 from ptysup.run.decision import (
     DecisionPath,
@@ -130,7 +131,10 @@ def replay(case: Case, panels: Panels, env: Mapping[str, str] | None = None) -> 
             result = _decide(case, panel, log, journal, evidence, gates, guard)
         finally:
             panel.close()
-        return replace(result, checks=checks_from(heard.events, case.moment.iteration))
+        checks = checks_from(heard.events, case.moment.iteration)
+        # Said with the project's folder as a case writes it: the same wherever it ran.
+        tail = checks.output_tail.replace(str(project), PROJECT)
+        return replace(result, checks=replace(checks, output_tail=tail))
 
 
 def _decide(
@@ -243,10 +247,11 @@ def _parts(
     env = {**env, "PWD": str(project)}
     make = functools.partial(Verifier, cwd=str(project), env=env, timeout=CHECK_TIMEOUT_S)
     _write(project, case.start)
+    _age(project, case.start)
     _commit(project)
     config = RunConfig(case.task, verify=case.verify, protect=case.protect, cwd=project)
     start = startstate.prepare(config, log, run_dir, resumed=False, make=make).start
-    journal.replay(e for e in case.events if e.get("event") not in _START_EVENTS)
+    journal.replay([e for e in case.events if e.get("event") not in _START_EVENTS])
     _write(project, case.end)
     guard = None
     if start.tree is not None and start.snapshot is not None and start.protected:
@@ -275,6 +280,16 @@ def _write(project: Path, files: Mapping[str, File | None]) -> None:
         target.write_bytes(f.data)
         if f.executable:
             target.chmod(0o755)
+
+
+def _age(project: Path, files: Mapping[str, File | None], seconds: float = 3600.0) -> None:
+    """Date the start's files an hour back. A run's agent changes them seconds after the
+    baseline at the earliest; a replay writes them within the same second, where a cache
+    that trusts a file's mtime and size (Python's bytecode: `a - b` and `a + b` are the
+    same size) would run the start's code again."""
+    then = time.time() - seconds
+    for name in files:
+        os.utime(project / name, (then, then), follow_symlinks=False)
 
 
 def _commit(project: Path) -> None:

@@ -39,6 +39,7 @@ class Journal:
 
     def replay(self, events: Iterable[Mapping[str, Any]]) -> None:
         """Learn from a resumed run's earlier events."""
+        events = list(events)  # each learner reads them all (a generator reads once)
         self.memory.replay(events)
         self.checks.replay(events)
 
