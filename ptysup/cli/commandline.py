@@ -49,9 +49,8 @@ OTHER_VARIABLES = frozenset(
     }
 )
 
-_TAKE_ENV = frozenset(
-    {"resume", "batch", "judge-bench"}
-)  # called with the environment main() was given
+# Called with the environment main() was given.
+_TAKE_ENV = frozenset({"resume", "batch", "judge-bench"})
 
 
 def _fail(message: str, code: int) -> int:

@@ -110,3 +110,32 @@ def test_a_judge_that_always_says_continue_misses_every_done_and_every_person(
     assert summary["false_done_accepted"] == 0
     assert summary["done_missed"] == sum(c["label"] == "done" for c in cases) > 0
     assert summary["person_missed"] == sum(c["label"] == "person" for c in cases) > 0
+
+
+def test_a_second_opinion_is_asked_after_the_checks_and_its_answer_decides(
+    tmp_path: Path,
+) -> None:
+    judge, second = tmp_path / "judge", tmp_path / "second"
+    for folder, answer in ((judge, "[COMPLETE] done"), (second, "[CONTINUE] add a test")):
+        folder.mkdir()
+        (folder / "answers.json").write_text(json.dumps([answer]))
+
+    def command_of(folder: Path) -> str:
+        answers, log = folder / "answers.json", folder / "prompts.jsonl"
+        return f"env FAKE_SUPERVISOR_ANSWERS={answers} FAKE_SUPERVISOR_LOG={log} {SUPERVISOR}"
+
+    out, err = io.StringIO(), io.StringIO()
+    args = ["--kind", "done", "--kind", "checks_fail", "--format", "json"]
+    args += ["--supervisor-cmd", command_of(judge), "--second-opinion", command_of(second)]
+    assert command.main(args, {"PATH": "/usr/bin:/bin"}, out, err) == 0, err.getvalue()
+    report = json.loads(out.getvalue())
+    got = {(r["kind"], r["outcome"], r["by"], r["second_opinion"]) for r in report["cases"]}
+    # Where the checks pass, the second opinion's [CONTINUE] sends the agent on; where they
+    # fail, the [COMPLETE] is refused before it is asked.
+    assert got == {
+        ("done", "continue", "second_opinion", "continue"),
+        ("checks_fail", "continue", "verify", None),
+    }
+    done = sum(r["kind"] == "done" for r in report["cases"])
+    assert len((second / "prompts.jsonl").read_text().splitlines()) == done
+    assert report["second_opinion"] == command_of(second)

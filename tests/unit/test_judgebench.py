@@ -17,9 +17,13 @@ from ptysup.events import EventLog
 from ptysup.exitcodes import ExitCode
 from ptysup.judgebench import command
 from ptysup.judgebench.cases import CORPUS, KINDS, LABELS, Case, CaseError, File, from_json, load
+from ptysup.judgebench.panels import second_opinion
 from ptysup.judgebench.replay import ERROR, Panel, Result, replay
+from ptysup.judgebench.save import SaveError, make_case
 from ptysup.judgebench.score import score, write_table
-from ptysup.run.decision import Judge, Moment, SecondOpinion, TurnView
+from ptysup.run import turns
+from ptysup.run.decision import Asked, Judge, Moment, SecondOpinion, TurnView
+from ptysup.run.turns import TurnLog, read_turn, read_turns
 from ptysup.supervisor.decide import Decided
 from ptysup.supervisor.parse import parse
 from ptysup.supervisor.runner import Answer
@@ -228,3 +232,65 @@ def test_a_turn_view_and_moment_survive_the_case_format() -> None:
     view = TurnView("question", ("Bash(ls) → ok",), "Which one?", "screen", "Which one?", True)
     case = Case("n", "question", "not_done", "t", view, Moment(2, 9, 1.5))
     assert from_json(case.to_json(), "n") == case
+
+
+def _asked(iteration: int, screen: str = "● Done.") -> Asked:
+    view = TurnView("stop", ("Edit(calc.py) → ok",), "Done.", screen, "", False)
+    decided = Decided(parse("[CONTINUE] go on"), Answer("[CONTINUE] go on", 1.0, None), 1)
+    return Asked(view, Moment(iteration, 50, 1.0), "prompt", None, "evidence", decided, ("n",))
+
+
+def test_a_run_keeps_the_last_turn_ends_each_as_its_judge_was_shown_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(turns, "MAX_KEPT", 3)
+    log = TurnLog(tmp_path / "turns", lambda: "abc123")
+    for i in range(1, 6):
+        log.keep("fix add()", _asked(i, "x" * (turns.MAX_TEXT + 10)), [("make", "test")])
+    kept = read_turns(tmp_path)
+    assert sorted(kept) == [3, 4, 5]  # the oldest went first
+    turn = read_turn(kept[5])
+    assert (turn.task, turn.moment.iteration, turn.snapshot) == ("fix add()", 5, "abc123")
+    assert turn.checks == (("make", "test"),) and turn.notes == ("n",)
+    assert turn.judge == ("continue", "go on")
+    assert len(turn.view.screen.encode()) <= turns.MAX_TEXT + 20  # cut, its end kept
+    assert turn.view.screen.endswith("x" * 100) and turn.view.screen.startswith("[… cut …]")
+
+
+def test_a_turn_end_that_cannot_be_kept_is_said_once_and_the_run_goes_on(tmp_path: Path) -> None:
+    (tmp_path / "turns").write_text("a file where the folder should be")
+    said: list[str] = []
+    log = TurnLog(tmp_path / "turns", lambda: None, said.append)
+    log.keep("t", _asked(1), [])
+    log.keep("t", _asked(2), [])
+    assert len(said) == 1 and said[0].startswith("cannot keep the turn ends for ptysup judge-bench")
+
+
+def test_save_without_such_a_run_is_one_line_and_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with pytest.raises(SaveError, match="no run") as refused:
+        make_case("no-such-run", "done", "done", runs_dir=tmp_path / "runs")
+    assert "\n" not in str(refused.value)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = _bench("save", "last", "--label", "done", "--kind", "done")
+    assert code == 2 and not out
+    assert err.startswith("ptysup: judge-bench: ") and err.count("\n") == 1
+
+
+def test_second_opinion_auto_picks_another_vendor_than_the_judge(tmp_path: Path) -> None:
+    for name in ("claude", "codex", "gemini"):
+        (tmp_path / name).write_text("#!/bin/sh\n")
+        (tmp_path / name).chmod(0o755)
+    assert second_opinion(("auto",), ("claude", "-p"), str(tmp_path)) == ("codex", "exec")
+    assert second_opinion(("auto",), ("codex", "exec"), str(tmp_path)) == ("claude", "-p")
+    assert second_opinion(("gemini", "-p", ""), ("claude",), str(tmp_path)) == ("gemini", "-p", "")
+    assert second_opinion(None, ("claude",), str(tmp_path)) is None
+    (tmp_path / "codex").unlink()
+    (tmp_path / "gemini").unlink()
+    env = {"PATH": str(tmp_path)}
+    code, _, err = _bench("--supervisor-cmd", "claude -p", "--second-opinion", "auto", env=env)
+    assert code == 2 and err == (
+        "ptysup: judge-bench: --second-opinion auto: no supervisor CLI of another vendor than "
+        "the judge's (claude) is installed\n"
+    )
