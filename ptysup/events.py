@@ -92,6 +92,13 @@ class EventLog:
                     sink.write(ev)
                 except OSError as exc:  # the other sinks still get the event
                     self.errors.append(exc)
+            journals = [sink for sink in self._sinks if isinstance(sink, JsonlSink)]
+        for journal in journals:  # outside the lock: an fsync holds up no other emitter
+            try:
+                journal.sync()
+            except OSError as exc:
+                with self._lock:
+                    self.errors.append(exc)
         self._tell()
         return ev
 
@@ -153,20 +160,51 @@ def _redact_values(value: Any, redact: Callable[[str], str]) -> Any:
     return value
 
 
+# The events after which the log is fsynced (see ptysup.store.durable): the run's start, each
+# decision and what carries one out for good, its end. Everything between is written
+# through at once and reaches the disk with the next of these.
+SYNC_AT = frozenset(
+    {"run_start", "run_resume", "decision", "decision_resumed", "step_end", "escalation", "run_end"}
+)
+
+
 class JsonlSink:
     """Appends one JSON line per event, written through at once; the file is made 0600.
 
     Every line starts on a fresh line: a log whose last line was cut (a kill mid-write, a
     full disk) gets a newline first, so the cut line stays alone and the next event is
     whole JSON. A failed write raises OSError naming the file.
+
+    After an event of `sync_at` the file is due an fsync, which the EventLog asks for
+    (`sync`) once it has let go of its lock, so no other thread waits on the disk; a new
+    file's name is made durable at once, and the file at `close`.
     """
 
-    def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+    def __init__(
+        self,
+        path: Path,
+        sync_at: frozenset[str] = SYNC_AT,
+        fsync: Callable[[int], None] = os.fsync,
+    ) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)  # the run made it, durably
+        made = not path.exists()
         # Read as well as append: the last byte says whether the file ends on a fresh line.
         self._fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
         self.path = path
         self._fresh: bool | None = None  # None: not known (at the start, after a failure)
+        # A pipe or a terminal (--log-file /dev/stdout) has nothing to fsync.
+        self._regular = stat.S_ISREG(os.fstat(self._fd).st_mode)
+        self._sync_at = sync_at if self._regular else frozenset()
+        self._fsync = fsync
+        self._lock = threading.Lock()  # sync() comes from outside the EventLog's lock
+        self._due = False  # an event of sync_at was written, not yet fsynced
+        self._unsynced = False  # anything was written since the last fsync
+        if made and self._regular:  # its name is on disk once its folder is
+            folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                fsync(folder)
+            finally:
+                os.close(folder)
 
     def write(self, event: Event) -> None:
         line = json.dumps(event.to_json(), ensure_ascii=False) + "\n"
@@ -183,6 +221,24 @@ class JsonlSink:
         except OSError as exc:
             raise OSError(exc.errno, exc.strerror, str(self.path)) from exc
         self._fresh = True
+        with self._lock:
+            self._unsynced = self._regular
+            self._due = self._due or event.event in self._sync_at
+
+    def sync(self) -> None:
+        """fsync the file if an event of `sync_at` was written since the last one."""
+        with self._lock:
+            if self._due:
+                self._sync()
+
+    def _sync(self) -> None:
+        self._due = self._unsynced = False
+        if self._fd < 0:
+            return
+        try:
+            self._fsync(self._fd)
+        except OSError as exc:  # the disk lost what was written: a failed write
+            raise OSError(exc.errno, exc.strerror, str(self.path)) from exc
 
     def _ends_fresh(self) -> bool:
         if self._fresh is None:
@@ -196,9 +252,15 @@ class JsonlSink:
         return self._fresh
 
     def close(self) -> None:
-        if self._fd >= 0:
-            fd, self._fd = self._fd, -1
-            os.close(fd)
+        with self._lock:
+            if self._fd < 0:
+                return
+            try:
+                if self._unsynced:
+                    self._sync()
+            finally:
+                fd, self._fd = self._fd, -1
+                os.close(fd)
 
 
 class ConsoleSink:
@@ -380,6 +442,8 @@ def format_line(event: Event) -> str:
         )
     elif name == "inject":
         detail = f"{f.get('kind')}: {shown(f.get('text', ''))}"
+        if f.get("landed") is False:
+            detail += " (did not land whole)"
         if f.get("confirmed") is False:
             detail += " (no turn started)"
     elif name == "agent_start":

@@ -123,7 +123,9 @@ def parse(text: str) -> LogRead:
 def _decode(line: str) -> Any:
     try:
         return json.loads(line)
-    except ValueError:  # also a number too large to convert: not an event either
+    # Also a number too large to convert, and nesting deeper than Python's parser goes
+    # (one such line crashed every reader of the folder): not an event either.
+    except (ValueError, RecursionError):
         return None
 
 

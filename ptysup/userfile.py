@@ -1,4 +1,5 @@
 """Files a person hands ptysup (config, plan, TASKS.yaml, --task-file): read within bounds.
+(open_regular is how ptysup's own files are opened when read back, too.)
 
 One way in for all of them, so none can hang a run or exhaust memory: a regular file
 (a FIFO or a device is refused, never read: it could block forever or never end) of at
@@ -10,6 +11,7 @@ counting as one. Problems are `FILE:LINE: problem`.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from collections.abc import Iterator
@@ -41,20 +43,33 @@ def read_text(path: Path) -> str:
     """The UTF-8 text of the regular file at `path`; Unreadable if it is not one, is
     bigger than MAX_BYTES, or cannot be read."""
     try:
-        # O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it.
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
+        fd = open_regular(path)
     except OSError as exc:
         raise Unreadable(exc.strerror or str(exc)) from None
     try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise Unreadable(f"not a regular file ({_kind(mode)})")
         with os.fdopen(fd, "rb", closefd=False) as f:
             return _decode(f.read(MAX_BYTES + 1))
     except OSError as exc:
         raise Unreadable(exc.strerror or str(exc)) from None
     finally:
         os.close(fd)
+
+
+def open_regular(path: Path) -> int:
+    """A read-only fd of the regular file at `path`; OSError (its strerror says what the
+    file is) for a FIFO, a device, a folder: a FIFO blocks a read for ever, a device such
+    as /dev/zero never ends. Also for the files ptysup reads back (ptysup.store.readback)."""
+    # O_NONBLOCK: opening a FIFO must not wait for a writer; fstat then refuses it.
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        os.close(fd)
+        raise
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, f"not a regular file ({kind_of(mode)})", str(path))
+    return fd
 
 
 def read_stream(stream: IO[str]) -> str:
@@ -78,7 +93,8 @@ def _too_big() -> str:
     return f"bigger than the limit of {MAX_BYTES // 1024 // 1024} MiB"
 
 
-def _kind(mode: int) -> str:
+def kind_of(mode: int) -> str:
+    """What a file that is not a regular one is, in words."""
     if stat.S_ISDIR(mode):
         return "a directory"
     if stat.S_ISFIFO(mode):
@@ -101,23 +117,75 @@ def compose_yaml(text: str, where: str) -> Any:
     None for an empty document; InputError (`FILE:LINE: problem`) otherwise."""
     import yaml
 
-    loader = _bounded_loader()(text, where)
+    _count_values(text, where)
+    loader = None
     try:
+        # The reader checks every character as it is made: a NUL is refused right here.
+        loader = _bounded_loader()(text, where)
         root = loader.get_single_node()
     except yaml.YAMLError as exc:
-        # A scanner error's context is the line that started the bad token (a key missing
-        # its colon is reported at the next line otherwise); a parser's problem is exact.
-        mark = getattr(exc, "problem_mark", None)
-        if isinstance(exc, yaml.scanner.ScannerError) and exc.context_mark is not None:
-            mark = exc.context_mark
-        line = mark.line + 1 if mark is not None else 1
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise InputError(where, line, f"not valid YAML: {' '.join(str(problem).split())}") from None
+        raise InputError(
+            where, _error_line(exc, text), f"not valid YAML: {_problem(exc)}"
+        ) from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     if root is not None:
         _Walk(where).check(root)
     return root
+
+
+def _error_line(exc: Any, text: str) -> int:
+    """The 1-based line a YAML error points at."""
+    import yaml
+
+    if isinstance(exc, yaml.reader.ReaderError):  # a character no YAML may hold
+        return text.count("\n", 0, exc.position) + 1
+    # A scanner error's context is the line that started the bad token (a key missing its
+    # colon is reported at the next line otherwise); a parser's problem is exact.
+    mark = getattr(exc, "problem_mark", None)
+    if isinstance(exc, yaml.scanner.ScannerError) and exc.context_mark is not None:
+        mark = exc.context_mark
+    return mark.line + 1 if mark is not None else 1
+
+
+def _problem(exc: Any) -> str:
+    import yaml
+
+    if isinstance(exc, yaml.reader.ReaderError):
+        character = exc.character if isinstance(exc.character, int) else ord(exc.character)
+        return f"the character #x{character:04x} is not allowed ({exc.reason})"
+    return " ".join(str(getattr(exc, "problem", None) or exc).split())
+
+
+def _count_values(text: str, where: str) -> None:
+    """Refuse a document of more than MAX_NODES values before composing any: libyaml's
+    parser (when PyYAML has it) goes through its events in a fraction of a second, where
+    composing a megabyte of values took 21 s of CPU and 390 MB before the refusal. A
+    document it cannot read is left to the composer, whose errors say where."""
+    import yaml
+
+    try:
+        from yaml._yaml import CParser
+    except ImportError:  # without libyaml the composer still counts as it goes
+        return
+    starts = (yaml.ScalarEvent, yaml.AliasEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent)
+    try:
+        parser = CParser(text)
+    except UnicodeError:  # a lone surrogate libyaml cannot take: the composer says where
+        return
+    values = 0
+    try:
+        event: Any = parser.get_event()
+        while not isinstance(event, yaml.StreamEndEvent):
+            values += isinstance(event, starts)
+            if values > MAX_NODES:
+                raise InputError(where, line_of(event), f"more than {MAX_NODES} values")
+            event = parser.get_event()
+    except (yaml.YAMLError, UnicodeError):
+        return
+    finally:
+        parser.dispose()
 
 
 def construct(node: Any) -> Any:
@@ -170,7 +238,7 @@ def _bounded_loader() -> Any:
     class BoundedLoader(yaml.SafeLoader):
         def __init__(self, text: str, where: str) -> None:
             super().__init__(text)
-            self.where, self.depth, self.aliases = where, 0, 0
+            self.where, self.depth, self.aliases, self.values = where, 0, 0, 0
 
         def compose_node(self, parent: Any, index: Any) -> Any:
             event: Any = self.peek_event()  # type: ignore[no-untyped-call]
@@ -184,6 +252,9 @@ def _bounded_loader() -> Any:
             self.depth += 1
             if self.depth > MAX_DEPTH:  # the composer recurses: refuse before Python does
                 raise InputError(self.where, line, f"nested more than {MAX_DEPTH} deep")
+            self.values += 1
+            if self.values > MAX_NODES:  # refused as soon as it is, not once all are made
+                raise InputError(self.where, line, f"more than {MAX_NODES} values")
             try:
                 return super().compose_node(parent, index)
             finally:

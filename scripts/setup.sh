@@ -10,8 +10,8 @@
 #                            .tools/codex, Qwen Code in .tools/qwen-code, opencode in
 #                            .tools/opencode and aider (pip) in .tools/aider (their
 #                            end-to-end tests), and,
-#                            with apt-get as root, tmux, htop, less, vim, Chromium and
-#                            ShellCheck.
+#                            with apt-get as root, tmux, htop, less, vim, Chromium,
+#                            ShellCheck and strace.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -100,9 +100,10 @@ if [ "$part" = test ]; then
 
   # The terminal end-to-end tests run ptysup inside tmux, with htop, less and vim as
   # agents; the browser tests load `ptysup serve`'s page in Debian's Chromium (playwright
-  # drives it); the engine files' shell steps are linted by shellcheck.
+  # drives it); the engine files' shell steps are linted by shellcheck; strace watches
+  # a run's fsyncs.
   missing=()
-  for tool in tmux htop less vim chromium shellcheck; do
+  for tool in tmux htop less vim chromium shellcheck strace; do
     command -v "$tool" >/dev/null || missing+=("$tool")
   done
   if [ ${#missing[@]} -gt 0 ]; then

@@ -12,7 +12,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,6 +50,40 @@ def assert_interrupted_then_cleared(run: Run) -> None:
     typed = [(e["text"], e["confirmed"]) for e in run.events[at:] if e["event"] == "inject"]
     assert typed == [("/clear", True)]
     assert [i["text"] for i in run.named("inject")].count("/clear") == 1
+
+
+@contextlib.contextmanager
+def busy_cores(per_core: int = 2) -> Iterator[None]:
+    """The machine under load for real: PER_CORE processes per core that keep it busy
+    (never sleeping), started here and ended by their own pids when the block ends."""
+    count = per_core * (os.cpu_count() or 1)
+    spin = [sys.executable, "-I", "-S", "-c", "while True: pass"]
+    procs = [subprocess.Popen(spin, stdin=subprocess.DEVNULL) for _ in range(count)]
+    try:
+        yield
+    finally:
+        for proc in procs:
+            proc.kill()
+        for proc in procs:
+            proc.wait()
+
+
+# Without a person, an approval dialog reaches the supervisor as soon as the agent
+# announced it and drew it: runs give it a --turn-timeout of DIALOG_STALL_S, so a dialog
+# left to stall would fail the bound of DIALOG_AT_ONCE_S below by far.
+DIALOG_STALL_S = "60"
+DIALOG_AT_ONCE_S = 10.0
+
+
+def assert_dialog_turn_end(run: Run) -> dict[str, Any]:
+    """The first turn ended on the approval dialog the agent announced (its
+    PermissionRequest, in ptysup's names), soon after it, with the dialog open; the
+    turn_end event."""
+    (asked,) = [e for e in run.named("hook") if e["name"] == "PermissionRequest"]
+    turn = run.named("turn_end")[0]
+    assert (turn["kind"], turn.get("dialog")) == ("dialog", True), turn
+    assert turn["ts"] - asked["ts"] < DIALOG_AT_ONCE_S, (turn, asked)
+    return turn
 
 
 def replay_readings(
@@ -186,6 +220,30 @@ def kill_all(pids: Sequence[int]) -> None:
     for pid in pids:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
+
+
+# A process that only burns CPU, pinned to one core.
+_BUSY = "import os, sys\nos.sched_setaffinity(0, {int(sys.argv[1])})\nwhile True:\n    pass\n"
+
+
+@contextlib.contextmanager
+def loaded_core(busy: int = 2) -> Iterator[int]:
+    """Real load on one core: BUSY processes spinning on it, and this process (with the
+    children it starts) moved to the other cores; yields the core, for a program the
+    test pins there (`taskset -c CORE …`). Everything is undone on the way out."""
+    cores = os.sched_getaffinity(0)
+    if len(cores) < 2:
+        raise RuntimeError("loaded_core needs two cores: one to load, one for the test")
+    core = max(cores)
+    spinners = [subprocess.Popen([sys.executable, "-c", _BUSY, str(core)]) for _ in range(busy)]
+    os.sched_setaffinity(0, cores - {core})
+    try:
+        yield core
+    finally:
+        os.sched_setaffinity(0, cores)
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
 
 
 class Tmux:

@@ -91,6 +91,7 @@ class TurnEndKind(str, enum.Enum):
     SCREEN = "screen"  # the screen went back to ready without a hook (e.g. Esc)
     QUIET = "quiet"  # no output for --idle seconds (agents without hooks)
     STALLED = "stalled"  # nothing ended the turn within --turn-timeout
+    DIALOG = "dialog"  # an approval dialog opened, and no person is there to answer it
     RESUMED = "resumed"  # no turn: a resumed run asks the supervisor what comes next
 
 
@@ -100,7 +101,7 @@ class TurnEnd:
 
     kind: TurnEndKind
     detail: str = ""
-    dialog: bool = False  # a dialog was open when the turn stalled (no one answered it)
+    dialog: bool = False  # a dialog was open as the turn ended (no one answered it)
 
 
 class AgentExited(Exception):

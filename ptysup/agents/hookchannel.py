@@ -30,6 +30,8 @@ STATUS_LINE = "StatusLine"  # the name given to Claude Code's status line data
 # (macOS gives ~50 characters, CI runners more) falls back to /tmp.
 _MAX_SOCKET_PATH = 100
 _FALLBACK_PARENT = "/tmp"
+# Beside the socket, 0600: the socket's path and the run's token, for the hook client.
+ADDRESS_FILE = "address"
 
 
 class HookChannel:
@@ -61,10 +63,12 @@ class HookChannel:
             self._dir = tempfile.mkdtemp(prefix=prefix, dir=_FALLBACK_PARENT)
         self.path = os.path.join(self._dir, name)
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._address = os.path.join(self._dir, ADDRESS_FILE)
         try:
             self._sock.bind(self.path)
             os.chmod(self.path, 0o600)
             self._sock.listen(16)
+            _write_private(self._address, f"{self.path}\n{self._token}\n")
         except OSError:
             self._sock.close()
             shutil.rmtree(self._dir, ignore_errors=True)
@@ -82,17 +86,20 @@ class HookChannel:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def command(self, wait: float | None = None, token_from: str | None = None) -> str:
+    def command(self, wait: float | None = None) -> str:
         """The hook command line the agent runs (through its shell, so quoted).
 
+        It names the address file, never the socket or the token: agents show and keep
+        their hook commands (Gemini CLI 0.61 prints `Expanding hook command: …` at exit,
+        into the terminal and the recording; aider writes its notifications command into
+        its chat history), and only what is in the 0700 directory is the run's secret.
         With `wait` (seconds) the hook is a request: it waits that long for ptysup's reply
-        and prints it for the agent. With `token_from` (an environment variable's name, set
-        to the token in the agent's environment) the line names the variable, not the token:
-        for an agent that writes its command line into the project (aider's history).
+        and prints it for the agent.
         """
-        client = [sys.executable, "-I", "-S", str(HOOK_CLIENT), self.path]
-        token = f'"${token_from}"' if token_from else shlex.quote(self._token)
-        return " ".join([shlex.join(client), token, *([f"{wait:g}"] if wait is not None else [])])
+        argv = [sys.executable, "-I", "-S", str(HOOK_CLIENT), self._address]
+        if wait is not None:
+            argv.append(f"{wait:g}")
+        return shlex.join(argv)
 
     def address(self) -> tuple[str, str]:
         """The socket's path and this run's token, for an agent's own client that speaks
@@ -189,6 +196,13 @@ class HookChannel:
 
 def _prefix(run_id: str | None) -> str:
     return f"ptysup-hooks-{run_id}-" if run_id else "ptysup-"
+
+
+def _write_private(path: str, text: str) -> None:
+    """Write TEXT to a new file at PATH that only this user can read."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
 
 
 def remove_left(run_id: str, parents: tuple[str, ...] | None = None) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,14 +19,25 @@ if TYPE_CHECKING:  # the screen model (pyte) loads after the agent started
 class Hooks(Protocol):
     """The run's hook channel, as a profile wires it into its agent."""
 
-    def command(self, wait: float | None = None, token_from: str | None = None) -> str:
-        """The shell command line a hook runs; with `wait` it waits for ptysup's reply; with
-        `token_from` it reads the run's token from that environment variable."""
+    def command(self, wait: float | None = None) -> str:
+        """The shell command line a hook runs; with `wait` it waits for ptysup's reply. It
+        names no secret: agents print and keep their hook commands."""
         ...
 
     def address(self) -> tuple[str, str]:
         """The socket's path and the run's token, for a client that is not the command."""
         ...
+
+
+@dataclass(frozen=True)
+class Unanswered:
+    """The prompt a killed part left unanswered at the end of the agent's saved conversation
+    (reopened, the agent would join the next message to it as one)."""
+
+    prompt: str
+    # It was taken out of the saved conversation with the agent's own rewind; False when
+    # it was all the conversation held (nothing answered to reopen: a new one starts).
+    dropped: bool
 
 
 @dataclass(frozen=True)
@@ -46,6 +58,10 @@ class AgentProfile(Protocol):
     ready_hook: str | None
     exit_command: str | None  # typed to end the agent gracefully, if it has one
     dismiss_key: bytes  # closes a dialog without approving it
+    # Whether the agent tells its model that an approval dismissed with `dismiss_key` was
+    # refused (Claude Code, Codex, Qwen Code and opencode do, as the tool's result); if not
+    # (Gemini CLI drops the call), the instruction ptysup types next says so.
+    dismiss_reported: bool
     clear_input_keys: tuple[bytes, ...]  # empties a non-empty input box
     clear_command: str | None  # starts a fresh conversation (budget stop, abort), if any
     # The fresh conversation's SessionStart hook comes at once (Claude Code), so it confirms
@@ -53,11 +69,28 @@ class AgentProfile(Protocol):
     clear_starts_session: bool
     interrupt_key: bytes | None  # stops the turn it is working on, if it has such a key
     interrupt_presses: int  # how often, as separate presses (opencode: Esc twice)
+    # What the screen shows once a press armed the interrupt, where it takes several: the
+    # next press waits for it (opencode: `esc again to interrupt`).
+    interrupt_armed: str | None
     # Printed when the agent suspended itself (Ctrl-Z) and waits for a SIGCONT, if it does.
     suspend_notice: bytes | None
     # The OSC number of the state reports the agent writes into its terminal (Codex: 7501),
     # if it writes any: the last one's payload is the screen snapshot's `signal`.
     signal_osc: int | None
+    # A message that starts with one of `command_leaders` would be the agent's own command
+    # (`/clear`, `!rm`): `command_guard` goes in front so that it reads as text.
+    command_leaders: tuple[str, ...]
+    command_guard: str
+    # Text goes in only as a bracketed paste, never as keys: the agent reads typed keys as
+    # its own syntax (Gemini CLI: `!` shell mode, `?` help). Ready waits until the agent
+    # switched bracketed paste on.
+    paste_only: bool
+    # What the input box shows in place of a large paste, if the agent folds one.
+    paste_placeholder: re.Pattern[str] | None
+    # The hook the agent sends first once ptysup's hooks reach it, before any turn can
+    # end (SessionStart; opencode's Ready; aider's notification, its turn end): none by
+    # a turn end means they do not reach it. None for an agent without hooks.
+    first_hook: str | None
 
     def launch(
         self, base: Sequence[str], env: Mapping[str, str], hooks: Hooks | None, private: Path

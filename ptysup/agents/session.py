@@ -8,6 +8,7 @@ queue with deadlines instead of polling.
 from __future__ import annotations
 
 import collections
+import functools
 import queue
 import time
 from collections.abc import Callable
@@ -34,6 +35,7 @@ from ptysup.agents.events import (
 )
 from ptysup.agents.firstrun import AgentBlocked
 from ptysup.agents.hookchannel import STATUS_LINE
+from ptysup.agents.landing import same_prompt, shows
 from ptysup.agents.person import Person
 from ptysup.agents.profile import AgentProfile
 from ptysup.agents.questions import ASK_TOOL, Ask, person_answers
@@ -41,11 +43,17 @@ from ptysup.agents.settle import settle_output
 from ptysup.events import EventLog
 from ptysup.terminal.inject import MAX_MESSAGE, Typist, as_message
 from ptysup.terminal.keys import KeyCommand
+from ptysup.terminal.relay import OutputTime
 from ptysup.terminal.screen import ScreenSnapshot
 
 RECHECK_S = 1.0  # while waiting on the person, look at the input box at least this often
 SUBMIT_GRACE_S = 1.0  # the person's Enter → Claude Code's UserPromptSubmit hook
 MAX_DISMISSED = 5  # dialogs dismissed one after another before typing, at most
+# Typed before the next instruction where the agent does not tell its model itself.
+REFUSED_NOTE = (
+    "Your request for approval ({asked}) was refused, and it did not run: in this session "
+    "nobody approves it. Do not ask for it again; go on as follows."
+)
 
 
 @dataclass(frozen=True)
@@ -56,13 +64,17 @@ class Timings:
     blocked: float | None = None  # a first-run screen on screen this long ends the start;
     # None: a person is there to answer it
     landed: float = 2.0  # paste → the text shows in the agent's input box
+    # A message pasted once → it shows whole in the input box, at most: a loaded agent
+    # draws late, and a message is never pasted twice (both would land).
+    pasted: float = 10.0
     confirm: float = 3.0  # Enter → the agent shows a turn started (then Enter once more)
     idle: float = 3.0  # quiet time that ends a turn for agents without hooks
     screen_grace: float = 3.0  # screen back to ready, yet no Stop hook: a turn end anyway
     turn: float = 300.0  # no output and no turn end this long: the turn is stalled
     exit: float = 5.0  # graceful exit → the agent is gone
     settle: float = 0.05  # after a turn-end hook, output quiet this long: the final frame
-    settle_max: float = 1.0  # ... or this long after the hook at most
+    settle_max: float = 3.0  # ... or this long after the hook at most (a loaded machine)
+    catch_up: float = 2.0  # a quiet turn end → the screen model shows all the output
     cost_report: float = 1.0  # Stop hook → Claude Code's report of the turn's spend, at most
 
 
@@ -87,6 +99,9 @@ class InjectResult:
     confirmed: bool
     attempts: int
     superseded: bool = False  # the person submitted their own message first: nothing typed
+    # The message showed whole in the agent's input box (else Enter was never pressed) and,
+    # where the agent reports the prompt it got, reached it whole.
+    landed: bool = True
 
 
 class AgentSession:
@@ -102,8 +117,15 @@ class AgentSession:
         clock: Callable[[], float] = time.monotonic,
         kill: Callable[[], object] = lambda: None,
         person: Person | None = None,
+        *,
+        moved: OutputTime | None = None,
+        caught_up: Callable[[float], bool] = lambda timeout: True,
     ) -> None:
         self.profile = profile
+        # The agent's quiet is timed on the bytes the relay moves (`moved`); the screen
+        # the supervisor reads is the model's once it shows all of them (`caught_up`).
+        self._moved = moved or OutputTime()
+        self._caught_up = caught_up
         self.person = person or Person(present=False, clock=clock)
         self._ending = False  # the agent is being ended: a stop key changes nothing more
         self.in_turn = False  # a prompt was submitted and its Stop has not come yet (hooks)
@@ -119,7 +141,7 @@ class AgentSession:
         self._asks: collections.deque[Ask] = collections.deque()
         self._asked: dict[str, Ask] = {}  # by tool_use_id, until the tool call finished
         self.state = ScreenState.UNKNOWN
-        self.last_output = clock()
+        self._screen_output = clock()  # the last screen update's time
         self.activity = Activity()
         self.exited: AgentExit | None = None
         self.cost_usd = 0.0  # the agent's own spend (Claude Code's status line data)
@@ -129,6 +151,10 @@ class AgentSession:
         self._cost_base: float | None = None
         self._prompted = False  # a prompt reached the agent (UserPromptSubmit)
         self._ready_heard = False  # the profile's ready hook came (if it has one)
+        self._hooks_heard = False  # any hook came from the agent
+        self._hooks_said = False  # the warning that none did was given
+        self._approval: str | None = None  # what the agent asks approval for, while it waits
+        self._refused: str | None = None  # an approval ptysup dismissed, not told the model yet
         self.cost_cap: float | None = None  # wait_turn_end raises CostUp at this spend
         self.on_spend: list[Callable[[float], None]] = []  # hear cost_usd when it rises
         self._reports_cost = False  # the agent reports its spend (Claude Code's status line)
@@ -155,6 +181,16 @@ class AgentSession:
     def now(self) -> float:
         """The session clock (the clock events are stamped with)."""
         return self._clock()
+
+    @property
+    def last_output(self) -> float:
+        """When the agent last printed: the relay's time for the last bytes it moved, or
+        the screen model's last update, whichever is later."""
+        return max(self._screen_output, self._moved.at)
+
+    @last_output.setter
+    def last_output(self, at: float) -> None:
+        self._screen_output = at
 
     # -- consumed by the run loop ----------------------------------------------------
     def snapshot(self) -> ScreenSnapshot:
@@ -192,7 +228,8 @@ class AgentSession:
                     wake = min(wake, blocked_since + settle)
                 event = self._next(wake)
                 if event is None and self._clock() >= deadline:
-                    raise TimeoutError(f"agent not ready after {self.timings.ready:.0f}s")
+                    why = self._no_ready_hook()
+                    raise TimeoutError(f"agent not ready after {self.timings.ready:.0f}s{why}")
         except AgentExited:
             # An agent that quits at a first-run screen (onboarding offline): say which.
             blocker = self.profile.blocker(self.snapshot())
@@ -200,16 +237,28 @@ class AgentSession:
                 raise
             raise AgentBlocked(blocker) from None
 
+    def _no_ready_hook(self) -> str:
+        """Why an agent with a ready hook is not ready, when it is that the hook never came
+        (opencode without ptysup's plugin)."""
+        hook = self.profile.ready_hook
+        if hook is None or self._ready_heard or self._hooks_heard:
+            return ""
+        return f": its {hook} hook never came (ptysup's hooks did not reach it)"
+
     def _ready(self) -> bool:
-        """The screen reads ready, and the agent said so where it has a ready hook."""
+        """The screen reads ready, the agent said so where it has a ready hook, and it
+        takes a paste where nothing else may be typed (Gemini CLI draws its input box
+        before it switches bracketed paste on)."""
         heard = self.profile.ready_hook is None or self._ready_heard
-        return heard and self.state is ScreenState.READY
+        pastes = not self.profile.paste_only or self._typist.pastes()
+        return heard and pastes and self.state is ScreenState.READY
 
     def submit(self, text: str, deadline: float | None = None) -> InjectResult:
         """Type `text` as one message and confirm the agent started a turn on it.
 
         `deadline` (the time budget) bounds only the wait for the person's text to go."""
-        message = as_message(text)
+        profile = self.profile
+        message = as_message(text, profile.command_leaders, profile.command_guard)
         if len(message) > MAX_MESSAGE:
             self._log.emit("warning", message=f"instruction cut to {MAX_MESSAGE} characters")
             message = message[:MAX_MESSAGE]
@@ -217,23 +266,81 @@ class AgentSession:
             return InjectResult(message, False, 0, superseded=True)
         self.activity.reset()
         if not self._wait_settled():
-            return InjectResult(message, False, 0)
-        self.person.ptysup_types(message)
-        self._typist.paste(message)
-        self._wait_landed()
+            return InjectResult(message, False, 0, landed=False)
+        message = self._with_refusal(message)
+        if not self._type_message(message):
+            return InjectResult(message, False, 0, landed=False)
         self._typist.enter()
         for attempt in (1, 2):
-            if self._confirm_turn_started():
-                return InjectResult(message, True, attempt)
-            if attempt == 1:
+            started = self._confirm_turn_started()
+            if started is not None:
+                return InjectResult(
+                    message, True, attempt, landed=self._got_whole(message, started)
+                )
+            if attempt == 1 and self._shows(message):
                 self._log.emit("warning", message="no turn started after injection; Enter again")
                 self._typist.enter()
         return InjectResult(message, False, 2)
 
+    def _type_message(self, message: str) -> bool:
+        """Paste MESSAGE into the agent's input box, once; whether it shows there whole, so
+        that Enter sends it as the agent's message. One that did not land (a paste the
+        agent dropped, or read as keys) is cleared from the box, never submitted."""
+        if self.profile.paste_only and not self._wait_pastes():
+            self._log.emit("warning", message="the agent takes no paste now; nothing was typed")
+            return False
+        self.person.ptysup_types(message)
+        self._typist.paste(message, plain=not self.profile.paste_only)
+        if self._wait_landed(message):
+            return True
+        snap = self.snapshot()
+        self._log.emit(
+            "warning",
+            message="the message did not show whole in the agent's input box; not sent",
+            text=self.profile.input_text(snap) or self._screen_tail(500, snap),
+        )
+        if self.profile.input_has_text(snap):
+            self._clear_input(self._clock() + self.timings.confirm)
+        return False
+
+    def _wait_pastes(self) -> bool:
+        """Wait (at most `timings.confirm`) for the agent to take a bracketed paste."""
+        deadline = self._clock() + self.timings.confirm
+        while not self._typist.pastes():
+            if self._next(deadline) is None and self._clock() >= deadline:
+                return False
+        return True
+
+    def _got_whole(self, message: str, started: HookEvent | ScreenUpdate) -> bool:
+        """Whether the prompt the agent reports (UserPromptSubmit's `prompt`, where it has
+        one) is MESSAGE; a turn seen started only on screen tells nothing more."""
+        if not isinstance(started, HookEvent) or started.name != "UserPromptSubmit":
+            return True
+        prompt = started.payload.get("prompt")
+        if not isinstance(prompt, str):
+            return True
+        if same_prompt(message, prompt):
+            return True
+        self._log.emit(
+            "warning", message="the agent got another message than ptysup typed", text=prompt
+        )
+        return False
+
+    def _with_refusal(self, message: str) -> str:
+        """MESSAGE, told first that the approval ptysup dismissed was refused, where the
+        agent itself does not tell its model (Gemini CLI 0.61 drops the call from the
+        conversation: the model would ask again, or take the instruction for an answer)."""
+        refused, self._refused = self._refused, None
+        if refused is None:
+            return message
+        return f"{REFUSED_NOTE.format(asked=refused)}\n\n{message}"[:MAX_MESSAGE]
+
     def command(self, command: str, deadline: float | None = None) -> bool:
         """Type a slash command such as /clear and wait briefly for it to take effect;
         whether it did (without hooks: whether it was typed). `deadline` caps every wait."""
-        if not self._wait_settled(deadline) or not self._type_command(command, deadline):
+        settled = self._wait_settled(deadline)
+        self._refused = None  # a fresh conversation or the end: no message to say it in
+        if not settled or not self._type_command(command, deadline):
             return False
         deadline = self._cap(self._clock() + self.timings.confirm, deadline)
         while (event := self._next(deadline)) is not None:
@@ -304,10 +411,40 @@ class AgentSession:
 
         Raises TimeUp once the session clock passes `deadline` (the run's time budget).
         """
+        ended = self._wait_turn_end(deadline)
+        if isinstance(ended, TurnEnd):
+            self._check_hooks()
+        return ended
+
+    def _check_hooks(self) -> None:
+        """At a turn end: say once when no hook at all has come from an agent that sends
+        them (its first one comes before a turn can end), and that ptysup goes on with the
+        agent's screen alone. A turn that ended on its screen is seconds past the prompt,
+        so an agent that is merely slow (Gemini CLI queues the first prompt while it
+        starts) has sent its first hook by then."""
+        first = self.profile.first_hook
+        if first is None or self._hooks_heard or self._hooks_said:
+            return
+        self._hooks_said = True
+        self._log.emit(
+            "warning",
+            message=(
+                f"no hook came from {self.profile.name} (its {first} never did): "
+                "ptysup's hooks do not reach it. Going on with its screen alone: turn ends "
+                "come seconds late, and a question or dialog waits --turn-timeout before "
+                "the supervisor sees it (questions are not answered for it). "
+                "`ptysup doctor` says why where it knows"
+            ),
+            agent=self.profile.name,
+            missing=first,
+        )
+
+    def _wait_turn_end(self, deadline: float | None) -> TurnEnd | Ask:
         ready_since: float | None = None
         # A dialog open this long stalls the turn even while the agent keeps drawing
         # (Codex animates its screen under an approval dialog; Claude Code goes quiet).
         dialog_since: float | None = None
+        approval: HookEvent | None = None  # the agent said it asks for approval
         while True:
             if self._asks:
                 return self._asks.popleft()
@@ -331,6 +468,7 @@ class AgentSession:
                 return TurnEnd(TurnEndKind.STALLED, self._screen_tail(2000), True)
             if event is None:
                 if not self.profile.uses_hooks and now >= self.last_output + self.timings.idle:
+                    self._catch_up()
                     return TurnEnd(TurnEndKind.QUIET)
                 if ready_since is not None and now >= ready_since + self.timings.screen_grace:
                     return self._screen_turn_end()
@@ -339,6 +477,7 @@ class AgentSession:
                     return TurnEnd(TurnEndKind.STALLED, self._screen_tail(2000), dialog)
                 continue
             if isinstance(event, HookEvent):
+                approval = _approval_after(approval, event, self.person.present)
                 if event.name == "Stop":
                     self._settle()
                     self._drain()
@@ -354,6 +493,27 @@ class AgentSession:
                 dialog_since = (
                     dialog_since or event.ts if event.state is ScreenState.DIALOG else None
                 )
+            if approval is not None and self.state is ScreenState.DIALOG:
+                turn = self._approval_turn_end()
+                if turn is not None:
+                    return turn
+                approval = None  # the dialog went (a hook of the person's answered it)
+
+    def _approval_turn_end(self) -> TurnEnd | None:
+        """With no person at a terminal, the approval dialog the agent announced is the
+        turn's end as soon as it is drawn: nobody but the supervisor can act on it (ptysup
+        never approves it), so waiting for --turn-timeout only wasted the time. None if
+        the dialog is gone once the screen settled."""
+        t = self.timings
+        dialog = functools.partial(_dialog_drawn, self.profile, self.snapshot)
+        held = settle_output(
+            self._next, lambda: self.last_output, self._clock, t.settle, t.settle_max, dialog
+        )
+        self._pushback.extend(held.held)
+        if not dialog():
+            return None
+        # The activity names what is asked (the PermissionRequest); the detail is no message.
+        return TurnEnd(TurnEndKind.DIALOG, dialog=True)
 
     def clear(self, deadline: float | None = None, final: bool = True) -> InjectResult | None:
         """Clear the agent's conversation (Claude Code: /clear, confirmed by its new session);
@@ -373,8 +533,10 @@ class AgentSession:
         return InjectResult(text, self.command(text, deadline), 1)
 
     def interrupt(self, deadline: float | None = None) -> bool | None:
-        """Stop the turn the agent is working on (Claude Code: Esc) and wait until its screen
-        shows it stopped; None when it was not working or has no interrupt key."""
+        """Stop the turn the agent is working on (Claude Code: Esc) until its screen or its
+        own turn end shows it stopped; None when it was not working or has no interrupt
+        key. An interrupt of several presses is pressed again while the turn goes on (one
+        key is never lost; a second aider Ctrl+C would end aider)."""
         key = self.profile.interrupt_key
         if not key or self.exited is not None:
             return None
@@ -383,15 +545,51 @@ class AgentSession:
         if state is ScreenState.DIALOG or not (state is ScreenState.WORKING or self.in_turn):
             return None
         self._ending = True
-        for press in range(self.profile.interrupt_presses):
-            if press:
-                self._typist.pause()  # a TUI must see separate presses
-            self._typist.key(key)
-        # The screen may not show the turn yet (the hook came first): only a repaint after
-        # the key that reads as ready shows the turn stopped. Claude Code sends no hook then.
         deadline = self._cap(self._clock() + self.timings.confirm, deadline)
-        while (event := self._next(deadline)) is not None:
-            if isinstance(event, ScreenUpdate) and event.state is ScreenState.READY:
+        attempts = 1
+        retried = self.profile.interrupt_armed is not None
+        while True:
+            # Half the time the agent has to show the turn stopped, then pressed again.
+            until = min(deadline, self._clock() + self.timings.confirm / 2) if retried else deadline
+            if self._press_interrupt(key, until) and self._stopped(until):
+                return True
+            if self._clock() >= deadline:
+                return False
+            self._log.emit(
+                "warning",
+                message="the turn went on after the interrupt; pressed again",
+                attempt=attempts,
+            )
+            attempts += 1
+
+    def _press_interrupt(self, key: bytes, until: float) -> bool:
+        """Press the interrupt key as often as the agent takes it, each press after the
+        first once the screen shows that the one before armed it (opencode 1.18: two Escs
+        a fixed moment apart were read as one under load, and the turn went on). False
+        when a press was not seen by `until`."""
+        armed = self.profile.interrupt_armed
+        for press in range(self.profile.interrupt_presses):
+            if press and armed is None:
+                self._typist.pause()  # a TUI must see separate presses
+            elif press and not self._drawn(armed or "", until):
+                return False
+            self._typist.key(key)
+        return True
+
+    def _drawn(self, text: str, until: float) -> bool:
+        """Wait until the screen shows TEXT; whether it did by `until`."""
+        while text not in self.snapshot().text():
+            if self._next(until) is None:
+                return False
+        return True
+
+    def _stopped(self, until: float) -> bool:
+        """Whether the turn stopped by `until`: a repaint after the key that reads as ready
+        (the screen may not show the turn yet when the hook came first; Claude Code sends
+        no hook then), or the agent's own turn end."""
+        while (event := self._next(until)) is not None:
+            stopped = isinstance(event, HookEvent) and event.name in ("Stop", "StopFailure")
+            if stopped or (isinstance(event, ScreenUpdate) and event.state is ScreenState.READY):
                 self.in_turn = False
                 # Claude Code puts the interrupted prompt back into its input box a moment
                 # after the first frame that reads ready: typed text must see it (else a
@@ -410,17 +608,35 @@ class AgentSession:
         )
 
     def _settle(self) -> None:
-        """Wait for the agent's output to settle on its final frame (see settle.py)."""
+        """Wait for the agent's output to settle on its final frame (see settle.py): the
+        model shows every byte moved so far (else the batch that catches up posts a
+        screen update, which wakes the wait) and reads as waiting."""
         t = self.timings
-        held = settle_output(
+        settled = settle_output(
             self._next,
             lambda: self.last_output,
             self._clock,
             t.settle,
             t.settle_max,
-            self._waits_now,
+            lambda: self._caught_up(0) and self._waits_now(),
         )
-        self._pushback.extend(held)
+        self._pushback.extend(settled.held)
+        if not settled.done:
+            self._log.emit(
+                "warning",
+                message=f"the agent's screen did not settle on the turn's final frame within "
+                f"{t.settle_max:g}s: the supervisor sees it as it was",
+            )
+
+    def _catch_up(self) -> None:
+        """Wait until the screen model shows all the output the relay moved (it may lag
+        by seconds after a flood on a loaded machine), at most `timings.catch_up`."""
+        if not self._caught_up(self.timings.catch_up):
+            self._log.emit(
+                "warning",
+                message=f"the screen model had not caught up with the agent's output after "
+                f"{self.timings.catch_up:g}s: the supervisor sees an older screen",
+            )
 
     def hold(self, turn: TurnEnd, deadline: float | None = None) -> TurnEnd | None:
         """Before a decision, wait while the person has the agent: supervision paused, or
@@ -626,6 +842,8 @@ class AgentSession:
                 break
             self._log.emit("dialog_dismissed", screen=self._screen_tail(1500))
             self._typist.key(self.profile.dismiss_key)
+            if not self.profile.dismiss_reported:
+                self._refused = self._approval or self._refused
             if not self._next_dialog(deadline):
                 break
             deadline = self._cap(self._clock() + self.timings.confirm, cap)
@@ -726,38 +944,52 @@ class AgentSession:
         finally:
             self._pushback.extend(kept)
 
-    def _wait_landed(self) -> None:
-        """Observed with Claude Code 2.1.197: for about a second after its input box first
-        appears, an Enter that follows a paste within 0.1 s is dropped. Waiting until the
-        pasted text shows in the box makes the Enter count."""
-        deadline = self._clock() + self.timings.landed
+    def _wait_landed(self, message: str) -> bool:
+        """Wait until MESSAGE shows whole in the input box (at most `timings.pasted`);
+        whether it does. Observed with Claude Code 2.1.197: for about a second after its
+        input box first appears, an Enter that follows a paste within 0.1 s is dropped, so
+        Enter waits for the text to show. Nothing can be read off a generic agent's box."""
+        deadline = self._clock() + self.timings.pasted
         # Other events (the SessionStart hook comes ~0.25 s after the box is drawn) are
         # kept for later but do not end the wait: ending it let Enter follow the paste at
         # once, and Claude Code dropped it (the "typed text not confirmed" flake).
         kept: list[AgentEvent] = []
         try:
-            while not self.profile.input_has_text(self.snapshot()) and self._clock() < deadline:
+            while not self._shows(message):
+                if self._clock() >= deadline:
+                    return False
                 event = self._next(deadline)
                 if event is not None and not isinstance(event, ScreenUpdate):
                     kept.append(event)
+            return True
         finally:
             self._pushback.extend(kept)
 
-    def _confirm_turn_started(self) -> bool:
+    def _shows(self, message: str) -> bool:
+        """Whether the agent's input box shows MESSAGE, as the agent draws it (always, for
+        an agent whose box cannot be read)."""
+        if not self.profile.uses_hooks:
+            return True
+        shown = self.profile.input_text(self.snapshot())
+        return shows(message, shown, self.profile.paste_placeholder)
+
+    def _confirm_turn_started(self) -> HookEvent | ScreenUpdate | None:
+        """The event that shows the agent started a turn on what was submitted, or None
+        after `timings.confirm`."""
         deadline = self._clock() + self.timings.confirm
         while (event := self._next(deadline)) is not None:
             if isinstance(event, HookEvent) and event.name in ("UserPromptSubmit", "Stop"):
                 if event.name == "Stop":
                     self._pushback.append(event)
-                return True
+                return event
             if isinstance(event, ScreenUpdate) and (
                 # A dialog took the message (aider asks about a URL in it before the model
                 # is called): another Enter would answer it.
                 event.state in (ScreenState.WORKING, ScreenState.DIALOG)
                 or not self.profile.uses_hooks
             ):
-                return True
-        return False
+                return event
+        return None
 
     def _next(self, deadline: float) -> AgentEvent | None:
         """The next event before `deadline`, after updating state; None on time-out."""
@@ -799,6 +1031,7 @@ class AgentSession:
             raise Halted(event.reason)
 
     def _record_hook(self, event: HookEvent) -> None:
+        self._hooks_heard = True
         p = event.payload
         if event.name == STATUS_LINE:
             self._record_cost(p)
@@ -807,6 +1040,8 @@ class AgentSession:
             return  # several per turn: not worth an event each
         if event.name == "Stop" and self._reports_cost:
             self._turn_ended_at = self._clock()  # its spend is reported a moment later
+        if event.name in _APPROVAL_SETTLED:
+            self._approval = None
         if event.name == "UserPromptSubmit":
             self._prompted = True
         if event.name == self.profile.ready_hook:
@@ -830,11 +1065,34 @@ class AgentSession:
                 + _result(p)
             )
         elif event.name == "PermissionRequest":
-            self.activity.tools.append(
-                f"permission dialog for {p.get('tool_name', '?')}({_summary(p.get('tool_input'))})"
-            )
+            self._approval = f"{p.get('tool_name', '?')}({_summary(p.get('tool_input'))})"
+            self.activity.tools.append(f"permission dialog for {self._approval}")
         elif event.name == "Stop":
             self.activity.last_message = str(p.get("last_assistant_message", ""))
+
+
+def _approval_after(approval: HookEvent | None, event: HookEvent, person: bool) -> HookEvent | None:
+    """The approval the agent waits on after hook EVENT: its PermissionRequest (only
+    without a person at the terminal, whose dialog it stays), until the tool ran or the
+    turn moved on."""
+    if event.name == "PermissionRequest":
+        return None if person else event
+    if event.name in _APPROVAL_SETTLED:
+        return None
+    return approval
+
+
+# The hooks after which no approval is waiting any more.
+_APPROVAL_SETTLED = frozenset(
+    {"PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop", "StopFailure"}
+)
+
+
+def _dialog_drawn(profile: AgentProfile, snapshot: Callable[[], ScreenSnapshot]) -> bool:
+    """Whether the agent's screen shows its dialog, drawn as a person would see it (Qwen
+    Code's title says so ~0.15 s before the dialog's choices are drawn)."""
+    snap = snapshot()
+    return profile.screen_state(snap) is ScreenState.DIALOG and profile.blocker(snap) is not None
 
 
 # Small fields of a hook payload worth keeping in the event log.

@@ -23,6 +23,7 @@ from ptysup.argspec import ArgSpec
 from ptysup.attach import wire
 from ptysup.attach.server import RECORD
 from ptysup.exitcodes import ExitCode
+from ptysup.store import readback
 from ptysup.store.rundir import RUNS_DIR, RunNotFound, find_run_dir, progress
 from ptysup.terminal.modes import ModeTracker
 from ptysup.terminal.reports import REPORTS, report_end
@@ -93,7 +94,7 @@ def connect(run: str, runs_dir: Path) -> tuple[socket.socket, str]:
             f"run {run_id} is not running ({ended}); watch it with: ptysup replay {run_id}"
         )
     try:
-        path = record.read_text(encoding="utf-8").strip()
+        path = readback.read_text(record, 4096).strip()  # a socket's path: a short line
     except OSError:
         raise Refused(f"run {run_id} has no attach socket (see its events)") from None
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)

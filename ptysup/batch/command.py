@@ -35,7 +35,7 @@ from ptysup.batch.worktrees import GitError, Worktrees, branch, repo_root
 from ptysup.config import RunConfig
 from ptysup.exitcodes import ExitCode
 from ptysup.store import pidlock
-from ptysup.store.rundir import LOCK_FILE, RUNS_DIR
+from ptysup.store.rundir import LOCK_FILE, RUNS_DIR, remove_left_temps
 
 USAGE = """\
 usage: ptysup batch TASKS.yaml [--jobs N] [--isolate worktree|none] [--fresh [--discard]]
@@ -317,6 +317,7 @@ def run(prepared: Prepared, env: Mapping[str, str], out: TextIO) -> int:
     where = state.folder(runs_dir, tasks_file)
     try:
         with pidlock.hold(where / state.LOCK_FILE):
+            remove_left_temps(where)  # of a batch killed while it wrote its state
             return _run_locked(prepared, env, out, runs_dir, where)
     except pidlock.Taken as exc:
         return _fail(f"a batch of {tasks_file} is already running ({exc})")

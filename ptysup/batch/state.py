@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ptysup.exitcodes import Outcome
-from ptysup.store import pidlock
+from ptysup.store import pidlock, readback
 from ptysup.store.rundir import write_atomic
 
 BATCHES_DIR = "batches"  # in the runs directory; not a run (no run.json, no events.jsonl)
@@ -98,11 +98,11 @@ def folder(runs_dir: Path, tasks_file: Path) -> Path:
 def read(path: Path) -> BatchState | None:
     """The state in `path`, or None when there is none; StateError if it is damaged."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = readback.read_json(path)
     except FileNotFoundError:
         return None
     except (OSError, ValueError) as exc:
-        raise StateError(f"cannot read {path}: {exc}") from None
+        raise StateError(f"cannot read {path}: {readback.problem(exc)}") from None
     try:
         tasks = tuple(TaskState(**t) for t in data.pop("tasks"))
         return BatchState(**data, tasks=tasks)

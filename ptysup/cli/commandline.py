@@ -45,7 +45,6 @@ OTHER_VARIABLES = frozenset(
         "PTYSUP_JOB_UID",  # deploy/k8s/job.yaml: the Job's folder on the state volume
         gitauth.TOKEN_VAR,  # ptysup.cli.gitauth: the token `batch run --push` pushes with
         gitauth.USER_VAR,  # ptysup.cli.gitauth: its user name
-        "PTYSUP_HOOK_TOKEN",  # agents/aider: the run's hook token, in aider's environment
     }
 )
 

@@ -84,6 +84,7 @@ def run_checks(config: RunConfig, env: Mapping[str, str], cwd: Path) -> Iterator
     path = env.get("PATH", os.defpath)
     yield from _commands(config, path)
     yield from _agent_version(config, path)
+    yield from _hooks(config, env)
     if is_claude(config.agent_cmd):
         yield from claude_checks(env, cwd)
     runs = cwd / config.runs_dir
@@ -154,6 +155,17 @@ def _agent_version(config: RunConfig, path: str) -> Iterator[Check]:
             f"{kind.name} {release} is not a release ptysup was tested with ({tested}); "
             "scripts/test-latest.sh runs the tests against the newest",
         )
+
+
+def _hooks(config: RunConfig, env: Mapping[str, str]) -> Iterator[Check]:
+    """How ptysup's hooks reach the agent here, where that depends on the machine: without
+    them a run goes on with the agent's screen alone (late turn ends, questions stall)."""
+    from ptysup.agents import registry
+
+    kind = registry.find(config.agent_cmd, config.agent)
+    if kind.hooks is not None:
+        ok, detail = kind.hooks(env)
+        yield Check("hooks", ok, detail, "see docs/agents.md, how ptysup's settings reach it")
 
 
 _RELEASE = re.compile(r"\d+\.\d+\.\d+")
@@ -265,20 +277,21 @@ PROBE_TIMEOUT_S = 120.0
 def probe_supervisor(config: RunConfig, env: Mapping[str, str], cwd: Path) -> Check:
     """Ask the supervisor once, as a run would: a key, login or model that cannot work
     shows here, not after the agent's first turn."""
-    from ptysup.supervisor.judge import JudgeOptions, lean_argv, lean_env
+    from ptysup.supervisor.judge import JudgeOptions, judge_dir, lean_argv, lean_env
     from ptysup.supervisor.prompt import SUPERVISOR_MARKER
     from ptysup.supervisor.runner import SupervisorError, SupervisorRunner
 
-    options = JudgeOptions(config.supervisor_tools, config.supervisor_model)
-    runner = SupervisorRunner(
-        lean_argv(config.supervisor_cmd, options),  # as a run starts it (gemini: --skip-trust)
-        timeout=min(config.supervisor_timeout, PROBE_TIMEOUT_S),
-        cwd=str(cwd),
-        env=lean_env(config.supervisor_cmd, env),
-    )
     prompt = f"{SUPERVISOR_MARKER}\nThis is a check by `ptysup doctor`. Answer: [COMPLETE] ok"
     try:
-        answer = runner.run(prompt)
+        with judge_dir(config.supervisor_cmd, env) as judge:
+            options = JudgeOptions(config.supervisor_tools, config.supervisor_model, judge)
+            runner = SupervisorRunner(
+                lean_argv(config.supervisor_cmd, options),  # as a run starts it
+                timeout=min(config.supervisor_timeout, PROBE_TIMEOUT_S),
+                cwd=str(cwd),
+                env=lean_env(config.supervisor_cmd, env, judge),
+            )
+            answer = runner.run(prompt)
     except SupervisorError as exc:
         fix = "check ANTHROPIC_API_KEY / login and the model" if exc.fatal else "see the error"
         return Check("supervisor answers", False, str(exc), fix)

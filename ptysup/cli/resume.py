@@ -4,6 +4,7 @@ Claude Code conversation."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 import uuid
 from collections.abc import Mapping, Sequence
@@ -60,12 +61,15 @@ def main(args: Sequence[str], env: Mapping[str, str]) -> int:
         return parsed
     given, explicit = parsed
     try:
-        config, part = prepare(run, given, explicit, say)
+        config, part = prepare(run, given, explicit, say, env)
     except (Refused, RunNotFound, ConfigError) as exc:
         return cli._fail(str(exc), ExitCode.USAGE)
     if part.resumed is not None and part.resumed.unreadable:  # said before the agent's screen
         where = f"run {part.run_id}'s event log"
         print(f"ptysup: resume: {skipped_note(part.resumed.unreadable, where)}", file=sys.stderr)
+    spent = spent_budget(part.run_id, config, part.resumed) if part.resumed else None
+    if spent is not None:  # killed while its budget stopped it: it ends so now
+        print(f"ptysup: resume: {spent[1]}; it ends now, as it was ending", file=sys.stderr)
     from ptysup.run import lifecycle
 
     return lifecycle.supervise(config, env, fail=cli._fail, preflight=cli.preflight, part=part)
@@ -91,7 +95,11 @@ def _take_say(args: list[str]) -> tuple[str | None, list[str]]:
 
 
 def prepare(
-    run: str, given: RunConfig, explicit: frozenset[str], say: str | None
+    run: str,
+    given: RunConfig,
+    explicit: frozenset[str],
+    say: str | None,
+    env: Mapping[str, str],
 ) -> tuple[RunConfig, Part]:
     """The stored run with the command line's options on top, and how to continue it."""
     fixed = sorted(explicit & _FIXED)
@@ -101,7 +109,11 @@ def prepare(
     run_dir = find_run_dir(run, given.cwd / given.runs_dir)
     record = run_dir.read_record()
     if record is None:
-        raise Refused(f"run {run_dir.run_id} cannot be resumed: it has no run.json")
+        why = "it has no run.json"
+        if not os.path.lexists(run_dir.default_events):
+            why = "it wrote nothing but its lock (a full disk or an unwritable folder as it "
+            why += "started): nothing was started, start it again"
+        raise Refused(f"run {run_dir.run_id} cannot be resumed: {why}")
     pid = run_dir.holder()
     if pid is not None:
         raise Refused(f"run {run_dir.run_id} is still running (pid {pid})")
@@ -124,14 +136,38 @@ def prepare(
     # own, from its command line, environment or config file.
     config = dataclasses.replace(config, escape_key=given.escape_key)
     _check_unknown(run_dir, config, explicit)
-    _check_budgets(run_dir.run_id, config, done)
+    spent = spent_budget(run_dir.run_id, config, done)
+    # A run killed in its budget's stop (no run_end) ends now, as it was ending; a budget
+    # given on this command line that is spent already is refused with what was used.
+    if spent is not None and (done.outcome is not None or spent[0] in explicit):
+        raise Refused(spent[1])
     done = _fresh_step_budget(config, done)
-    # A conversation that never got a message has nothing to reopen: a new one starts.
-    reopen = done.typed and record.session_id is not None
+    reopen, lost = _conversation(run_dir.run_id, config, done, record.session_id, env)
     if say is not None and not reopen:
-        raise Refused(f"run {run_dir.run_id} never reached the agent: --say has nothing to answer")
+        raise Refused(
+            f"run {run_dir.run_id} never reached the agent: --say has nothing to answer"
+            if lost is None
+            else f"run {run_dir.run_id}'s agent never saved its conversation: "
+            "--say has nothing to answer"
+        )
     session = record.session_id if reopen and record.session_id else str(uuid.uuid4())
-    return config, Part(run_dir.run_id, session, resumed=done, say=say, reopen=reopen)
+    return config, Part(run_dir.run_id, session, resumed=done, say=say, reopen=reopen, unsaved=lost)
+
+
+def _conversation(
+    run_id: str, config: RunConfig, done: Progress, session: str | None, env: Mapping[str, str]
+) -> tuple[bool, str | None]:
+    """Whether the run's conversation can be reopened, and the id of one the agent began
+    but never saved a message of (killed in the second after its task was typed: reopening
+    it would end the agent at once, on every resume). Either way but reopening, a new
+    conversation starts, under a new id (the agent may keep the old one's file)."""
+    if not done.typed or session is None:  # nothing was typed: no conversation at all
+        return False, None
+    from ptysup.agents import registry
+
+    if registry.find(config.agent_cmd, config.agent).saved(session, env):
+        return True, None
+    return False, session
 
 
 def _plan(run_dir: RunDir, path: str | None) -> Plan | None:
@@ -163,10 +199,10 @@ def _check_unknown(run_dir: RunDir, config: RunConfig, explicit: frozenset[str])
         )
 
 
-def _check_budgets(run_id: str, config: RunConfig, done: Progress) -> None:
-    """A spent budget must be raised on the command line, or the run would stop at once."""
-    # Each refusal names what the run used: a budget given below it (--max-iter 5 for a run
-    # that did 20) must not read as if the run had stopped there.
+def spent_budget(run_id: str, config: RunConfig, done: Progress) -> tuple[str, str] | None:
+    """The first budget the run has used up, if any: its option's name and what it used."""
+    # Each names what the run used: a budget given below it (--max-iter 5 for a run that
+    # did 20) must not read as if the run had stopped there.
     if done.iterations >= config.max_iter:
         used = (
             f"used its {counted(config.max_iter, 'iteration')}"
@@ -174,19 +210,20 @@ def _check_budgets(run_id: str, config: RunConfig, done: Progress) -> None:
             else f"used {counted(done.iterations, 'iteration')}, "
             f"more than --max-iter {config.max_iter}"
         )
-        raise Refused(
+        return "max_iter", (
             f"run {run_id} {used}: raise the budget, e.g. --max-iter {done.iterations + 10}"
         )
     if config.max_time is not None and done.elapsed_s >= config.max_time:
-        raise Refused(
+        return "max_time", (
             f"run {run_id} used {done.elapsed_s:.0f}s of its time budget "
             f"({config.max_time:.0f}s): raise it with --max-time"
         )
     if config.max_cost is not None and done.cost_usd >= config.max_cost:
-        raise Refused(
+        return "max_cost", (
             f"run {run_id} used ${done.cost_usd:.4f} of its cost budget "
             f"(${config.max_cost:.4f}): raise it with --max-cost"
         )
+    return None
 
 
 def _fresh_step_budget(config: RunConfig, done: Progress) -> Progress:

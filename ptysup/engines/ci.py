@@ -26,6 +26,7 @@ from ptysup.batch.worktrees import EXCLUDE
 from ptysup.cli import gitauth
 from ptysup.redact import redact_strings
 from ptysup.run.report import _cell
+from ptysup.store import readback
 from ptysup.store.listing import describe
 from ptysup.store.rundir import LOCK_FILE, RUN_FILE, RUNS_DIR, RunDir
 from ptysup.testing.claude_env import write_config
@@ -52,7 +53,7 @@ def _redact_record(run: RunDir, copy: Path) -> None:
     """run.json keeps the task as given (a resumed run may type it again); the copy that
     leaves the machine is redacted like the event log."""
     try:
-        data = json.loads(copy.read_text(encoding="utf-8"))
+        data = readback.read_json(copy)
     except (OSError, ValueError):
         return
     clean = redact_strings(data, run.redactor())
@@ -175,7 +176,7 @@ def table(root: Path, expected: Sequence[str] = ()) -> str:
 
 def _read_json(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = readback.read_json(path)
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

@@ -21,7 +21,7 @@ from ptysup.agents import registry
 from ptysup.agents.events import HookEvent, Interrupted, TimeUp
 from ptysup.agents.hookchannel import HookChannel
 from ptysup.agents.private import private_dir
-from ptysup.agents.profile import AgentProfile
+from ptysup.agents.profile import AgentProfile, Unanswered
 from ptysup.config import RunConfig
 from ptysup.events import CUT, ConsoleSink, EventLog, JsonlSink, cost_parts, shown
 from ptysup.exitcodes import Outcome, RunResult
@@ -29,6 +29,7 @@ from ptysup.redact import Redactor
 from ptysup.run import second, startstate
 from ptysup.run.evidence import Journal
 from ptysup.run.verify import Verifier, VerifyStop
+from ptysup.store import durable
 from ptysup.store.rundir import Part, RunDir
 from ptysup.terminal.pty_ import AgentProcess, AgentStartError
 from ptysup.terminal.relay import write_to_terminal
@@ -85,6 +86,7 @@ def open_log(
 
     `skip`: events the console leaves to another sink (GitHub's workflow commands)."""
     log = EventLog(redact=Redactor.with_extra(config.redact))
+    durable.make_dirs(path.parent)  # a new folder's name reaches the disk too
     log.add(JsonlSink(path))
     if not streams.interactive:
         log.add(ConsoleSink(streams.stdout, config.log_format, skip))
@@ -107,9 +109,10 @@ def run(
     supervise it to an outcome, and leave nothing running behind.
 
     `state` hears the hooks and the screen's dialogs as they happen (state.json).
-    `on_session` hears the conversation's id when the agent's first SessionStart names
-    another than the part's: an agent that picks its own (Codex), for a later resume.
-    `journal` learns from the run's events (the supervisor's memory of the run)."""
+    `on_session` hears the conversation's id when a SessionStart names another than the
+    part's (an agent that picks its own, Codex; a /clear's), or a resume starts a new
+    one, for a later resume. `journal` learns from the run's events (the supervisor's
+    memory of the run)."""
     began = time.monotonic()
     prepared = _prepare(config, log, env, part, streams)
     if isinstance(prepared, RunResult):
@@ -118,15 +121,16 @@ def run(
     kind = registry.find(config.agent_cmd, config.agent)
     session_id = part.session_id if part is not None and kind.resumes else None
     resume = part is not None and part.reopen
-    # Killed before the agent saved the conversation: nothing to reopen, so a new one
-    # starts under the same id (reopening it would end the agent at once).
-    unsaved = resume and session_id is not None and not kind.saved(session_id, env)
-    resume = resume and not unsaved
-    if unsaved:
+    if part is not None and part.unsaved is not None:
         log.emit(
             "warning",
-            message=f"the agent never saved conversation {session_id}: a new one starts",
+            message=f"the agent never saved conversation {part.unsaved}: a new one starts",
         )
+    reopens = kind.reopens if resume and kind.resumes else None
+    left = kind.unanswered(session_id, env) if reopens and session_id else None
+    if reopens and left is not None:
+        reopens, session_id = _unanswered(left, reopens, session_id, log)
+        resume = left.dropped
     profile = kind.profile(session_id, resume)
     interactive = streams.interactive
     out_fd = streams.fd(streams.stdout) if interactive else None
@@ -193,6 +197,7 @@ def run(
             journal or Journal(),
             head_start_s=clock() - began,
             second_opinion=second,
+            reopens=reopens,
         )
         return wiring.supervise(
             config,
@@ -270,23 +275,47 @@ def _say(streams: Streams, line: str) -> None:
         streams.stderr.flush()
 
 
+def _unanswered(
+    left: Unanswered, reopens: str, session_id: str | None, log: EventLog
+) -> tuple[str | None, str | None]:
+    """A killed part's unanswered prompt, out of the conversation before it is reopened
+    (the agent would join the next message to it): what the supervisor is told the agent
+    did, and the conversation to reopen. When the prompt was all it held, a new one
+    starts (None, None: the profile picks its id, and its SessionStart tells run.json)."""
+    if not left.dropped:
+        log.emit(
+            "warning",
+            message="the agent's only prompt was never answered: a new conversation starts",
+            text=left.prompt,
+        )
+        return None, None
+    log.emit(
+        "warning",
+        message="the agent's last prompt was never answered: it is taken out of the "
+        "conversation, so that the next message arrives alone",
+        text=left.prompt,
+    )
+    return f"{reopens}, without its last prompt, which was never answered", session_id
+
+
 class SessionLearner:
-    """The conversation's id from the agent's first SessionStart (later ones are /clear's
-    new conversations: a resume reopens the one the run worked in)."""
+    """The id of the conversation the agent is in, from each of its SessionStart hooks: the
+    one it picked itself (Codex, opencode), and the new one each /clear starts (every agent
+    that clears), so that a resume reopens the conversation the run was in last."""
 
     def __init__(self, known: str | None, on_session: Callable[[str], object] | None) -> None:
         self._known = known
         self._on_session = on_session
-        self._heard = False
 
     def hear(self, event: HookEvent) -> None:
-        """Pass the first SessionStart's id on, if it is news."""
+        """Pass a SessionStart's id on, if it is news."""
         session = event.payload.get("session_id")
-        if event.name != "SessionStart" or self._heard or not isinstance(session, str):
+        if event.name != "SessionStart" or not isinstance(session, str) or not session:
             return
-        self._heard = True
-        if session and session != self._known and self._on_session is not None:
-            self._on_session(session)
+        if session != self._known:
+            self._known = session
+            if self._on_session is not None:
+                self._on_session(session)
 
 
 def _on_hook(

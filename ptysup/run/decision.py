@@ -39,7 +39,7 @@ from ptysup.run.tamper import Finding
 from ptysup.run.tamper import Verdict as Tamper
 from ptysup.run.verify import Verify, VerifyResult
 from ptysup.supervisor.decide import Decided
-from ptysup.supervisor.parse import Action
+from ptysup.supervisor.parse import Action, Decision
 from ptysup.supervisor.prompt import DEFAULT_MAX_BYTES, PromptContext, build_prompt, system_prompt
 
 Command = tuple[str, ...]
@@ -153,6 +153,14 @@ class VerdictKind(str, enum.Enum):
     ESCALATE = "escalate"  # a person must go on: `text` says why
 
 
+# The verdict of each answer but [COMPLETE], which must earn it.
+_KINDS = {
+    Action.CONTINUE: VerdictKind.CONTINUE,
+    Action.ABORT: VerdictKind.ABORT,
+    Action.ESCALATE: VerdictKind.ESCALATE,
+}
+
+
 @dataclass(frozen=True)
 class Verdict:
     """The decision as the run acts on it."""
@@ -251,21 +259,26 @@ class DecisionPath:
         any) agrees. A stop signal raises Interrupted, the time budget TimeUp."""
         d = asked.decided.decision
         if d.action is not Action.COMPLETE:
-            kinds = {
-                Action.CONTINUE: VerdictKind.CONTINUE,
-                Action.ABORT: VerdictKind.ABORT,
-                Action.ESCALATE: VerdictKind.ESCALATE,
-            }
-            return Verdict(kinds[d.action], d.content)
-        iteration = asked.moment.iteration
+            return Verdict(_KINDS[d.action], d.content)
+        refused = self._checked(asked.moment.iteration, deadline)
+        return refused if refused is not None else self._reviewed(asked, deadline)
+
+    def carry_out(self, d: Decision, iteration: int, deadline: float | None = None) -> Verdict:
+        """A decision an earlier part of a resumed run logged but never carried out, as if
+        just made: a [COMPLETE] must pass the checks and the tamper guard; no supervisor
+        (and no second opinion: its prompt is gone with that part) is asked again."""
+        if d.action is not Action.COMPLETE:
+            return Verdict(_KINDS[d.action], d.content)
+        refused = self._checked(iteration, deadline)
+        return refused if refused is not None else Verdict(VerdictKind.DONE, d.content)
+
+    def _checked(self, iteration: int, deadline: float | None) -> Verdict | None:
+        """A [COMPLETE]'s refusal by the checks or the tamper guard; None: it stands."""
         gates = [g for g in self._gates() if g.commands]
         failed = self._verify(gates, iteration, deadline)
         if failed is not None:
             return Verdict(VerdictKind.REFUSED, failed.instruction(), "verify", failed)
-        refused = self._guarded(gates, iteration, deadline)
-        if refused is not None:
-            return refused
-        return self._reviewed(asked, deadline)
+        return self._guarded(gates, iteration, deadline)
 
     def _verify(
         self, gates: Sequence[Verify], iteration: int, deadline: float | None

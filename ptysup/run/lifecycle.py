@@ -26,7 +26,7 @@ from ptysup.redact import Redactor
 from ptysup.run import app, outputs, report
 from ptysup.run.evidence import Journal
 from ptysup.store import runstate
-from ptysup.store.rundir import Part, RunDir, RunLocked, read_events
+from ptysup.store.rundir import Part, RunDir, RunLocked, read_events, remove_left_temps
 
 Fail = Callable[[str, int], int]
 Preflight = Callable[[RunConfig, Mapping[str, str]], "tuple[str, int] | None"]
@@ -132,6 +132,7 @@ def _supervise(
     if part.resumed is not None:  # the lock is held: no other part of this run is alive
         hooks.remove_left(run_id)
         private.remove_left(run_id, env)
+        remove_left_temps(run_dir.path)
     _, recording = _outputs(config, part)
     try:
         github = report.in_github_actions(env) and config.log_format == "text"
@@ -261,8 +262,9 @@ def _part_fields(config: RunConfig, part: Part) -> dict[str, object]:
 
 
 def _learnt_session(run_dir: RunDir, log: EventLog, session_id: str) -> None:
-    """The agent picked its conversation's id itself (Codex): run.json keeps it at once,
-    so that a resume after a kill reopens that conversation."""
+    """The agent is in a conversation with another id: one it picked itself (Codex), or a
+    new one after /clear. run.json keeps it at once, so that a resume after a kill reopens
+    the conversation the run was in last."""
     try:
         run_dir.learn_session(session_id)
     except OSError as exc:

@@ -49,7 +49,7 @@ from ptysup.supervisor.decide import (
     DecisionCancelled,
     SupervisorFailed,
 )
-from ptysup.supervisor.parse import Action
+from ptysup.supervisor.parse import Action, Decision
 from ptysup.supervisor.prompt import DEFAULT_MAX_BYTES
 from ptysup.terminal.screen import ScreenSnapshot
 
@@ -141,6 +141,13 @@ class Spent:
     cost_usd: float = 0.0
 
 
+# What a resumed part's agent did with the earlier parts' conversation, as the supervisor
+# is told it (the agent's registry row says which it does; a conversation it never saved
+# is not there to reopen).
+REOPENED = "reopened its earlier conversation"
+AFRESH = "started afresh: it remembers nothing of the earlier parts"
+
+
 @dataclass(frozen=True)
 class LoopConfig:
     """The run's task and budgets."""
@@ -156,15 +163,24 @@ class LoopConfig:
     split_prompt: bool = False  # instructions and task as the supervisor's system prompt
     spent: Spent = Spent()
     resumed: bool = False  # the run was interrupted: ask the supervisor before typing
+    resumed_as: str = REOPENED  # what the agent did with the earlier conversation
     say: str | None = None  # a person's answer, typed first when resuming
+    # A decision an earlier part logged and never carried out (killed before run_end):
+    # the resumed run carries it out instead of asking again.
+    decided: Decision | None = None
     max_repeats: int = DEFAULT_MAX_REPEATS  # identical rounds that escalate; 0: off
     head_start_s: float = 0.0  # the run's time before the loop (the checks' baseline)
 
 
-RESUMED_NOTE = (
-    "This run was interrupted (ptysup stopped) and has just been resumed: the agent was "
-    "started again (Claude Code reopens its earlier conversation). Decide what comes next."
-)
+def resumed_note(resumed_as: str = REOPENED) -> str:
+    """What the supervisor of a resumed run is told first."""
+    return (
+        "This run was interrupted (ptysup stopped) and has just been resumed: the agent was "
+        f"started again and {resumed_as}. Decide what comes next."
+    )
+
+
+RESUMED_NOTE = resumed_note()
 
 
 # The decision behind each kind of injection, for the spinning detector.
@@ -267,6 +283,7 @@ class RunLoop:
         self._typed = _Typed()  # what the current turn was given
         self._repeat_note: tuple[str, ...] = ()  # said in every prompt of this turn end
         self.cost_usd = 0.0  # the supervisor's summed total_cost_usd (this part)
+        self._resumed_note = resumed_note(config.resumed_as)
 
     def run(self) -> RunResult:
         """Run to an outcome; never raises for the agent's or supervisor's failures."""
@@ -338,6 +355,10 @@ class RunLoop:
         self._log.emit("agent_ready", elapsed_s=started)
         pending = self._open()
         self._path.prepare()  # the judge boots while the agent works
+        if self._cfg.decided is not None:
+            ended = self._carry_out(self._cfg.decided)
+            if ended is not None:
+                return ended
         while True:
             self._cap_agent_cost()
             turn = pending or self._agent.wait_turn_end(self._deadline)
@@ -617,7 +638,7 @@ class RunLoop:
         person's answer (--say), else asks the supervisor at once (the turn returned)."""
         if self._cfg.resumed and self._cfg.say:
             self._once = (
-                f"{RESUMED_NOTE}\nA person answered, typed into the agent: {self._cfg.say}",
+                f"{self._resumed_note}\nA person answered, typed into the agent: {self._cfg.say}",
             )
             # A step waiting to begin starts once the answer's turn has ended (pending);
             # one under way counts its decisions from here.
@@ -630,12 +651,21 @@ class RunLoop:
             self._start_step(step)
         elif not self._cfg.resumed:
             self._inject(self._cfg.task, kind="task")
-        else:
-            self._once = (RESUMED_NOTE,)
-            return TurnEnd(TurnEndKind.RESUMED, RESUMED_NOTE)
+        elif self._cfg.decided is None:  # else the decision is carried out (_carry_out)
+            self._once = (self._resumed_note,)
+            return TurnEnd(TurnEndKind.RESUMED, self._resumed_note)
         if self._cfg.resumed:
-            self._once = (RESUMED_NOTE,)
+            self._once = (self._resumed_note,)
         return None
+
+    def _carry_out(self, d: Decision) -> tuple[Outcome, str] | None:
+        """A resumed run's decision its earlier part logged but never carried out: a
+        [COMPLETE] is verified and ends the run, an [ABORT] ends it, an [ESCALATE] hands it
+        to a person (without one it ends), as if just decided; no supervisor is asked."""
+        self._log.emit(
+            "decision_resumed", iteration=self.iterations, action=d.action.value, content=d.content
+        )
+        return self._act(self._path.carry_out(d, self.iterations, self._deadline))
 
     def _start_step(self, step: StepText) -> None:
         if step.clear:
@@ -694,7 +724,10 @@ class RunLoop:
         return asked
 
     def _check_budgets(self) -> None:
-        """Raise _Stop once the iteration or cost budget is used up."""
+        """Raise _Stop once the iteration or cost budget is used up, TimeUp once the time
+        budget is (a resumed run killed in its budget's stop starts past it)."""
+        if self._deadline is not None and self._clock() >= self._deadline:
+            raise TimeUp
         self._check_cost()
         why = self._steps.exhausted(self.iterations) if self._steps else None
         if why is not None:
@@ -767,6 +800,7 @@ class RunLoop:
             text=result.text,
             confirmed=result.confirmed,
             attempts=result.attempts,
+            landed=result.landed,
         )
         self._typed = _Typed(
             text,

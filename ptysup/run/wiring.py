@@ -38,7 +38,7 @@ from ptysup.redact import Redactor
 from ptysup.run.evidence import Journal, RunEvidence, Start
 from ptysup.run.gitstate import git_fingerprint
 from ptysup.run.heartbeat import Heartbeat
-from ptysup.run.loop import Judging, LoopConfig, RunLoop, Spent
+from ptysup.run.loop import AFRESH, Judging, LoopConfig, RunLoop, Spent
 from ptysup.run.plandriver import MakeVerifier, PlanDriver
 from ptysup.run.second import SecondJudge
 from ptysup.run.tamper import ChecksIn, TamperGuard
@@ -47,7 +47,14 @@ from ptysup.run.verify import Verifier, VerifyStop
 from ptysup.store.rundir import Part, RunDir
 from ptysup.store.runstate import StateTracker
 from ptysup.supervisor.decide import Supervisor
-from ptysup.supervisor.judge import JudgeOptions, lean_argv, lean_env, takes_system_prompt
+from ptysup.supervisor.judge import (
+    JudgeOptions,
+    judge_dir,
+    lean_argv,
+    lean_env,
+    takes_system_prompt,
+)
+from ptysup.supervisor.parse import Action, Decision
 from ptysup.supervisor.prompt import SUPERVISOR_MARKER
 from ptysup.supervisor.runner import SupervisorRunner
 from ptysup.terminal.cursor import QUERY, WAIT_S, CursorAnswer
@@ -56,7 +63,7 @@ from ptysup.terminal.keys import EscapeKeys, describe
 from ptysup.terminal.modes import BRACKETED_PASTE, ModeTracker
 from ptysup.terminal.pty_ import AgentProcess
 from ptysup.terminal.record import Recording
-from ptysup.terminal.relay import STOP, Relay, RelayHandlers, write_to_terminal
+from ptysup.terminal.relay import STOP, OutputTime, Relay, RelayHandlers, write_to_terminal
 from ptysup.terminal.screen import ScreenFeeder, ScreenModel, ScreenSnapshot
 from ptysup.terminal.signals import STOP_SIGNALS, signal_pipe
 from ptysup.terminal.status import StatusLine, StatusSink
@@ -90,6 +97,9 @@ class Started:
     journal: Journal  # the run's memory and its checks, learnt from its events
     head_start_s: float = 0.0  # the run's time before the agent started (the baseline)
     second_opinion: tuple[str, ...] | None = None  # its command line (`auto` resolved)
+    # What a resumed part's agent did with the earlier conversation ("reopened …"); None:
+    # it started afresh (a generic agent, or a conversation that was never saved).
+    reopens: str | None = None
 
 
 def supervise(
@@ -108,13 +118,15 @@ def supervise(
     agent, profile, status = started.agent, started.profile, started.status
     rows, cols, in_fd = started.rows, started.cols, started.in_fd
     out_fd, interactive, clock = started.out_fd, started.interactive, started.clock
+    judge = stack.enter_context(
+        judge_dir(config.supervisor_cmd, env, part.run_id if part is not None else None)
+    )
+    options = JudgeOptions(config.supervisor_tools, config.supervisor_model, judge)
     runner = SupervisorRunner(
-        lean_argv(
-            config.supervisor_cmd, JudgeOptions(config.supervisor_tools, config.supervisor_model)
-        ),
+        lean_argv(config.supervisor_cmd, options),
         timeout=config.supervisor_timeout,
         cwd=str(config.cwd),
-        env=lean_env(config.supervisor_cmd, env),
+        env=lean_env(config.supervisor_cmd, env, judge),
         warm=config.warm_supervisor,
         prelude=SUPERVISOR_MARKER + "\n",  # every prompt's first line (see build_prompt)
     )
@@ -126,6 +138,17 @@ def supervise(
     # Without a person's terminal, the screen model answers the agent's terminal queries.
     screen = ScreenModel(rows, cols, answer=None if interactive else agent.write)
     modes = ModeTracker()
+    feeder = ScreenFeeder(  # started below, once the session it posts to exists
+        screen,
+        on_update=lambda: session.post(
+            ScreenUpdate(_screen_state(profile, screen, state), clock())
+        ),
+        on_error=lambda exc: log.emit(
+            "warning", message=f"screen model error: {type(exc).__name__}: {exc}"
+        ),
+        signal_osc=profile.signal_osc,
+    )
+    moved = OutputTime()  # the relay's clock of the agent's output
     session = AgentSession(
         profile,
         Typist(agent.write, bracketed=lambda: modes.on(BRACKETED_PASTE)),
@@ -140,22 +163,14 @@ def supervise(
         clock,
         kill=agent.terminate,
         person=Person(present=in_fd is not None, clock=clock),
+        moved=moved,
+        caught_up=feeder.caught_up,
     )
     session.person.enter_submits = not profile.uses_hooks
     session.reopened = started.resume  # its earlier parts' spend is counted already
     # A run whose events cannot be recorded ends at once: nothing it does after counts.
     log.on_failure(functools.partial(_halt, session, runners))
     started.holder.append(session)
-    feeder = ScreenFeeder(
-        screen,
-        on_update=lambda: session.post(
-            ScreenUpdate(_screen_state(profile, screen, state), clock())
-        ),
-        on_error=lambda exc: log.emit(
-            "warning", message=f"screen model error: {type(exc).__name__}: {exc}"
-        ),
-        signal_osc=profile.signal_osc,
-    )
     stack.callback(_note_rejected, screen, log)  # after the feeder stopped (LIFO)
     feeder.start()
     stack.callback(feeder.stop)
@@ -208,6 +223,7 @@ def supervise(
         record,
         judging,
         started.head_start_s,
+        started.reopens or AFRESH,
         (second, started.second_opinion or ()),
     )
     if state is not None:  # the run's spend is kept as the agent reports it (state.json)
@@ -228,6 +244,7 @@ def supervise(
         stop_verify,
         notifier,
         attach,
+        moved,
     )
     escape = EscapeKeys(config.escape_key) if config.escape_key and in_fd is not None else None
     result = _drive(loop, parts, out_fd, in_fd, escape)
@@ -403,10 +420,12 @@ def _loop(
     record: Path | None,
     judging: Judging,
     head_start_s: float,
+    resumed_as: str,
     second: tuple[SupervisorRunner | None, Sequence[str]] = (None, ()),
 ) -> RunLoop:
     """The decision loop with its supervisor (and second opinion), verifier and wait
-    policy."""
+    policy; `resumed_as` is what a resumed part's agent did with the earlier
+    conversation."""
     waits = WaitPolicy(enabled=config.wait, max_waits=config.max_waits, base_s=config.wait_base)
     backoff = backoff_schedule(config.supervisor_backoff, config.supervisor_retries)
     verifier = verifier_for(config.verify) if config.verify else None
@@ -423,7 +442,9 @@ def _loop(
         person_present=person,
         spent=Spent(before.iterations, before.elapsed_s, before.cost_usd) if before else Spent(),
         resumed=part is not None and part.reopen,
+        resumed_as=resumed_as,
         say=part.say if part is not None else None,
+        decided=_unfinished(part),
         # A custom template is the whole prompt as written; otherwise a claude judge gets
         # the unchanging part as its system prompt (smaller, cacheable requests).
         split_prompt=config.prompt_template is None and takes_system_prompt(config.supervisor_cmd),
@@ -474,6 +495,7 @@ class _Parts:
     stop_verify: VerifyStop
     notifier: Notifier | None = None
     attach: AttachServer | None = None
+    moved: OutputTime | None = None  # stamped by the relay: the session's quiet clock
 
 
 def _drive(
@@ -595,7 +617,14 @@ def _drive(
     try:
         with signal_pipe(signals) as sig_fd, raw(in_fd):
             relay = Relay(
-                agent, handlers, signal_fd=sig_fd, wake_fd=waker.fd, out_fd=out_fd, in_fd=in_fd
+                agent,
+                handlers,
+                signal_fd=sig_fd,
+                wake_fd=waker.fd,
+                out_fd=out_fd,
+                in_fd=in_fd,
+                clock=session.now,  # the session times the agent's quiet on `moved`
+                moved=parts.moved,
             )
             if in_fd is not None and out_fd is not None:
                 # Asked, never waited for: the answer comes with the person's keys.
@@ -695,3 +724,12 @@ class _Waker:
                 self._closed = True
                 os.close(self._w)
                 os.close(self.fd)
+
+
+def _unfinished(part: Part | None) -> Decision | None:
+    """The decision a resumed run carries out: its earlier part's last, never finished
+    (ptysup.store.rundir.Progress.unfinished), unless a person answers with --say."""
+    if part is None or not part.reopen or part.say is not None or part.resumed is None:
+        return None
+    unfinished = part.resumed.unfinished
+    return None if unfinished is None else Decision(Action(unfinished[0]), unfinished[1])

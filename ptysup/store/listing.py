@@ -4,13 +4,25 @@ from its run directory (run.json, the event log, state.json) and never from the 
 
 from __future__ import annotations
 
+import os
+import stat
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ptysup.store import runstate
-from ptysup.store.rundir import RunDir, RunNotFound, RunRecord, progress
+from ptysup.store.rundir import (
+    ALIVE_FILE,
+    INCOMPLETE_FILE,
+    LOCK_FILE,
+    STATE_FILE,
+    RunDir,
+    RunNotFound,
+    RunRecord,
+    progress,
+)
+from ptysup.userfile import kind_of
 
 
 def _stored_task(record: RunRecord | None) -> str:
@@ -23,17 +35,25 @@ def _stored_task(record: RunRecord | None) -> str:
 def describe(run_dir: RunDir, clock: Callable[[], float] = time.time) -> dict[str, Any]:
     """One run as a JSON-able row: id, state, step, iterations, elapsed, cost, task. A
     live run's elapsed time is until now (`clock_from` says since when, to keep it
-    ticking); an ended one's, until its end."""
+    ticking); an ended one's, until its end. A damaged run still gets its row, from what
+    can be read, and `damaged` says what is wrong (None when nothing is)."""
+    damage: list[str] = []
     try:
         record = run_dir.read_record()
-    except RunNotFound:  # a damaged run.json: the run still gets its row, from its events
+    except RunNotFound as exc:  # the run still gets its row, from its events
         record = None
+        damage.append(str(exc))
     events_file = Path(record.log_file) if record is not None else run_dir.default_events
-    try:
-        p = run_dir.read_progress(events_file) if events_file.is_file() else progress([])
-    except RunNotFound:  # an unreadable log: the row says what it can
-        p = progress([])
+    p = progress([])
+    if os.path.lexists(events_file):  # none yet: a run starting, or a full disk
+        try:
+            p = run_dir.read_progress(events_file)
+        except RunNotFound as exc:  # an unreadable log: the row says what it can
+            damage.append(str(exc))
     pid = run_dir.holder()
+    damage += _odd_files(run_dir)
+    if record is None and not os.path.lexists(events_file) and pid is None:
+        damage.append(NOTHING_WRITTEN)
     plan = record.plan if record is not None else None
     saved = runstate.read_state(run_dir.path / runstate.STATE_FILE)
     state = runstate.derive(saved, pid, p.outcome)
@@ -64,7 +84,33 @@ def describe(run_dir: RunDir, clock: Callable[[], float] = time.time) -> dict[st
         "since": current.get("since") if current else None,
         "detail": str(current.get("detail") or "") if current else "",
         "unreadable_lines": p.unreadable,
+        "damaged": "; ".join(damage) or None,
     }
+
+
+# What a run folder with its lock alone, and no live process, went through.
+NOTHING_WRITTEN = (
+    "it wrote neither run.json nor its event log (a full disk or an unwritable folder "
+    "as it started): nothing was started"
+)
+
+
+def _odd_files(run_dir: RunDir) -> list[str]:
+    """The run's own files that are there but no regular file (a FIFO, a device, a
+    folder): never read, they would block or never end."""
+    odd = []
+    for name in (STATE_FILE, LOCK_FILE, ALIVE_FILE, INCOMPLETE_FILE):
+        path = run_dir.path / name
+        try:
+            mode = path.stat().st_mode
+        except FileNotFoundError:
+            continue
+        except OSError as exc:  # a link that leads nowhere, a loop of links
+            odd.append(f"{path}: {exc.strerror or exc}")
+            continue
+        if not stat.S_ISREG(mode):
+            odd.append(f"{path}: not a regular file ({kind_of(mode)})")
+    return odd
 
 
 def elapsed(logged_s: float, clock_from: float | None, now: float) -> float:

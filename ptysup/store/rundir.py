@@ -26,6 +26,8 @@ import dataclasses
 import json
 import math
 import os
+import re
+import stat
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -36,7 +38,8 @@ from ptysup import logread
 from ptysup.config import ConfigError, RunConfig
 from ptysup.logread import LogRead
 from ptysup.redact import Redactor
-from ptysup.store import pidlock
+from ptysup.store import durable, pidlock, readback
+from ptysup.userfile import open_regular
 
 RUNS_DIR = Path(".ptysup/runs")
 RUN_FILE = "run.json"
@@ -62,9 +65,13 @@ RunLocked = pidlock.Taken
 def write_atomic(path: Path, text: str) -> None:
     """Write `text` so that a reader (or a crash) sees the old file or the new one, never
     half of it: a 0600 temp file, fsynced, renamed over `path`, the directory fsynced."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    durable.make_dirs(path.parent)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    # One a killed process left (its pid used again) goes first: written through, a FIFO
+    # there would block and a link would lead elsewhere.
+    with contextlib.suppress(FileNotFoundError):
+        tmp.unlink()
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(text)
@@ -75,11 +82,28 @@ def write_atomic(path: Path, text: str) -> None:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
-    dir_fd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+    durable.sync_dir(path.parent)
+
+
+# write_atomic's temp file: `.NAME.PID.tmp`.
+_TEMP = re.compile(r"\..+\.[0-9]+\.tmp")
+
+
+def remove_left_temps(folder: Path) -> list[Path]:
+    """Remove the temp files write_atomic left in `folder` when its process was killed
+    mid-write (SIGKILL runs no cleanup); the removed paths. Call it holding the folder's
+    lock: then no live process is writing one. Only this user's files are touched."""
+    removed = []
+    with contextlib.suppress(OSError):
+        for path in sorted(folder.iterdir()):
+            if not _TEMP.fullmatch(path.name):
+                continue
+            with contextlib.suppress(OSError):
+                st = path.lstat()
+                if st.st_uid == os.geteuid() and not stat.S_ISDIR(st.st_mode):
+                    path.unlink()
+                    removed.append(path)
+    return removed
 
 
 @dataclass(frozen=True)
@@ -254,13 +278,11 @@ class RunDir:
     def read_record(self) -> RunRecord | None:
         """run.json, or None for a run without one (before resume existed, or a foreign log)."""
         try:
-            data = json.loads(self.record_file.read_text(encoding="utf-8", errors="replace"))
+            data = readback.read_json(self.record_file)
         except FileNotFoundError:
             return None
-        except OSError as exc:
-            raise RunNotFound(f"cannot read {self.record_file}: {exc.strerror or exc}") from exc
-        except ValueError as exc:
-            raise RunNotFound(f"cannot read {self.record_file}: not JSON ({exc})") from exc
+        except (OSError, ValueError) as exc:
+            raise RunNotFound(f"cannot read {self.record_file}: {readback.problem(exc)}") from exc
         wrong = _record_problem(data)
         if wrong:
             raise RunNotFound(f"cannot read {self.record_file}: {wrong}")
@@ -305,7 +327,8 @@ class RunDir:
             write_atomic(self.path / INCOMPLETE_FILE, text)
             return
         with contextlib.suppress(OSError):
-            os.close(os.open(self.path / INCOMPLETE_FILE, os.O_WRONLY | os.O_CREAT, 0o600))
+            flags = os.O_WRONLY | os.O_CREAT | os.O_NONBLOCK  # a FIFO there must not block
+            os.close(os.open(self.path / INCOMPLETE_FILE, flags, 0o600))
             return
         with contextlib.suppress(OSError):
             write_atomic((elsewhere or incomplete_dir()) / f"{self.run_id}.json", text)
@@ -318,13 +341,15 @@ class RunDir:
             (elsewhere or incomplete_dir()) / f"{self.run_id}.json",
         ):
             try:
-                text = path.read_text(encoding="utf-8")
-            except OSError:
+                marker = readback.read_json(path)
+            except FileNotFoundError:
                 continue
-            try:
-                return str(json.loads(text)["reason"])
-            except (ValueError, TypeError, KeyError):
+            except (OSError, ValueError):
                 return "a write to the event log failed"  # the marker itself was cut
+            try:
+                return str(marker["reason"])
+            except (TypeError, KeyError):
+                return "a write to the event log failed"
         return None
 
     def read_progress(self, events_file: Path) -> Progress:
@@ -340,7 +365,7 @@ class RunDir:
 
     def _spent(self) -> float:
         try:
-            cost = json.loads((self.path / STATE_FILE).read_text(encoding="utf-8"))["cost_usd"]
+            cost = readback.read_json(self.path / STATE_FILE)["cost_usd"]
         except (OSError, ValueError, TypeError, KeyError):
             return 0.0
         return float(cost) if logread.is_number(cost) and cost > 0 else 0.0
@@ -374,9 +399,13 @@ def run_dirs(runs_dir: Path = RUNS_DIR) -> list[RunDir]:
 
 
 def _is_run(path: Path) -> bool:
-    """Whether `path` is a run's directory (one that cannot even be looked into is not)."""
+    """Whether `path` is a run's directory (one that cannot even be looked into is not):
+    one with any of its files, whatever they are (a damaged run is still a run, shown as
+    damaged), or with its lock alone (a disk full as it started: nothing else was written)."""
     try:
-        return path.is_dir() and ((path / RUN_FILE).is_file() or (path / EVENTS_FILE).is_file())
+        return path.is_dir() and any(
+            os.path.lexists(path / name) for name in (RUN_FILE, EVENTS_FILE, LOCK_FILE)
+        )
     except OSError:
         return False
 
@@ -403,7 +432,7 @@ def _find_run_dir(run: str, runs_dir: Path) -> RunDir:
         if run_id and (runs_dir / run_id).is_dir():
             return RunDir(runs_dir / run_id)
         return RunDir(path.parent)
-    if path.is_dir() and ((path / RUN_FILE).is_file() or (path / EVENTS_FILE).is_file()):
+    if _is_run(path):
         return RunDir(path)
     runs = run_dirs(runs_dir)
     if run == "last" and runs:
@@ -434,8 +463,9 @@ def find_run(run: str, runs_dir: Path = RUNS_DIR) -> Path:
 def _run_id_in(path: Path) -> str | None:
     """The run id in an event log's first line (run_start), read without the rest."""
     try:
-        with path.open(encoding="utf-8", errors="replace") as f:
-            first = json.loads(f.readline())
+        fd = open_regular(path)
+        with os.fdopen(fd, encoding="utf-8", errors="replace") as f:
+            first = readback.loads(f.readline(readback.MAX_JSON))
     except (OSError, ValueError):
         return None
     if isinstance(first, dict) and first.get("event") == "run_start":
@@ -446,9 +476,9 @@ def _run_id_in(path: Path) -> str | None:
 def read_log(path: Path) -> LogRead:
     """A JSONL event log's trusted events and how many lines were skipped (see logread)."""
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = readback.read_text(path, readback.MAX_LOG)
     except OSError as exc:
-        raise RunNotFound(f"cannot read {path}: {exc.strerror or exc}") from exc
+        raise RunNotFound(f"cannot read {path}: {readback.problem(exc)}") from exc
     return logread.parse(text)
 
 
@@ -478,6 +508,10 @@ class Progress:
     started: float | None = None  # Unix time
     clock_from: float | None = None  # Unix time the last part's elapsed time counts from
     unreadable: int = 0  # lines of the log skipped: not JSON, or a field of the wrong type
+    # The last decision's (action, content) when the run never carried it out: a
+    # `complete`, `abort` or `escalate` with nothing after it that acted on it (killed
+    # between the decision and run_end). A resume carries it out, asking no one.
+    unfinished: tuple[str, str] | None = None
 
 
 def progress(
@@ -511,6 +545,7 @@ def progress(
             p["elapsed_s"] = round(before + max(ts - part_start, 0.0), 3)
         if name == "inject":
             p["typed"] = True
+        p["unfinished"] = _unfinished(e, p)
         if name == "decision":
             p["iterations"] = max(p.get("iterations", 0), int(e.get("iteration") or 0))
             p["cost_usd"] = float(e.get("total_cost_usd") or p.get("cost_usd", 0.0))
@@ -533,6 +568,28 @@ def progress(
     p["step_iterations"] = p.get("iterations", 0) - step_from if p.get("step") else 0
     p["steps_done"] = tuple(p["steps_done"])
     return Progress(**p, unreadable=unreadable)
+
+
+# A decision that ends the run, or hands it to a person: what the loop does after it,
+# until run_end, may be cut by a kill. A [CONTINUE] is typed at once (an inject).
+_ENDING = ("complete", "abort", "escalate")
+# Events that show the loop went on from a decision: something typed, a turn's end, a next
+# step, the run's end. (verify, escalation, interrupt and the like are on the way to it.)
+_MOVED_ON = ("inject", "turn_end", "step_start", "run_start", "run_end")
+
+
+def _unfinished(event: dict[str, Any], p: dict[str, Any]) -> tuple[str, str] | None:
+    """Progress.unfinished after `event`, `p` holding the fold so far."""
+    name = event.get("event")
+    if name == "decision":
+        action = event.get("action")
+        return (str(action), str(event.get("content") or "")) if action in _ENDING else None
+    if name in _MOVED_ON:
+        return None
+    if name == "step_end" and p.get("step_index") != p.get("steps_of"):
+        return None  # a step before the last advanced: the next one starts on resume
+    unfinished: tuple[str, str] | None = p.get("unfinished")
+    return unfinished
 
 
 def part_recordings(
@@ -561,3 +618,6 @@ class Part:
     # The agent's conversation exists (something was typed into it): reopen it and ask the
     # supervisor first. Else the resumed run starts the agent on its task afresh.
     reopen: bool = False
+    # The conversation the agent began but never saved a message of (see
+    # ptysup.cli.resume): this part starts a new one, and says so.
+    unsaved: str | None = None

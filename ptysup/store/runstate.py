@@ -23,6 +23,7 @@ from typing import Any
 from ptysup.agents.questions import ASK_TOOL
 from ptysup.events import Event
 from ptysup.logread import is_number
+from ptysup.store import readback
 from ptysup.store.rundir import STATE_FILE as STATE_FILE  # the run directory names its files
 from ptysup.store.rundir import write_atomic
 
@@ -294,7 +295,7 @@ def _questions(questions: Any) -> str:
 def read_state(path: Path) -> dict[str, Any] | None:
     """state.json's content, or None when it is missing, torn or not a known state."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = readback.read_json(path)
     except (OSError, ValueError):
         return None
     if not isinstance(data, dict) or data.get("state") not in STATES:

@@ -10,14 +10,18 @@ where the prompt cache can serve them from one decision to the next.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
+from ptysup.agents.private import private_dir
 from ptysup.agents.qwen import launcher
 from ptysup.agents.qwen.settings import NO_RELAUNCH as QWEN_NO_RELAUNCH
 from ptysup.config import DEFAULT_SUPERVISOR_TOOLS
 from ptysup.procutil import is_claude, is_codex, is_gemini, is_opencode, is_qwen
+from ptysup.supervisor import geminijudge
 
 _SYSTEM_FLAGS = ("--system-prompt", "--system-prompt-file", "--append-system-prompt")
 # Any of these in the user's command says what the judge may do: ptysup adds no tools then.
@@ -38,6 +42,9 @@ class JudgeOptions:
 
     tools: str = DEFAULT_SUPERVISOR_TOOLS  # read-only; --verify runs the real checks
     model: str | None = None  # None: Claude Code's default model
+    # The judge's private directory (`judge_dir`), where a `gemini -p` judge's policy and
+    # home are; None: none was made.
+    private: Path | None = None
 
 
 def _has(argv: Sequence[str], *flags: str) -> bool:
@@ -85,13 +92,41 @@ def _lean_codex_exec(out: list[str], options: JudgeOptions) -> list[str]:
     return out
 
 
+def _with_prompt(out: list[str]) -> list[str]:
+    """`-p` with its value: the README's `gemini -p` has none, and Gemini CLI 0.61 refuses
+    that ("Not enough arguments following: p", exit 1). The prompt comes on stdin, which
+    it reads before an empty `-p ""`."""
+    for i, arg in enumerate(out):
+        if arg in ("-p", "--prompt") and (i + 1 == len(out) or out[i + 1].startswith("-")):
+            return [*out[: i + 1], "", *out[i + 1 :]]
+    return out
+
+
+def _chose_tools(out: Sequence[str], *own: str) -> bool:
+    """Whether the person's command says what the judge may do: an approval mode other
+    than plan, YOLO, or OWN flags of the agent's (then ptysup adds no restriction)."""
+    for i, arg in enumerate(out):
+        mode = arg.split("=", 1)[1] if arg.startswith("--approval-mode=") else None
+        if arg == "--approval-mode" and i + 1 < len(out):
+            mode = out[i + 1]
+        if mode is not None and mode != "plan":
+            return True
+    return _has(out, "-y", "--yolo", *own)
+
+
 def _lean_gemini(out: list[str], options: JudgeOptions) -> list[str]:
-    """A `gemini -p` judge (Gemini CLI 0.61): read-only (`--approval-mode plan`, its
-    counterpart of the read-only tools), and trusting the folder for this call only, as
+    """A `gemini -p` judge (Gemini CLI 0.61): read-only (`--approval-mode plan`, and a
+    policy that leaves it only the reading tools, whatever the person's policies and
+    settings allow: see geminijudge.py), and trusting the folder for this call only, as
     headless Gemini CLI refuses an untrusted folder ("not running in a trusted directory",
-    exit 55). Gemini CLI has no switch to keep the call's session from being saved."""
+    exit 55)."""
+    out = _with_prompt(out)
+    chose = _chose_tools(out, "--policy", "--admin-policy")
     if not _has(out, "--approval-mode", "-y", "--yolo"):
         out += ["--approval-mode", "plan"]
+    if options.private is not None and not chose:
+        policy = str(geminijudge.policy_path(options.private))
+        out += ["--admin-policy", policy, "--policy", policy]
     if not _has(out, "--skip-trust"):
         out.append("--skip-trust")
     if options.model and not _has(out, "--model", "-m"):
@@ -99,17 +134,71 @@ def _lean_gemini(out: list[str], options: JudgeOptions) -> list[str]:
     return out
 
 
+# Qwen Code 0.24's tools that only read the project, and the ones that change something,
+# run something or reach out: `--core-tools` keeps only the first (Qwen Code adds the
+# settings' `tools.core` to it, so a `tools.core` of the person's or the project's could
+# bring a tool back), `--exclude-tools` denies the rest whatever `permissions.allow` says.
+QWEN_READ_TOOLS = ("read_file", "grep_search", "glob", "list_directory")
+QWEN_WRITE_TOOLS = (
+    "edit",
+    "write_file",
+    "notebook_edit",
+    "run_shell_command",
+    "exec",
+    "monitor",
+    "save_memory",
+    "agent",
+    "skill",
+    "tool_call",
+    "workflow",
+    "cron_create",
+    "create_sub_session",
+    "team_create",
+    "send_message",
+    "enter_worktree",
+    "artifact",
+    "image_gen",
+    "web_fetch",
+    "web_search",
+)
+# `--allowed-mcp-server-names` with a name no server has: no MCP server starts for a call.
+NO_MCP_SERVER = "ptysup-judge-no-mcp"
+
+
 def _lean_qwen(out: list[str], options: JudgeOptions) -> list[str]:
-    """A `qwen -p` judge (Qwen Code 0.24): read-only (`--approval-mode plan`), no chat
-    recorded to disk (a judge is never resumed), and started without the launcher whose
-    child would outlive a killed ptysup (see agents/qwen/launcher.py)."""
+    """A `qwen -p` judge (Qwen Code 0.24): read-only (`--approval-mode plan`, and only the
+    reading tools: plan mode alone ran a `write_file` that the person's
+    `permissions.allow` allows), no chat recorded to disk (a judge is never resumed), and
+    started without the launcher whose child would outlive a killed ptysup (see
+    agents/qwen/launcher.py)."""
+    out = _with_prompt(out)
+    chose = _chose_tools(out, "--core-tools", "--exclude-tools", "--allowed-mcp-server-names")
     if not _has(out, "--approval-mode", "-y", "--yolo"):
         out += ["--approval-mode", "plan"]
+    if not chose:
+        out += ["--core-tools", ",".join(QWEN_READ_TOOLS)]
+        out += ["--exclude-tools", ",".join(QWEN_WRITE_TOOLS)]
+        out += ["--allowed-mcp-server-names", NO_MCP_SERVER]
     if not _has(out, "--chat-recording", "--no-chat-recording"):
         out.append("--chat-recording=false")
     if options.model and not _has(out, "--model", "-m"):
         out += ["--model", options.model]
     return launcher.direct(out)
+
+
+@contextlib.contextmanager
+def judge_dir(
+    argv: Sequence[str], env: Mapping[str, str], run_id: str | None = None
+) -> Iterator[Path | None]:
+    """A private directory for the judge's own files, removed after the block (a killed
+    run's is removed by its resume, as its agent's): for `gemini -p`, its policy and its
+    home (geminijudge.py). None for a judge that needs none."""
+    if not is_gemini(argv):
+        yield None
+        return
+    with private_dir(run_id, env) as private:
+        geminijudge.write(private, env)
+        yield private
 
 
 JUDGE_TITLE = "ptysup decision"
@@ -129,14 +218,19 @@ def _lean_opencode_run(out: list[str], options: JudgeOptions) -> list[str]:
     return out
 
 
-def lean_env(argv: Sequence[str], env: Mapping[str, str]) -> dict[str, str]:
+def lean_env(
+    argv: Sequence[str], env: Mapping[str, str], private: Path | None = None
+) -> dict[str, str]:
     """The supervisor's environment: for `gemini` and `qwen`, no relaunch. Gemini CLI 0.61
     (and Qwen Code 0.24, its fork) otherwise starts itself again as a child, which outlives
     a SIGKILLed ptysup (only the first process dies with it) and waits for its model's
-    answer; one process also starts faster."""
+    answer; one process also starts faster. A `gemini` judge with a PRIVATE directory
+    (`judge_dir`) runs in the home made there, so its sessions stay out of yours."""
     out = dict(env)
     if is_gemini(argv):
         out["GEMINI_CLI_NO_RELAUNCH"] = "true"
+        if private is not None:
+            out["GEMINI_CLI_HOME"] = str(geminijudge.home_path(private))
     if is_qwen(argv):
         out[QWEN_NO_RELAUNCH] = "true"
     return out

@@ -13,9 +13,7 @@ import hashlib
 import json
 import os
 import selectors
-import shutil
 import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -25,6 +23,7 @@ from typing import Any
 from ptysup.agents.waits import is_fatal_error
 from ptysup.procutil import dies_with, is_claude, kill_group
 from ptysup.supervisor.judge import with_system_prompt
+from ptysup.supervisor.judgedir import JudgeDir
 from ptysup.terminal.inject import clean
 
 MAX_OUTPUT = 1 << 20  # bytes of supervisor stdout kept; the rest is counted and dropped
@@ -99,7 +98,7 @@ class SupervisorRunner:
         self._prelude = prelude.encode()
         self._proc: subprocess.Popen[bytes] | None = None
         self._spare: _Spare | None = None
-        self._system_dir: str | None = None  # private 0700 dir for system prompt files
+        self._system_dir: JudgeDir | None = None  # for the system prompt files
         self._lock = threading.Lock()
         self._cancelled = threading.Event()
 
@@ -115,7 +114,7 @@ class SupervisorRunner:
         """Kill the spare and remove the system prompt files (the run is over)."""
         self._drop_spare()
         if self._system_dir is not None:
-            shutil.rmtree(self._system_dir, ignore_errors=True)
+            self._system_dir.close()
             self._system_dir = None
 
     def prepare(self, system: str | None = None) -> None:
@@ -250,9 +249,9 @@ class SupervisorRunner:
         """A 0600 file holding `system`, named by its content (so a change is a new
         command line, which replaces the spare)."""
         if self._system_dir is None:
-            self._system_dir = tempfile.mkdtemp(prefix="ptysup-judge-")  # 0700
+            self._system_dir = JudgeDir()
         data = system.encode()
-        path = os.path.join(self._system_dir, hashlib.sha256(data).hexdigest()[:16] + ".md")
+        path = os.path.join(self._system_dir.path, hashlib.sha256(data).hexdigest()[:16] + ".md")
         if not os.path.exists(path):
             fd = os.open(path + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "wb") as f:

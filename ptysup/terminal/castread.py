@@ -10,17 +10,22 @@ recording at all: CastError, one line saying so.
 from __future__ import annotations
 
 import json
+import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from ptysup.logread import is_number
+from ptysup.userfile import open_regular
 
 _SIZE = re.compile(r"([1-9][0-9]{0,4})x([1-9][0-9]{0,4})")  # a resize: COLSxROWS
 # Rows or columns: more is no terminal, and a screen model of 99999x99999 takes half a
 # minute to clear.
 _MAX_SIDE = 10_000
+# A line's length: an output frame is at most 1 MiB of bytes, 6 MiB once JSON-escaped.
+MAX_LINE = 16 << 20
 
 
 class CastError(ValueError):
@@ -64,26 +69,41 @@ def header_of(item: Any) -> dict[str, Any] | None:
 
 
 def load_cast(path: Path) -> CastRead:
-    """The recording at `path`; CastError if it has no header, OSError if unreadable."""
-    with path.open(encoding="utf-8", errors="replace") as f:
-        header = header_of(_decode(f.readline()))
+    """The recording at `path`; CastError if it has no header, OSError if unreadable
+    (also when it is no regular file: a FIFO blocks, /dev/zero never ends)."""
+    with os.fdopen(open_regular(path), encoding="utf-8", errors="replace") as f:
+        header = header_of(_decode(f.readline(MAX_LINE)))
         if header is None:
             raise CastError(f"{path} is not an asciicast v2 recording (no header line)")
         events: list[Event] = []
         skipped = 0
-        for line in f:
-            if not line.strip():
+        for line in _lines(f):
+            if line is not None and not line.strip():
                 continue
-            event = cast_event(_decode(line))
+            event = cast_event(_decode(line)) if line is not None else None
             if event is not None:
                 events.append(event)
-            elif line.endswith("\n"):  # an unfinished last line is not damage (see logread)
+            elif line is None or line.endswith("\n"):  # an unfinished last line is no damage
                 skipped += 1
     return CastRead(header, events, skipped)
 
 
-def _decode(line: str) -> Any:
+def _lines(f: TextIO) -> Iterator[str | None]:
+    """The file's lines; None for one longer than MAX_LINE (read past, never kept whole:
+    a file of zeros with no newline would fill the memory)."""
+    while line := f.readline(MAX_LINE):
+        if len(line) < MAX_LINE or line.endswith("\n"):
+            yield line
+            continue
+        while (rest := f.readline(MAX_LINE)) and not rest.endswith("\n"):
+            pass
+        yield None
+
+
+def _decode(line: str | None) -> Any:
+    if line is None:
+        return None
     try:
         return json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # nesting too deep for Python: no event either
         return None

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import errno
+import io
 import json
 import os
 import select
@@ -33,6 +35,9 @@ from typing import BinaryIO
 HEADER = struct.Struct("<cdI")
 KINDS = frozenset(b"oimr")
 
+# A marker's label that makes the file due an fsync (a decision: see ptysup.store.durable); the
+# file is fsynced at its end too. Never for output: an fsync costs milliseconds.
+SYNC_MARKER = b"decision:"
 FLOOD = 256 * 1024  # bytes arriving within one WINDOW that make a flood (1 MB/s)
 WINDOW = 0.25  # seconds; once a window passes without a flood, spooled bytes are encoded
 PIECE = 1 << 20  # spooled bytes encoded at a time, between looks at the pipe
@@ -76,6 +81,7 @@ class FrameStream:
     def __init__(self, encoder: CastEncoder) -> None:
         self._encoder = encoder
         self._pending = bytearray()
+        self.due = False  # a frame that wants the file fsynced went by (SYNC_MARKER)
 
     def lines(self, data: bytes) -> str:
         """The event lines of every frame `data` completes."""
@@ -90,7 +96,9 @@ class FrameStream:
                 break
             if kind[0] not in KINDS:
                 raise ValueError(f"castwriter: bad frame kind {kind!r}")
-            out.append(self._encoder.line(kind, seconds, bytes(buf[start : start + size])))
+            payload = bytes(buf[start : start + size])
+            out.append(self._encoder.line(kind, seconds, payload))
+            self.due = self.due or due_sync(kind, payload)
             pos = start + size
         del buf[:pos]
         return "".join(out)
@@ -98,6 +106,25 @@ class FrameStream:
     def left(self) -> int:
         """Bytes of a frame not yet complete."""
         return len(self._pending)
+
+
+def due_sync(kind: bytes, payload: bytes) -> bool:
+    """Whether a frame makes the recording due an fsync."""
+    return kind == b"m" and payload.startswith(SYNC_MARKER)
+
+
+def fsync(out: BinaryIO) -> None:
+    """fsync the recording; one that is no file (a pipe, a buffer in a test) has nothing
+    to sync."""
+    try:
+        fd = out.fileno()
+    except io.UnsupportedOperation:
+        return
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        if exc.errno != errno.EINVAL:
+            raise
 
 
 class Spool:
@@ -138,6 +165,9 @@ def convert(source: int, out: BinaryIO, spool: Spool) -> None:
     def emit(data: bytes) -> None:
         out.write(frames.lines(data).encode("utf-8"))
         out.flush()  # readable as it happens: nothing waits in this process's buffers
+        if frames.due:
+            frames.due = False
+            fsync(out)
 
     window_start, window_bytes = time.monotonic(), 0  # bytes in the current WINDOW
     flooded = False  # the window before this one held a flood
@@ -171,6 +201,7 @@ def convert(source: int, out: BinaryIO, spool: Spool) -> None:
         raise ValueError(f"castwriter: {frames.left()} bytes of a cut frame at the end")
     out.write(encoder.end().encode("utf-8"))
     out.flush()
+    fsync(out)
 
 
 def main(argv: list[str]) -> None:

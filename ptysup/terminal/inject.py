@@ -28,7 +28,11 @@ _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # Lone surrogates: a task given on a command line that is not UTF-8 reaches Python as
 # surrogate escapes, and they cannot be encoded to be typed.
 _SURROGATES = re.compile("[\ud800-\udfff]")
-_LEADERS = ("/", "!")  # Claude Code reads these as a slash command or a shell command
+# Claude Code reads these as a slash command or a shell command at a message's start, and
+# a leading space makes it plain text. An agent may name others (agents/profile.py).
+LEADERS = ("/", "!")
+GUARD = " "
+WORD_JOINER = "\u2060"  # a guard for agents that trim spaces away: zero-width, never drawn
 
 
 def clean(text: str) -> str:
@@ -42,11 +46,12 @@ def clean(text: str) -> str:
     return _SURROGATES.sub("\ufffd", _CONTROLS.sub("", text))
 
 
-def as_message(text: str) -> str:
-    """Cleaned text that the agent reads as a message, never as a command."""
+def as_message(text: str, leaders: tuple[str, ...] = LEADERS, guard: str = GUARD) -> str:
+    """Cleaned text that the agent reads as a message, never as a command: a text that
+    starts with one of the agent's LEADERS gets its GUARD in front."""
     text = clean(text).strip("\n")
-    if text.startswith(_LEADERS):
-        text = " " + text  # a leading space disables slash and shell commands
+    if text.startswith(leaders):
+        text = guard + text
     if text.endswith("\\"):
         # Claude Code 2.1.197 reads `\` + Enter as "insert a newline" and drops the `\`:
         # a trailing space keeps the Enter a submit, and the input trims it on submit.
@@ -75,13 +80,21 @@ class Typist:
         self._submit_pause_s = submit_pause_s
         self._bracketed = bracketed  # whether the agent turned bracketed paste on
 
-    def paste(self, text: str) -> None:
+    def pastes(self) -> bool:
+        """Whether the agent has bracketed paste switched on now."""
+        return self._bracketed()
+
+    def paste(self, text: str, plain: bool = True) -> bool:
         """Type already-cleaned text without submitting it: as one bracketed paste if the
-        agent asked for those, else as one line of plain text (`one_line`)."""
+        agent asked for those, else as one line of plain text (`one_line`), unless PLAIN
+        is False (then nothing is typed); whether it was typed."""
         if self._bracketed():
             self._write(PASTE_START + text.encode() + PASTE_END)
-        else:
+        elif plain:
             self._write(one_line(text).encode())
+        else:
+            return False
+        return True
 
     def command(self, command: str) -> None:
         """Type a slash command (e.g. /clear) as keystrokes and submit it."""

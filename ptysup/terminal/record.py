@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from ptysup.terminal import castwriter
 from ptysup.terminal.castread import load_cast
+from ptysup.userfile import open_regular
 
 if TYPE_CHECKING:
     from ptysup.events import Event
@@ -321,10 +322,14 @@ class _InProcess:
         self._file.write(self._encoder.line(kind, seconds, payload).encode())
         if kind != b"o":
             self._file.flush()
+        if castwriter.due_sync(kind, payload):
+            castwriter.fsync(self._file)
 
     def finish(self) -> str | None:
         try:
             self._file.write(self._encoder.end().encode())
+            self._file.flush()
+            castwriter.fsync(self._file)
         finally:
             self._file.close()
         return None
@@ -332,8 +337,9 @@ class _InProcess:
 
 def wait_complete(path: Path, timeout: float) -> bool:
     """Wait up to `timeout` seconds until no writer holds the recording's lock (a writer
-    left to finish a flood after ptysup exited); whether it is complete."""
-    fd = os.open(path, os.O_RDONLY)
+    left to finish a flood after ptysup exited); whether it is complete. OSError for a
+    file that is no regular one (a FIFO would block the open)."""
+    fd = open_regular(path)
     try:
         deadline = time.monotonic() + timeout
         while True:

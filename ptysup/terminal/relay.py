@@ -8,6 +8,7 @@ not block. The person's keystrokes go to the agent, signals arrive as fd events.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import select
 import signal
@@ -36,6 +37,17 @@ class RelayHandlers:
     on_poke: Callable[[], None] | None = None  # the wake fd got a byte other than STOP
     on_pause: Callable[[], None] | None = None  # output paused: nothing more within HOLD
     on_input: Callable[[bytes], bytes] | None = None  # the person's keys → what the agent gets
+
+
+class OutputTime:
+    """When the relay last moved the agent's output: the clock a quiet spell is timed on.
+
+    Set by the relay's thread once per read burst (one float, no parsing), read by any:
+    the screen model may lag the relay by seconds under a flood on a loaded machine, so
+    a quiet spell timed on the model's updates ended turns while output still poured in.
+    """
+
+    at: float = -math.inf
 
 
 class AgentSide(Protocol):
@@ -85,8 +97,10 @@ class Relay:
         out_fd: int | None = None,
         in_fd: int | None = None,
         clock: Callable[[], float] = time.monotonic,
+        moved: OutputTime | None = None,
     ) -> None:
         self._agent = agent
+        self._moved = moved
         self._clock = clock
         self._h = handlers
         self._signal_fd = signal_fd
@@ -187,6 +201,8 @@ class Relay:
             size += len(data)
         if size:
             self._last_read = self._clock()
+            if self._moved is not None:
+                self._moved.at = self._last_read
         if self._held_size >= BATCH:
             self._observe()
         if eof:

@@ -8,17 +8,21 @@ characters go into a line with one `dict.update` (a run drawn again at the same 
 as TUIs do, reuses its cells), SGR results are remembered, complete CSI/OSC/ESC
 sequences are dispatched from one regex match, and `display` re-renders only the lines
 pyte marked dirty. tests/unit/test_screen.py holds them to stock pyte's display, title,
-cursor and cells.
+cursor and cells. Where a terminal shows something else than pyte, the model follows the
+terminal, tmux (tests/e2e/test_screen_matches_tmux.py holds it to tmux's rows): see the
+methods that say so, and the resize with its reflow (reflow.py).
 
 The feeder keeps the model off the relay's path: the relay only appends to a bounded
 backlog; the model catches up in batches at most every `interval` seconds, and under a
-flood it feeds only the tail of what arrived (see `ScreenFeeder`). No history is kept
-here: the recording on disk has it.
+flood it feeds only the tail of what arrived (see `ScreenFeeder`). HISTORY rows scrolled
+off the top are kept, for a resize to bring back: the recording on disk has the rest.
 """
 
 from __future__ import annotations
 
+import codecs
 import collections
+import copy
 import re
 import threading
 import time
@@ -30,7 +34,9 @@ from typing import Any, TypeVar
 import pyte
 from pyte import charsets
 from pyte import modes as mo
-from pyte.screens import Char, wcwidth
+from pyte.screens import Char, Savepoint, StaticDefaultDict, wcwidth
+
+from ptysup.terminal import reflow
 
 T = TypeVar("T")
 
@@ -106,11 +112,13 @@ def _cell_width(data: str) -> int:
 
 
 _BLANK = {False: Char(" "), True: Char(" ", reverse=True)}
+_ERASED = Char(" ")  # an erased cell: equal to a blank, told apart by identity (see _erase)
 _LATIN1 = charsets.LAT1_MAP
 # Every cache here is bounded, so memory stays flat whatever the agent prints.
 _MAX_ATTRS = 256  # distinct attribute sets whose cells are cached (24-bit colours vary)
 _MAX_CHARS = 4096  # distinct characters whose cells are cached per attribute set
 _MAX_REMEMBERED = 64 * 1024  # cells in remembered runs, plus runs seen once: a few MB
+HISTORY = 1000  # rows kept above the screen, for a resize to bring back (tmux keeps 2000)
 
 
 class _Screen(pyte.Screen):
@@ -126,6 +134,13 @@ class _Screen(pyte.Screen):
         self._rendered: dict[int, str] = {}
         self._rendered_size = (0, 0)
         self._main: Any = None  # the main screen's lines while the alternate one shows
+        self._main_size = (lines, columns)  # the main screen's size when it was left
+        # Rows scrolled off the top of the main screen: a grow or a wider window brings
+        # them back, as tmux does from its history.
+        self._history: collections.deque[Any] = collections.deque(maxlen=HISTORY)
+        self._wraps = False  # some row was left by an autowrap (a `wrapped` mark is set)
+        self._saved: Savepoint | None = None  # DECSC's one slot (pyte keeps a stack)
+        self._alt_saved: Savepoint | None = None  # the cursor ?1049 saved on its own
         # Where the cursor was after a joiner: a character drawn there joins its cell.
         self._joining: tuple[int, int] | None = None
         # Where the cursor was after a lone regional indicator: the next one joins it (🇺🇸).
@@ -223,9 +238,7 @@ class _Screen(pyte.Screen):
         pos, end = 0, len(data)
         while pos < end:
             if x == columns:
-                self.dirty.add(cursor.y)
-                self.carriage_return()
-                self.linefeed()
+                self._wrap_line()
                 x = cursor.x
                 line = self.buffer[cursor.y]
             take = min(end - pos, columns - x)
@@ -254,13 +267,17 @@ class _Screen(pyte.Screen):
                 self._join_previous(char)  # 👍🏽: the tone is part of the emoji before it
                 continue
             cursor = self.cursor
-            if cursor.x == columns:
+            if char_width > 0 and cursor.x + char_width > columns:
+                # As tmux: a character that does not fit goes on at the next row's start
+                # (a wide one at the last column too: pyte drew half of it off screen),
+                # or without autowrap the last column is written again, where a wide
+                # character is not drawn at all.
                 if mo.DECAWM in self.mode:
-                    self.dirty.add(cursor.y)
-                    self.carriage_return()
-                    self.linefeed()
-                elif char_width > 0:
-                    cursor.x -= char_width
+                    self._wrap_line()
+                elif char_width > 1:
+                    continue
+                else:
+                    cursor.x = columns - 1
             if mo.IRM in self.mode and char_width > 0:
                 self.insert_characters(char_width)
             line = self.buffer[cursor.y]
@@ -277,9 +294,10 @@ class _Screen(pyte.Screen):
                 # joiner (👨‍👩‍👧) or U+200B. Each joins the character before it instead.
                 self._join_previous(char)
             else:
-                break  # unprintable: pyte drops the rest of the text
+                continue  # unprintable: not drawn (pyte drops the rest of the text; tmux not)
             if char_width > 0:
-                cursor.x = min(cursor.x + char_width, columns)
+                # Without autowrap the cursor stays on the last column (tmux).
+                cursor.x = min(cursor.x + char_width, columns - (mo.DECAWM not in self.mode))
                 if _flag_half(char):
                     self._flag_at = (cursor.y, cursor.x)
         self.dirty.add(self.cursor.y)
@@ -336,11 +354,17 @@ class _Screen(pyte.Screen):
         self.cursor.y = min(self.cursor.y + (count or 1), bottom)
 
     def index(self) -> None:
-        """pyte's index; a scroll moves the lines with one dict.update."""
+        """pyte's index; a scroll moves the lines with one dict.update, and a row scrolled
+        off the top of the main screen goes into the history. A line feed ends the row's
+        line: a mark that it wrapped is taken off (tmux)."""
         top, bottom = self.margins or (0, self.lines - 1)
+        buffer = self.buffer
+        if self._wraps and (line := buffer.get(self.cursor.y)) is not None:
+            line.__dict__.pop("wrapped", None)
         if self.cursor.y == bottom:
             self.dirty.update(range(self.lines))
-            buffer = self.buffer
+            if top == 0 and bottom == self.lines - 1 and self._main is None:
+                self._history.append(buffer[0])
             buffer.update(
                 zip(
                     range(top, bottom),
@@ -351,6 +375,60 @@ class _Screen(pyte.Screen):
             buffer.pop(bottom, None)
         else:
             self.cursor_down()
+
+    def _new_row(self) -> Any:
+        """An empty row, as the buffer makes them."""
+        return StaticDefaultDict(self.default_char)
+
+    def _wrap_line(self) -> None:
+        """Autowrap: the cursor goes on at the next row's start, and the row it left is
+        marked as going on there (a resize reflows both as one line)."""
+        self.dirty.add(self.cursor.y)
+        line = self.buffer[self.cursor.y]
+        self.carriage_return()
+        self.index()  # takes a mark off the row it leaves: set after
+        line.__dict__["wrapped"] = True
+        self._wraps = True
+
+    def next_line(self) -> None:
+        """NEL (`ESC E`): a carriage return and a line feed (pyte's is a line feed only)."""
+        self.carriage_return()
+        self.index()
+
+    def repeat(self, char: str, count: int) -> None:
+        """REP (`CSI n b`): CHAR drawn again COUNT times, at most to the end of the row
+        (tmux; pyte has no REP)."""
+        self.draw(char * min(max(count, 1), self.columns - self.cursor.x))
+
+    def scroll_up(self, count: int | None = None, *rest: int, private: bool = False) -> None:
+        """SU (`CSI n S`): the scroll region's rows move up COUNT, the cursor stays (tmux;
+        pyte has no SU). `CSI ? … S` is another sequence (XTSMGRAPHICS)."""
+        if not private:
+            self._scroll(count or 1)
+
+    def scroll_down(self, count: int | None = None, *rest: int, private: bool = False) -> None:
+        """SD (`CSI n T`): the scroll region's rows move down COUNT, the cursor stays."""
+        if not private:
+            self._scroll(-(count or 1))
+
+    def _scroll(self, count: int) -> None:
+        """Move the scroll region's rows up COUNT (down if negative), blank rows coming in;
+        the rows leaving the top of the whole main screen go into the history."""
+        top, bottom = self.margins or (0, self.lines - 1)
+        height = bottom - top + 1
+        count = max(-height, min(count, height))
+        buffer = self.buffer
+        rows = [buffer.pop(y, None) for y in range(top, bottom + 1)]
+        if count > 0 and height == self.lines and self._main is None:
+            self._history.extend(
+                row if row is not None else self._new_row() for row in rows[:count]
+            )
+        blank: list[Any] = [None] * abs(count)
+        moved = rows[count:] + blank if count > 0 else blank + rows[:count]
+        for y, row in zip(range(top, bottom + 1), moved, strict=True):
+            if row is not None:
+                buffer[y] = row
+        self.dirty.update(range(top, bottom + 1))
 
     def insert_lines(self, count: int | None = None) -> None:
         """pyte's insert_lines, where a line that was never drawn on moves like a blank one
@@ -398,13 +476,24 @@ class _Screen(pyte.Screen):
             interval = range(self.columns)
         else:  # pyte raises UnboundLocalError here; an unknown mode erases nothing
             return
-        self.buffer[cursor.y].update(dict.fromkeys(interval, cursor.attrs))
+        line = self.buffer[cursor.y]
+        self._erase(line, interval)
+        if self._wraps and len(interval) == self.columns:
+            line.__dict__.pop("wrapped", None)  # an emptied row goes on nowhere (tmux)
+
+    def _erase(self, line: Any, interval: Iterable[int]) -> None:
+        """Cells erased to blanks in the cursor's colours; to the default look, they are
+        _ERASED (a reflow counts a row's cells up to the last one written, as tmux)."""
+        attrs = self.cursor.attrs
+        if attrs is _BLANK[False] or attrs == _BLANK[False]:
+            attrs = _ERASED
+        line.update(dict.fromkeys(interval, attrs))
 
     def erase_characters(self, count: int | None = None) -> None:
         cursor = self.cursor
         self.dirty.add(cursor.y)
         interval = range(cursor.x, min(cursor.x + (count or 1), self.columns))
-        self.buffer[cursor.y].update(dict.fromkeys(interval, cursor.attrs))
+        self._erase(self.buffer[cursor.y], interval)
 
     def erase_in_display(self, how: int = 0, *args: Any, **kwargs: Any) -> None:
         cursor = self.cursor
@@ -412,14 +501,18 @@ class _Screen(pyte.Screen):
             interval = range(cursor.y + 1, self.lines)
         elif how == 1:
             interval = range(cursor.y)
-        elif how == 2 or how == 3:
+        elif how == 2:
             interval = range(self.lines)
+        elif how == 3:  # the scrollback only, as xterm and tmux (pyte erases the screen)
+            self._history.clear()
+            return
         else:  # pyte raises UnboundLocalError here; an unknown mode erases nothing
             return
         self.dirty.update(interval)
         for y in interval:
             line = self.buffer[y]
-            line.update(dict.fromkeys(line, cursor.attrs))
+            self._erase(line, list(line))
+            line.__dict__.pop("wrapped", None)
         if how == 0 or how == 1:
             self.erase_in_line(how)
 
@@ -428,10 +521,11 @@ class _Screen(pyte.Screen):
         """pyte's set_mode, plus the alternate screen (?1049, ?1047, ?47)."""
         if kwargs.get("private") and _ALT_MODES.intersection(modes) and self._main is None:
             if 1049 in modes:
-                self.save_cursor()
+                self._alt_saved = self._savepoint()  # a slot of its own (tmux, xterm)
             self._main = self.buffer
+            self._main_size = (self.lines, self.columns)
             buffer: Any = self.buffer  # a defaultdict of lines
-            self.buffer = type(buffer)(buffer.default_factory)
+            self.buffer = type(buffer)(self._new_row)
             self.dirty.update(range(self.lines))
         super().set_mode(*modes, **kwargs)
 
@@ -440,11 +534,15 @@ class _Screen(pyte.Screen):
         it was (a pager or editor that quit inside the agent leaves no page behind)."""
         super().reset_mode(*modes, **kwargs)
         if kwargs.get("private") and _ALT_MODES.intersection(modes) and self._main is not None:
+            # As tmux: the main screen back at the size it was left at, its cursor, then
+            # resized (and reflowed) to the size the window has now.
+            size = (self.lines, self.columns)
             self.buffer = self._main
             self._main = None
-            self.dirty.update(range(self.lines))
+            self.lines, self.columns = self._main_size
             if 1049 in modes:
-                self.restore_cursor()
+                self._restore(self._alt_saved)
+            self._resize(*size)
 
     def save_cursor_sco(self, *params: int, private: bool = False) -> None:
         """`CSI s`: DECSC by another name, in the same slot (xterm, tmux). `CSI ? s` saves
@@ -457,41 +555,137 @@ class _Screen(pyte.Screen):
         if not private and not any(params):
             self.restore_cursor()
 
+    def _savepoint(self) -> Savepoint:
+        return Savepoint(
+            copy.copy(self.cursor),
+            self.g0_charset,
+            self.g1_charset,
+            self.charset,
+            mo.DECOM in self.mode,
+            mo.DECAWM in self.mode,
+        )
+
+    def save_cursor(self) -> None:
+        """DECSC (`ESC 7`): into one slot, as tmux and xterm have (pyte keeps a stack)."""
+        self._saved = self._savepoint()
+
+    def restore_cursor(self) -> None:
+        """DECRC (`ESC 8`): the slot, as often as asked (pyte pops it and then goes home)."""
+        self._restore(self._saved)
+
+    def _restore(self, saved: Savepoint | None) -> None:
+        """Back to SAVED, the cursor where it was (within the screen: pyte pulls it into
+        the scroll region); home if nothing was saved."""
+        if saved is None:
+            self.reset_mode(mo.DECOM)
+            self.cursor_position()
+            return
+        self.g0_charset, self.g1_charset = saved.g0_charset, saved.g1_charset
+        self.charset = saved.charset
+        (self.set_mode if saved.origin else self.reset_mode)(mo.DECOM)
+        if saved.wrap:
+            self.set_mode(mo.DECAWM)
+        cursor = copy.copy(saved.cursor)
+        cursor.x = min(cursor.x, self.columns - 1)
+        cursor.y = min(cursor.y, self.lines - 1)
+        self.cursor = cursor
+
     @property
     def alternate(self) -> bool:
         """Whether the alternate screen shows."""
         return self._main is not None
 
     def reset(self) -> None:
-        """pyte's reset (RIS), which also leaves the alternate screen."""
+        """pyte's reset (RIS), which also leaves the alternate screen and forgets the
+        saved cursor (the history stays, as tmux keeps it)."""
         self._main = None
+        self._saved = self._alt_saved = None
         super().reset()
 
     def resize(self, lines: int | None = None, columns: int | None = None) -> None:
-        """pyte's resize, except for dropped rows: like tmux and xterm, blank rows below
-        the cursor go first, then rows from the top, and the cursor moves up with its
-        text (pyte leaves it where it was, so the agent's next line lands below the text
-        it belongs to, and a line is lost)."""
-        lines = lines or self.lines
-        excess = self.lines - lines
-        if excess > 0:
-            bottom = _blank_rows_below(self.buffer, self.cursor.y, self.lines, self.columns, excess)
-            for y in range(self.lines - bottom, self.lines):
-                self.buffer.pop(y, None)
-            if self._main is not None:
-                _drop_rows(self._main, self.cursor.y, self.lines, self.columns, lines)
-            self.lines -= bottom
-            if bottom == excess:  # pyte's resize sees no change of rows now
-                self.dirty.update(range(lines))
-                self.set_margins()
-        if self._main is not None and columns is not None and columns < self.columns:
-            for line in self._main.values():
-                for x in range(columns, self.columns):
-                    line.pop(x, None)
-        top = self.lines - lines
-        super().resize(lines, columns)
-        if top > 0:
+        """A new size, as tmux takes it: a shrink drops the rows below the cursor first,
+        then moves rows from the top into the history (the cursor with its text); a grow
+        brings rows back from the history first; a new width reflows the main screen's
+        lines (pyte cuts them, so their ends were lost for good). The alternate screen
+        is cut (a full-screen program repaints it); the main one is resized on return."""
+        lines, columns = lines or self.lines, columns or self.columns
+        if (lines, columns) == (self.lines, self.columns):
+            return
+        if self._main is None:
+            self._resize(lines, columns)
+            return
+        for line in self.buffer.values():
+            for x in range(columns, self.columns):
+                line.pop(x, None)
+        if lines < self.lines:
+            top = _drop_rows(self.buffer, self.cursor.y, self.lines, lines)
             self.cursor.y = max(0, self.cursor.y - top)
+        self._resized(lines, columns)
+
+    def _resize(self, lines: int, columns: int) -> None:
+        """The main screen's resize (see `resize`)."""
+        if lines < self.lines:
+            self._shrink(lines)
+        elif lines > self.lines:
+            self._grow(lines)
+        if columns != self.columns:
+            self._reflow(columns)
+        self._resized(lines, columns)
+
+    def _resized(self, lines: int, columns: int) -> None:
+        if columns != self.columns:
+            self.tabstops = set(range(8, columns, 8))  # tmux resets them
+        self.lines, self.columns = lines, columns
+        self.margins = None
+        self.dirty.update(range(lines))
+        self.cursor.x = min(self.cursor.x, columns)  # at the last column's end, still
+        self.ensure_vbounds()
+
+    def _shrink(self, lines: int) -> None:
+        """Fewer rows: the rows below the cursor go (tmux drops them, blank or not), then
+        rows from the top go into the history, and the cursor moves up with its text."""
+        buffer, excess = self.buffer, self.lines - lines
+        bottom = min(excess, self.lines - 1 - self.cursor.y)
+        for y in range(self.lines - bottom, self.lines):
+            buffer.pop(y, None)
+        top = excess - bottom
+        if top:
+            rows = [buffer.pop(y, None) for y in range(self.lines - bottom)]
+            self._history.extend(row if row is not None else self._new_row() for row in rows[:top])
+            for y, row in enumerate(rows[top:]):
+                if row is not None:
+                    buffer[y] = row
+            self.cursor.y = max(0, self.cursor.y - top)
+
+    def _grow(self, lines: int) -> None:
+        """More rows: rows come back from the history at the top, the cursor moving down
+        with its text; blank ones are added below for the rest."""
+        pulled = min(lines - self.lines, len(self._history))
+        if not pulled:
+            return
+        buffer = self.buffer
+        rows = [self._history.pop() for _ in range(pulled)][::-1]
+        rows += [buffer.pop(y, None) for y in range(self.lines)]
+        for y, row in enumerate(rows):
+            if row is not None:
+                buffer[y] = row
+        self.cursor.y += pulled
+
+    def _reflow(self, columns: int) -> None:
+        """The main screen and its history rewrapped to COLUMNS (reflow.py); the screen
+        shows the last rows, as tmux's does."""
+        buffer = self.buffer
+        history = list(self._history)
+        rows = history + [buffer.get(y) or self._new_row() for y in range(self.lines)]
+        cursor = (len(history) + self.cursor.y, self.cursor.x)
+        new, (y, x) = reflow.reflow(rows, self.columns, columns, cursor, _ERASED, self._new_row)
+        new += [self._new_row() for _ in range(self.lines - len(new))]
+        above = len(new) - self.lines
+        self._history = collections.deque(new[:above], maxlen=HISTORY)
+        buffer.clear()
+        buffer.update((y, row) for y, row in enumerate(new[above:]) if row)
+        self.cursor.y, self.cursor.x = max(0, y - above), x
+        self._wraps = self._wraps or any(map(reflow.wrapped, new))
 
     # -- reading -------------------------------------------------------------------------
     @property
@@ -522,47 +716,38 @@ class _Screen(pyte.Screen):
             return "".join(chars)
         out = []
         wide = False
-        for char in chars:
+        for x, char in enumerate(chars):
             if wide:  # the stub after a two-cell character
                 wide = False
                 continue
             if not char:  # a stub whose wide character was overwritten (pyte raises)
                 out.append(" ")
                 continue
-            out.append(char)
             wide = _cell_width(char) == 2
+            if wide and x + 1 < len(chars) and chars[x + 1]:
+                # Its stub was written over: the character is gone, as in tmux (pyte
+                # shows it and hides what was written there).
+                out.append(" ")
+                wide = False
+                continue
+            out.append(char)
         return "".join(out)
 
 
 _ALT_MODES = frozenset((47, 1047, 1049))  # private modes that switch to the alternate screen
 
 
-def _blank(line: Any, columns: int) -> bool:
-    """No text on the row within the screen's width (pyte keeps cells a narrower screen or
-    an insert pushed past the edge; they are not on screen)."""
-    return line is None or not any(c.data.strip() for x, c in line.items() if x < columns)
-
-
-def _blank_rows_below(buffer: Any, cursor_y: int, lines: int, columns: int, most: int) -> int:
-    """How many rows at the bottom, below the cursor, are blank (at most MOST)."""
-    count = 0
-    while (
-        count < most
-        and lines - 1 - count > cursor_y
-        and _blank(buffer.get(lines - 1 - count), columns)
-    ):
-        count += 1
-    return count
-
-
-def _drop_rows(buffer: Any, cursor_y: int, lines: int, columns: int, keep: int) -> None:
-    """Shrink the saved main screen from LINES rows to KEEP as `resize` does."""
-    bottom = _blank_rows_below(buffer, cursor_y, lines, columns, lines - keep)
+def _drop_rows(buffer: Any, cursor_y: int, lines: int, keep: int) -> int:
+    """Shrink the alternate screen from LINES rows to KEEP: the rows below the cursor
+    first, then rows from the top; how many went from the top."""
+    bottom = min(lines - keep, lines - 1 - cursor_y)
     rows = [buffer.pop(y, None) for y in range(lines - bottom)]
     buffer.clear()
-    for y, row in enumerate(rows[len(rows) - keep :]):
+    top = len(rows) - keep
+    for y, row in enumerate(rows[top:]):
         if row is not None:
             buffer[y] = row
+    return top
 
 
 # CSI sequences pyte has no notion of, consumed whole and never drawn: private markers
@@ -590,17 +775,22 @@ _MAX_STRING = 64 * 1024  # an unterminated string held for the next feed, at mos
 # a CSI, C1 introducers, palette OSCs) goes through pyte's own parser.
 _SEQUENCES = (
     f"|({_FOREIGN_CSI})"  # group 3
-    r"|\x1b\[([0-9;?> ]*)([!-#%-/:<=@-~])"  # CSI: groups 4, 5
-    r"|\x1b\]([^RP])([^\x07\x1b\x9c]*)(?:\x07|\x9c|\x1b\\)"  # OSC: groups 6, 7
-    r"|\x1b([^\[\]#%()P_^X])"  # two-character ESC: group 8
-    f"|({_STRING})"  # group 9
+    r"|\x1b\[([0-9]*)b"  # REP (repeat the character drawn just before): group 4
+    r"|\x1b\[([0-9;?> ]*)([!-#%-/:<=@-~])"  # CSI: groups 5, 6
+    r"|\x1b\]([^RP])([^\x07\x1b\x9c]*)(?:\x07|\x9c|\x1b\\)"  # OSC: groups 7, 8
+    r"|\x1b([^\[\]#%()P_^X])"  # two-character ESC: group 9
+    f"|({_STRING})"  # group 10
 )
-_TEXT, _BASIC, _FOREIGN, _CSI, _OSC, _ESC = 1, 2, 3, 5, 7, 8  # each alternative's last group
+_TEXT, _BASIC, _FOREIGN, _REP, _CSI, _OSC, _ESC = 1, 2, 3, 4, 6, 8, 9  # each one's last group
 # A sequence split across feeds is held back until it is complete, so the fast path sees
 # it whole (pyte's parser would draw the final byte of a sequence it does not know).
 _INCOMPLETE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*)?\Z")
 _MAX_INCOMPLETE = 64
 _SHIFTS = (pyte.control.SI, pyte.control.SO)
+# In UTF-8, the C1 controls U+0080-U+009F are no controls to a terminal (tmux drops them):
+# they come from mojibake (UTF-8 read as Latin-1 and encoded again), and pyte would start
+# a string or CSI at U+0090 or U+009B and swallow the lines after it.
+_C1 = re.compile("[\x80-\x9f]+")
 _MAX_PARAMS = 1024  # distinct CSI parameter strings remembered
 
 
@@ -626,14 +816,25 @@ class _Stream(pyte.ByteStream):
 
     # pyte's, plus SCOSC and SCORC (`CSI s`, `CSI u`): opencode saves its cursor so before
     # its alternate screen and restores it after drawing a test pattern at the top.
+    # SU and SD (`CSI S`, `CSI T`) scroll the region as tmux does; pyte has neither.
     csi = {  # noqa: RUF012  # pyte's own attribute, read never written
         **pyte.ByteStream.csi,
         "s": "save_cursor_sco",
         "u": "restore_cursor_sco",
+        "S": "scroll_up",
+        "T": "scroll_down",
     }
+    # NEL (`ESC E`) is a carriage return and a line feed; pyte makes it a line feed only.
+    escape = {**pyte.ByteStream.escape, "E": "next_line"}  # noqa: RUF012  # as `csi`
     rejected = 0  # sequences skipped because pyte raised on them
     last_rejected: Exception | None = None
     _held = ""  # the start of a sequence that the next feed completes
+    _repeats = ""  # the character the last feed ended drawing (a REP may follow in the next)
+
+    def __init__(self, screen: pyte.Screen) -> None:
+        super().__init__(screen)
+        # Bytes that are no UTF-8 are dropped, as tmux drops them (pyte draws U+FFFD).
+        self.utf8_decoder = codecs.getincrementaldecoder("utf-8")("ignore")
 
     def attach(self, screen: pyte.Screen) -> None:
         super().attach(screen)
@@ -658,9 +859,15 @@ class _Stream(pyte.ByteStream):
         self.utf8_decoder.reset()
         self._initialize_parser()
         self._held = ""
+        self._repeats = ""
 
     def feed(self, data: bytes) -> None:  # type: ignore[override]  # as pyte's ByteStream
-        text = self.utf8_decoder.decode(data) if self.use_utf8 else "".join(map(chr, data))
+        if self.use_utf8:
+            text = self.utf8_decoder.decode(data)
+            if not text.isascii() and _C1.search(text):
+                text = _C1.sub("", text)
+        else:
+            text = "".join(map(chr, data))
         text = self._held + text
         self._held = ""
         tail = _INCOMPLETE.search(text, max(0, len(text) - _MAX_INCOMPLETE))
@@ -688,13 +895,15 @@ class _Stream(pyte.ByteStream):
         """Feed DATA; the start of a string (DCS, APC…) it leaves open, to be completed by
         the next feed, or ""."""
         screen = self.listener
-        assert screen is not None
+        assert isinstance(screen, _Screen)
         draw = screen.draw
         match = self._token.match
         send = self._send_to_parser
         basic, esc, csi, params = self._basic, self._esc, self._csi, self._params
         taking = self._taking_plain_text
         offset, length = 0, len(data)
+        # Where the last text drawn ends: a REP right there repeats its last character.
+        drawn = 0 if self._repeats else -1
         while offset < length:
             try:
                 while offset < length:
@@ -702,6 +911,7 @@ class _Stream(pyte.ByteStream):
                     if m is None:
                         if taking and data.startswith(_STRING_STARTS, offset):
                             self._taking_plain_text = True
+                            self._repeats = ""
                             return _open_string(data[offset:])  # held for the next feed
                         char = data[offset]
                         offset += 1
@@ -711,27 +921,33 @@ class _Stream(pyte.ByteStream):
                     kind = m.lastindex
                     if kind == _TEXT:
                         draw(m[1])
+                        drawn = offset
                     elif kind == _CSI:
-                        middle = m[4]
+                        middle = m[5]
                         known = params.get(middle)
                         if known is None:
                             known = self._csi_params(middle)
                         if known[1]:
-                            csi[m[5]](*known[0], private=True)
+                            csi[m[6]](*known[0], private=True)
                         else:
-                            csi[m[5]](*known[0])
+                            csi[m[6]](*known[0])
                     elif kind == _BASIC:
                         char = m[2]
                         if not (char in _SHIFTS and self.use_utf8):
                             basic[char]()
                     elif kind == _OSC:
-                        code, param = m[6], m[7][1:]
+                        code, param = m[7], m[8][1:]
                         if code in "01":
                             screen.set_icon_name(param)
                         if code in "02":
                             screen.set_title(param)
                     elif kind == _ESC:
                         esc[m[_ESC]]()
+                    elif kind == _REP and m.start() == drawn:
+                        # Only right after a character is drawn (tmux): anything between,
+                        # a move, an attribute or a REP, leaves nothing to repeat.
+                        char = data[drawn - 1] if drawn else self._repeats
+                        screen.repeat(char, int(m[_REP][:5] or 1))
                     # else a CSI pyte does not know (_FOREIGN): consumed, nothing to do
             except Exception as exc:
                 # A sequence pyte cannot take (e.g. `CSI 1;2 A`: too many parameters) is
@@ -740,6 +956,7 @@ class _Stream(pyte.ByteStream):
                 self.last_rejected = exc
                 taking = True  # pyte's parser restarted, or was never left
         self._taking_plain_text = taking
+        self._repeats = (data[drawn - 1] if drawn else self._repeats) if drawn == length else ""
         return ""
 
 
@@ -827,25 +1044,33 @@ class ScreenModel:
 # right once the output stops: nobody reads the screens in between but the detector,
 # which then only needs to see that output flows.
 #
-# - While output flows, a batch of up to BURST bytes is fed whole. A bigger one, or any
-#   once bytes were dropped, is a flood: every FLOOD_EVERY seconds its last FLOOD_TAIL
+# - While output flows, a batch of up to BURST bytes is fed whole. More is kept unfed
+#   (the batches only tell `on_update` that output flows) until the output pauses for
+#   KEPT_QUIET, and then fed whole, exactly, a slice at a time while it stays paused: a
+#   progress bar repainted in place a thousand times, with relative cursor moves, is
+#   modelled as the terminal shows it (any tail of it would leave stale rows). Claude
+#   Code's output (a few KB per repaint, under 1 KB/s) is always modelled byte for byte.
+# - The backlog keeps the newest BACKLOG bytes; older ones are dropped as they arrive.
+#   Output that dropped bytes is a flood: every FLOOD_EVERY seconds its last FLOOD_TAIL
 #   bytes are fed, from a line start, which keeps the screen roughly current for a few
 #   ms of work; the batches in between only tell `on_update` that output flows.
-# - The backlog keeps the newest BACKLOG bytes; older ones are dropped as they arrive.
 # - Once a flood pauses for SETTLE_QUIET, the newest SETTLE bytes (fed or not) are fed
 #   again from a line start, after the last title seen: scrolling output only shows its
 #   last lines and a full repaint only what it painted, so for those the screen is the
-#   one a complete feed makes (tests/unit/test_relay.py). A program that floods while
-#   patching its screen with relative cursor moves is left approximate until it repaints.
-# - A burst that stops before the backlog overflows is fed whole, exactly: Claude Code's
-#   output (a few KB per repaint, under 1 KB/s) is always modelled byte for byte.
-BACKLOG = 256 * 1024  # unfed bytes kept: at most about 50 ms of the model's work
+#   one a complete feed makes (tests/unit/test_relay.py). A program that floods past the
+#   backlog while patching its screen with relative moves is left approximate until it
+#   repaints.
+BACKLOG = 2 * 1024 * 1024  # unfed bytes kept: at most about 0.25 s of the model's work
 BURST = 32 * 1024  # fed whole per batch while output flows: at most a few ms
 FLOOD_TAIL = 8 * 1024  # fed during a flood: about a screenful, 1-2 ms
 FLOOD_EVERY = 0.25  # seconds between flood tails (batches in between only signal output)
 SETTLE = 32 * 1024  # fed again once a flood pauses: a few screenfuls, about 5-10 ms
 INTERVAL = 0.04  # seconds between batches (and on_update calls) while output flows
 QUIET = 0.01  # output paused this long: bring the screen up to date now
+# Output kept back is fed once it paused this long: a flood that only falters (a loaded
+# machine's relay stalls for a few ms) would have it fed a slice at a time all along, and
+# a model fed every byte of a flood halves the relay's speed (it shares the process).
+KEPT_QUIET = 0.1
 SETTLE_QUIET = 0.025  # a flood paused this long: it ended (shorter gaps happen within)
 SLICE = 8 * 1024  # bytes fed under the lock at a time; readers and the relay get turns
 
@@ -866,6 +1091,11 @@ class _Recent:
         self.size += len(data)
         while self.size - len(self._chunks[0]) >= self._keep:
             self.size -= len(self._chunks.popleft())
+
+    def put_back(self, data: bytes) -> None:
+        """DATA, taken out and not used, back in front of what came since."""
+        self._chunks.appendleft(data)
+        self.size += len(data)
 
     def take(self) -> list[bytes]:
         """The chunks, emptied."""
@@ -931,6 +1161,7 @@ class ScreenFeeder:
         self._clock = time.monotonic  # the waits below are real time
         self._last_put = 0.0
         self._put = 0  # bytes put so far (the output's offset)
+        self._exact = 0  # bytes the model shows as a complete feed would
         self._busy = False  # a batch is being fed
         self._flooded = False  # the screen is approximate until a settle
         self._flood_fed = -float("inf")  # when a flood tail was last fed
@@ -966,6 +1197,13 @@ class ScreenFeeder:
         with self._lock:
             return self._backlog.size
 
+    def caught_up(self, timeout: float) -> bool:
+        """Wait until the model shows every byte put so far as a complete feed would (a
+        flood's tail fed again once it paused), at most `timeout` seconds."""
+        with self._lock:
+            target = self._put
+            return self._idle.wait_for(lambda: self._exact >= target, timeout)
+
     def drained(self, timeout: float) -> bool:
         """Wait until the model has caught up with every byte put (or dropped it)."""
         with self._lock:
@@ -999,31 +1237,73 @@ class ScreenFeeder:
                 if self._stop.is_set() and not self._backlog.size and not self._flooded:
                     return
             self._gather(last_batch)
-            with self._lock:
-                paused = float("inf") if self._ended.is_set() else self._clock() - self._last_put
-                batch = _Batch(
-                    self._backlog.take(),
-                    self._dropped,
-                    self._recent.copy(),
-                    self._title,
-                    paused,
-                    self._put,
-                )
-                self._dropped = 0
-                self._busy = True
+            batch = self._take()
+            if batch is None:  # kept for when the output pauses: only say that it flows
+                self._tell(self._on_update)
+                last_batch = self._clock()
+                continue
+            left = b""
             try:
-                self._feed(batch)
+                try:
+                    left = self._feed(batch)
+                finally:
+                    self._fed(batch.through - len(left), left)
                 self._on_update()
             except Exception as exc:  # a model bug must not stop the screen for good
-                self.errors.append(exc)
-                if self._on_error is not None:
-                    self._on_error(exc)
+                self._failed(exc)
             finally:
-                self._model.mark(batch.through)  # every byte put is now fed or dropped
                 last_batch = self._clock()
                 with self._lock:
                     self._busy = False
                     self._idle.notify_all()
+
+    def _take(self) -> _Batch | None:
+        """The backlog as a batch, or None while more than BURST of it waits for the
+        output to pause for KEPT_QUIET (nothing dropped yet): it is fed whole, exactly,
+        then."""
+        with self._lock:
+            paused = float("inf") if self._ended.is_set() else self._clock() - self._last_put
+            if (
+                not self._flooded
+                and not self._dropped
+                and self._backlog.size > BURST
+                and paused < KEPT_QUIET
+            ):
+                return None
+            batch = _Batch(
+                self._backlog.take(),
+                self._dropped,
+                self._recent.copy(),
+                self._title,
+                paused,
+                self._put,
+            )
+            self._dropped = 0
+            self._busy = True
+            return batch
+
+    def _tell(self, call: Callable[[], object]) -> None:
+        try:
+            call()
+        except Exception as exc:  # a model bug must not stop the screen for good
+            self._failed(exc)
+
+    def _failed(self, exc: BaseException) -> None:
+        self.errors.append(exc)
+        if self._on_error is not None:
+            self._on_error(exc)
+
+    def _fed(self, through: int, left: bytes) -> None:
+        """Every byte up to `through` is now fed or dropped, and LEFT (the rest of the
+        batch) back in the backlog: said before `on_update`, so whoever its update wakes
+        finds the model caught up."""
+        self._model.mark(through)
+        with self._lock:
+            if left:
+                self._backlog.put_back(left)
+            if not self._flooded:  # a flood's screen is approximate until its settle
+                self._exact = through
+                self._idle.notify_all()
 
     def _gather(self, last_batch: float) -> None:
         """Let output gather until `interval` after the last batch, or until it pauses:
@@ -1031,7 +1311,7 @@ class ScreenFeeder:
         event, outside the lock: puts do not wake this wait, the output's end does.)"""
         while not self._ended.is_set():
             now = self._clock()
-            quiet = SETTLE_QUIET if self._flooded else QUIET
+            quiet = self._quiet()
             paused = now - self._last_put
             if paused >= quiet:
                 return
@@ -1043,11 +1323,20 @@ class ScreenFeeder:
                 wait = min(wait, left)
             self._ended.wait(wait)
 
-    def _feed(self, batch: _Batch) -> None:
+    def _quiet(self) -> float:
+        """How long output must pause before the next batch is fed."""
+        if self._flooded:
+            return SETTLE_QUIET
+        return KEPT_QUIET if self._backlog.size > BURST else QUIET
+
+    def _feed(self, batch: _Batch) -> bytes:
+        """Model BATCH; what it left unfed (output came again: the relay goes first)."""
         size = sum(map(len, batch.data))
         self._flooded = self._flooded or batch.dropped > 0
-        if not self._flooded and (batch.paused >= QUIET or size <= BURST):
+        if not self._flooded and size <= BURST:
             self._feed_all(b"".join(batch.data))  # exact
+        elif not self._flooded and batch.paused >= KEPT_QUIET:
+            return self._feed_while_quiet(b"".join(batch.data), batch.through)  # exact
         elif batch.paused >= SETTLE_QUIET:
             self.dropped += batch.dropped + size
             self._feed_tail(b"".join(batch.recent), SETTLE, batch.title)
@@ -1059,6 +1348,7 @@ class ScreenFeeder:
                 self._feed_tail(b"".join(batch.data), FLOOD_TAIL, batch.title)
                 self._flood_fed = now
             self._flooded = True
+        return b""
 
     def _feed_tail(self, data: bytes, keep: int, title: bytes) -> None:
         """The last KEEP bytes of DATA from a line start, after TITLE, parsed afresh (no
@@ -1072,6 +1362,17 @@ class ScreenFeeder:
         for start in range(0, len(data), SLICE):
             self._model.feed(data[start : start + SLICE])
             time.sleep(0)  # hand the GIL to the relay between slices
+
+    def _feed_while_quiet(self, data: bytes, through: int) -> bytes:
+        """Output kept back while it flowed, fed while it stays paused; the rest once more
+        comes (THROUGH is the offset at DATA's end): up to BACKLOG bytes are a fair share
+        of a CPU the relay, the agent and the terminal need while output flows."""
+        for start in range(0, len(data), SLICE):
+            if start and self._put != through:
+                return data[start:]
+            self._model.feed(data[start : start + SLICE])
+            time.sleep(0)
+        return b""
 
 
 class _SignalReader:

@@ -26,7 +26,7 @@ def render(
     ]
     for r in rows:
         step = f"{r['step_index']}/{r['steps_of']} {r['step']}" if r["step"] else "-"
-        outcome = r.get("outcome") or "-"
+        outcome = r.get("outcome") or ("damaged" if r.get("damaged") else "-")
         if r.get("reason"):  # why, in a few words: the whole reason is in `runs --json`
             outcome = _cut(f"{outcome}: {' '.join(str(r['reason']).split())}", 40)
         more = "+" if r.get("log_incomplete") else ""  # at least this much: the log is cut
@@ -53,6 +53,8 @@ def render(
     for r in rows:  # said once per run, under the table: its row may be missing events
         if r.get("unreadable_lines"):
             out.write(skipped_note(r["unreadable_lines"], f"run {r['run_id']}'s event log") + "\n")
+        if r.get("damaged"):
+            out.write(f"run {r['run_id']} is damaged: {' '.join(str(r['damaged']).split())}\n")
 
 
 # Columns that say nothing while every run has their default (no plan: STEP "-"; one part

@@ -9,6 +9,7 @@ import re
 import shutil
 import signal
 import subprocess
+import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from ptysup.testing import codex_env, opencode_env
-from ptysup.testing.fakemodel import FakeModel, RequestKind
+from ptysup.testing import aider_env, codex_env, gemini_env, opencode_env, qwen_env
+from ptysup.testing.fakemodel import FakeModel, RecordedRequest, RequestKind
 from ptysup.testing.scenario import Scenario
 from tests.conftest import ClaudeEnvFactory, FakeModelFactory
 from tests.helpers import (
@@ -104,10 +105,77 @@ class Rig:
         """TASK's run SIGKILLed once the supervisor is asked about its first turn, its agent
         (WHO, for the failure's message) seen gone, then `ptysup resume` with ARGS: the
         first run's events, and the resume (play TWO_PARTS)."""
+        return self.killed_then_resumed_after(lambda: None, task, who, *args)
+
+    def killed_then_resumed_after(
+        self, between: Callable[[], object], task: str, who: str, *args: str
+    ) -> tuple[list[dict[str, Any]], subprocess.CompletedProcess[str]]:
+        """killed_then_resumed, with BETWEEN called once the killed run is gone."""
         self.signalled(task, signal.SIGKILL, RequestKind.SUPERVISOR)
         wait_for(lambda: not self.leftovers(), 20, f"{who} to exit after losing its terminal")
         first = read_events(self.log)
+        between()
         return first, self.ptysup("resume", *args)
+
+    def all_killed(self, task: str, when: Callable[[], bool], *args: str) -> list[dict[str, Any]]:
+        """ptysup on TASK and its agent SIGKILLed together the moment WHEN says (as a pod's
+        end or a machine's takes every process: nothing gets to write another line); the
+        run's events. WHEN is polled every few milliseconds: some windows are that short."""
+        proc = self.popen(task, *args)
+        try:
+            wait_for(lambda: self._agent_pid() is not None, 60, "the agent to start")
+            agent = self._agent_pid()
+            deadline = time.monotonic() + 90
+            while not when():
+                assert time.monotonic() < deadline and proc.poll() is None, "never came"
+                time.sleep(0.002)
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(agent or 0, signal.SIGKILL)
+            proc.kill()
+            proc.wait(timeout=15)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        kill_all(self.leftovers())  # a supervisor under way, say
+        wait_for(lambda: not self.leftovers(), 20, "every process of the run to be gone")
+        return read_events(self.log)
+
+    def unsaved_then_resumed(
+        self, when: Callable[[], bool], unsaved: Callable[[str], bool] = lambda session: True
+    ) -> list[dict[str, Any]]:
+        """A run of UNSAVED's task killed with its agent the moment WHEN says (after the
+        task was typed, before the agent saved a message of it), then resumed: the resume
+        must start a new conversation with the task, not reopen one the agent never saved
+        (which ended the agent at once, on every resume). The run's events.
+
+        UNSAVED(session id) tells, from the agent's own files, that the kill came in time;
+        on a loaded machine it may come late (the window is 0.1 s for Claude Code), and
+        the run is made again, up to three times."""
+        for _ in range(3):
+            first = self.all_killed("do the thing", when)
+            session = next(e["session_id"] for e in first if e["event"] == "agent_start")
+            if unsaved(session):
+                break
+            shutil.rmtree(self.project / ".ptysup" / "runs" / first[0]["run_id"])
+            self.log.unlink()
+        else:
+            raise AssertionError("the agent saved its prompt before every kill")
+        resumed = self.ptysup("resume", "last", "--max-iter", "3")
+        assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+        events = read_events(self.log)
+        warned = [e["message"] for e in events if e["event"] == "warning"]
+        assert f"the agent never saved conversation {session}: a new one starts" in warned
+        starts = [e["session_id"] for e in events if e["event"] == "agent_start"]
+        assert len(starts) == 2 and starts[1] != session
+        assert [e["kind"] for e in events if e["event"] == "inject"] == ["task", "task"]
+        assert events[-1]["outcome"] == "complete"
+        return events
+
+    def _agent_pid(self) -> int | None:
+        if not self.log.exists():
+            return None
+        started = [e for e in read_events(self.log) if e["event"] == "agent_start"]
+        return int(started[-1]["pid"]) if started else None
 
     def start(self, *args: str) -> subprocess.Popen[str]:
         """ptysup with exactly these arguments, started in the project, output piped."""
@@ -139,6 +207,11 @@ class Rig:
         return sorted({pid for home in homes for pid in processes_with(home)})
 
 
+# The task of Rig.unsaved_then_resumed, done at once.
+UNSAVED: Mapping[str, Any] = {
+    "agent": [{"reply": "Did the thing."}],
+    "supervisor": [{"reply": "[COMPLETE] done"}],
+}
 # What the resumed run's supervisor is told first.
 RESUMED = "has just been resumed"
 # A run in two parts: killed while the supervisor thinks about part one (see
@@ -154,6 +227,44 @@ TWO_PARTS: Mapping[str, Any] = {
         {"reply": "[COMPLETE] both parts are done"},
     ],
 }
+
+
+# A run killed in the middle of its second turn (the model never answers part two),
+# resumed, told to do part three: that instruction must reach the model alone, in the
+# conversation that holds part one.
+MID_TURN: Mapping[str, Any] = {
+    "agent": [
+        {"match": "part three", "reply": "Part three done."},
+        {"match": "part two", "delay": 120, "reply": "never read: ptysup is killed first"},
+        {"reply": "Part one done."},
+    ],
+    "supervisor": [
+        {"match": RESUMED, "reply": "[CONTINUE] now do part three"},
+        {"match": "Part three done.", "reply": "[COMPLETE] all parts are done"},
+        {"reply": "[CONTINUE] now do part two"},
+    ],
+}
+
+
+def killed_mid_turn_then_resumed(
+    r: Rig, who: str, *args: str, at: str = "part two"
+) -> list[RecordedRequest]:
+    """MID_TURN's run SIGKILLed once the model got the prompt AT, its agent (WHO) seen
+    gone, then `ptysup resume` with ARGS (it must complete): the model's requests after."""
+    proc = r.popen("do part one")
+    try:
+        r.model.wait_for(lambda q: q.kind is RequestKind.AGENT and at in q.human_text, 90)
+        proc.kill()
+        proc.wait(timeout=15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    wait_for(lambda: not r.leftovers(), 20, f"{who} to exit after losing its terminal")
+    before = len(r.model.requests_of(RequestKind.AGENT))
+    resumed = r.ptysup("resume", "--max-iter", "5", *args)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert read_events(r.log)[-1]["outcome"] == "complete"
+    return list(r.model.requests_of(RequestKind.AGENT)[before:])
 
 
 @contextlib.contextmanager
@@ -258,6 +369,52 @@ def claude_and_codex_rigs(
             return dict(stack.enter_context(made).env)
 
         yield from rigs(fake_model, project_dir, tmp_path, env_for, agent)
+
+
+# Every agent ptysup drives, by its profile's name: the command the rigs start.
+EVERY_AGENT = {
+    "claude": "claude --permission-mode acceptEdits",
+    "codex": "codex",
+    "gemini": "gemini --approval-mode auto_edit",
+    "qwen": "qwen --approval-mode auto-edit",
+    "opencode": "opencode",
+    "aider": "aider",
+}
+
+
+@pytest.fixture(params=sorted(EVERY_AGENT))
+def every_agent_rig(
+    request: pytest.FixtureRequest,
+    fake_model: FakeModelFactory,
+    claude_env: ClaudeEnvFactory,
+    project_dir: Path,
+    tmp_path: Path,
+) -> Iterator[Callable[[Mapping[str, Any]], Rig]]:
+    """Rigs of each agent, its pinned binary in a private home, `claude -p` supervising."""
+    name: str = request.param
+    binary: Path = request.getfixturevalue(f"{name}_bin")
+    if name == "aider":
+        subprocess.run(["git", "init", "-q", str(project_dir)], check=True)
+    with contextlib.ExitStack() as stack:
+
+        def env_for(url: str) -> dict[str, str]:
+            claude = claude_env(url).env
+            made: contextlib.AbstractContextManager[Any]
+            if name == "claude":
+                return dict(claude)
+            if name == "codex":
+                made = codex_env.codex_env(url, [project_dir], binary, base=claude)
+            elif name == "gemini":
+                made = gemini_env.gemini_env(url, binary, base=claude)
+            elif name == "qwen":
+                made = qwen_env.qwen_env(url, binary, base=claude)
+            elif name == "opencode":
+                made = opencode_env.opencode_env(url, binary, base=claude)
+            else:
+                made = aider_env.aider_env(url, binary, base=claude)
+            return dict(stack.enter_context(made).env)
+
+        yield from rigs(fake_model, project_dir, tmp_path, env_for, EVERY_AGENT[name])
 
 
 class Screen:

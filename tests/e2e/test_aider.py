@@ -21,7 +21,7 @@ from ptysup.testing import aider_env as aider_env_module
 from ptysup.testing.fakemodel import RequestKind
 from ptysup.testing.wires import chat
 from tests.conftest import ClaudeEnvFactory, FakeModelFactory
-from tests.e2e.conftest import TWO_PARTS, Rig, demo_run, rigs
+from tests.e2e.conftest import RESUMED, TWO_PARTS, Rig, demo_run, rigs
 from tests.e2e.test_terminal_left_clean import LISTED, check_mirrored_and_restored
 from tests.helpers import assert_interrupted_then_cleared, read_events
 
@@ -244,6 +244,11 @@ def test_resume_after_sigkill_restores_the_chat_history(rig: Callable[..., Rig])
     said = [t for m in two.body["messages"] for t in chat.texts(m)]
     assert any("do part one" in t for t in said) and any("Part one done." in t for t in said)
     assert events[-1]["outcome"] == "complete"
+    # Its supervisor was told what aider did: no conversation reopened, its history restored.
+    told = [q.human_text for q in r.model.requests_of(RequestKind.SUPERVISOR)]
+    (note,) = [t for t in told if RESUMED in t]
+    assert "the agent was started again and restored its chat history" in note
+    assert "reopened" not in note
 
 
 def test_in_tmux_the_supervisor_sees_the_persons_screen_and_the_terminal_is_restored(

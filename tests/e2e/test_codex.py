@@ -18,8 +18,14 @@ import pytest
 
 from ptysup.testing.codex_env import config_toml
 from ptysup.testing.fakemodel import RecordedRequest, RequestKind
-from tests.e2e.conftest import Rig
-from tests.helpers import assert_interrupted_then_cleared, read_events, wait_for
+from tests.e2e.conftest import UNSAVED, Rig
+from tests.helpers import (
+    DIALOG_STALL_S,
+    assert_dialog_turn_end,
+    assert_interrupted_then_cleared,
+    read_events,
+    wait_for,
+)
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -244,18 +250,47 @@ def test_an_approval_dialog_is_never_approved_but_explained_and_escalated(
             "supervisor": [{"reply": "[ESCALATE] a person must decide on approved.txt"}],
         }
     )
-    run = r.run("create approved.txt", "--turn-timeout", "4")
+    run = r.run("create approved.txt", "--turn-timeout", DIALOG_STALL_S)
     assert run.code == 7, run.stdout + run.stderr
     (request,) = _hooks(run.events, "PermissionRequest")
     assert request["target"] == "touch approved.txt"
-    # The turn stalled on the dialog; the supervisor saw it on the screen and escalated.
-    (turn,) = run.named("turn_end")
-    assert (turn["kind"], turn["dialog"]) == ("stalled", True)
+    # The turn ended on the dialog at once; the supervisor saw it on the screen and escalated.
+    assert_dialog_turn_end(run)
+    assert len(run.named("turn_end")) == 1
     (sup,) = r.model.requests_of(RequestKind.SUPERVISOR)
     assert "Would you like to run the following command?" in sup.human_text
     assert "A dialog is open on the agent's screen and no one answered it" in sup.human_text
     assert run.named("escalation")[0]["at"] == "turn_end"
     assert not (r.project / "approved.txt").exists()  # nobody approved it
+
+
+def test_an_approval_dialog_is_rejected_when_the_supervisor_says_go_on(
+    codex_rig: Callable[..., Rig],
+) -> None:
+    instead = "Do not create files; say what you would run."
+    r = codex_rig(
+        {
+            "agent": [
+                {"match": "say what you would run", "reply": "I would run touch."},
+                {"steps": [ESCALATED, {"text": "unused"}]},
+            ],
+            "supervisor": [
+                {"times": 1, "reply": f"[CONTINUE] {instead}"},
+                {"reply": "[COMPLETE] answered"},
+            ],
+        }
+    )
+    run = r.run("create approved.txt", "--turn-timeout", DIALOG_STALL_S)
+    assert run.code == 0, run.stdout + run.stderr
+    assert_dialog_turn_end(run)
+    names = [e["event"] for e in run.events]
+    (instruction,) = [e for e in run.named("inject") if e["kind"] == "instruction"]
+    assert names.index("decision") < names.index("dialog_dismissed") < run.events.index(instruction)
+    # Codex tells its model itself that the command was refused: the instruction goes alone.
+    assert instruction["text"] == instead and instruction["confirmed"]
+    (told,) = [q for q in r.model.requests_of(RequestKind.AGENT) if instead in q.human_text]
+    assert any("aborted by user" in o for o in _outputs(told)), _outputs(told)
+    assert not (r.project / "approved.txt").exists()  # Esc chose "No", never "Yes"
 
 
 def test_resume_after_sigkill_reopens_the_same_codex_conversation(
@@ -289,6 +324,66 @@ def test_resume_after_sigkill_reopens_the_same_codex_conversation(
     (later,) = [q for q in r.model.requests_of(RequestKind.AGENT) if q.human_text == "say the word"]
     said = json.dumps(later.body["input"])
     assert "remember the word kiwi" in said and "I will remember kiwi." in said
+    assert events[-1]["outcome"] == "complete"
+
+
+CLEARED_PLAN = """\
+steps:
+  - id: first
+    do: remember the word kiwi
+  - id: second
+    do: remember the word mango
+    clear: true
+"""
+
+
+def test_resume_after_a_clear_reopens_the_conversation_the_run_was_in_last(
+    codex_rig: Callable[..., Rig],
+) -> None:
+    r = codex_rig(
+        {
+            "agent": [
+                {"match": "remember the word kiwi", "reply": "I will remember kiwi."},
+                {"match": "remember the word mango", "reply": "I will remember mango."},
+                {"match": "say the word", "reply": "The word was mango."},
+            ],
+            "supervisor": [
+                {"match": "has just been resumed", "reply": "[CONTINUE] say the word"},
+                {"match": "Current step (first)", "reply": "[COMPLETE] kiwi remembered"},
+                {"match": "The word was mango", "reply": "[COMPLETE] it remembered"},
+                {"delay": 60, "reply": "[CONTINUE] never read: ptysup is killed first"},
+            ],
+        }
+    )
+    (r.project / "plan.yaml").write_text(CLEARED_PLAN)
+    # Killed while the supervisor thinks about step 2, which a /clear started afresh.
+    proc = r.start("--plan", "plan.yaml", "--agent-cmd", "codex", "--log-file", str(r.log))
+    try:
+        r.model.wait_for(
+            lambda q: q.kind is RequestKind.SUPERVISOR and "Current step (second)" in q.human_text,
+            timeout=120,
+        )
+        proc.kill()
+        proc.wait(timeout=15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    wait_for(lambda: not r.leftovers(), 20, "Codex to exit after losing its terminal")
+    starts = _hooks(read_events(r.log), "SessionStart")
+    assert [s["source"] for s in starts] == ["startup", "clear"]
+    cleared = starts[1]["session_id"]
+    assert cleared != starts[0]["session_id"]
+    (stored,) = (r.project / ".ptysup" / "runs").glob("*/run.json")
+    assert json.loads(stored.read_text())["session_id"] == cleared
+    resumed = r.ptysup("resume", "last", "--agent-cmd", "codex", "--max-iter", "5")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    events = read_events(r.log)
+    reopened = _hooks(events, "SessionStart")[-1]
+    assert (reopened["session_id"], reopened["source"]) == (cleared, "resume")
+    # The resumed conversation is step 2's, after the clear: mango, never kiwi.
+    (later,) = [q for q in r.model.requests_of(RequestKind.AGENT) if q.human_text == "say the word"]
+    said = json.dumps(later.body["input"])
+    assert "I will remember mango." in said and "kiwi" not in said
     assert events[-1]["outcome"] == "complete"
 
 
@@ -372,3 +467,13 @@ def test_the_persons_own_codex_hooks_still_run_beside_ptysups(
     assert run.code == 0, run.stdout + run.stderr
     assert [e["kind"] for e in run.named("turn_end")] == ["stop"]  # ptysup's own ran
     assert mark.exists()  # and the person's
+
+
+def test_a_run_killed_as_its_task_was_typed_starts_afresh_on_resume(
+    codex_rig: Callable[..., Rig],
+) -> None:
+    # Codex 0.169.0 saves nothing until its prompt is sent, and ptysup learns the id it
+    # picks only then: `codex resume <id>` ended it at once ("No saved session found
+    # with ID …"), exit 4, on every resume. A new conversation starts.
+    r = codex_rig(UNSAVED)
+    r.unsaved_then_resumed(lambda: any(e["event"] == "inject" for e in read_events(r.log)))

@@ -3,8 +3,12 @@ speaking the Gemini API, `gemini -p` as the supervisor (a team without Claude Co
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
 import signal
+import subprocess
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack
 from pathlib import Path
@@ -12,19 +16,33 @@ from typing import Any
 
 import pytest
 
+from ptysup.agents.private import agents_dir
+from ptysup.agents.session import REFUSED_NOTE
 from ptysup.testing import gemini_env as gemini_env_module
 from ptysup.testing.fakemodel import RequestKind
 from tests.conftest import FakeModelFactory
-from tests.e2e.conftest import TWO_PARTS, Rig, demo_run, rigs
+from tests.e2e.conftest import (
+    MID_TURN,
+    RESUMED,
+    TWO_PARTS,
+    UNSAVED,
+    Rig,
+    demo_run,
+    killed_mid_turn_then_resumed,
+    rigs,
+)
 from tests.e2e.test_terminal_left_clean import LISTED, check_mirrored_and_restored
 from tests.helpers import (
+    DIALOG_STALL_S,
     Run,
     Tmux,
+    assert_dialog_turn_end,
     assert_interrupted_then_cleared,
     read_events,
     run_ptysup,
     wait_for,
 )
+from tests.otheruser import other_user
 
 pytestmark = pytest.mark.e2e
 
@@ -207,12 +225,12 @@ def test_an_approval_dialog_is_never_approved_but_escalated(rig: Callable[..., R
             "supervisor": [{"reply": "[ESCALATE] a person must allow the shell command"}],
         }
     )
-    run = r.run("run the shell command", "--turn-timeout", "5")
+    run = r.run("run the shell command", "--turn-timeout", DIALOG_STALL_S)
     assert run.code == 7, run.stdout + run.stderr
     (permission,) = [e for e in run.named("hook") if e["name"] == "PermissionRequest"]
     assert permission["tool_name"] == "run_shell_command"
-    (turn,) = run.named("turn_end")
-    assert (turn["kind"], turn["dialog"]) == ("stalled", True)
+    assert_dialog_turn_end(run)
+    assert len(run.named("turn_end")) == 1
     (sup,) = r.model.requests_of(RequestKind.SUPERVISOR)
     assert "Allow execution of" in sup.human_text and "echo hi > shell.txt" in sup.human_text
     (escalation,) = run.named("escalation")
@@ -241,6 +259,41 @@ def test_resume_after_sigkill_reopens_the_same_conversation(rig: Callable[..., R
     said = [p.get("text", "") for c in two.body["contents"] for p in c["parts"]]
     assert "do part one" in said and "Part one done." in said
     assert events[-1]["outcome"] == "complete"
+    (note,) = [q for q in r.model.requests_of(RequestKind.SUPERVISOR) if RESUMED in q.human_text]
+    assert "started again and reopened its earlier conversation" in note.human_text
+    assert "Claude Code" not in note.human_text
+
+
+def test_after_a_kill_mid_turn_the_next_instruction_reaches_the_model_alone(
+    rig: Callable[..., Rig],
+) -> None:
+    r = rig(MID_TURN)
+    after = killed_mid_turn_then_resumed(r, "Gemini CLI", "--agent-cmd", AGENT, *SUPERVISED)
+    assert after and {q.human_text for q in after} == {"now do part three"}, after
+    # The reopened conversation still holds part one, and no longer the unanswered part two.
+    for q in after:
+        said = [p.get("text", "") for c in q.body["contents"] for p in c["parts"]]
+        assert "Part one done." in said and "now do part two" not in said, said
+
+
+def test_after_a_kill_in_the_first_turn_a_new_conversation_gets_the_next_instruction(
+    rig: Callable[..., Rig],
+) -> None:
+    # The unanswered task was all the conversation held: nothing to reopen.
+    r = rig({**MID_TURN, "agent": [MID_TURN["agent"][0], {"delay": 120, "reply": "never"}]})
+    after = killed_mid_turn_then_resumed(
+        r, "Gemini CLI", "--agent-cmd", AGENT, *SUPERVISED, at="part one"
+    )
+    assert after and {q.human_text for q in after} == {"now do part three"}, after
+    for q in after:
+        assert "do part one" not in json.dumps(q.body["contents"])
+    # run.json keeps the new conversation, for a later resume.
+    starts = [e for e in read_events(r.log) if e.get("name") == "SessionStart"]
+    (stored,) = (r.project / ".ptysup" / "runs").glob("*/run.json")
+    assert starts[-1]["source"] == "startup" and starts[-1]["session_id"] != starts[0]["session_id"]
+    assert json.loads(stored.read_text())["session_id"] == starts[-1]["session_id"]
+    note = next(q for q in r.model.requests_of(RequestKind.SUPERVISOR) if RESUMED in q.human_text)
+    assert "started again and started afresh" in note.human_text
 
 
 def test_in_ci_piped_gemini_stays_interactive_and_completes(rig: Callable[..., Rig]) -> None:
@@ -281,16 +334,21 @@ def test_an_approval_dialog_is_dismissed_when_the_supervisor_says_go_on(
             ],
         }
     )
-    run = r.run("run the shell command", "--turn-timeout", "5")
+    run = r.run("run the shell command", "--turn-timeout", DIALOG_STALL_S)
     assert run.code == 0, run.stdout + run.stderr
-    assert run.named("turn_end")[0]["dialog"] is True
+    assert_dialog_turn_end(run)
     names = [e["event"] for e in run.events]
     dismissed = names.index("dialog_dismissed")
     (instruction,) = [e for e in run.named("inject") if e["kind"] == "instruction"]
     assert names.index("decision") < dismissed < run.events.index(instruction)
-    assert instruction["text"] == instead and instruction["confirmed"]
+    assert instruction["text"].endswith(instead) and instruction["confirmed"]
     assert not (r.project / "shell.txt").exists()  # Esc chose "No", never "Allow"
     assert run.named("turn_end")[-1]["kind"] == "stop"
+    # Gemini CLI drops the refused call from the conversation: the model is told by the
+    # instruction itself that it was refused, and what it was.
+    (told,) = [q for q in r.model.requests_of(RequestKind.AGENT) if instead in q.human_text]
+    refusal = REFUSED_NOTE.format(asked="run_shell_command(echo hi > shell.txt)")
+    assert f"{refusal}\n\n{instead}" in told.human_text, told.human_text
 
 
 def test_in_tmux_a_persons_half_typed_text_is_cleared_before_the_clear(
@@ -376,3 +434,151 @@ def test_the_persons_own_gemini_hooks_still_run_beside_ptysups(
     assert run.code == 0, run.stdout + run.stderr
     assert [e["kind"] for e in run.named("turn_end")] == ["stop"]  # ptysup's own ran
     assert mark.exists()  # and the person's
+
+
+# The person's own Gemini CLI allows `touch` (a policy) and the shell tool (settings).
+PERMISSIVE_POLICY = """\
+[[rule]]
+toolName = "run_shell_command"
+commandPrefix = "touch"
+decision = "allow"
+priority = 100
+"""
+
+
+def test_the_readmes_gemini_p_supervisor_is_read_only_and_keeps_no_session(
+    rig: Callable[..., Rig],
+) -> None:
+    r = rig(
+        {
+            "agent": [{"reply": "Done."}],
+            "supervisor": [
+                {
+                    "steps": [
+                        {
+                            "tool": "run_shell_command",
+                            "input": {"command": "touch SUPERVISOR.txt", "description": "x"},
+                        },
+                        {"text": "[COMPLETE] done"},
+                    ]
+                }
+            ],
+        }
+    )
+    gemini = Path(r.env["GEMINI_CLI_HOME"]) / ".gemini"
+    (gemini / "policies").mkdir()
+    (gemini / "policies" / "mine.toml").write_text(PERMISSIVE_POLICY)
+    settings = json.loads((gemini / "settings.json").read_text())
+    settings["tools"] = {"allowed": ["run_shell_command"]}
+    (gemini / "settings.json").write_text(json.dumps(settings))
+    # `gemini -p` as the README gives it, with no value after -p.
+    run = dataclasses.replace(r, options=("--supervisor-cmd", "gemini -p")).run("say done")
+    assert run.code == 0, run.stdout + run.stderr
+    assert not (r.project / "SUPERVISOR.txt").exists()  # the person's allow did not apply
+    (_, answer) = r.model.requests_of(RequestKind.SUPERVISOR)
+    (denied,) = [str(x) for x in chat_responses(answer.body)]
+    assert "run_shell_command" in denied and "not found" in denied
+    # The only session in the person's Gemini history is the agent's own.
+    (stored,) = (r.project / ".ptysup" / "runs").glob("*/run.json")
+    saved = json.loads(stored.read_text())
+    sessions = [
+        json.loads(path.read_text().splitlines()[0])["sessionId"]
+        for path in gemini.glob("tmp/*/chats/session-*.jsonl")
+    ]
+    assert sessions == [saved["session_id"]]
+    # The judge's own home went with the run.
+    assert not list(agents_dir(r.env).glob(f"{saved['run_id']}-*"))
+
+
+def chat_responses(body: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The functionResponse parts of a Gemini API request."""
+    return [
+        part["functionResponse"]
+        for content in body["contents"]
+        for part in content["parts"]
+        if "functionResponse" in part
+    ]
+
+
+def test_with_its_state_folder_under_tmp_gemini_still_gets_ptysups_hooks(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    # Gemini CLI skips a system settings file under a world-writable folder (and any
+    # that root does not own): ptysup's settings then go in a home of the run's own.
+    r = rig({"agent": [{"reply": "Done."}], "supervisor": [{"reply": "[COMPLETE] done"}]})
+    r.env["XDG_STATE_HOME"] = str(tmp_path / "state")  # under /tmp
+    run = r.run("say done", "--idle", "30")
+    assert run.code == 0, run.stdout + run.stderr
+    assert [t["kind"] for t in run.named("turn_end")] == ["stop"]  # the hook, not the screen
+    names = {e["name"] for e in run.named("hook")}
+    assert {"SessionStart", "UserPromptSubmit", "Stop"} <= names
+    assert not [w for w in run.named("warning") if "missing" in w]
+    # The conversation went into the person's own history, for a resume to find.
+    (stored,) = (r.project / ".ptysup" / "runs").glob("*/run.json")
+    session = json.loads(stored.read_text())["session_id"]
+    gemini = Path(r.env["GEMINI_CLI_HOME"]) / ".gemini"
+    assert [p for p in gemini.glob(f"tmp/*/chats/session-*-{session[:8]}.jsonl")]
+    done = r.ptysup("doctor", "--agent-cmd", AGENT, "--supervisor-cmd", SUPERVISOR)
+    assert "ok   hooks: from a home of the run's own" in done.stdout, done.stdout
+
+
+def test_hooks_turned_off_are_said_and_the_run_goes_on_with_the_screen(
+    rig: Callable[..., Rig],
+) -> None:
+    r = rig({"agent": [{"reply": "Done."}], "supervisor": [{"reply": "[COMPLETE] done"}]})
+    gemini = Path(r.env["GEMINI_CLI_HOME"]) / ".gemini"
+    settings = json.loads((gemini / "settings.json").read_text())
+    settings["hooksConfig"] = {"enabled": False}  # the person's choice: no hook runs
+    (gemini / "settings.json").write_text(json.dumps(settings))
+    run = r.run("say done")
+    assert run.code == 0, run.stdout + run.stderr
+    assert not run.named("hook")
+    (warning,) = [w for w in run.named("warning") if "missing" in w]
+    assert (warning["agent"], warning["missing"]) == ("gemini", "SessionStart")
+    assert "no hook came from gemini" in run.stdout  # the CI log's line
+    assert [t["kind"] for t in run.named("turn_end")] == ["screen"]
+
+
+def test_a_user_other_than_root_gets_ptysups_hooks_in_gemini_cli(
+    fake_model: FakeModelFactory, gemini_bin: Path, tmp_path: Path
+) -> None:
+    # Gemini CLI 0.61 reads a system settings file only where root owns it and every
+    # folder above it: never for another user. Theirs go in a home of the run's own.
+    user = other_user(tmp_path)
+    project = user.home / "project"
+    gemini_home = user.home / "gemini"
+    project.mkdir()
+    gemini_env_module.write_config(gemini_home)
+    model = fake_model(
+        {"agent": [{"reply": "Done."}], "supervisor": [{"reply": "[COMPLETE] done"}]},
+        workdir=project,
+    )
+    for path in [user.home, *user.home.rglob("*")]:
+        os.chown(path, user.uid, user.gid)
+    env = gemini_env_module.make_env(model.url, gemini_home, gemini_bin, base={})
+    env.update(HOME=str(user.home), PATH=f"{gemini_bin.parent}:{os.environ['PATH']}")
+    log = user.home / "events.jsonl"
+    task = ["say done", "--agent-cmd", AGENT, "--supervisor-cmd", SUPERVISOR, "--idle", "30"]
+    done = subprocess.run(
+        user.argv(sys.executable, "-m", "ptysup", *task, "--log-file", str(log)),
+        cwd=project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    events = read_events(log)
+    assert [e["kind"] for e in events if e["event"] == "turn_end"] == ["stop"]
+    assert "SessionStart" in {e["name"] for e in events if e["event"] == "hook"}
+
+
+def test_a_run_killed_as_its_task_was_typed_starts_afresh_on_resume(
+    rig: Callable[..., Rig],
+) -> None:
+    # Gemini CLI 0.61.0 saves only its header until the prompt is sent: `--resume <id>`
+    # ended it at once ("No previous sessions found for this project"), exit 4, on every
+    # resume. A new conversation starts.
+    r = rig(UNSAVED)
+    r.unsaved_then_resumed(lambda: any(e["event"] == "inject" for e in read_events(r.log)))

@@ -15,7 +15,7 @@ import pytest
 from ptysup.terminal.record import output_bytes, read_cast
 from ptysup.testing.fakemodel import RequestKind
 from tests.e2e.conftest import Rig
-from tests.helpers import wait_for
+from tests.helpers import DIALOG_STALL_S, assert_dialog_turn_end, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -166,15 +166,16 @@ def _stalled_run(rig: Callable[..., Rig], answer: str, *args: str) -> tuple[Rig,
         }
     )
     # Default permission mode: the Write opens a dialog, and nobody answers it.
-    run = r.run("create hello.txt", "--agent-cmd", "claude", "--turn-timeout", "5", *args)
+    run = r.run(
+        "create hello.txt", "--agent-cmd", "claude", "--turn-timeout", DIALOG_STALL_S, *args
+    )
     return r, run
 
 
 def test_a_dialog_nobody_answers_is_dismissed_never_approved(rig: Callable[..., Rig]) -> None:
     r, run = _stalled_run(rig, f"[CONTINUE] {INSTEAD}")
     assert run.code == 0, run.stdout + run.stderr
-    turns = run.named("turn_end")
-    assert turns[0]["kind"] == "stalled"
+    assert_dialog_turn_end(run)
     # The supervisor was asked with the dialog on screen.
     prompt = r.model.requests_of(RequestKind.SUPERVISOR)[0].human_text
     assert "Do you want to create" in prompt and "hello.txt" in prompt
@@ -194,7 +195,7 @@ def test_a_dialog_nobody_answers_is_dismissed_never_approved(rig: Callable[..., 
 def test_abort_at_an_open_dialog_dismisses_it_and_exits_1(rig: Callable[..., Rig]) -> None:
     r, run = _stalled_run(rig, "[ABORT] the agent is stuck at a dialog")
     assert run.code == 1, run.stdout + run.stderr
-    assert run.named("turn_end")[0]["kind"] == "stalled"
+    assert_dialog_turn_end(run)
     assert run.named("dialog_dismissed")
     assert not (r.project / "hello.txt").exists()
     assert run.events[-1]["outcome"] == "abort"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import signal
@@ -14,7 +15,7 @@ import pytest
 
 from ptysup.testing.fakemodel import RequestKind
 from ptysup.views.replay import main as replay_main
-from tests.e2e.conftest import AGENT, Rig
+from tests.e2e.conftest import AGENT, UNSAVED, Rig
 from tests.helpers import Run, Tmux, ptysup_argv, read_events, terminal_script, wait_for
 
 pytestmark = pytest.mark.e2e
@@ -395,33 +396,82 @@ def test_in_a_terminal_a_resumed_run_shows_the_earlier_conversation(
     assert "ptysup: complete after 2 iteration(s) (exit 0)" in after
 
 
-def test_a_conversation_the_agent_never_saved_starts_afresh_on_resume(
+def test_a_run_killed_before_claude_code_saved_its_prompt_starts_afresh_on_resume(
     rig: Callable[..., Rig],
 ) -> None:
-    # A run killed in the second or two after its task was typed, before Claude Code
-    # wrote the conversation's file, has nothing to reopen: `--resume <id>` would end
-    # Claude Code at once ("No conversation found"), exit 4. Here the file is removed.
+    # Killed in the second after its task was typed, Claude Code 2.1.197 has written its
+    # transcript's metadata (title, modes) but not the prompt: `--resume <id>` ended it at
+    # once ("No conversation found"), exit 4, on every resume. A new conversation starts.
+    # Its first request is never answered: the run is killed first.
+    never = {"times": 1, "delay": 120, "reply": "never seen"}
+    r = rig({**UNSAVED, "agent": [never, *UNSAVED["agent"]]})
+    projects = Path(r.env["CLAUDE_CONFIG_DIR"], "projects")
+
+    def kinds(session: str) -> list[str]:
+        (transcript,) = projects.glob(f"*/{session}.jsonl")
+        return [json.loads(line).get("type") for line in transcript.read_text().splitlines()]
+
+    def unsaved(session: str) -> bool:
+        return bool(kinds(session)) and not {"user", "assistant"} & set(kinds(session))
+
+    # Claude Code sends the prompt to the model, writes the file with its metadata, and
+    # the prompt in its next write, 0.1 s later (seen with strace).
+    asked = functools.partial(r.model.requests_of, RequestKind.AGENT)
+    events = r.unsaved_then_resumed(
+        lambda: bool(asked()) and any(projects.glob("*/*.jsonl")), unsaved
+    )
+    # run.json keeps the new conversation's id, and the model got the task in it, fresh.
+    now = [e["session_id"] for e in events if e["event"] == "agent_start"][-1]
+    assert json.loads((_the_run(r) / "run.json").read_text())["session_id"] == now
+    last = asked()[-1]
+    assert last.human_text == "do the thing"
+    assert [m["role"] for m in last.body["messages"] if m["role"] != "system"] == ["user"]
+
+
+# A decision that ends the run (or hands it on), what the run is given, its outcome and
+# exit code; the run is killed the moment the decision is in the log, before run_end.
+ENDING_DECISIONS = [
+    pytest.param("[COMPLETE] all done", (), "complete", 0, id="complete"),
+    pytest.param("[ABORT] cannot be done", (), "abort", 1, id="abort"),
+    pytest.param("[ESCALATE] a person must choose", (), "escalated", 7, id="escalate"),
+    pytest.param("[CONTINUE] go on", ("--max-iter", "1"), "budget", 3, id="budget"),
+]
+
+
+@pytest.mark.parametrize(("answer", "args", "outcome", "code"), ENDING_DECISIONS)
+def test_a_run_killed_between_a_decision_and_its_end_ends_as_decided_on_resume(
+    rig: Callable[..., Rig], answer: str, args: tuple[str, ...], outcome: str, code: int
+) -> None:
+    # Before, the resume asked the supervisor again (a second [COMPLETE]), or, its
+    # budget spent, was refused (exit 2), the run never ending.
     r = rig(
         {
-            "agent": [{"reply": "Working on it."}],
+            "agent": [{"reply": "Did what I could."}],
             "supervisor": [
-                {"match": RESUMED, "reply": "[COMPLETE] fine now"},
-                {"reply": "[CONTINUE] go on"},
+                {"match": RESUMED, "reply": "[COMPLETE] asked a second time"},
+                {"reply": answer},
             ],
         }
     )
-    first = _run(r, "do the thing", "--max-iter", "1", "--agent-cmd", AGENT)
-    assert first.code == 3
-    session = json.loads((_the_run(r) / "run.json").read_text())["session_id"]
-    saved = list(Path(r.env["CLAUDE_CONFIG_DIR"], "projects").glob(f"*/{session}.jsonl"))
-    assert saved
-    for path in saved:
-        path.unlink()
-    resumed = _run(r, "resume", "last", "--max-iter", "3")
-    assert resumed.code == 0, resumed.stdout + resumed.stderr
-    events = read_events(_the_run(r) / "events.jsonl")
-    warned = [e["message"] for e in events if e["event"] == "warning"]
-    assert f"the agent never saved conversation {session}: a new one starts" in warned
-    starts = [e for e in events if e["event"] == "agent_start"]
-    assert [s["session_id"] for s in starts] == [session, session]
-    assert events[-1]["outcome"] == "complete"
+    first = r.all_killed(
+        "do the thing",
+        lambda: any(e["event"] == "decision" for e in read_events(r.log)),
+        *args,
+    )
+    assert not any(e["event"] == "run_end" for e in first)
+    resumed = _run(r, "resume", "last")
+    assert resumed.code == code, resumed.stdout + resumed.stderr
+    events = read_events(r.log)
+    after = events[events.index(next(e for e in events if e["event"] == "run_resume")) :]
+    assert len(r.model.requests_of(RequestKind.SUPERVISOR)) == 1  # asked once, ever
+    assert not [e for e in after if e["event"] == "decision"]
+    assert [e["text"] for e in after if e["event"] == "inject"] in ([], ["/clear"])  # no turn
+    assert (after[-1]["event"], after[-1]["outcome"]) == ("run_end", outcome)
+    carried = [e for e in after if e["event"] == "decision_resumed"]
+    if outcome == "budget":
+        assert not carried and after[-1]["reason"] == "iteration budget of 1 used up"
+        assert "used its 1 iteration" in resumed.stderr and "it ends now" in resumed.stderr
+    else:
+        assert [(e["action"], e["content"]) for e in carried] == [
+            (outcome.removesuffix("d"), answer.split("] ")[1])
+        ]

@@ -3,6 +3,7 @@ speaking OpenAI Chat Completions, `qwen -p` as the supervisor (a team without Cl
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import signal
 from collections.abc import Callable, Iterator, Mapping
@@ -16,9 +17,23 @@ from ptysup.testing import qwen_env as qwen_env_module
 from ptysup.testing.fakemodel import RequestKind
 from ptysup.testing.wires import chat
 from tests.conftest import FakeModelFactory
-from tests.e2e.conftest import TWO_PARTS, Rig, demo_run, rigs
+from tests.e2e.conftest import (
+    MID_TURN,
+    TWO_PARTS,
+    UNSAVED,
+    Rig,
+    demo_run,
+    killed_mid_turn_then_resumed,
+    rigs,
+)
 from tests.e2e.test_terminal_left_clean import LISTED, Pane, check_mirrored_and_restored
-from tests.helpers import read_events, run_ptysup, wait_for
+from tests.helpers import (
+    DIALOG_STALL_S,
+    assert_dialog_turn_end,
+    read_events,
+    run_ptysup,
+    wait_for,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -203,12 +218,12 @@ def test_an_approval_dialog_is_never_approved_but_escalated(rig: Callable[..., R
             "supervisor": [{"reply": "[ESCALATE] a person must allow the shell command"}],
         }
     )
-    run = r.run("run the shell command", "--turn-timeout", "5")
+    run = r.run("run the shell command", "--turn-timeout", DIALOG_STALL_S)
     assert run.code == 7, run.stdout + run.stderr
     (permission,) = [e for e in run.named("hook") if e["name"] == "PermissionRequest"]
     assert permission["tool_name"] == "run_shell_command"
-    (turn,) = run.named("turn_end")
-    assert (turn["kind"], turn["dialog"]) == ("stalled", True)
+    assert_dialog_turn_end(run)
+    assert len(run.named("turn_end")) == 1
     (sup,) = r.model.requests_of(RequestKind.SUPERVISOR)
     assert "Allow execution of" in sup.human_text and "echo" in sup.human_text
     (escalation,) = run.named("escalation")
@@ -235,6 +250,18 @@ def test_resume_after_sigkill_reopens_the_same_conversation(rig: Callable[..., R
     said = [t for m in two.body["messages"] for t in chat.texts(m)]
     assert "do part one" in said and "Part one done." in said
     assert events[-1]["outcome"] == "complete"
+
+
+def test_after_a_kill_mid_turn_the_next_instruction_reaches_the_model_alone(
+    rig: Callable[..., Rig],
+) -> None:
+    r = rig(MID_TURN)
+    after = killed_mid_turn_then_resumed(r, "Qwen Code", "--agent-cmd", AGENT, *SUPERVISED)
+    assert after and {q.human_text for q in after} == {"now do part three"}, after
+    # The reopened conversation still holds part one, and no longer the unanswered part two.
+    for q in after:
+        said = [t for m in q.body["messages"] for t in chat.texts(m)]
+        assert "Part one done." in said and "now do part two" not in said, said
 
 
 def test_in_ci_piped_qwen_completes(rig: Callable[..., Rig]) -> None:
@@ -364,14 +391,18 @@ def test_an_approval_dialog_is_dismissed_when_the_supervisor_says_go_on(
             ],
         }
     )
-    run = r.run("run the shell command", "--turn-timeout", "5")
+    run = r.run("run the shell command", "--turn-timeout", DIALOG_STALL_S)
     assert run.code == 0, run.stdout + run.stderr
-    assert run.named("turn_end")[0]["dialog"] is True
+    assert_dialog_turn_end(run)
     names = [e["event"] for e in run.events]
     dismissed = names.index("dialog_dismissed")
     (instruction,) = [e for e in run.named("inject") if e["kind"] == "instruction"]
     assert names.index("decision") < dismissed < run.events.index(instruction)
     assert instruction["text"] == instead and instruction["confirmed"]
+    # The agent told its model itself that the call was refused: the instruction goes alone.
+    told = next(q for q in r.model.requests_of(RequestKind.AGENT) if instead in q.human_text)
+    results = [json.dumps(m["content"]) for m in told.body["messages"] if m["role"] == "tool"]
+    assert any("User did not allow tool call" in result for result in results), results
     assert not (r.project / "shell.txt").exists()  # Esc chose "No", never "Allow"
     assert run.named("turn_end")[-1]["kind"] == "stop"
 
@@ -394,3 +425,45 @@ def test_a_question_left_to_the_person_opens_qwen_codes_picker(rig: Callable[...
     # The question's own PermissionRequest is no approval.
     assert not [e for e in run.named("hook") if e["name"] == "PermissionRequest"]
     assert run.events[-1]["outcome"] == "escalated"
+
+
+def test_the_readmes_qwen_p_supervisor_is_read_only_and_keeps_no_chat(
+    rig: Callable[..., Rig],
+) -> None:
+    write = {
+        "tool": "write_file",
+        "input": {"file_path": "{workdir}/SUPERVISOR.txt", "content": "x"},
+    }
+    r = rig(
+        {
+            "agent": [{"reply": "Done."}],
+            "supervisor": [{"steps": [write, {"text": "[COMPLETE] done"}]}],
+        }
+    )
+    # The person's Qwen Code allows writing (and the project's settings bring it back).
+    settings_path = Path(r.env["QWEN_HOME"]) / "settings.json"
+    settings = json.loads(settings_path.read_text())
+    settings["permissions"] = {"allow": ["write_file", "edit", "run_shell_command"]}
+    settings["tools"]["core"] = ["write_file"]
+    settings_path.write_text(json.dumps(settings))
+    run = dataclasses.replace(r, options=("--supervisor-cmd", "qwen -p")).run("say done")
+    assert run.code == 0, run.stdout + run.stderr
+    assert not (r.project / "SUPERVISOR.txt").exists()
+    (_, answer) = r.model.requests_of(RequestKind.SUPERVISOR)
+    results = [m for m in answer.body["messages"] if m.get("role") == "tool"]
+    assert "write_file" in json.dumps(results), results
+    # The only conversation Qwen Code saved is the agent's own.
+    (stored,) = (r.project / ".ptysup" / "runs").glob("*/run.json")
+    chosen = json.loads(stored.read_text())["session_id"]
+    saved = sorted(p.stem for p in Path(r.env["QWEN_HOME"]).glob("**/chats/*.jsonl"))
+    assert saved == [chosen]
+
+
+def test_a_run_killed_as_its_task_was_typed_starts_afresh_on_resume(
+    rig: Callable[..., Rig],
+) -> None:
+    # Qwen Code 0.24.4 saves nothing until its prompt is sent: `--resume <id>` ended it
+    # at once ("No saved session found with ID …"), exit 4, on every resume. A new
+    # conversation starts.
+    r = rig(UNSAVED)
+    r.unsaved_then_resumed(lambda: any(e["event"] == "inject" for e in read_events(r.log)))

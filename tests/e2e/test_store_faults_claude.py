@@ -17,7 +17,7 @@ import pytest
 
 from ptysup.events import counted
 from ptysup.testing.fakemodel import RequestKind
-from tests.e2e.conftest import AGENT, Rig
+from tests.e2e.conftest import AGENT, TWO_PARTS, Rig
 from tests.helpers import Tmux, ptysup_argv, read_events, terminal_script, wait_for
 
 pytestmark = pytest.mark.e2e
@@ -464,3 +464,30 @@ def test_in_a_terminal_a_full_disk_is_said_on_its_own_line_and_the_summary_says_
     assert "ptysup: log_error after 0 iteration(s) (exit 74)" in " ".join(screen.split())
     summary = out[out.index("ptysup: log_error after") :].splitlines()[0]
     assert f": {said.removeprefix('ptysup: ')}; events: {log}" in summary
+
+
+def test_what_a_sigkilled_run_left_in_the_temp_dir_and_its_folder_goes_on_resume(
+    rig: Callable[..., Rig],
+) -> None:
+    # The supervisor's system prompt folder (ptysup-judge-*) and a state file's temp file
+    # stayed for good after a SIGKILL: SIGKILL runs no cleanup.
+    r = rig(TWO_PARTS)
+    tmp = Path(tempfile.mkdtemp(prefix="i30-", dir="/tmp"))  # short: sockets go there too
+    r.env["TMPDIR"] = str(tmp)
+    try:
+        _, resumed = r.killed_then_resumed_after(
+            lambda: _leave_a_temp_file(r, tmp), "do part one", "Claude Code"
+        )
+        assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+        assert not list(tmp.glob("ptysup-judge-*")), list(tmp.iterdir())
+        assert not list(_the_run(r).glob(".*.tmp"))
+    finally:
+        subprocess.run(["rm", "-rf", str(tmp)], check=False)
+
+
+def _leave_a_temp_file(r: Rig, tmp: Path) -> None:
+    """What the kill left: the judge's folder, and (planted, as a kill mid-write leaves
+    it) a state file's temp file."""
+    (judge,) = tmp.glob("ptysup-judge-*")
+    assert any(judge.glob("*.md"))  # the system prompt the first decision was given
+    (_the_run(r) / ".state.json.4242.tmp").write_text('{"state": "work')

@@ -91,6 +91,28 @@ def test_after_a_shrink_a_line_agent_still_scrolls_above_the_status_row(
     assert done.read_text().startswith("exit=0"), r.log.read_text()
 
 
+def test_a_flood_under_a_generic_agent_ends_its_turn_only_once_it_stopped(
+    rig: Callable[..., Rig], tmp_path: Path
+) -> None:
+    # bash printing 3 million lines into tmux: the screen model lags the relay by seconds
+    # (it starved for 2 s at a time here), so a quiet clock timed on its updates ended the
+    # turn 1-7 s in, with the supervisor shown a screen thousands of lines behind.
+    r = rig({"agent": [{"reply": "unused"}], "supervisor": [{"reply": "[COMPLETE] ok"}]})
+    r.env["PS1"] = "shell$ "
+    task = "seq 1 3000000; echo flood-done"
+    tmux, done = in_tmux(r, tmp_path, "bash --norc --noprofile -i", task, "--idle", "1")
+    try:
+        wait_for(done.exists, 300, "ptysup to finish")
+    finally:
+        tmux.kill()
+    assert done.read_text().startswith("exit=0"), r.log.read_text()
+    [request] = r.model.requests_of(RequestKind.SUPERVISOR)
+    screen = request.human_text.split("The agent's screen now:\n", 1)[1]
+    assert "2999999\n3000000\nflood-done\nshell$" in screen, screen[-500:]
+    warnings = [e for e in read_events(r.log) if e["event"] == "warning"]
+    assert warnings == [], warnings
+
+
 # A line agent: prints its first lines at once, the rest slowly once `go` exists, and
 # exits once `end` does.
 LINES = """\

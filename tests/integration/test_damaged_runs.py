@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import os
+import resource
+import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +32,11 @@ BAD_LINES = (
 )
 
 
+def _limited() -> None:
+    """A command's memory: a reader that reads without end fails, not the machine."""
+    resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+
+
 @dataclass
 class Project:
     """A folder with one finished run in it, and how to run ptysup there."""
@@ -39,6 +46,7 @@ class Project:
     run: RunDir
 
     def ptysup(self, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        """ptysup here; a hang fails at `timeout`, a read without end at _limited."""
         return subprocess.run(
             ptysup_argv(*args),
             cwd=self.path,
@@ -47,6 +55,7 @@ class Project:
             capture_output=True,
             text=True,
             timeout=timeout,
+            preexec_fn=_limited,
         )
 
     def answers(self, *answers: str) -> None:
@@ -182,3 +191,139 @@ def test_replay_of_a_recording_cut_by_the_disk_shows_what_is_there(project: Proj
     garbled = project.ptysup("replay", "last")
     assert garbled.returncode == 0
     assert garbled.stderr == f"ptysup: replay: 2 unreadable lines in {cast} skipped\n"
+
+
+# ---------------------------------------------------------------------------------------
+# One run of the folder damaged in each way a file can be: every reader still answers
+# (no traceback, no hang, no runaway memory), the damaged run is listed as damaged with
+# the reason, and the healthy run beside it lists as before.
+
+DEEP = "[" * 200_000 + "]" * 200_000  # JSON nested deeper than Python's parser goes
+
+
+def _fifo(path: Path) -> None:
+    path.unlink(missing_ok=True)
+    os.mkfifo(path)
+
+
+def _dev_zero(path: Path) -> None:
+    path.unlink(missing_ok=True)
+    path.symlink_to("/dev/zero")
+
+
+def _deep_line(path: Path) -> None:
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("".join([lines[0], DEEP + "\n", *lines[1:]]))
+
+
+def _huge(path: Path) -> None:
+    with path.open("r+b") as f:  # sparse: no disk used, 600 MiB to read
+        f.truncate(600 << 20)
+
+
+def _folder(path: Path) -> None:
+    path.unlink(missing_ok=True)
+    path.mkdir()
+
+
+def _lock_only(run: Path) -> None:
+    for child in run.iterdir():
+        if child.name != "lock":
+            child.unlink()
+
+
+@dataclass(frozen=True)
+class Damage:
+    """A file of the run (None: the folder) and what is done to it; what the listing
+    says of the run (a piece of its `damaged`, or None), the lines it skips, and
+    whether replay and resume still work (else they refuse in one line)."""
+
+    file: str | None
+    do: Callable[[Path], object]
+    says: str | None
+    skipped: int = 0
+    replays: bool = False
+    resumes: bool = False
+
+
+DAMAGES = {
+    "log with a line nested too deeply": Damage("events.jsonl", _deep_line, None, 1, True, True),
+    "log that is a FIFO": Damage("events.jsonl", _fifo, "not a regular file (a FIFO)"),
+    "log linked to /dev/zero": Damage("events.jsonl", _dev_zero, "not a regular file (a device)"),
+    "log of 600 MiB": Damage("events.jsonl", _huge, "bigger than 512 MiB"),
+    "run.json nested too deeply": Damage(
+        "run.json", lambda p: p.write_text(DEEP), "not JSON (nested too deeply)"
+    ),
+    "run.json that is a FIFO": Damage("run.json", _fifo, "not a regular file (a FIFO)"),
+    "run.json linked to /dev/zero": Damage("run.json", _dev_zero, "not a regular file (a device)"),
+    "run.json that is a folder": Damage("run.json", _folder, "not a regular file (a directory)"),
+    "state.json that is a FIFO": Damage(
+        "state.json", _fifo, "state.json: not a regular file (a FIFO)", 0, True, True
+    ),
+    "state.json linked to /dev/zero": Damage(
+        "state.json", _dev_zero, "state.json: not a regular file (a device)", 0, True, True
+    ),
+    "state.json nested too deeply": Damage(
+        "state.json", lambda p: p.write_text(DEEP), None, 0, True, True
+    ),
+    "lock that is a FIFO": Damage("lock", _fifo, "lock: not a regular file (a FIFO)", 0, True),
+    "alive that is a FIFO": Damage(
+        "alive", _fifo, "alive: not a regular file (a FIFO)", 0, True, True
+    ),
+    "recording that is a FIFO": Damage("events.cast", _fifo, None, 0, True, True),
+    "recording linked to /dev/zero": Damage("events.cast", _dev_zero, None, 0, True, True),
+    "recording with a line nested too deeply": Damage(
+        "events.cast", _deep_line, None, 0, True, True
+    ),
+    "folder with its lock alone (a disk full as it started)": Damage(
+        None, _lock_only, "wrote neither run.json nor its event log"
+    ),
+}
+
+
+def _damaged_copy(project: Project) -> RunDir:
+    """A second run, a copy of the project's, named as started a second later."""
+    stamp = project.run.run_id.split("-")
+    copy = project.run.path.with_name(f"{stamp[0]}-{int(stamp[1]) + 1:06d}-{stamp[2]}")
+    shutil.copytree(project.run.path, copy)
+    record = json.loads((copy / "run.json").read_text())
+    record.update(run_id=copy.name, log_file=str(copy / "events.jsonl"))
+    record["record"] = str(copy / "events.cast")
+    (copy / "run.json").write_text(json.dumps(record))
+    return RunDir(copy)
+
+
+@pytest.mark.parametrize("damage", DAMAGES.values(), ids=DAMAGES.keys())
+def test_one_damaged_run_never_takes_down_the_readers_of_the_folder(
+    project: Project, damage: Damage
+) -> None:
+    run = _damaged_copy(project)
+    damage.do(run.path / damage.file if damage.file else run.path)
+
+    def ptysup(*args: str) -> subprocess.CompletedProcess[str]:
+        done = project.ptysup(*args)
+        assert "Traceback" not in done.stderr, done.stderr
+        return done
+
+    table = ptysup("runs")
+    assert table.returncode == 0 and table.stderr == "", table.stderr
+    assert f"{project.run.run_id}  failed" in table.stdout  # the healthy run, as before
+    listed = ptysup("runs", "--json")
+    rows = {r["run_id"]: r for r in json.loads(listed.stdout)}
+    assert rows[project.run.run_id]["damaged"] is None
+    row = rows[run.run_id]
+    assert row["unreadable_lines"] == damage.skipped
+    if damage.says is None:
+        assert row["damaged"] is None
+    else:
+        assert damage.says in row["damaged"]
+        assert f"run {run.run_id} is damaged: " in table.stdout
+    for command, works in (("replay", damage.replays), ("resume", damage.resumes)):
+        project.answers("[COMPLETE] done now")
+        args = ("--max-iter", "3", "--agent-cmd", AGENT, "--supervisor-cmd", SUPERVISOR)
+        done = ptysup(command, run.run_id, *(args if command == "resume" else ()))
+        if works:
+            assert done.returncode == 0, (command, done.stderr)
+        else:
+            one_line_error(done, "")
+    one_line_error(ptysup("attach", run.run_id), "is not running")

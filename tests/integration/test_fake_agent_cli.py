@@ -243,7 +243,8 @@ def test_full_disk_for_the_event_log_is_a_usage_error_before_the_agent_starts(
         cwd=tmp_path,
     )
     assert proc.returncode == 2
-    assert proc.stderr == "ptysup: cannot write /dev/full: No space left on device\n"
+    # Refused by the check of every output path before anything starts, naming the option.
+    assert proc.stderr == "ptysup: cannot write --log-file /dev/full: No space left on device\n"
 
 
 @pytest.mark.parametrize(
@@ -306,6 +307,8 @@ def test_a_plan_and_its_resume_with_an_agent_without_hooks(rig) -> None:  # type
     # A generic agent is started again; the supervisor decides at once, nothing retyped.
     assert rig.agent_messages() == typed
     assert "has just been resumed" in rig.prompts()[-1] and "Iteration 3/4" in rig.prompts()[-1]
+    # Its supervisor is told that it remembers nothing: no conversation was reopened.
+    assert "the agent was started again and started afresh" in rig.prompts()[-1]
     assert "Current step (b): second part" in rig.prompts()[-1]
 
 

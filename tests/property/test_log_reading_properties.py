@@ -84,3 +84,20 @@ def test_any_text_in_place_of_a_line_breaks_nothing(tmp_path: Path, junk: str) -
     read = parse(text)
     assert all(e in read.events for e in RUN)
     _read_everything(tmp_path, text)
+
+
+@given(st.integers(1, 300_000), st.sampled_from(["[", '{"a":', "[[{}, "]), st.booleans())
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+def test_a_line_nested_however_deep_breaks_nothing(
+    tmp_path: Path, depth: int, opening: str, closed: bool
+) -> None:
+    # One such line made `runs`, `replay`, `resume` and `attach` crash for every run.
+    closing = {"[": "]", '{"a":': "}", "[[{}, ": "]]"}[opening]
+    junk = opening * depth + ("0" + closing * depth if closed else "")
+    text = "".join(json.dumps(e) + "\n" for e in RUN[:3]) + junk + "\n"
+    text += "".join(json.dumps(e) + "\n" for e in RUN[3:])
+    read = parse(text)
+    assert read.events == RUN and read.skipped == 1
+    _read_everything(tmp_path, text)

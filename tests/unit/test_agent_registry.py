@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -87,17 +88,62 @@ def test_an_unknown_agent_name_is_one_line_and_exit_2(tmp_path: Path) -> None:
     assert len(lines) == 1 and "--agent" in lines[0] and "cursor" in lines[0], done.stderr
 
 
-def test_claude_codes_saved_conversation_is_found_in_its_config_dir(tmp_path: Path) -> None:
-    from ptysup.agents.claude.profile import conversation_saved
+def _jsonl(path: Path, *lines: object) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return path
 
+
+def test_claude_codes_conversation_counts_as_saved_once_a_message_is_in_its_transcript(
+    tmp_path: Path,
+) -> None:
     env = {"CLAUDE_CONFIG_DIR": str(tmp_path / "cfg"), "HOME": str(tmp_path / "home")}
-    assert not conversation_saved("0b5d", env)
-    (tmp_path / "cfg" / "projects" / "-work-x").mkdir(parents=True)
-    (tmp_path / "cfg" / "projects" / "-work-x" / "0b5d.jsonl").write_text("{}\n")
-    assert conversation_saved("0b5d", env)
-    assert not conversation_saved("0b5d", {"HOME": str(tmp_path / "home")})  # ~/.claude
-    assert registry.find(("claude",)).saved("0b5d", env)
+    saved = registry.find(("claude",)).saved
+    assert not saved("0b5d", env)
+    # What Claude Code 2.1.197 had written when killed at the model's first request.
+    meta = [{"type": "ai-title"}, {"type": "mode"}, {"type": "permission-mode"}]
+    path = _jsonl(tmp_path / "cfg" / "projects" / "-work-x" / "0b5d.jsonl", *meta)
+    assert not saved("0b5d", env)
+    path.write_text(path.read_text() + '{"type": "user", "mess')  # cut by the kill
+    assert not saved("0b5d", env)
+    _jsonl(path, *meta, {"type": "user", "message": {"content": "the task"}})
+    assert saved("0b5d", env)
+    assert not saved("0b5d", {"HOME": str(tmp_path / "home")})  # ~/.claude
     assert registry.find(("goose",)).saved("anything", {})  # unknown: assumed saved
+
+
+def test_codex_gemini_and_qwen_conversations_count_as_saved_once_a_message_is_on_disk(
+    tmp_path: Path,
+) -> None:
+    sid = "1c3838d6-af41-4526-82cd-513db7b2edd4"
+    env = {
+        "CODEX_HOME": str(tmp_path / "codex"),
+        "GEMINI_CLI_HOME": str(tmp_path / "gemini"),
+        "QWEN_HOME": str(tmp_path / "qwen"),
+    }
+    codex, gemini, qwen = (registry.find((name,)).saved for name in ("codex", "gemini", "qwen"))
+    assert not any(saved(sid, env) for saved in (codex, gemini, qwen))
+    # Codex 0.169.0: a rollout under sessions/<date>/, a message once the prompt was sent.
+    rollout = tmp_path / "codex" / "sessions" / "2026" / "11" / "27" / f"rollout-t-{sid}.jsonl"
+    _jsonl(rollout, {"type": "session_meta", "payload": {"id": sid}})
+    assert not codex(sid, env)
+    _jsonl(rollout, {"type": "session_meta"}, {"type": "response_item", "payload": {}})
+    assert codex(sid, env) and not codex("other", env)
+    # Gemini CLI 0.61.0: a header naming the id and a $set of the session's context first.
+    chat = tmp_path / "gemini" / ".gemini" / "tmp" / "project" / "chats"
+    head = {"sessionId": sid, "projectHash": "d2"}
+    context = {"$set": {"messages": [{"type": "user", "content": "<session_context>"}]}}
+    _jsonl(chat / f"session-2026-11-27T16-37-{sid[:8]}.jsonl", head, context)
+    assert not gemini(sid, env)
+    _jsonl(chat / f"session-2026-11-27T16-37-{sid[:8]}.jsonl", head, context, {"type": "user"})
+    assert gemini(sid, env)
+    assert not gemini(sid[:8] + "-0000-0000-0000-000000000000", env)  # another's header
+    # Qwen Code 0.24.4: projects/<folder>/chats/<id>.jsonl, nothing until the prompt.
+    qwen_chat = tmp_path / "qwen" / "projects" / "-work-x" / "chats" / f"{sid}.jsonl"
+    _jsonl(qwen_chat, {"type": "system"})
+    assert not qwen(sid, env)
+    _jsonl(qwen_chat, {"type": "user", "message": {"parts": []}})
+    assert qwen(sid, env)
 
 
 def test_the_agent_options_help_and_reference_name_every_agent() -> None:

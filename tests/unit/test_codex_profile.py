@@ -140,7 +140,7 @@ def test_first_run_screens_are_named_with_the_setting_that_skips_them() -> None:
 class Channel:
     """The hook channel as a profile sees it."""
 
-    def command(self, wait: float | None = None, token_from: str | None = None) -> str:
+    def command(self, wait: float | None = None) -> str:
         argv = ["/venv/python", "-I", "-S", "/x/hook_client.py", "/s p/hooks.sock", "tok"]
         return shlex.join(argv + ([f"{wait:g}"] if wait is not None else []))
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from ptysup.agents.events import HookEvent, ScreenState
-from ptysup.agents.gemini import settings
+from ptysup.agents.gemini import home, settings
 from ptysup.agents.gemini.profile import AUTH, DIALOG, GEMINI_ANSWERS, TRUST, GeminiProfile
 from ptysup.terminal.screen import ScreenSnapshot
 from tests.helpers import replay_readings
@@ -253,11 +253,18 @@ def test_an_answer_is_a_denial_whose_reason_the_model_reads() -> None:
 
 
 class Channel:
-    def command(self, wait: float | None = None, token_from: str | None = None) -> str:
+    def command(self, wait: float | None = None) -> str:
         return "hook-client" + (f" {wait:g}" if wait is not None else "")
 
     def address(self) -> tuple[str, str]:
         return "/s p/hooks.sock", "tok"
+
+
+@pytest.fixture(autouse=True)
+def system_settings_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where Gemini CLI reads ptysup's system settings file (root's private directory):
+    test_gemini_home.py holds the home it gets elsewhere."""
+    monkeypatch.setattr(home, "skipped_because", lambda path: None)
 
 
 def test_launch_adds_the_session_settings_and_keeps_ci_from_the_agent(tmp_path: Path) -> None:

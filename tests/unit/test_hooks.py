@@ -38,7 +38,7 @@ class Channel:
 
     @property
     def token(self) -> str:
-        return self.channel.command().split()[-1]
+        return self.channel.address()[1]
 
     def hook(
         self, payload: dict[str, Any], timeout: float = 10
@@ -97,6 +97,20 @@ def test_directory_is_0700_and_socket_0600_with_an_unguessable_path(chan: Channe
         assert other.token != chan.token and len(chan.token) == 32
     finally:
         other.close()
+
+
+def test_the_hook_command_holds_no_secret_only_the_private_address_file(chan: Channel) -> None:
+    # Agents print and keep their hook commands (Gemini CLI at exit, aider in its chat
+    # history): neither the token nor the socket may be on it.
+    path, token = chan.channel.address()
+    for wait in (None, 600.0):
+        command = chan.channel.command(wait)
+        assert token not in command and path not in command
+    address = Path(path).parent / "address"
+    assert stat.S_IMODE(address.stat().st_mode) == 0o600
+    assert address.read_text() == f"{path}\n{token}\n"
+    assert chan.hook(payload("Stop")).returncode == 0
+    assert chan.next_event().name == "Stop"
 
 
 def test_a_payload_without_the_token_is_ignored_and_reported(chan: Channel) -> None:
@@ -194,7 +208,7 @@ def channel_in_a_child(on_event: str, command_args: str) -> tuple[subprocess.Pop
 def test_the_hook_client_exits_0_quickly_when_ptysup_was_killed(tmp_path: Path) -> None:
     # A ptysup killed with SIGKILL leaves its socket file behind, with no one listening.
     child, command = channel_in_a_child("lambda e: None", "")
-    socket_path = command.split()[-2]
+    socket_path = Path(command.split()[-1]).read_text().split("\n")[0]
     try:
         child.send_signal(signal.SIGKILL)
         child.wait(WAIT)
@@ -217,7 +231,11 @@ def test_the_hook_client_gives_up_on_a_stuck_ptysup(chan: Channel, tmp_path: Pat
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as server:
         server.bind(str(stuck))
         server.listen(1)
-        command = chan.channel.command().replace(chan.channel.path, str(stuck))
+        address = tmp_path / "address"
+        address.write_text(f"{stuck}\n{chan.token}\n")
+        command = chan.channel.command().replace(
+            str(Path(chan.channel.path).parent / "address"), str(address)
+        )
         start = time.monotonic()
         result = subprocess.run(["sh", "-c", command], input=b"{}", capture_output=True, timeout=30)
     assert result.returncode == 0
@@ -331,7 +349,7 @@ def test_a_waiting_request_returns_at_once_when_ptysup_is_killed() -> None:
     finally:
         child.kill()
         child.wait()
-        shutil.rmtree(os.path.dirname(command.split()[-3]), ignore_errors=True)
+        shutil.rmtree(os.path.dirname(command.split()[-2]), ignore_errors=True)
 
 
 def test_a_resume_removes_only_its_own_runs_hook_directories() -> None:

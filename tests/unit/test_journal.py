@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
+import threading
 from pathlib import Path
 
 import pytest
 
-from ptysup.events import Event, EventLog, JsonlSink, failure_text
+from ptysup.events import SYNC_AT, Event, EventLog, JsonlSink, failure_text
+from ptysup.store import durable
 from ptysup.store.rundir import progress, read_events
 
 
@@ -89,3 +92,84 @@ def test_the_first_failed_write_is_told_once_and_to_a_late_watcher_too() -> None
     late: list[OSError] = []
     log.on_failure(late.append)
     assert late == [log.failed] and log.failed is not None and log.failed.errno == 28
+
+
+class _Disk:
+    """An fsync that records what it synced (by path), and can fail or wait."""
+
+    def __init__(self) -> None:
+        self.synced: list[str] = []
+        self.fail: OSError | None = None
+        self.hold: threading.Event | None = None
+        self.holding = threading.Event()
+
+    def __call__(self, fd: int) -> None:
+        self.synced.append(os.readlink(f"/proc/self/fd/{fd}"))
+        if self.hold is not None:
+            self.holding.set()
+            self.hold.wait(10)
+        if self.fail is not None:
+            raise self.fail
+
+
+def test_the_log_is_fsynced_after_the_events_that_matter_and_its_new_name_at_once(
+    tmp_path: Path,
+) -> None:
+    disk = _Disk()
+    path = tmp_path / "runs" / "r" / "events.jsonl"
+    durable.make_dirs(path.parent, disk)  # as the run makes its folder: each new name too
+    assert disk.synced == [str(tmp_path), str(tmp_path / "runs")]
+    disk.synced.clear()
+    log = EventLog([JsonlSink(path, fsync=disk)])
+    assert disk.synced == [str(path.parent)]  # the new file's name
+    disk.synced.clear()
+    for name in ("run_start", "agent_start", "hook", "decision", "inject", "run_end"):
+        log.emit(name)
+        assert disk.synced == ([str(path)] if name in SYNC_AT else []), name
+        disk.synced.clear()
+    log.emit("hook")
+    log.close()  # what came after the last sync point is synced as the file is closed
+    assert disk.synced == [str(path)]
+
+
+def test_a_sync_holds_up_no_other_thread_s_event(tmp_path: Path) -> None:
+    # The relay logs a resize from its own thread: a decision's fsync must not stall it.
+    disk = _Disk()
+    log = EventLog([JsonlSink(tmp_path / "events.jsonl", fsync=disk)])
+    disk.hold = threading.Event()
+    deciding = threading.Thread(target=log.emit, args=("decision",))
+    deciding.start()
+    assert disk.holding.wait(10)
+    log.emit("resize", rows=40, cols=120)  # returns while the fsync is under way
+    disk.hold.set()
+    deciding.join(10)
+    log.close()
+    names = [e["event"] for e in read_events(tmp_path / "events.jsonl")]
+    assert names == ["decision", "resize"]
+
+
+def test_a_failed_fsync_is_a_failed_write_of_the_log(tmp_path: Path) -> None:
+    disk = _Disk()
+    told: list[OSError] = []
+    log = EventLog([JsonlSink(tmp_path / "events.jsonl", fsync=disk)])
+    log.on_failure(told.append)
+    disk.fail = OSError(5, "Input/output error")
+    log.emit("hook")
+    assert log.failed is None
+    log.emit("decision")
+    assert told and failure_text(told[0]) == (
+        f"cannot write {tmp_path / 'events.jsonl'}: Input/output error"
+    )
+
+
+def test_a_log_that_is_no_file_is_never_fsynced(tmp_path: Path) -> None:
+    disk = _Disk()
+    os.mkfifo(tmp_path / "pipe")
+    reader = os.open(tmp_path / "pipe", os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        log = EventLog([JsonlSink(tmp_path / "pipe", fsync=disk)])
+        log.emit("decision")
+        log.close()
+    finally:
+        os.close(reader)
+    assert disk.synced == []

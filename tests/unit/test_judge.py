@@ -2,16 +2,28 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 
 from ptysup.config import DEFAULT_SUPERVISOR_TOOLS
+from ptysup.supervisor import geminijudge
 from ptysup.supervisor.judge import (
+    NO_MCP_SERVER,
+    QWEN_WRITE_TOOLS,
     JudgeOptions,
+    judge_dir,
     lean_argv,
     lean_env,
     takes_system_prompt,
     with_system_prompt,
 )
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
 
 
 def test_a_claude_judge_gets_read_only_tools_and_no_saved_session() -> None:
@@ -85,6 +97,7 @@ def test_a_codex_exec_judge_runs_anywhere_read_only_and_keeps_no_session() -> No
 
 
 def test_a_gemini_judge_is_read_only_and_trusts_the_folder_for_the_call_only() -> None:
+    judge = Path("/run/judge")
     assert lean_argv(["gemini", "-p", "."], JudgeOptions(model="gemini-3.8-flash")) == [
         "gemini",
         "-p",
@@ -95,10 +108,42 @@ def test_a_gemini_judge_is_read_only_and_trusts_the_folder_for_the_call_only() -
         "--model",
         "gemini-3.8-flash",
     ]
+    # Its policy, as the admin tier and in place of the person's own.
+    policy = str(judge / "gemini-judge-policy.toml")
+    assert lean_argv(["gemini", "-p", ""], JudgeOptions(private=judge)) == [
+        "gemini",
+        "-p",
+        "",
+        "--approval-mode",
+        "plan",
+        "--admin-policy",
+        policy,
+        "--policy",
+        policy,
+        "--skip-trust",
+    ]
     # The person's own choices win, and the instructions stay in the prompt.
     mine = ["/opt/gemini", "-p", ".", "--yolo", "-m", "pro", "--skip-trust"]
-    assert lean_argv(mine, JudgeOptions(model="x")) == mine
+    assert lean_argv(mine, JudgeOptions(model="x", private=judge)) == mine
+    theirs = ["gemini", "-p", "", "--approval-mode=auto_edit", "--skip-trust"]
+    assert lean_argv(theirs, JudgeOptions(private=judge)) == theirs
+    plan = lean_argv(["gemini", "-p", "", "--approval-mode", "plan"], JudgeOptions(private=judge))
+    assert "--admin-policy" in plan  # plan mode alone is not read-only
     assert not takes_system_prompt(["gemini", "-p", "."])
+
+
+@pytest.mark.parametrize(
+    ("given", "made"),
+    [
+        (["gemini", "-p"], ["gemini", "-p", ""]),
+        (["gemini", "--prompt", "-m", "x"], ["gemini", "--prompt", "", "-m", "x"]),
+        (["gemini", "-p", "hi"], ["gemini", "-p", "hi"]),
+        (["qwen", "-p"], ["qwen", "-p", ""]),
+    ],
+)
+def test_the_readme_s_bare_dash_p_gets_its_empty_value(given: list[str], made: list[str]) -> None:
+    # Gemini CLI 0.61 refuses `-p` with no value: "Not enough arguments following: p".
+    assert lean_argv(given, JudgeOptions())[: len(made)] == made
 
 
 def test_a_gemini_judge_runs_as_one_process_and_others_keep_their_environment() -> None:
@@ -107,8 +152,38 @@ def test_a_gemini_judge_runs_as_one_process_and_others_keep_their_environment() 
         "PATH": "/bin",
         "GEMINI_CLI_NO_RELAUNCH": "true",
     }
+    assert lean_env(["gemini", "-p", ""], env, Path("/run/judge")) == {
+        "PATH": "/bin",
+        "GEMINI_CLI_NO_RELAUNCH": "true",
+        "GEMINI_CLI_HOME": "/run/judge/gemini-home",
+    }
     assert lean_env(["claude", "-p"], env) == env
     assert env == {"PATH": "/bin"}
+
+
+def test_a_gemini_judge_s_home_links_the_person_s_folder_but_what_a_call_writes(
+    tmp_path: Path,
+) -> None:
+    person = tmp_path / "person"
+    mine = person / ".gemini"
+    for name in ("settings.json", "oauth_creds.json", "projects.json"):
+        (mine / name).parent.mkdir(parents=True, exist_ok=True)
+        (mine / name).write_text("{}")
+    for folder in ("tmp", "history", "policies", "extensions"):
+        (mine / folder).mkdir()
+    env = {"HOME": str(person), "XDG_STATE_HOME": str(tmp_path)}
+    with judge_dir(["gemini", "-p"], env) as judge:
+        assert judge is not None and judge.parent == tmp_path / "ptysup" / "agents"
+        home = judge / "gemini-home" / ".gemini"
+        linked = {p.name: p.readlink() for p in home.iterdir()}
+        names = ("extensions", "oauth_creds.json", "settings.json")
+        assert linked == {name: mine / name for name in names}
+        policy = (judge / "gemini-judge-policy.toml").read_text()
+        assert 'toolName = "*"\ndecision = "deny"' in policy
+        assert tomllib.loads(policy)["rule"][0]["toolName"] == list(geminijudge.READ_TOOLS)
+    assert not judge.exists()
+    with judge_dir(["claude", "-p"], {}) as none:
+        assert none is None
 
 
 def test_a_qwen_judge_is_read_only_keeps_no_chat_and_runs_as_one_process(
@@ -121,6 +196,12 @@ def test_a_qwen_judge_is_read_only_keeps_no_chat_and_runs_as_one_process(
         "",
         "--approval-mode",
         "plan",
+        "--core-tools",
+        "read_file,grep_search,glob,list_directory",
+        "--exclude-tools",
+        ",".join(QWEN_WRITE_TOOLS),
+        "--allowed-mcp-server-names",
+        NO_MCP_SERVER,
         "--chat-recording=false",
         "--model",
         "qwen3-coder",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
+from typing import Any
 
 import pytest
 
@@ -13,7 +14,7 @@ from ptysup.agents.questions import Ask
 from ptysup.agents.session import Activity, InjectResult
 from ptysup.agents.waits import WaitPolicy
 from ptysup.events import EventLog
-from ptysup.exitcodes import Outcome
+from ptysup.exitcodes import Outcome, RunResult
 from ptysup.redact import Redactor
 from ptysup.run.loop import Judging, LoopConfig, RunLoop, Spent
 from ptysup.run.tamper import Finding
@@ -661,3 +662,71 @@ def test_the_time_before_the_loop_counts_against_the_run_not_the_agents_start() 
     assert 0 < ready["elapsed_s"] < 1  # the checks' baseline is not the agent's start
     [decision] = [e.fields for e in rec.events if e.event == "decision"]
     assert 40 < decision["elapsed_s"] < 41
+
+
+def _resumed(
+    decided: str, verifier: Any = None, person_present: bool = False
+) -> tuple[RunResult, FakeAgent, FakeSupervisor, EventList]:
+    """A resumed run whose earlier part logged DECIDED and was killed before its end."""
+    rec, agent = EventList(), FakeAgent()
+    sup = FakeSupervisor(["[CONTINUE] asked again", "[COMPLETE] asked again"])
+    cfg = LoopConfig(
+        "the task",
+        5,
+        person_present=person_present,
+        spent=Spent(iterations=2),
+        resumed=True,
+        decided=parse(decided),
+    )
+    result = RunLoop(cfg, agent, sup, EventLog([rec]), verifier=verifier).run()
+    return result, agent, sup, rec
+
+
+@pytest.mark.parametrize(
+    ("decided", "outcome", "typed"),
+    [
+        ("[COMPLETE] done", Outcome.COMPLETE, []),
+        ("[ABORT] hopeless", Outcome.ABORT, ["/clear"]),
+        ("[ESCALATE] a person must choose", Outcome.ESCALATED, []),
+    ],
+)
+def test_a_resumed_run_carries_out_the_decision_it_never_finished(
+    decided: str, outcome: Outcome, typed: list[str]
+) -> None:
+    result, agent, sup, rec = _resumed(decided)
+    assert (result.outcome, result.reason, result.iterations) == (
+        outcome,
+        decided.split("] ")[1],
+        2,
+    )
+    assert sup.prompts == [] and agent.typed == typed and agent.shut_down
+    (carried,) = [e.fields for e in rec.events if e.event == "decision_resumed"]
+    assert carried == {
+        "iteration": 2,
+        "action": parse(decided).action.value,
+        "content": result.reason,
+    }
+    assert "turn_end" not in rec.names()
+
+
+def test_a_resumed_complete_is_verified_again_and_a_failure_goes_to_the_agent() -> None:
+    verifier = FakeVerifier([1, 0])
+    result, agent, sup, _ = _resumed("[COMPLETE] done", verifier)
+    assert agent.typed[0].startswith("Verification failed: `make test` exited 1")
+    assert len(sup.prompts) == 2 and result.outcome is Outcome.COMPLETE  # asked anew after
+    assert result.reason == "asked again"
+
+
+def test_a_resumed_escalation_with_a_person_waits_for_their_turn() -> None:
+    result, agent, sup, rec = _resumed("[ESCALATE] a person must choose", person_present=True)
+    assert agent.person_turns == 1 and "the task" not in agent.typed
+    assert [e.fields["waiting"] for e in rec.events if e.event == "escalation"] == [True]
+    assert result.outcome is Outcome.COMPLETE and len(sup.prompts) == 2
+
+
+def test_a_resumed_run_past_its_time_budget_ends_at_once() -> None:
+    rec = EventList()
+    cfg = LoopConfig("the task", 5, max_time=60.0, spent=Spent(1, 61.0), resumed=True)
+    sup = FakeSupervisor(["[COMPLETE] never asked"])
+    result = RunLoop(cfg, FakeAgent(), sup, EventLog([rec])).run()
+    assert result.outcome is Outcome.TIME and sup.prompts == []

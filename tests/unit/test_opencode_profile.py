@@ -150,7 +150,7 @@ def test_a_reopened_conversation_is_named_on_the_command_line(
 
 
 class _Hooks:
-    def command(self, wait: float | None = None, token_from: str | None = None) -> str:
+    def command(self, wait: float | None = None) -> str:
         return "hook-client" + (f" {wait:g}" if wait is not None else "")
 
     def address(self) -> tuple[str, str]:
@@ -214,22 +214,6 @@ def test_the_footer_asking_for_a_second_esc_is_still_working() -> None:
     snap = screen("working")
     again = tuple(line.replace("esc interrupt", "esc again to interrupt") for line in snap.lines)
     assert OpencodeProfile().screen_state(ScreenSnapshot(again, "", (0, 0))) is ScreenState.WORKING
-
-
-def test_an_interrupt_presses_esc_twice_in_separate_writes() -> None:
-    written: list[bytes] = []
-    pauses: list[float] = []
-    snaps = iter([screen("working")])
-    session = AgentSession(
-        OpencodeProfile(),
-        Typist(written.append, pause=pauses.append),
-        lambda: next(snaps, screen("session_empty")),
-        EventLog(),
-        Timings(confirm=0.5),
-    )
-    session.post(ScreenUpdate(ScreenState.READY, 0.0))
-    assert session.interrupt() is True
-    assert written == [b"\x1b", b"\x1b"] and len(pauses) == 1
 
 
 def test_only_an_id_opencode_picked_is_a_saved_conversation() -> None:

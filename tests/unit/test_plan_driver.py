@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from ptysup.events import EventLog
 from ptysup.exitcodes import Outcome
 from ptysup.plan.schema import Plan, Step
-from ptysup.run.loop import RESUMED_NOTE, LoopConfig, RunLoop, Spent
+from ptysup.run.loop import AFRESH, RESUMED_NOTE, LoopConfig, RunLoop, Spent, resumed_note
 from ptysup.run.plandriver import PlanDriver
 from ptysup.run.verify import VerifyResult
 from tests.helpers import EventList
@@ -98,6 +98,17 @@ def test_a_resumed_run_asks_the_supervisor_first_within_the_budget_left() -> Non
     assert [e.fields for e in rec.events if e.event == "step_end"] == [
         {"id": "b", "outcome": "complete", "iterations": 4}
     ]
+
+
+def test_a_resumed_run_s_supervisor_is_told_what_the_agent_did_with_its_conversation() -> None:
+    cfg = LoopConfig("g", max_iter=6, resumed=True, spent=Spent(4, 100.0), resumed_as=AFRESH)
+    loop, _, sup, _ = _loop(
+        ["[COMPLETE] b"], {"check-a", "check-b"}, cfg, done=("a",), started=True, used=2
+    )
+    loop.run()
+    assert resumed_note(AFRESH) in sup.prompts[0]
+    assert "started again and started afresh: it remembers nothing" in sup.prompts[0]
+    assert RESUMED_NOTE not in sup.prompts[0]  # "reopened its earlier conversation"
 
 
 def test_a_budget_used_up_by_a_finished_step_leaves_the_next_step_pending() -> None:

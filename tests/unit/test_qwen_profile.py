@@ -89,6 +89,15 @@ def test_a_dialog_is_a_blocker_to_explain_and_the_ready_box_is_none() -> None:
     assert profile.api_error(screen("ready_empty")) is None
 
 
+def test_the_dialog_blocks_only_once_its_choices_are_drawn() -> None:
+    # Recorded: the `✳` title comes 0.16 s before the dialog, over the turn's screen; the
+    # supervisor must be shown the dialog, not the frame before it.
+    profile = QwenProfile(SESSION)
+    titled = screen("working", title="✳︎ Qwen - proj")
+    assert profile.screen_state(titled) is ScreenState.DIALOG  # nothing is typed into it
+    assert profile.blocker(titled) is None
+
+
 def _event(name: str, reply: Any = None, **payload: Any) -> HookEvent:
     return HookEvent(name, {"hook_event_name": name, **payload}, 0.0, reply)
 
@@ -165,7 +174,7 @@ def test_the_command_line_picks_the_conversation_unless_the_person_did() -> None
 
 
 class Hooks:
-    def command(self, wait: float | None = None, token_from: str | None = None) -> str:
+    def command(self, wait: float | None = None) -> str:
         return "hook-client" + (f" {wait:g}" if wait is not None else "")
 
     def address(self) -> tuple[str, str]:

@@ -26,11 +26,12 @@ from ptysup.terminal import tty_
 from ptysup.terminal.pty_ import AgentProcess
 from ptysup.terminal.record import output_bytes
 from ptysup.terminal.relay import Relay, RelayHandlers
-from ptysup.terminal.screen import BACKLOG, ScreenFeeder, ScreenModel, ScreenSnapshot
+from ptysup.terminal.screen import BACKLOG, BURST, ScreenFeeder, ScreenModel, ScreenSnapshot
 from tests.helpers import GatedModel
 
 TRANSCRIPTS = Path(__file__).resolve().parents[2] / "fixtures" / "transcripts"
 ROWS, COLS = 24, 80
+SMALL = 256 * 1024  # a backlog a flood of a few MB overflows (the approximate path)
 
 
 def plain_flood(size: int, seed: int = 1) -> bytes:
@@ -109,7 +110,7 @@ def test_a_stuck_model_never_blocks_put_and_the_backlog_stays_bounded(
     feeder_of: list[ScreenFeeder],
 ) -> None:
     model = GatedModel(ROWS, COLS)
-    feeder, _ = start(feeder_of, model)
+    feeder, _ = start(feeder_of, model, backlog=SMALL)
     flood = plain_flood(2_000_000)
     feeder.put(b"first\r\n")
     assert model.entered.wait(5)  # the feeder thread is now stuck inside the model
@@ -118,7 +119,7 @@ def test_a_stuck_model_never_blocks_put_and_the_backlog_stays_bounded(
         assert feeder.pending <= BACKLOG + 65536
     model.gate.set()
     assert feeder.drained(10)
-    assert feeder.dropped > len(flood) - BACKLOG - 65536
+    assert feeder.dropped > len(flood) - SMALL - 65536
     lines, _ = stock_screen(b"first\r\n" + flood)
     assert list(model.snapshot().lines) == lines
 
@@ -142,7 +143,7 @@ def test_after_a_flood_the_screen_is_the_one_every_byte_makes(
         flood = block * (1_500_000 // len(block)) + cast_output("clear")
         rows, cols = 40, 120
     model = ScreenModel(rows, cols)
-    feeder, updates = start(feeder_of, model)
+    feeder, updates = start(feeder_of, model, backlog=SMALL)
     for chunk in pieces(flood):
         feeder.put(chunk)
     assert feeder.drained(10)
@@ -154,9 +155,96 @@ def test_after_a_flood_the_screen_is_the_one_every_byte_makes(
     assert updates.snapshots[-1] == snap
 
 
+def test_caught_up_returns_once_the_screen_is_the_one_every_byte_put_makes(
+    feeder_of: list[ScreenFeeder], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A flood's screen is approximate until its settle: a turn end's screen must not be
+    # taken before (AgentSession waits on caught_up at a quiet turn end). Here a flood
+    # feeds one tail only, at its start, and its settle comes half a second after it.
+    monkeypatch.setattr(screen_module, "FLOOD_EVERY", 3600.0)
+    monkeypatch.setattr(screen_module, "SETTLE_QUIET", 0.5)
+    model = ScreenModel(ROWS, COLS)
+    feeder, _ = start(feeder_of, model, backlog=SMALL)
+    first = plain_flood(1_500_000)
+    for chunk in pieces(first, 65536):
+        feeder.put(chunk)
+    assert feeder.drained(10)  # its first tail is fed: the flood goes on unmodelled
+    rest = plain_flood(1_000_000, seed=2) + b"the last line\r\n"
+    for chunk in pieces(rest, 65536):
+        feeder.put(chunk)
+    assert feeder.caught_up(10)
+    assert list(model.snapshot().lines) == stock_screen(first + rest)[0]
+    feeder.put(b"one more")
+    assert feeder.caught_up(10)
+    assert "the last line\none more" in model.snapshot().text()
+
+
+def progress_bars(cycles: int, bars: int = 3) -> bytes:
+    """A shell line, then BARS progress bars repainted in place CYCLES times (cursor up
+    over them, each redrawn, as tqdm and docker do), then a last line and a prompt."""
+    out = [b"$ run\r\n"]
+    for i in range(cycles + 1):
+        if i:
+            out.append(b"\x1b[%dA" % bars)
+        for b in range(bars):
+            done = i * (b + 1) * 30 // (cycles * bars)
+            out.append(b"\r\x1b[Kbar%d [%s%s] %d%%\r\n" % (b, b"#" * done, b"." * (30 - done), i))
+    return b"".join([*out, b"done\r\n$ "])
+
+
+@pytest.mark.parametrize("put", [4096, 65536])
+def test_a_flood_that_pauses_within_the_backlog_is_modelled_byte_for_byte(
+    feeder_of: list[ScreenFeeder], put: int
+) -> None:
+    # A progress bar repainted in place 10,000 times as fast as it can: its bars' rows
+    # are patched with relative cursor moves, which a tail fed from a line start put on
+    # the wrong rows (the bars showed twice). Under the backlog, it is fed whole.
+    data = progress_bars(10_000)
+    assert BURST * 4 < len(data) < BACKLOG
+    model = ScreenModel(ROWS, COLS)
+    feeder, _ = start(feeder_of, model)
+    for chunk in pieces(data, put):
+        feeder.put(chunk)
+    assert feeder.caught_up(30)
+    assert feeder.dropped == 0
+    assert list(model.snapshot().lines) == stock_screen(data)[0]
+
+
+def test_output_kept_back_is_fed_only_while_no_more_comes(
+    feeder_of: list[ScreenFeeder],
+) -> None:
+    # Output kept back while it flowed is modelled once it pauses, a slice at a time, and
+    # the feeding stops as soon as output comes again: the relay, the agent and the
+    # terminal get the CPU back, and the rest is fed at the next pause, still in order.
+    class Interrupted(ScreenModel):
+        def __init__(self) -> None:
+            super().__init__(ROWS, COLS)
+            self.feeds = 0
+            self.marks: list[int] = []
+
+        def feed(self, data: bytes) -> None:
+            self.feeds += 1
+            if self.feeds == 2:
+                feeder.put(b"\r\nmore output")  # comes while the second slice is fed
+            super().feed(data)
+
+        def mark(self, through: int) -> None:
+            self.marks.append(through)
+            super().mark(through)
+
+    data = progress_bars(5000)
+    model = Interrupted()
+    feeder, _ = start(feeder_of, model)
+    feeder.put(data)
+    assert feeder.caught_up(30)
+    assert model.marks[0] == 2 * screen_module.SLICE  # two slices, then the relay's turn
+    assert feeder.dropped == 0
+    assert list(model.snapshot().lines) == stock_screen(data + b"\r\nmore output")[0]
+
+
 def test_a_title_set_in_dropped_output_survives(feeder_of: list[ScreenFeeder]) -> None:
     model = GatedModel(ROWS, COLS)
-    feeder, _ = start(feeder_of, model)
+    feeder, _ = start(feeder_of, model, backlog=SMALL)
     feeder.put(b"\x1b]0;old title\x07x")
     assert model.entered.wait(5)
     feeder.put(b"\x1b]2;the title\x07" + plain_flood(2_000_000))
@@ -217,7 +305,7 @@ def test_the_outputs_end_brings_the_screen_up_to_date_without_a_quiet_spell(
     monkeypatch.setattr(screen_module, "QUIET", 3600.0)
     monkeypatch.setattr(screen_module, "SETTLE_QUIET", 3600.0)
     model = ScreenModel(ROWS, COLS)
-    feeder, _ = start(feeder_of, model, interval=3600)
+    feeder, _ = start(feeder_of, model, interval=3600, backlog=SMALL)
     feeder.put(b"first\r\n")  # the first batch starts at once; the next one waits
     assert feeder.drained(5)
     data = b"first\r\n" + (plain_flood(1_000_000) if flood else b"") + b"\r\nthe last line\r\n"
@@ -378,15 +466,17 @@ def test_a_stuck_screen_model_does_not_slow_the_relay(tmp_path: Path) -> None:
     feeder = ScreenFeeder(model, lambda: None)
     feeder.start()
     try:
-        data = plain_flood(2_000_000)
+        feeder.put(b"first\r\n")
+        assert model.entered.wait(5)  # the feeder thread is now stuck inside the model
+        data = plain_flood(4_000_000)
         run = relay(tmp_path, data, feeder.put)  # returns only once the agent is done
         assert run.to_person == data
-        assert model.entered.is_set() and not model.gate.is_set()
+        assert not model.gate.is_set()
         assert feeder.pending <= BACKLOG + 2 * 65536
     finally:
         model.gate.set()
         feeder.stop()
-    lines, _ = stock_screen(data)
+    lines, _ = stock_screen(b"first\r\n" + data)
     assert list(model.snapshot().lines) == lines
 
 

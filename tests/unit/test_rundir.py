@@ -182,3 +182,34 @@ def test_the_session_an_agent_picked_replaces_the_placeholder_in_run_json(
     assert before is not None and after is not None
     assert (before.session_id, after.session_id) == ("ptysup-placeholder", "019a-codex")
     assert after.config == before.config and after.started == before.started
+
+
+def _decided(action: str, content: str = "why") -> dict[str, object]:
+    return {"event": "decision", "iteration": 1, "action": action, "content": content}
+
+
+STEP_2 = {"event": "step_start", "id": "b", "index": 2, "of": 2}
+
+
+@pytest.mark.parametrize(
+    ("events", "unfinished"),
+    [
+        ([_decided("complete", "all done")], ("complete", "all done")),
+        ([_decided("abort"), {"event": "interrupt"}, {"event": "escalation"}], ("abort", "why")),
+        ([_decided("escalate"), {"event": "escalation"}], ("escalate", "why")),
+        ([_decided("complete"), {"event": "verify", "passed": True}], ("complete", "why")),
+        ([_decided("complete"), {"event": "run_resume"}], ("complete", "why")),  # killed again
+        ([_decided("continue")], None),
+        ([_decided("complete"), {"event": "inject", "kind": "verify"}], None),
+        ([_decided("escalate"), {"event": "turn_end", "kind": "stop"}], None),
+        ([_decided("abort"), {"event": "run_end", "outcome": "abort"}], None),
+        # A step before the last ended: the next one starts; the last: the plan is done.
+        ([{**STEP_2, "index": 1}, _decided("complete"), {"event": "step_end"}], None),
+        ([STEP_2, _decided("complete"), {"event": "step_end"}], ("complete", "why")),
+    ],
+)
+def test_the_last_decision_a_run_never_carried_out_is_read_from_its_log(
+    events: list[dict[str, object]], unfinished: tuple[str, str] | None
+) -> None:
+    started = [{"event": "run_start", "run_id": "r"}, {"event": "inject", "kind": "task"}]
+    assert progress([*started, *events]).unfinished == unfinished

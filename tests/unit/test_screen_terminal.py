@@ -1,11 +1,14 @@
 """Where ptysup's screen model differs from stock pyte on purpose: it behaves like the
-person's terminal (tmux, xterm) for the alternate screen, for rows dropped by a shrink,
-and for CSI sequences pyte does not know."""
+person's terminal (tmux) for the alternate screen, for a resize (rows dropped, kept in a
+history and brought back, lines reflowed), for REP, and for CSI sequences pyte does not
+know. tests/e2e/test_screen_matches_tmux.py holds these to tmux's own rendering."""
 
 from __future__ import annotations
 
 import pyte
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ptysup.terminal.screen import ScreenModel
 
@@ -94,7 +97,7 @@ def test_a_shrink_keeps_the_cursor_with_its_text() -> None:
     assert lines == ["2", ">>> 6 * 7", "42", ">>>"]
 
 
-def test_a_shrink_drops_blank_rows_below_the_cursor_first() -> None:
+def test_a_shrink_drops_the_rows_below_the_cursor_first() -> None:
     model = ScreenModel(6, 20)
     model.feed(b"$ one\r\n$ two\r\n$ ")
     model.resize(3, 20)
@@ -119,16 +122,17 @@ def test_rejected_sequences_are_counted_for_one_warning() -> None:
     assert note is not None and "2 escape sequence" in note and "TypeError" in note
 
 
-def test_a_cell_left_past_the_edge_does_not_keep_a_row_from_being_dropped() -> None:
+def test_a_cell_left_past_the_edge_is_not_brought_back_by_a_reflow() -> None:
     # Found by hypothesis: an insert on a 2-column screen leaves a cell at x=2, off screen;
-    # it must not count as text when a shrink decides which rows to drop.
+    # a reflow to one column takes only what was on screen (tmux 3.3a shows the same).
     model = ScreenModel(1, 1)
     model.feed(b"\x1b[?7l")
     model.resize(2, 2)
     model.feed(b"a\n\x1b[4h00\x1b8")
     model.resize(2, 1)
-    model.resize(1, 1)
-    assert model.snapshot().lines == ("a",)
+    assert model.snapshot().lines == (" ", "0")
+    model.resize(1, 1)  # the row below the cursor goes first
+    assert model.snapshot().lines == (" ",)
 
 
 # Strings no screen shows. The tmux one is opencode 1.18's start-up query under tmux: the
@@ -193,3 +197,49 @@ def test_opencodes_start_and_exit_leave_the_cursor_below_what_it_printed() -> No
         "",
     ]
     assert snap.cursor == (5, 0)
+
+
+@pytest.mark.parametrize(
+    ("pieces", "shown"),
+    [
+        ((b"ab\x1b[3b",), "abbbb"),
+        ((b"ab", b"\x1b[3b"), "abbbb"),  # the character drawn in the feed before
+        ((b"ab\x1b[", b"3b"), "abbbb"),  # the REP split across feeds
+        ((b"a", b"\x1b[1m", b"\x1b[2b"), "a"),  # an attribute between: nothing to repeat
+        ((b"a\x1b[2b", b"\x1b[2b"), "aaa"),  # nor after a REP
+        ((b"\x1bP+q\x1b\\", b"\x1b[2b"), ""),
+    ],
+)
+def test_rep_repeats_only_the_character_drawn_just_before(
+    pieces: tuple[bytes, ...], shown: str
+) -> None:
+    model = ScreenModel(2, 20)
+    for piece in pieces:
+        model.feed(piece)
+    assert model.snapshot().lines[0].rstrip() == shown
+
+
+LINE = st.text(alphabet="abc xyz漢字", max_size=70)
+
+
+@given(
+    st.lists(LINE, min_size=1, max_size=12),
+    st.integers(12, 40),
+    st.integers(3, 10),
+    st.integers(2, 11),
+)
+@settings(max_examples=200, deadline=None)
+def test_narrower_and_back_shows_the_lines_as_they_were(
+    lines: list[str], cols: int, rows: int, narrower: int
+) -> None:
+    # Narrower, rows go into the history; wider again, they come back from it: lines
+    # printed before, wrapped or not, are whole again, the cursor back on its character.
+    # (Wider and back need not be: the rows a wider screen adds below stay, as in tmux.)
+    model = ScreenModel(rows, cols)
+    model.feed("\r\n".join(lines).encode())
+    before = model.snapshot()
+    model.resize(rows, narrower)
+    model.resize(rows, cols)
+    after = model.snapshot()
+    assert after.lines == before.lines
+    assert after.cursor == before.cursor

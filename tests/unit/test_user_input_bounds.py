@@ -229,3 +229,24 @@ def test_the_task_on_standard_input_is_bounded(tmp_path: Path) -> None:
         preexec_fn=_limit_memory,
     )
     _refused(result, "--task-file -", "1 MiB")
+
+
+@pytest.mark.parametrize("kind", YAML_KINDS)
+def test_a_nul_byte_in_yaml_is_one_line_with_its_line(tmp_path: Path, kind: str) -> None:
+    # It was a traceback: the reader refused it as the loader was made, outside the try.
+    path = tmp_path / "file.yaml"
+    path.write_text("max-iter: 3\nverify: make \x00test\n")
+    _refused(_ptysup(tmp_path, *KINDS[kind](tmp_path, path)), f"{path}:2:", "#x0000")
+    assert not (tmp_path / "started").exists()
+
+
+@pytest.mark.parametrize("kind", YAML_KINDS)
+def test_a_megabyte_of_values_is_refused_before_it_is_composed(tmp_path: Path, kind: str) -> None:
+    # 524,000 values in 1 MiB cost 21 s of CPU and 390 MB before the refusal.
+    path = tmp_path / "file.yaml"
+    path.write_text("[" + ",".join(["1"] * 524_000) + "]\n")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    _refused(_ptysup(tmp_path, *KINDS[kind](tmp_path, path)), f"{path}:1:", "more than 100000")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+    assert cpu < 5.0, cpu  # ptysup's start included; refused in a fraction of a second

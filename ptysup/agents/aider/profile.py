@@ -32,6 +32,7 @@ from ptysup.agents.events import HookEvent, ScreenState
 from ptysup.agents.firstrun import Blocker
 from ptysup.agents.profile import Hooks, Launch
 from ptysup.agents.questions import Ask
+from ptysup.terminal.inject import GUARD, LEADERS
 
 if TYPE_CHECKING:  # the screen model (pyte) loads after the agent started
     from ptysup.terminal.screen import ScreenSnapshot
@@ -41,7 +42,6 @@ NOTIFICATION_TYPE = "aider_waits"
 NOTIFY_FLAG = "--notifications-command"
 # The run's hook token, in aider's environment: aider writes its command line, the
 # notifications command with it, into its chat history, a file in the project.
-TOKEN_VAR = "PTYSUP_HOOK_TOKEN"
 RESTORE_FLAG = "--restore-chat-history"
 SANE_TERM = "xterm-256color"
 # The switches an unattended start needs, each left out when the person gave it or its
@@ -94,14 +94,24 @@ class AiderProfile:
     uses_hooks = True  # its notifications command, through the hook channel
     ready_hook: str | None = None  # the screen alone tells it is ready
     dismiss_key: bytes = b"n\r"  # "No" to a confirmation (its default is Yes)
+    dismiss_reported = True  # it has no approval hook: its confirmations are its screen's
     clear_input_keys: tuple[bytes, ...] = (b"\x03",)  # Ctrl+C drops the prompt's text
     exit_command: str | None = "/exit"
     clear_command: str | None = "/clear"
     clear_starts_session = False  # the emptied prompt confirms the clear
     interrupt_key: bytes | None = b"\x03"  # Ctrl+C stops the model's reply
     interrupt_presses = 1  # one press stops the turn
+    interrupt_armed: str | None = None
     suspend_notice: bytes | None = None
     signal_osc: int | None = None
+    # `{` alone (or `{tag`) on the first line starts its multi-line input; a leading
+    # space makes each of them text (aider strips only line ends).
+    command_leaders: tuple[str, ...] = (*LEADERS, "{")
+    command_guard = GUARD
+    paste_only = False  # it reads a line: keys typed before its prompt wait in the line
+    paste_placeholder: re.Pattern[str] | None = None
+    # Its first notification comes with the model's first reply, not before.
+    first_hook: str | None = NOTIFICATION
 
     def __init__(self, session_id: str | None = None, reopen: bool = False) -> None:
         # aider has no conversation id: this one only names the run's notifications.
@@ -128,27 +138,25 @@ class AiderProfile:
 
     def notify_command(self, hooks: Hooks) -> str:
         """The shell command aider runs when it waits: the hook client, fed a payload that
-        names the event and this run's session (aider gives none), the token read from the
-        environment (aider keeps the command in its chat history)."""
+        names the event and this run's session (aider gives none). The command names only
+        the hook channel's private address file: aider keeps it in its chat history."""
         payload = {
             "hook_event_name": NOTIFICATION,
             "notification_type": NOTIFICATION_TYPE,
             "session_id": self.session_id,
         }
-        client = hooks.command(token_from=TOKEN_VAR)
+        client = hooks.command()
         return f"printf '%s' {shlex.quote(json.dumps(payload))} | {client}"
 
     def launch(
         self, base: Sequence[str], env: Mapping[str, str], hooks: Hooks | None, private: Path
     ) -> Launch:
         """The command line with the first-run switches and the notifications command, in
-        the environment with the hook token and a TERM aider draws its prompt in: with TERM
+        an environment with a TERM aider draws its prompt in: with TERM
         dumb or unset (CI runners) it falls back to a bare `input()`, with no rule and no
         bracketed paste, whereas ptysup's terminal is an xterm's."""
         notify = self.notify_command(hooks) if hooks is not None else None
         fixed = dict(env)
-        if hooks is not None:  # the notifications command names it: aider logs that line
-            fixed[TOKEN_VAR] = hooks.address()[1]
         if fixed.get("TERM", "dumb") in ("", "dumb"):
             fixed["TERM"] = SANE_TERM
         return Launch(self.argv(base, notify), fixed)

@@ -10,11 +10,13 @@ from glob import escape as glob_escape
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ptysup.agents import saved
 from ptysup.agents.claude.paste import unwrap_pastes
 from ptysup.agents.events import HookEvent, ScreenState
 from ptysup.agents.firstrun import Blocker, claude_blocker
 from ptysup.agents.profile import Hooks, Launch
 from ptysup.agents.questions import ASK_TOOL, Ask, ask_from
+from ptysup.terminal.inject import GUARD, LEADERS
 
 if TYPE_CHECKING:  # the screen model (pyte) loads after the agent started
     from ptysup.terminal.screen import ScreenSnapshot
@@ -34,6 +36,7 @@ HOOKS = (
 )
 # A command line that already picks the conversation keeps its choice.
 _SESSION_FLAGS = {"--session-id", "--resume", "-r", "--continue", "-c", "--fork-session"}
+_MESSAGES = frozenset({"user", "assistant"})  # a transcript's lines that are messages
 _TOOL_HOOKS = {"PostToolUse", "PostToolUseFailure", "PermissionRequest"}
 # The question tool, answered by a PreToolUse hook that waits for ptysup's reply. ptysup
 # replies on every way out (and a dead ptysup closes the socket), so the long wait only
@@ -46,6 +49,8 @@ _WAITING_GLYPH = "✳"
 _BRAILLE = re.compile(r"^[\u2800-\u28ff]")
 _RULE = re.compile(r"^\s*─{10,}\s*$")
 _DIALOG_CHOICE = re.compile(r"❯\s*1\.")
+# The spinner while the Stop hook runs: `✶ Cascading… (running stop hook · 0s · ↓ 11 tokens)`.
+_STOP_HOOK = re.compile(r"…\s+\(running stop hook")
 # One search per keyword, no leading `.*`: that alternation took quadratic time per line.
 _ERROR_AT = re.compile(r"API Error:|Context limit reached", re.IGNORECASE)
 _LIMIT = re.compile(r"\b(?:rate limit|usage limit|limit reached|overloaded)\b", re.IGNORECASE)
@@ -78,6 +83,7 @@ class ClaudeProfile:
     uses_hooks = True
     ready_hook: str | None = None  # the screen alone tells it is ready
     dismiss_key: bytes = b"\x1b"  # Esc: rejects a dialog, never approves it
+    dismiss_reported = True  # "The user doesn't want to proceed with this tool use"
     clear_input_keys: tuple[bytes, ...] = (b"\x1b", b"\x1b")  # Esc twice clears the input box
     # The trailing space closes the slash-command menu that typing `/exit` opens (2.1.197):
     # Claude Code exits without drawing again, so the menu was left on the person's screen.
@@ -87,11 +93,17 @@ class ClaudeProfile:
     clear_starts_session = True
     interrupt_key: bytes | None = b"\x1b"  # Esc while working ends the turn
     interrupt_presses = 1  # one press stops the turn
+    interrupt_armed: str | None = None
     # Ctrl-Z: Claude Code leaves raw mode, prints this, stops itself and resumes on SIGCONT
     # (observed with 2.1.197). Under ptysup the stop is dropped (its process group has no
     # parent in the session: orphaned), so it waits, keyboard off, for a `fg` no shell gives.
     suspend_notice: bytes | None = b"Claude Code has been suspended."
     signal_osc: int | None = None  # its title says ready or working (screen_state)
+    command_leaders: tuple[str, ...] = LEADERS  # a leading space makes them text
+    command_guard = GUARD
+    paste_only = True  # `!` typed into an empty box switches it to shell mode
+    paste_placeholder: re.Pattern[str] | None = re.compile(r"\[Pasted text #\d+[^\]]*\]")
+    first_hook: str | None = "SessionStart"  # its SessionStart comes at start
 
     def __init__(self, session_id: str | None = None, resume: bool = False) -> None:
         # ptysup picks the conversation's id, so that a resumed run reopens the same one
@@ -143,8 +155,10 @@ class ClaudeProfile:
         # Claude Code 2.1.197 writes the ✳ title in its own write a few ms before the
         # repaint that removes the spinner and its `esc to interrupt` hint (recorded at
         # every turn end and just before a permission dialog is drawn): while the hint is
-        # still on screen the turn is not over yet.
-        interruptible = any("esc to interrupt" in line for line in lines)
+        # still on screen the turn is not over yet. Nor while the spinner says the Stop
+        # hook runs (it has no hint then): on a loaded machine the title came up to 0.3 s
+        # before the frame that ends the turn (fixtures/transcripts/stop_hook_loaded.cast).
+        interruptible = any("esc to interrupt" in line or _STOP_HOOK.search(line) for line in lines)
         if title.startswith(_WAITING_GLYPH) and not interruptible:
             return ScreenState.READY
         if _BRAILLE.match(title) or interruptible:
@@ -178,15 +192,17 @@ class ClaudeProfile:
 
 
 def conversation_saved(session_id: str, env: Mapping[str, str]) -> bool:
-    """Whether Claude Code saved conversation `session_id`, so `--resume` can reopen it.
+    """Whether Claude Code saved a message of conversation `session_id`, so `--resume` can
+    reopen it.
 
     Claude Code 2.1.197 writes `<config dir>/projects/<folder>/<id>.jsonl` a moment after
-    the first prompt, not when it is typed: a run killed in between has no conversation to
-    reopen, and `--resume` would end the agent at once ("No conversation found")."""
-    home = env.get("CLAUDE_CONFIG_DIR") or str(
-        Path(env.get("HOME") or "~").expanduser() / ".claude"
-    )
-    return any(Path(home, "projects").glob(f"*/{glob_escape(session_id)}.jsonl"))
+    the first prompt, its metadata first (`ai-title`, `mode`, `permission-mode`,
+    `last-prompt`) and the prompt (a `user` line) about 0.1 s later. Seen for real: killed
+    at the model's first request, the file held metadata alone, and `--resume` ended Claude
+    Code at once ("No conversation found"), on every resume."""
+    projects = saved.home(env, "CLAUDE_CONFIG_DIR", ".claude") / "projects"
+    found = projects.glob(f"*/{glob_escape(session_id)}.jsonl")
+    return saved.holds_message(found, _MESSAGES)
 
 
 def _input_text(lines: Sequence[str], whole: bool = False) -> str | None:

@@ -26,14 +26,17 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
+from glob import escape as glob_escape
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ptysup.agents import saved
 from ptysup.agents.events import HookEvent, ScreenState
 from ptysup.agents.firstrun import Blocker, first_screen
 from ptysup.agents.profile import Hooks, Launch
 from ptysup.agents.questions import Ask, ask_from
 from ptysup.procutil import is_codex
+from ptysup.terminal.inject import GUARD, LEADERS
 
 __all__ = ["CodexProfile", "is_codex"]
 
@@ -153,6 +156,17 @@ class CodexAnswers:
 CODEX_ANSWERS = CodexAnswers()
 
 
+def conversation_saved(session_id: str, env: Mapping[str, str]) -> bool:
+    """Whether Codex saved conversation `session_id`, so `codex resume <id>` can reopen it:
+    `<CODEX_HOME>/sessions/<y>/<m>/<d>/rollout-<time>-<id>.jsonl` with a message in it.
+    Codex picks the id at its first prompt; a run killed before ptysup learnt it still has
+    ptysup's own, which Codex never saw: seen with 0.169.0, `codex resume <that id>`
+    ended at once ("No saved session found with ID …"), exit 1."""
+    sessions = saved.home(env, "CODEX_HOME", ".codex") / "sessions"
+    found = sessions.glob(f"*/*/*/rollout-*-{glob_escape(session_id)}.jsonl")
+    return saved.holds_message(found, frozenset({"response_item"}))
+
+
 class CodexProfile:
     """Codex CLI's TUI."""
 
@@ -161,6 +175,7 @@ class CodexProfile:
     ready_hook: str | None = None  # the screen alone tells it is ready
     signal_osc: int | None = SIGNAL_OSC
     dismiss_key: bytes = b"\x1b"  # Esc: "No, and tell Codex what to do differently"
+    dismiss_reported = True  # the call's output reads "aborted by user"
     # Ctrl-C empties a composer with text (Ctrl-U only the line the cursor is on).
     clear_input_keys: tuple[bytes, ...] = (b"\x03",)
     exit_command: str | None = "/exit"
@@ -168,7 +183,13 @@ class CodexProfile:
     clear_starts_session = False  # its SessionStart waits for the next prompt
     interrupt_key: bytes | None = b"\x1b"
     interrupt_presses = 1  # one press stops the turn
+    interrupt_armed: str | None = None
     suspend_notice: bytes | None = None
+    command_leaders: tuple[str, ...] = LEADERS  # a leading space makes them text
+    command_guard = GUARD
+    paste_only = True
+    paste_placeholder: re.Pattern[str] | None = re.compile(r"\[Pasted Content \d+ chars\]")
+    first_hook: str | None = "SessionStart"  # with the first prompt
 
     def __init__(self, session_id: str | None = None, reopen: bool = False) -> None:
         # Codex picks the conversation's id itself: ptysup learns it from SessionStart

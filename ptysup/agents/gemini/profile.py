@@ -22,14 +22,18 @@ import json
 import re
 import uuid
 from collections.abc import Mapping, Sequence
+from glob import escape as glob_escape
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ptysup.agents import saved
 from ptysup.agents.events import HookEvent, ScreenState
 from ptysup.agents.firstrun import Blocker, first_screen
-from ptysup.agents.gemini import settings
+from ptysup.agents.gemini import home, settings
 from ptysup.agents.profile import Hooks, Launch
 from ptysup.agents.questions import Ask, ask_from
+from ptysup.agents.shellenv import under_a_shell
+from ptysup.terminal.inject import LEADERS, WORD_JOINER
 
 if TYPE_CHECKING:  # the screen model (pyte) loads after the agent started
     from ptysup.terminal.screen import ScreenSnapshot
@@ -65,6 +69,8 @@ _RULE = re.compile(r"^─{10,}\s*$")
 _PROMPT = re.compile(r"^ > ?(.*)$")
 _CONTINUED = re.compile(r"^   \S")
 PLACEHOLDER = "Type your message or @path/to/file"
+# A large paste, folded in the input box (it is sent whole).
+PASTED = re.compile(r"\[Pasted Text: \d+ (?:lines|chars)(?: #\d+)?\]")
 _WORKING = "(esc to cancel"
 _CHOICE = re.compile(r"^\s*│\s*│?\s*●\s*1\.")
 _TITLE_DIALOG = "✋"
@@ -137,14 +143,24 @@ class GeminiProfile:
     uses_hooks = True
     ready_hook: str | None = None  # the screen alone tells it is ready
     dismiss_key: bytes = b"\x1b"  # Esc: "No, suggest changes" / cancels the question dialog
+    dismiss_reported = False  # the call is dropped from the conversation
     clear_input_keys: tuple[bytes, ...] = (b"\x03",)  # Ctrl+C empties a non-empty box
     exit_command: str | None = "/quit"
     clear_command: str | None = "/clear"
     clear_starts_session = True  # its SessionStart (source: clear) comes at once
     interrupt_key: bytes | None = b"\x1b"  # Esc while working cancels the request
     interrupt_presses = 1  # one press stops the turn
+    interrupt_armed: str | None = None
     suspend_notice: bytes | None = None
     signal_osc: int | None = None  # no in-band state report (only an OSC 11 query)
+    command_leaders: tuple[str, ...] = LEADERS
+    # Gemini CLI trims a message before it looks for a slash command, so a leading space
+    # leaves ` /quit` a command; it also drops U+200B from what is typed. U+2060 (word
+    # joiner, not drawn) is neither trimmed nor dropped, and reaches the model as typed.
+    command_guard = WORD_JOINER
+    paste_only = True  # typed, `!` opens its shell mode and `?` its help (issue 30)
+    paste_placeholder: re.Pattern[str] | None = PASTED
+    first_hook: str | None = "SessionStart"  # its SessionStart comes at start
 
     def __init__(self, session_id: str | None = None, reopen: bool = False) -> None:
         # ptysup picks the conversation's id up front, so a resumed run reopens it with
@@ -166,16 +182,22 @@ class GeminiProfile:
         hooks: Hooks | None,
         private: Path,
     ) -> Launch:
-        """The command line, and the environment: ptysup's settings file (hooks, folder trust
-        off) from the run's private directory, one process (no relaunch as a child that
-        ignores SIGTERM), and no CI variables (which would make Gemini CLI headless)."""
+        """The command line, and the environment: ptysup's settings (hooks, folder trust
+        off) from the run's private directory, as a system settings file where Gemini CLI
+        reads one, else in a home of the run's own (see home.py); one process (no relaunch
+        as a child that ignores SIGTERM), no CI variables (which would make Gemini CLI
+        headless), and SHLVL as under a shell (see shellenv.py)."""
         hook_command = hooks.command() if hooks is not None else None
         ask_command = hooks.command(wait=settings.ASK_WAIT_S) if hooks is not None else None
+        out = under_a_shell({k: v for k, v in env.items() if k not in CI_VARIABLES})
+        out["GEMINI_CLI_NO_RELAUNCH"] = "true"
         theirs = env.get(SYSTEM_SETTINGS)
         path = settings.write(private, hook_command, ask_command, Path(theirs) if theirs else None)
-        out = {k: v for k, v in env.items() if k not in CI_VARIABLES}
-        out[SYSTEM_SETTINGS] = str(path)
-        out["GEMINI_CLI_NO_RELAUNCH"] = "true"
+        if home.skipped_because(path) is None:
+            out[SYSTEM_SETTINGS] = str(path)
+        else:  # Gemini CLI would skip the file: ptysup's settings go in a home of the run's
+            ours = settings.settings(hook_command, ask_command)
+            out[home.HOME_ENV] = str(home.make(private, env, ours))
         return Launch(self.argv(base_argv), out)
 
     def hook(self, event: HookEvent) -> HookEvent | None:
@@ -264,6 +286,19 @@ def _translated(name: str, payload: dict[str, Any]) -> str | None:
     payload["tool_name"] = PERMISSION_KINDS.get(kind, kind or str(details.get("title", "")))
     payload["tool_input"] = _permission_input(details)
     return "PermissionRequest"
+
+
+def conversation_saved(session_id: str, env: Mapping[str, str]) -> bool:
+    """Whether Gemini CLI saved a message of conversation `session_id`, so `--resume` can
+    reopen it: `<home>/.gemini/tmp/<project>/chats/session-<time>-<id's first 8>.jsonl`,
+    whose header names the id, with a `user` or `gemini` line. Seen with 0.61.0: killed
+    right after its task was typed, the file held its header and a `$set` of the session's
+    context alone, and `--resume <id>` ended it at once ("No previous sessions found for
+    this project"), exit 42."""
+    chats = saved.home(env, "GEMINI_CLI_HOME", ".") / ".gemini" / "tmp"
+    found = chats.glob(f"*/chats/session-*-{glob_escape(session_id[:8])}.jsonl")
+    ours = (path for path in found if saved.header(path).get("sessionId") == session_id)
+    return saved.holds_message(ours, frozenset({"user", "gemini"}))
 
 
 def conversation_tokens(transcript: object) -> dict[str, int] | None:

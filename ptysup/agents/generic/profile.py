@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -10,6 +11,7 @@ from ptysup.agents.events import HookEvent, ScreenState
 from ptysup.agents.firstrun import Blocker
 from ptysup.agents.profile import Hooks, Launch
 from ptysup.agents.questions import Ask
+from ptysup.terminal.inject import GUARD, LEADERS
 
 if TYPE_CHECKING:  # the screen model (pyte) loads after the agent started
     from ptysup.terminal.screen import ScreenSnapshot
@@ -22,6 +24,7 @@ class GenericProfile:
     uses_hooks = False
     ready_hook: str | None = None  # the screen alone tells it is ready
     dismiss_key: bytes = b""
+    dismiss_reported = True  # never dismisses anything
     clear_input_keys: tuple[bytes, ...] = ()
     exit_command: str | None = None
     # Nothing is known about a generic agent's commands: it is never typed `/clear` (bash
@@ -30,8 +33,14 @@ class GenericProfile:
     clear_starts_session = False
     interrupt_key: bytes | None = None
     interrupt_presses = 1  # one press stops the turn
+    interrupt_armed: str | None = None
     suspend_notice: bytes | None = None  # a program that suspends itself goes on at once
     signal_osc: int | None = None
+    command_leaders: tuple[str, ...] = LEADERS
+    command_guard = GUARD
+    paste_only = False  # plain text for an agent that never asks for a paste
+    paste_placeholder: re.Pattern[str] | None = None
+    first_hook: str | None = None  # no hooks
 
     def launch(
         self, base: Sequence[str], env: Mapping[str, str], hooks: Hooks | None, private: Path

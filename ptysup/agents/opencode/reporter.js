@@ -123,10 +123,21 @@ export default {
       if (name === "MessageAbortedError") return failed.set(sessionID, null)
       failed.set(sessionID, { error: data.message ? `${name}: ${data.message}` : name })
     })
+    const asking = new Map() // permission request → its session
     api.event.on("permission.asked", (event) => {
       const p = event.properties
       if (!sessions.has(p.sessionID)) return
+      asking.set(p.id, p.sessionID)
       report("permission.asked", p.sessionID, { tool_name: p.permission, tool_input: p.metadata || {}, patterns: p.patterns || [] })
+    })
+    api.event.on("permission.replied", (event) => {
+      const p = event.properties
+      const sessionID = p.sessionID || asking.get(p.requestID)
+      asking.delete(p.requestID)
+      // A rejected call ends the turn, as Esc at Claude Code's dialog does: nothing to
+      // report. Its session.idle comes a moment after the input box is back, and would be
+      // read as the end of the turn of whatever ptysup types next.
+      if (p.reply === "reject" && busy.has(sessionID)) failed.set(sessionID, null)
     })
     api.event.on("question.asked", async (event) => {
       const p = event.properties

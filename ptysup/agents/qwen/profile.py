@@ -25,14 +25,18 @@ import json
 import re
 import uuid
 from collections.abc import Mapping, Sequence
+from glob import escape as glob_escape
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ptysup.agents import saved
 from ptysup.agents.events import HookEvent, ScreenState
 from ptysup.agents.firstrun import Blocker, first_screen
 from ptysup.agents.profile import Hooks, Launch
 from ptysup.agents.questions import Ask, ask_from
 from ptysup.agents.qwen import settings
+from ptysup.agents.shellenv import under_a_shell
+from ptysup.terminal.inject import LEADERS, WORD_JOINER
 
 if TYPE_CHECKING:  # the screen model (pyte) loads after the agent started
     from ptysup.terminal.screen import ScreenSnapshot
@@ -44,6 +48,8 @@ _RULE = re.compile(r"^─{10,}\s*$")
 _PROMPT = re.compile(r"^> ?(.*)$")
 _CONTINUED = re.compile(r"^  \S")
 PLACEHOLDER = "Type your message or @path/to/file"
+# A large paste, folded in the input box (it is sent whole).
+PASTED = re.compile(r"\[Pasted Content \d+ chars\](?: #\d+)?")
 _CURSOR = "\u200b"  # drawn after the typed text
 _WORKING = "esc to cancel)"
 _CHOICE = re.compile(r"^\s*[›❯]\s*1\.")
@@ -111,14 +117,21 @@ class QwenProfile:
     uses_hooks = True
     ready_hook: str | None = None  # the screen alone tells it is ready
     dismiss_key: bytes = b"\x1b"  # Esc: "No, suggest changes" / cancels the question
+    dismiss_reported = True  # "[Operation Cancelled] Reason: User did not allow …"
     clear_input_keys: tuple[bytes, ...] = (b"\x03",)  # Ctrl+C empties a non-empty box
     exit_command: str | None = "/quit"
     clear_command: str | None = "/clear"
     clear_starts_session = True  # its SessionStart (source: clear) comes at once
     interrupt_key: bytes | None = b"\x1b"  # Esc while working cancels the request
     interrupt_presses = 1  # one press stops the turn
+    interrupt_armed: str | None = None
     suspend_notice: bytes | None = None
     signal_osc: int | None = None
+    command_leaders: tuple[str, ...] = LEADERS
+    command_guard = WORD_JOINER  # it trims a message before it looks for `/`, as Gemini CLI
+    paste_only = True  # typed, `!` opens its shell mode and `?` its shortcuts
+    paste_placeholder: re.Pattern[str] | None = PASTED
+    first_hook: str | None = "SessionStart"  # its SessionStart comes at start
 
     def __init__(self, session_id: str | None = None, reopen: bool = False) -> None:
         # ptysup picks the conversation's id up front, so a resumed run reopens it with
@@ -137,15 +150,15 @@ class QwenProfile:
         self, base: Sequence[str], env: Mapping[str, str], hooks: Hooks | None, private: Path
     ) -> Launch:
         """The command line, and the environment with ptysup's system settings file (its
-        hooks, no follow-up suggestions) from the run's private directory, and one process
-        (no relaunch as a child that would outlive a killed parent)."""
+        hooks, no follow-up suggestions) from the run's private directory, one process
+        (no relaunch as a child that would outlive a killed parent), and SHLVL as under a
+        shell (see shellenv.py)."""
         hook_command = hooks.command() if hooks is not None else None
         ask_command = hooks.command(wait=settings.ASK_WAIT_S) if hooks is not None else None
         theirs = env.get(settings.ENV)
         path = settings.write(private, hook_command, ask_command, Path(theirs) if theirs else None)
-        return Launch(
-            self.argv(base), {**env, settings.ENV: str(path), settings.NO_RELAUNCH: "true"}
-        )
+        out = under_a_shell(env) | {settings.ENV: str(path), settings.NO_RELAUNCH: "true"}
+        return Launch(self.argv(base), out)
 
     def hook(self, event: HookEvent) -> HookEvent | None:
         """Qwen's hooks in ptysup's vocabulary: the question's waiting PermissionRequest is
@@ -177,9 +190,7 @@ class QwenProfile:
         lines = snap.lines
         title = snap.title.lstrip()
         box = _box_line(lines)
-        if title.startswith(_TITLE_DIALOG) or (
-            box is None and any(_CHOICE.match(line) for line in lines)
-        ):
+        if title.startswith(_TITLE_DIALOG) or (box is None and _choices_drawn(lines)):
             return ScreenState.DIALOG
         if _TITLE_SPINNER.match(title) or any(line.rstrip().endswith(_WORKING) for line in lines):
             return ScreenState.WORKING
@@ -204,11 +215,22 @@ class QwenProfile:
         return None
 
     def blocker(self, snap: ScreenSnapshot) -> Blocker | None:
-        """A first-run screen (auth, trust) or another dialog."""
+        """A first-run screen (auth, trust) or another dialog, once its choices are drawn:
+        the title says `✳` a moment before (recorded: 0.16 s), the screen still the turn's."""
         found = first_screen(snap.lines, _SCREENS)
-        if found is None and self.screen_state(snap) is ScreenState.DIALOG:
+        if found is None and _choices_drawn(snap.lines):
             return DIALOG
         return found
+
+
+def conversation_saved(session_id: str, env: Mapping[str, str]) -> bool:
+    """Whether Qwen Code saved a message of conversation `session_id`, so `--resume` can
+    reopen it: `<QWEN_HOME>/projects/<folder>/chats/<id>.jsonl` with a `user` line. Seen
+    with 0.24.4: killed right after its task was typed, it had saved nothing, and
+    `--resume <id>` ended it at once ("No saved session found with ID …"), exit 1."""
+    projects = saved.home(env, "QWEN_HOME", ".qwen") / "projects"
+    found = projects.glob(f"*/chats/{glob_escape(session_id)}.jsonl")
+    return saved.holds_message(found, frozenset({"user", "assistant"}))
 
 
 def conversation_tokens(transcript: object) -> dict[str, int] | None:
@@ -241,6 +263,11 @@ def conversation_tokens(transcript: object) -> dict[str, int] | None:
 
 def _int(value: object) -> int:
     return value if isinstance(value, int) else 0
+
+
+def _choices_drawn(lines: Sequence[str]) -> bool:
+    """Whether a dialog's choices are on screen (its first one marked), the input box gone."""
+    return _box_line(lines) is None and any(_CHOICE.match(line) for line in lines)
 
 
 def _box_line(lines: Sequence[str]) -> int | None:
