@@ -247,12 +247,13 @@ def _parts(
     env = {**env, "PWD": str(project)}
     make = functools.partial(Verifier, cwd=str(project), env=env, timeout=CHECK_TIMEOUT_S)
     _write(project, case.start)
-    _age(project, case.start)
+    _age(project, case.start, 3600.0)
     _commit(project)
     config = RunConfig(case.task, verify=case.verify, protect=case.protect, cwd=project)
     start = startstate.prepare(config, log, run_dir, resumed=False, make=make).start
     journal.replay([e for e in case.events if e.get("event") not in _START_EVENTS])
     _write(project, case.end)
+    _age(project, case.end, 1800.0)  # the agent's changes came before the turn end
     guard = None
     if start.tree is not None and start.snapshot is not None and start.protected:
 
@@ -282,14 +283,15 @@ def _write(project: Path, files: Mapping[str, File | None]) -> None:
             target.chmod(0o755)
 
 
-def _age(project: Path, files: Mapping[str, File | None], seconds: float = 3600.0) -> None:
-    """Date the start's files an hour back. A run's agent changes them seconds after the
-    baseline at the earliest; a replay writes them within the same second, where a cache
-    that trusts a file's mtime and size (Python's bytecode: `a - b` and `a + b` are the
-    same size) would run the start's code again."""
+def _age(project: Path, files: Mapping[str, File | None], seconds: float) -> None:
+    """Date `files` back. In a run, the start, the agent's changes and the tamper guard's
+    copy of the originals are seconds apart at least; a replay writes them within the same
+    second, where a cache that trusts a file's mtime and size (Python's bytecode: `a - b`
+    and `a + b` are the same size) would run the code it cached from the other version."""
     then = time.time() - seconds
-    for name in files:
-        os.utime(project / name, (then, then), follow_symlinks=False)
+    for name, f in files.items():
+        if f is not None:
+            os.utime(project / name, (then, then), follow_symlinks=False)
 
 
 def _commit(project: Path) -> None:

@@ -86,3 +86,26 @@ def test_a_case_saved_from_a_real_run_replays_as_the_run_decided(
     )
     (result,) = report["cases"]
     assert (result["outcome"], result["right"], result["checks"]) == ("complete", True, "pass")
+
+
+def test_codex_exec_as_the_judge_under_test_and_claude_as_its_second_opinion(
+    codex_rig: Callable[..., Rig],
+) -> None:
+    r = codex_rig(JUDGE)
+    names = ["done-calc-codex-1", "checks_fail-calc-codex-abs-1", "person-deploy-codex-1"]
+    files = [str(CORPUS / f"{name}.json") for name in names]
+    args = ["--supervisor-cmd", "codex exec", "--second-opinion", "auto", "--format", "json"]
+    report = _json(r.ptysup("judge-bench", *files, *args))
+    assert report["second_opinion"] == "claude -p"  # auto: another vendor than the judge's
+    got = {
+        c["case"]: (c["outcome"], c["by"], c["judge"], c["second_opinion"]) for c in report["cases"]
+    }
+    assert got == {
+        # The scripted judge's [COMPLETE], then the second opinion's (the same rules).
+        "done-calc-codex-1": ("complete", "supervisor", "complete", "complete"),
+        # Refused by the failing check: the second opinion is never asked.
+        "checks_fail-calc-codex-abs-1": ("continue", "verify", "complete", None),
+        "person-deploy-codex-1": ("escalate", "supervisor", "escalate", None),
+    }
+    wires = [q.path for q in r.model.requests_of(RequestKind.SUPERVISOR)]
+    assert len(wires) == 4 and wires.count(wires[0]) == 3  # codex's three, claude's one

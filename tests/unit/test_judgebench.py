@@ -27,6 +27,7 @@ from ptysup.run.turns import TurnLog, read_turn, read_turns
 from ptysup.supervisor.decide import Decided
 from ptysup.supervisor.parse import parse
 from ptysup.supervisor.runner import Answer
+from tests.unit.test_decision import Judge as Says
 
 
 def _case(**changes: Any) -> dict[str, Any]:
@@ -130,23 +131,6 @@ def test_the_bundled_corpus_has_forty_cases_of_six_kinds_and_every_label() -> No
     assert all(c.start is not None for c in cases if c.verify)
 
 
-class _Says:
-    """A judge that answers TEXT to anything."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.prompts: list[str] = []
-
-    def prepare(self, system: str | None = None) -> None:
-        pass
-
-    def decide(
-        self, prompt: str, iteration: int, timeout: float | None = None, system: str | None = None
-    ) -> Decided:
-        self.prompts.append(prompt)
-        return Decided(parse(self.text), Answer(self.text, 1.5, 0.25), 1)
-
-
 class _Panel:
     def __init__(self, judge: Judge) -> None:
         self.judge = judge
@@ -161,7 +145,7 @@ def test_a_case_without_a_project_is_judged_with_the_checks_as_the_run_recorded_
     tmp_path: Path,
 ) -> None:
     case = load(_write(tmp_path, _case()))
-    judge = _Says("[COMPLETE] it says fixed")
+    judge = Says("[COMPLETE] it says fixed")
 
     def panels(project: Path, log: EventLog) -> Panel:
         return _Panel(judge)
@@ -169,7 +153,7 @@ def test_a_case_without_a_project_is_judged_with_the_checks_as_the_run_recorded_
     result = replay(case, panels, {})
     # The recorded failing check refuses the judge's [COMPLETE]: the run would go on.
     assert (result.outcome, result.by, result.judge) == ("continue", "verify", "complete")
-    assert (result.seconds, result.cost_usd, result.checks.result) == (1.5, 0.25, "fail")
+    assert (result.seconds, result.cost_usd, result.checks.result) == (0.1, 0.5, "fail")
     assert "Files changed since the start: calc.py" in judge.prompts[0]
 
 
