@@ -13,7 +13,7 @@ from ptysup.agents.person import Person
 from ptysup.agents.profile import AgentProfile
 from ptysup.agents.session import REFUSED_NOTE, AgentSession, Timings
 from ptysup.events import EventLog
-from ptysup.terminal.inject import Typist
+from ptysup.terminal.inject import PASTE_END, PASTE_START, Typist
 from ptysup.terminal.screen import ScreenSnapshot
 from tests.helpers import Tick
 
@@ -107,27 +107,44 @@ def _gemini_screen(name: str) -> ScreenSnapshot:
     return ScreenSnapshot(tuple(line.ljust(100) for line in lines), "", (0, 0))
 
 
+def _typed_screen(text: str) -> ScreenSnapshot:
+    """Gemini CLI's screen with TEXT in its input box, one row per line."""
+    lines = (GEMINI / "typed.txt").read_text(encoding="utf-8").splitlines()
+    box = next(i for i, line in enumerate(lines) if line.strip().startswith("> be slow"))
+    wrapped = [
+        line[at : at + 90] for line in text.split("\n") for at in range(0, len(line) or 1, 90)
+    ]
+    rows = [(" > " if i == 0 else "   ") + line for i, line in enumerate(wrapped)]
+    lines[box : box + 1] = rows
+    return ScreenSnapshot(tuple(line.ljust(100) for line in lines), "", (0, 0))
+
+
 def _typed_after_a_dismissal(profile: AgentProfile) -> bytes:
     """What ptysup types for `go on` after the supervisor's [CONTINUE] at an approval
     dialog that PROFILE's agent announced (the dialog is dismissed first)."""
     shown = [_gemini_screen("dialog_shell")]
     written: list[bytes] = []
     clock = Tick(0.01)
+    pasted: list[str] = []
 
     def write(data: bytes) -> None:
         written.append(data)
         if data == profile.dismiss_key:  # the dialog closes: the input box is back
             shown[0] = _gemini_screen("ready_empty")
             session.post(ScreenUpdate(ScreenState.READY, 0.0))
+        elif data.startswith(PASTE_START):  # the box shows the paste
+            pasted.append(data[len(PASTE_START) : -len(PASTE_END)].decode())
+            shown[0] = _typed_screen(pasted[-1])
+            session.post(ScreenUpdate(ScreenState.READY, 0.0))
         elif data == b"\r":
-            session.post(HookEvent("UserPromptSubmit", {"prompt": "go on"}, 0.0))
+            session.post(HookEvent("UserPromptSubmit", {"prompt": pasted[-1]}, 0.0))
 
     session = AgentSession(
         profile,
         Typist(write, pause=lambda s: None),
         lambda: shown[0],
         EventLog(),
-        Timings(confirm=0.2, landed=0.05, settle=0.02, settle_max=0.1),
+        Timings(confirm=0.2, landed=0.05, pasted=0.2, settle=0.02, settle_max=0.1),
         clock=clock,
         person=Person(present=False, clock=clock),
     )

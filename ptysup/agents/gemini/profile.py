@@ -371,9 +371,14 @@ def _input_text(lines: Sequence[str], whole: bool = False) -> str | None:
         return ""
     if not whole:
         return first
-    rest = []
+    rest: list[str] = []
+    blank: list[str] = []  # a blank line goes on the box only if a continued one follows
     for line in lines[at + 1 :]:
+        if not line.strip():
+            blank.append("")
+            continue
         if not _CONTINUED.match(line):
             break
-        rest.append(line.strip())
+        rest += [*blank, line.strip()]
+        blank = []
     return "\n".join([first, *rest]).strip()
