@@ -45,12 +45,17 @@ class RunConfig:
     supervisor_model: str | None = None  # None: Claude Code's default
     supervisor_tools: str = DEFAULT_SUPERVISOR_TOOLS
     warm_supervisor: bool = True
+    # Another supervisor asked before a [COMPLETE] counts; ("auto",): one of another
+    # vendor, picked at the start (ptysup.run.second); None: none.
+    second_opinion: tuple[str, ...] | None = None
     log_file: Path | None = None
     log_format: str = "text"
     idle: float = DEFAULT_IDLE
     turn_timeout: float = DEFAULT_TURN_TIMEOUT
     verify: tuple[tuple[str, ...], ...] = ()
     verify_timeout: float = DEFAULT_VERIFY_TIMEOUT
+    verify_baseline: bool = True  # run the checks once before the agent starts
+    protect: tuple[str, ...] = ()  # --protect pathspecs beyond the default test files; "none"
     max_time: float | None = None
     max_cost: float | None = None
     max_repeats: int = DEFAULT_MAX_REPEATS

@@ -124,6 +124,26 @@ class EventLog:
             watcher(err)
 
 
+class Learner:
+    """A sink that folds each event into what it knows (`learn`); `replay` feeds it the
+    events of an earlier part of the run, read back from its log."""
+
+    def write(self, event: Event) -> None:
+        self.learn(event.event, event.fields)
+
+    def close(self) -> None:
+        pass
+
+    def replay(self, events: Iterable[Mapping[str, Any]]) -> None:
+        """Learn from events read back from a log (JSON objects)."""
+        for e in events:
+            self.learn(str(e.get("event")), e)
+
+    def learn(self, name: str, fields: Mapping[str, Any]) -> None:
+        """Take one event in."""
+        raise NotImplementedError
+
+
 def failure_text(err: OSError) -> str:
     """`cannot write PATH: REASON` for a write that failed."""
     where = f" {err.filename}" if err.filename else ""
@@ -327,8 +347,11 @@ def _run_start(f: dict[str, Any]) -> str:
     task = f.get("task") or f"the plan {f.get('plan')}"  # a plan without a goal
     line = (
         f"task: {shown(task)} | agent: {_command(f.get('agent_cmd'))}"
-        f" | supervisor: {_command(f.get('supervisor_cmd'))} | budget: {', '.join(budgets)}"
+        f" | supervisor: {_command(f.get('supervisor_cmd'))}"
     )
+    if f.get("second_opinion"):
+        line += f" | second opinion: {_command(f['second_opinion'])}"
+    line += f" | budget: {', '.join(budgets)}"
     if f.get("verify"):
         line += " | verify: " + "; ".join(_command(v) for v in f["verify"])
     if f.get("part"):  # run_resume: what the earlier parts used counts against the budgets
@@ -352,6 +375,53 @@ def repeat_detail(f: Mapping[str, Any]) -> str:
         f" same {shown(names)} | instruction: {shown(f.get('instruction', ''))}"
         f" | answer: {shown(f.get('answer', ''))}"
     )
+
+
+def _names(value: Any) -> str:
+    """A list of names (files, gates) as text, whatever a damaged log holds."""
+    return ", ".join(map(str, value)) if isinstance(value, list) else str(value or "")
+
+
+def tamper_detail(f: Mapping[str, Any]) -> str:
+    """A `tamper` event in words: what the guard did, the protected files the agent changed
+    and what the checks said with the originals."""
+    verdict = str(f.get("verdict") or "?")
+    line = f"{shown(verdict)}: protected files changed: {shown(_names(f.get('files')), _WHOLE)}"
+    if verdict in ("refused", "escalated"):
+        line += (
+            f" | with the originals `{shown(_command(f.get('command')))}`"
+            f" exited {shown(f.get('exit_code'))}"
+        )
+    elif f.get("reason"):
+        line += f" | {shown(f['reason'], _WHOLE)}"
+    return line
+
+
+def second_detail(f: Mapping[str, Any]) -> str:
+    """A `second_opinion` event in words: who, what it said to the judge's [COMPLETE],
+    and what the run does."""
+    return (
+        f"#{shown(f.get('iteration'))} {shown(_command(f.get('command')))}: "
+        f"{shown(f.get('action'))}: {shown(f.get('content', ''))}"
+        f" | the judge said {shown(f.get('judge_action'))} | the run: {shown(f.get('verdict'))}"
+    )
+
+
+def baseline_detail(f: Mapping[str, Any]) -> str:
+    """A `verify_baseline` event in words: each check before any change, and the gates
+    that cannot tell done from not done."""
+    if f.get("skipped"):
+        return "skipped (--no-verify-baseline)"
+    results = f.get("results")
+    parts = []
+    for r in results if isinstance(results, list) else ():
+        if isinstance(r, Mapping):
+            how = "passed" if r.get("passed") else f"exited {shown(r.get('exit_code'))}"
+            parts.append(f"`{shown(_command(r.get('command')))}` {how}")
+    line = "before any change: " + ("; ".join(parts) or "no check")
+    if f.get("cannot_tell"):
+        line += f" | cannot tell done from not done: {shown(_names(f['cannot_tell']))}"
+    return line
 
 
 def _usd(value: Any) -> str:
@@ -405,6 +475,25 @@ def format_line(event: Event) -> str:
         detail = _question_detail(f)
     elif name == "repeat":
         detail = repeat_detail(f)
+    elif name == "tamper":
+        detail = tamper_detail(f)
+    elif name == "verify_baseline":
+        detail = baseline_detail(f)
+    elif name == "second_opinion":
+        detail = second_detail(f)
+    elif name == "second_opinion_auto":
+        detail = (
+            f"{_command(f.get('command'))} (another vendor than the agent's "
+            f"{shown(f.get('agent') or '?')} and the judge's {shown(f.get('judge') or '?')})"
+        )
+    elif name == "protect" and f.get("reason"):
+        detail = shown(f["reason"], _WHOLE)  # outside git: why nothing is protected
+    elif name == "protect":
+        detail = (
+            f"{shown(f.get('count'))} file(s) protected"
+            + (f": {shown(_names(f.get('files')), _WHOLE)}" if f.get("files") else "")
+            + (f" | --protect {shown(_names(f.get('pathspecs')))}" if f.get("pathspecs") else "")
+        )
     elif name == "run_end":
         detail = (
             f"outcome={f.get('outcome')} exit_code={f.get('exit_code')}"

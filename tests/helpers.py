@@ -144,6 +144,24 @@ def run_ptysup(
     return Run(proc.returncode, proc.stdout, proc.stderr, log_path)
 
 
+def git(cwd: Path, *args: str) -> str:
+    """git's output in CWD, as a user with a name (a commit needs one); fails loudly."""
+    argv = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args]
+    return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=True).stdout
+
+
+def committed(project: Path, files: Mapping[str, str]) -> str:
+    """FILES (path → text) written into PROJECT, made a new git repository and committed;
+    its HEAD."""
+    for name, text in files.items():
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text(text)
+    git(project, "init", "-q")
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "base")
+    return git(project, "rev-parse", "HEAD").strip()
+
+
 def wait_for(predicate: Any, timeout: float, what: str) -> None:
     """Wait until predicate() is true, checking every 50 ms; fail after `timeout`."""
     deadline = time.monotonic() + timeout

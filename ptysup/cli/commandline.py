@@ -48,7 +48,8 @@ OTHER_VARIABLES = frozenset(
     }
 )
 
-_TAKE_ENV = frozenset({"resume", "batch"})  # called with the environment main() was given
+# Called with the environment main() was given.
+_TAKE_ENV = frozenset({"resume", "batch", "judge-bench"})
 
 
 def _fail(message: str, code: int) -> int:
@@ -241,10 +242,35 @@ def preflight(config: RunConfig, env: Mapping[str, str]) -> tuple[str, int] | No
         ("agent", config.agent_cmd[0], ExitCode.AGENT),
         ("supervisor", config.supervisor_cmd[0], ExitCode.SUPERVISOR),
     ]
+    from ptysup.run.second import AUTO
+
+    if config.second_opinion is not None and config.second_opinion != (AUTO,):
+        named.append(("second opinion", config.second_opinion[0], ExitCode.SUPERVISOR))
     for role, command, code in named:
         if shutil.which(command, path=path) is None:
             return f"{role} command {_why_not_run(command)}: {command}", code
-    return None
+    return _second_problem(config, path) or _protect_problem(config)
+
+
+def _second_problem(config: RunConfig, path: str) -> tuple[str, int] | None:
+    """`--second-opinion auto` without an installed CLI of another vendor: exit 2."""
+    from ptysup.run.second import AUTO, choose
+
+    if config.second_opinion != (AUTO,):
+        return None
+    choice = choose(config, path)
+    return None if choice.argv is not None else (choice.refusal(), ExitCode.USAGE)
+
+
+def _protect_problem(config: RunConfig) -> tuple[str, int] | None:
+    """A --protect pathspec git cannot read (a bad magic word, a path outside the work
+    tree): exit 2, as for any bad value."""
+    from ptysup.run.gitsnap import pathspec_problem
+    from ptysup.run.protect import OFF
+
+    specs = [p for p in config.protect if p != OFF]
+    problem = pathspec_problem(config.cwd, specs)
+    return None if problem is None else (f"--protect: {problem}", ExitCode.USAGE)
 
 
 def _why_not_run(command: str) -> str:

@@ -102,6 +102,11 @@ def run_checks(config: RunConfig, env: Mapping[str, str], cwd: Path) -> Iterator
 
 def _commands(config: RunConfig, path: str) -> Iterator[Check]:
     named = [("agent command", config.agent_cmd), ("supervisor command", config.supervisor_cmd)]
+    second = _second_opinion(config, path)
+    if isinstance(second, Check):
+        yield second
+    elif second is not None:
+        named.append(("second opinion", second))
     named += [("verify command", v) for v in config.verify]
     for name, argv in named:
         where = shutil.which(argv[0], path=path)
@@ -114,6 +119,18 @@ def _commands(config: RunConfig, path: str) -> Iterator[Check]:
         if is_claude(argv) and argv is not config.agent_cmd:  # the agent's: its own check
             detail += f" ({_version(where)})"
         yield Check(name, True, detail)
+
+
+def _second_opinion(config: RunConfig, path: str) -> tuple[str, ...] | Check | None:
+    """The second opinion's command to look for (`auto`'s pick), or why `auto` has none."""
+    if config.second_opinion is None:
+        return None
+    from ptysup.run.second import choose
+
+    choice = choose(config, path)
+    if choice.argv is None:
+        return Check("second opinion", False, choice.refusal(), "install one, or name a command")
+    return choice.argv
 
 
 def _agent_version(config: RunConfig, path: str) -> Iterator[Check]:

@@ -21,8 +21,11 @@ GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "supervisor_timeout",
             "supervisor_retries",
             "supervisor_backoff",
+            "second_opinion",
             "verify",
             "verify_timeout",
+            "verify_baseline",
+            "protect",
         ),
     ),
     ("Questions and notifications", ("questions", "notify", "notify_url", "notify_on")),
@@ -42,10 +45,11 @@ Examples:
   ptysup batch TASKS.yaml       many tasks in parallel, each on its own branch
   ptysup attach last            watch a running run's terminal from another terminal
   ptysup serve                  the runs of this folder as a local web page
+  ptysup judge-bench            how good the judge is, on labelled turn ends
   ptysup -- replay              a task that is literally a subcommand's name
 \b
-Subcommands: replay, resume, runs, attach, batch, serve, check, doctor, completion, help,
-version.
+Subcommands: replay, resume, runs, attach, batch, serve, check, doctor, judge-bench,
+completion, help, version.
 \b
 In a terminal: Ctrl-] then s stops the run, p pauses and resumes supervision (you take
 over), Ctrl-] again sends Ctrl-] to the agent (--escape-key).

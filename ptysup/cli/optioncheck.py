@@ -98,6 +98,12 @@ def _prompt_template(value: Any) -> Any:
     return value
 
 
+def _pathspec(value: Any) -> Any:
+    if not str(value).strip():
+        raise ValueError("an empty pathspec protects nothing: give a path, a glob, or none")
+    return value
+
+
 # The checks beyond an option's type (a repeatable option's are per item).
 VALUE_CHECKS: Mapping[str, OptionCheck] = {
     "max_time": lambda v: duration_seconds(str(v)),
@@ -106,7 +112,9 @@ VALUE_CHECKS: Mapping[str, OptionCheck] = {
     "agent_cmd": _agent_cmd,
     "agent": _agent,
     "supervisor_cmd": lambda v: command_argv(str(v)),
+    "second_opinion": lambda v: command_argv(str(v)),
     "verify": lambda v: command_argv(str(v)),
+    "protect": _pathspec,
     "notify": lambda v: command_argv(str(v)),
     "log_format": _one_of(LOG_FORMATS),
     "questions": _one_of(QUESTIONS),
@@ -118,6 +126,16 @@ VALUE_CHECKS: Mapping[str, OptionCheck] = {
 }
 
 
+def _protect(values: Any) -> Any:
+    from ptysup.run.protect import ProtectSpec
+
+    return ProtectSpec.parse([str(v) for v in values])
+
+
+# The checks of a repeatable option's items together (`none` stands alone).
+LIST_CHECKS: Mapping[str, OptionCheck] = {"protect": _protect}
+
+
 def check_given(name: str, value: Any) -> None:
     """The checks of an option whose value the command line already converted to its type
     (a list for a repeatable one); ValueError with the problem."""
@@ -126,8 +144,11 @@ def check_given(name: str, value: Any) -> None:
     check = VALUE_CHECKS.get(name)
     if check is None or value is None:
         return
-    for item in value if isinstance(value, (list, tuple)) else [value]:
+    items = value if isinstance(value, (list, tuple)) else [value]
+    for item in items:
         check(item)
+    if name in LIST_CHECKS:
+        LIST_CHECKS[name](items)
 
 
 def file_check(param: click.Parameter) -> OptionCheck:
@@ -149,6 +170,8 @@ def file_check(param: click.Parameter) -> OptionCheck:
         if getattr(param, "multiple", False) and isinstance(value, list):
             for item in value:
                 one(item)
+            if param.name in LIST_CHECKS:
+                LIST_CHECKS[param.name](value)
             return value
         return one(value)
 

@@ -36,10 +36,11 @@ from ptysup.config import (
 from ptysup.terminal.keys import DEFAULT_ESCAPE_KEY, parse_escape_key
 
 ENV_PREFIX = "PTYSUP"
+NO_SECOND_OPINION = "none"
 # Options read only from a config file, not from the command line.
 _FILE_ONLY = ("prompt_template",)
 # Repeatable: one item per line in PTYSUP_VERIFY etc.
-_LIST_OPTIONS = ("verify", "redact", "notify", "notify_url", "notify_on")
+_LIST_OPTIONS = ("verify", "redact", "notify", "notify_url", "notify_on", "protect")
 _NOT_FROM_ENV = ("version", "help")
 # No rich markup: it would swallow "[tool.ptysup]" in the help text.
 app = typer.Typer(
@@ -63,6 +64,7 @@ SUBCOMMANDS: dict[str, str] = {
     "attach": "ptysup.attach.client:main",
     "batch": "ptysup.batch.command:main",
     "serve": "ptysup.serve.cli:main",
+    "judge-bench": "ptysup.judgebench.command:main",
 }
 
 
@@ -167,6 +169,16 @@ def run_command(
     warm_supervisor: Annotated[
         bool, _opt("Start the next supervisor ahead of time, so it answers sooner.")
     ] = True,
+    second_opinion: Annotated[
+        str | None,
+        _opt(
+            "Another supervisor command asked before a [COMPLETE] counts (its [CONTINUE] "
+            "goes to the agent, [ABORT] or [ESCALATE] escalates); auto: an installed CLI of "
+            "another vendor than the agent's and the judge's; none: no second opinion.",
+            show_default=False,
+            metavar="CMD",
+        ),
+    ] = None,
     verify: Annotated[
         list[str] | None,
         _opt(
@@ -177,6 +189,22 @@ def run_command(
     verify_timeout: Annotated[
         float, _opt("Seconds a --verify command may run.", click_type=Number(0.1))
     ] = DEFAULT_VERIFY_TIMEOUT,
+    verify_baseline: Annotated[
+        bool,
+        _opt(
+            "Run the checks once before the agent starts: a check that already passes "
+            "cannot tell done from not done (you and the supervisor are told)."
+        ),
+    ] = True,
+    protect: Annotated[
+        list[str] | None,
+        _opt(
+            "Files that define done, beyond the test files git tracks and the files the "
+            "checks name: a git pathspec (repeatable); none protects nothing.",
+            show_default=False,
+            metavar="PATHSPEC",
+        ),
+    ] = None,
     wait: Annotated[
         bool, _opt("On API errors and usage limits, wait and type 'continue' (else exit 6).")
     ] = True,
@@ -325,8 +353,11 @@ def run_command(
         supervisor_model=supervisor_model or None,
         supervisor_tools=supervisor_tools,
         warm_supervisor=warm_supervisor,
+        second_opinion=_second_opinion(second_opinion),
         verify=tuple(split_command(v, "--verify") for v in verify or ()),
         verify_timeout=verify_timeout,
+        verify_baseline=verify_baseline,
+        protect=tuple(protect or ()),
         wait=wait,
         max_waits=max_waits,
         wait_base=wait_base,
@@ -349,6 +380,13 @@ def run_command(
         notify_url=tuple(notify_url or ()),
         notify_on=notify_kinds,
     )
+
+
+def _second_opinion(value: str | None) -> tuple[str, ...] | None:
+    """--second-opinion's command line; None for none (a config file's turned off)."""
+    if value is None or value.strip() == NO_SECOND_OPINION:
+        return None
+    return split_command(value, "--second-opinion")
 
 
 @functools.cache

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from ptysup.agents import registry
-from ptysup.agents.events import HookEvent
+from ptysup.agents.events import HookEvent, Interrupted, TimeUp
 from ptysup.agents.hookchannel import HookChannel
 from ptysup.agents.private import private_dir
 from ptysup.agents.profile import AgentProfile, Unanswered
@@ -26,8 +26,11 @@ from ptysup.config import RunConfig
 from ptysup.events import CUT, ConsoleSink, EventLog, JsonlSink, cost_parts, shown
 from ptysup.exitcodes import Outcome, RunResult
 from ptysup.redact import Redactor
+from ptysup.run import second, startstate
+from ptysup.run.evidence import Journal
+from ptysup.run.verify import Verifier, VerifyStop
 from ptysup.store import durable
-from ptysup.store.rundir import Part
+from ptysup.store.rundir import Part, RunDir
 from ptysup.terminal.pty_ import AgentProcess, AgentStartError
 from ptysup.terminal.relay import write_to_terminal
 from ptysup.terminal.status import StatusLine
@@ -100,13 +103,21 @@ def run(
     part: Part | None = None,
     state: StateTracker | None = None,
     on_session: Callable[[str], object] | None = None,
+    journal: Journal | None = None,
 ) -> RunResult:
-    """Start the agent, supervise it to an outcome, and leave nothing running behind.
+    """Take the project's start (the checks' baseline, a snapshot), start the agent,
+    supervise it to an outcome, and leave nothing running behind.
 
     `state` hears the hooks and the screen's dialogs as they happen (state.json).
     `on_session` hears the conversation's id when a SessionStart names another than the
     part's (an agent that picks its own, Codex; a /clear's), or a resume starts a new
-    one, for a later resume."""
+    one, for a later resume. `journal` learns from the run's events (the supervisor's
+    memory of the run)."""
+    began = time.monotonic()
+    prepared = _prepare(config, log, env, part, streams)
+    if isinstance(prepared, RunResult):
+        return prepared
+    second = _second_opinion(config, log, env, streams)
     kind = registry.find(config.agent_cmd, config.agent)
     session_id = part.session_id if part is not None and kind.resumes else None
     resume = part is not None and part.reopen
@@ -182,7 +193,11 @@ def run(
             interactive,
             clock,
             resume,
-            reopens,
+            prepared.start,
+            journal or Journal(),
+            head_start_s=clock() - began,
+            second_opinion=second,
+            reopens=reopens,
         )
         return wiring.supervise(
             config,
@@ -196,6 +211,68 @@ def run(
             state=state,
         )
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _prepare(
+    config: RunConfig,
+    log: EventLog,
+    env: Mapping[str, str],
+    part: Part | None,
+    streams: Streams,
+) -> startstate.Prepared | RunResult:
+    """The run's start, before the agent exists: its checks' baseline (a stop signal ends
+    the command running at once; the time budget counts) and a snapshot of the project.
+    A gate the checks cannot tell with is said on stderr, once."""
+    stop = VerifyStop()
+    make = functools.partial(
+        Verifier, cwd=str(config.cwd), env=env, timeout=config.verify_timeout, stop=stop
+    )
+    resumed = part is not None and part.resumed is not None
+    done = part.resumed.iterations if part is not None and part.resumed is not None else 0
+    deadline = time.monotonic() + config.max_time if config.max_time and not resumed else None
+    run_dir = RunDir.of(config, part.run_id if part is not None else new_run_id()).path
+    try:
+        prepared = startstate.interruptible(
+            lambda: startstate.prepare(
+                config, log, run_dir, resumed=resumed, make=make, deadline=deadline
+            ),
+            stop,
+        )
+    except Interrupted as exc:
+        return RunResult(Outcome.SIGNAL, done, f"signal {exc.signum}", exc.signum)
+    except TimeUp:
+        reason = "time budget used up by the checks' baseline"
+        log.emit("warning", message=reason)
+        return RunResult(Outcome.TIME, done, reason)
+    warning = prepared.baseline.warning() if prepared.baseline is not None else None
+    if warning is not None:
+        log.emit("warning", message=warning)
+        _say(streams, f"warning: {warning}")
+    return prepared
+
+
+def _second_opinion(
+    config: RunConfig, log: EventLog, env: Mapping[str, str], streams: Streams
+) -> tuple[str, ...] | None:
+    """The run's second opinion; the one `auto` picked is said on stderr and in an event
+    (the preflight refused a run for which it found none)."""
+    choice = second.choose(config, env.get("PATH"))
+    if choice.auto and choice.argv is not None:
+        log.emit(
+            "second_opinion_auto",
+            command=list(choice.argv),
+            agent=choice.agent,
+            judge=choice.judge,
+        )
+        _say(streams, choice.said())
+    return choice.argv
+
+
+def _say(streams: Streams, line: str) -> None:
+    """One `ptysup:` line on stderr before the agent starts (its terminal is not raw yet)."""
+    with contextlib.suppress(OSError, ValueError):
+        streams.stderr.write(f"ptysup: {line}\n")
+        streams.stderr.flush()
 
 
 def _unanswered(

@@ -24,6 +24,7 @@ from ptysup.events import Event, EventLog, failure_text
 from ptysup.exitcodes import ExitCode, Outcome, RunResult
 from ptysup.redact import Redactor
 from ptysup.run import app, outputs, report
+from ptysup.run.evidence import Journal
 from ptysup.store import runstate
 from ptysup.store.rundir import Part, RunDir, RunLocked, read_events, remove_left_temps
 
@@ -185,6 +186,7 @@ def _supervise(
         max_cost_usd=config.max_cost,
         agent_cmd=list(config.agent_cmd),
         supervisor_cmd=list(config.supervisor_cmd),
+        second_opinion=list(config.second_opinion) if config.second_opinion else None,
         verify=[list(v) for v in config.verify],
         cwd=str(config.cwd),
         log_file=str(log_path),
@@ -198,6 +200,10 @@ def _supervise(
     # in one line (the log's), not once more for state.json.
     tracker.write(started)
     log.add(tracker)
+    journal = Journal()  # the supervisor's memory of the run, every part of it
+    journal.replay(earlier)
+    for sink in journal.sinks():
+        log.add(sink)
     # From here on, a failed write is said at once, marked for runs and resume, and
     # ends the run (wiring) with its own exit code, never as a success.
     log.on_failure(lambda err: _failed_write(err, run_dir, part))
@@ -219,6 +225,7 @@ def _supervise(
                 part=part,
                 state=tracker,
                 on_session=functools.partial(_learnt_session, run_dir, log),
+                journal=journal,
             )
     except Exception as exc:  # the one place a bug becomes an exit code
         detail = traceback.format_exc()

@@ -27,8 +27,22 @@ from ptysup.agents.waits import WaitPolicy, is_fatal_error
 from ptysup.config import DEFAULT_MAX_REPEATS
 from ptysup.events import EventLog
 from ptysup.exitcodes import Outcome, RunResult
+from ptysup.run.decision import (
+    Asked,
+    DecisionPath,
+    Evidence,
+    Guard,
+    Judge,
+    Keeper,
+    Moment,
+    PromptSettings,
+    SecondOpinion,
+    TurnView,
+    Verdict,
+    VerdictKind,
+)
 from ptysup.run.repeats import Repeat, RepeatDetector, new_text
-from ptysup.run.verify import VerifyResult
+from ptysup.run.verify import Verify, VerifyResult
 from ptysup.supervisor.decide import (
     ApiErrorNotWaited,
     Decided,
@@ -36,12 +50,7 @@ from ptysup.supervisor.decide import (
     SupervisorFailed,
 )
 from ptysup.supervisor.parse import Action, Decision
-from ptysup.supervisor.prompt import (
-    DEFAULT_MAX_BYTES,
-    PromptContext,
-    build_prompt,
-    system_prompt,
-)
+from ptysup.supervisor.prompt import DEFAULT_MAX_BYTES
 from ptysup.terminal.screen import ScreenSnapshot
 
 CONTINUE_AFTER_WAIT = "continue"
@@ -72,18 +81,19 @@ class Agent(Protocol):
     def settle_cost(self, deadline: float | None = None) -> None: ...
 
 
-class Decider(Protocol):
-    def decide(
-        self, prompt: str, iteration: int, timeout: float | None = None, system: str | None = None
-    ) -> Decided: ...
-
-    def prepare(self, system: str | None = None) -> None: ...
+Decider = Judge  # the supervisor, as the loop is given it
 
 
-class Verify(Protocol):
-    commands: list[tuple[str, ...]]
+@dataclass(frozen=True)
+class Judging:
+    """What the decision path adds to the judge: the evidence in every prompt, the tamper
+    guard and a second opinion before a [COMPLETE] counts (see ptysup.run.decision)."""
 
-    def run(self, deadline: float | None = None) -> list[VerifyResult]: ...
+    evidence: Evidence | None = None
+    guard: Guard | None = None
+    second: SecondOpinion | None = None
+    tampered: int = 0  # refusals for tampering in earlier parts of a resumed run
+    keep: Keeper | None = None  # where each judged turn end is kept (judge-bench's cases)
 
 
 @dataclass(frozen=True)
@@ -159,6 +169,7 @@ class LoopConfig:
     # the resumed run carries it out instead of asking again.
     decided: Decision | None = None
     max_repeats: int = DEFAULT_MAX_REPEATS  # identical rounds that escalate; 0: off
+    head_start_s: float = 0.0  # the run's time before the loop (the checks' baseline)
 
 
 def resumed_note(resumed_as: str = REOPENED) -> str:
@@ -173,7 +184,11 @@ RESUMED_NOTE = resumed_note()
 
 
 # The decision behind each kind of injection, for the spinning detector.
-_DECIDED_BY = {"instruction": Action.CONTINUE.value, "verify": Action.COMPLETE.value}
+_DECIDED_BY = {
+    "instruction": Action.CONTINUE.value,
+    "verify": Action.COMPLETE.value,
+    "tamper": Action.COMPLETE.value,
+}
 
 
 @dataclass(frozen=True)
@@ -196,6 +211,22 @@ class _Stop(Exception):
         self.reason = reason
 
 
+def _spent(decided: Decided) -> dict[str, object]:
+    """What one supervisor's answer took and cost, as its event says."""
+    answer = decided.answer
+    return {
+        "duration_s": round(answer.duration_s, 3),
+        "attempts": decided.attempts,
+        "tokens": dict(answer.tokens),
+        "cost_usd": None if answer.cost_usd is None else round(answer.cost_usd, 6),
+    }
+
+
+def _gates(steps: Steps | None, verifier: Verify | None) -> list[Verify]:
+    """What a [COMPLETE] must pass now: the current step's verify, then --verify."""
+    return [g for g in (steps.gate() if steps else None, verifier) if g is not None]
+
+
 class RunLoop:
     """The decision loop, driving an Agent with a Decider; knows no terminal details."""
 
@@ -212,27 +243,40 @@ class RunLoop:
         redact: Callable[[str], str] = lambda text: text,
         steps: Steps | None = None,
         fingerprint: Callable[[], str | None] = lambda: None,
+        judging: Judging = Judging(),
     ) -> None:
         self._cfg = config
         self._redact = redact
         self._agent = agent
-        self._supervisor = supervisor
         self._log = log
         self._clock = clock
-        self._verifier = verifier
         self._waits = waits or WaitPolicy(enabled=False)
         self._now = wall_clock
         self._steps = steps
-        # A resumed run's clock starts where the earlier parts left it.
-        self._start = clock() - config.spent.elapsed_s
+        # A resumed run's clock starts where the earlier parts left it; a new run's where
+        # it began, before the checks' baseline.
+        self._start = clock() - config.spent.elapsed_s - config.head_start_s
         self._deadline = None if config.max_time is None else self._start + config.max_time
-        self._notes: tuple[str, ...] = ()
         self._asking: Ask | None = None  # a question whose hook waits for a reply
         self._escalated_picker = False  # a question escalated to the person at the terminal
         self._once: tuple[str, ...] = ()  # notes for the next prompt only
-        self._failed: VerifyResult | None = None  # the last --verify failure
-        # The unchanging part of every prompt, for a supervisor that takes a system prompt.
-        self._system = system_prompt(redact(config.task)) if config.split_prompt else None
+        self._path = DecisionPath(
+            supervisor,
+            log,
+            PromptSettings(
+                redact(config.task),
+                config.max_prompt_bytes,
+                config.prompt_template,
+                config.split_prompt,
+            ),
+            evidence=judging.evidence,
+            gates=functools.partial(_gates, steps, verifier),
+            guard=judging.guard,
+            second=judging.second,
+            redact=redact,
+            tampered=judging.tampered,
+            keep=judging.keep,
+        )
         self.iterations = config.spent.iterations
         self._earlier_cost = config.spent.cost_usd  # what earlier parts of the run spent
         self._repeats = RepeatDetector(config.max_repeats, fingerprint)
@@ -307,10 +351,10 @@ class RunLoop:
             self._log.emit("error", message=reason)
             return Outcome.AGENT_EXITED, reason
         # How long the agent took to start: this part's time, not the whole run's.
-        started = round(self._elapsed() - self._cfg.spent.elapsed_s, 3)
+        started = round(self._elapsed() - self._cfg.spent.elapsed_s - self._cfg.head_start_s, 3)
         self._log.emit("agent_ready", elapsed_s=started)
         pending = self._open()
-        self._supervisor.prepare(self._system)  # boots while the agent works
+        self._path.prepare()  # the judge boots while the agent works
         if self._cfg.decided is not None:
             ended = self._carry_out(self._cfg.decided)
             if ended is not None:
@@ -354,43 +398,70 @@ class RunLoop:
                 continue
             if self._spinning(turn):
                 continue  # the person's turn started: decide at its end
-            decided = self._decide_held(turn)
-            if decided is None:
+            asked = self._decide_held(turn)
+            if asked is None:
                 continue  # the person started a turn: decide at its end
-            ended = self._act(decided.decision)
+            verdict = self._settle(asked)
+            ended = None if verdict is None else self._act(verdict)
             if ended is not None:
                 return ended
 
-    def _act(self, d: Decision) -> tuple[Outcome, str] | None:
-        """Carry out a decision on a turn end: the run's outcome, or None to go on."""
-        if d.action is Action.ESCALATE:
-            self._escalate(d.content, "turn_end")
+    def _settle(self, asked: Asked) -> Verdict | None:
+        """The decision path's verdict on `asked`; what it spent beyond the judge counts.
+        None when the agent's exit overtook the second opinion: it was ended (the loop's
+        next wait ends the run)."""
+        i = asked.moment.iteration
+        try:
+            verdict = self._path.settle(asked, self._deadline)
+        except DecisionCancelled as exc:
+            self._log.emit("decision_cancelled", iteration=i, reason=f"overtaken by {exc}")
+            return None
+        self.cost_usd += verdict.cost_usd
+        if verdict.second is not None:
+            self._said_second(i, asked, verdict)
+        return verdict
+
+    def _said_second(self, iteration: int, asked: Asked, verdict: Verdict) -> None:
+        """The `second_opinion` event: both opinions, and what the run does with them."""
+        assert verdict.second is not None
+        d = verdict.second.decision
+        judge = asked.decided.decision
+        self._log.emit(
+            "second_opinion",
+            iteration=iteration,
+            command=self._path.second_name,
+            action=d.action.value,
+            content=d.content,
+            judge_action=judge.action.value,
+            judge_content=judge.content,
+            verdict=verdict.kind.value,
+            **_spent(verdict.second),
+            supervisor_cost_usd=round(self.cost_usd, 6),
+            total_cost_usd=self.cost,
+        )
+
+    def _act(self, verdict: Verdict) -> tuple[Outcome, str] | None:
+        """Do what a turn end's verdict says; the run's outcome when it ends the run."""
+        kind = verdict.kind
+        if kind is VerdictKind.ESCALATE:
+            self._escalate(verdict.text, "turn_end" if verdict.by == "supervisor" else verdict.by)
             self._agent.wait_turn_start(self._deadline)
             return None
-        if d.action is Action.COMPLETE:
-            return self._complete(d.content)
-        if d.action is Action.ABORT:
-            self._clear_and_end()
-            return Outcome.ABORT, d.content
-        self._check_budgets()
-        self._inject(d.content, kind="instruction")
-        return None
-
-    def _complete(self, content: str) -> tuple[Outcome, str] | None:
-        """[COMPLETE]: verified, the run (or its plan's last step) is done, or the next
-        step starts; not verified, the failure goes to the agent."""
-        failed = self._verify()
-        if failed is None:
+        if kind is VerdictKind.DONE:
             if self._steps is None or not self._steps.advance(self.iterations):
                 self._end_agent()
-                return Outcome.COMPLETE, content
+                return Outcome.COMPLETE, verdict.text
             self._check_budgets()
             following = self._steps.opening(self.iterations)
             if following is not None:
                 self._start_step(following)
             return None
+        if kind is VerdictKind.ABORT:
+            self._clear_and_end()
+            return Outcome.ABORT, verdict.text
         self._check_budgets()
-        self._inject(failed.instruction(), kind="verify")
+        injected = "instruction" if kind is VerdictKind.CONTINUE else verdict.by
+        self._inject(verdict.text, kind=injected, failed=verdict.failed)
         return None
 
     def _spinning(self, turn: TurnEnd) -> bool:
@@ -433,7 +504,7 @@ class RunLoop:
             self._repeat_note = (repeat.note(self._repeats.max_repeats),)
         return repeat
 
-    def _decide_held(self, turn: TurnEnd) -> Decided | None:
+    def _decide_held(self, turn: TurnEnd) -> Asked | None:
         """Decide on `turn` once the person lets go of the agent; None when a turn started
         first (the person submitted a message). A decision the person overtook (their
         message, a pause, a stop) is cancelled and counts no iteration."""
@@ -449,7 +520,7 @@ class RunLoop:
                 return None
             # Paused (hold waits for the resume) or stopped (hold raises PersonStopped).
 
-    def _counted(self, decide: Callable[[], Decided | None]) -> Decided | None:
+    def _counted(self, decide: Callable[[], Asked | None]) -> Asked | None:
         """A decision as iteration `iterations + 1` (its prompt says so); it counts only
         if made: not when the person overtook it (None), nor when a signal, the time
         budget or the supervisor's failure ended it first."""
@@ -495,39 +566,39 @@ class RunLoop:
             ask.leave_to_person()
             return None
         self._check_budgets()
-        asked = TurnEnd(TurnEndKind.STOP, self._agent.activity.last_message)
-        decided = self._counted(lambda: self._decide(asked, question=describe(ask.questions)))
-        if decided is None:  # the person overtook it: the picker is theirs
+        turn = TurnEnd(TurnEndKind.STOP, self._agent.activity.last_message)
+        asked = self._counted(lambda: self._decide(turn, question=describe(ask.questions)))
+        if asked is None:  # the person overtook it: the picker is theirs
             ask.leave_to_person()
             return None
-        d = decided.decision
-        if d.action is Action.ESCALATE:
+        verdict = self._settle(asked)
+        if verdict is None:  # the agent exited while the second opinion decided
+            return None
+        kind = verdict.kind
+        if kind is VerdictKind.ESCALATE:
             if not self._cfg.person_present:
-                self._refuse(ask, f"Only a person can answer this; the run stops here: {d.content}")
-            self._escalate(d.content, "question")
+                self._refuse(
+                    ask, f"Only a person can answer this; the run stops here: {verdict.text}"
+                )
+            self._escalate(verdict.text, "question" if verdict.by == "supervisor" else verdict.by)
             ask.leave_to_person()  # the picker waits for the person at the terminal
             self._escalated_picker = True
             return None
-        if d.action is Action.ABORT:
-            self._refuse(ask, f"The supervisor stopped the run: {d.content}")
+        if kind is VerdictKind.ABORT:
+            self._refuse(ask, f"The supervisor stopped the run: {verdict.text}")
             self._clear_and_end()
-            return Outcome.ABORT, d.content
-        if d.action is Action.COMPLETE:
-            failed = self._verify()
-            if failed is None:
-                if self._steps is not None and self._steps.advance(self.iterations):
-                    # The step is done: the next one (pending) is typed once this turn ends.
-                    self._refuse(ask, "This step is done. Stop here; the next step follows.")
-                    return None
-                self._refuse(ask, f"The supervisor ended the run as complete: {d.content}")
-                self._let_turn_end()
-                self._end_agent()
-                return Outcome.COMPLETE, d.content
-            self._check_budgets()
-            self._give_answers(ask, failed.instruction(), by="verify")
-            return None
+            return Outcome.ABORT, verdict.text
+        if kind is VerdictKind.DONE:
+            if self._steps is not None and self._steps.advance(self.iterations):
+                # The step is done: the next one (pending) is typed once this turn ends.
+                self._refuse(ask, "This step is done. Stop here; the next step follows.")
+                return None
+            self._refuse(ask, f"The supervisor ended the run as complete: {verdict.text}")
+            self._let_turn_end()
+            self._end_agent()
+            return Outcome.COMPLETE, verdict.text
         self._check_budgets()
-        self._give_answers(ask, d.content, by="supervisor")
+        self._give_answers(ask, verdict.text, by=verdict.by)
         return None
 
     def _give_answers(self, ask: Ask, reply: str, by: str) -> None:
@@ -594,7 +665,7 @@ class RunLoop:
         self._log.emit(
             "decision_resumed", iteration=self.iterations, action=d.action.value, content=d.content
         )
-        return self._act(d)
+        return self._act(self._path.carry_out(d, self.iterations, self._deadline))
 
     def _start_step(self, step: StepText) -> None:
         if step.clear:
@@ -615,70 +686,42 @@ class RunLoop:
                 attempts=cleared.attempts,
             )
 
-    def _decide(self, turn: TurnEnd, question: str = "") -> Decided | None:
+    def _decide(self, turn: TurnEnd, question: str = "") -> Asked | None:
         """The supervisor's decision on `turn` (or on the agent's `question`); None when the
         person overtook it (their message, a pause): it is cancelled and logged so."""
         i = self.iterations
         person = self._agent.person
         prompts = person.prompts
         by = ""
+        moment = Moment(i, self._cfg.max_iter, self._elapsed())
+        notes = self._notes()
         try:
-            decided: Decided | None = self._supervisor.decide(
-                self._prompt(turn, question), i, self._remaining(), system=self._system
+            asked: Asked | None = self._path.ask(
+                self._view(turn, question), moment, notes, self._remaining()
             )
         except DecisionCancelled as exc:
-            decided, by = None, str(exc)
-        if decided is not None:
-            self.cost_usd += decided.answer.cost_usd or 0.0  # spent, even if overtaken
-        if decided is None or person.prompts != prompts or person.paused:
+            asked, by = None, str(exc)
+        if asked is not None:
+            self.cost_usd += asked.decided.answer.cost_usd or 0.0  # spent, even if overtaken
+        if asked is None or person.prompts != prompts or person.paused:
             why = "the person's message" if person.prompts != prompts else by or "the person"
             self._log.emit("decision_cancelled", iteration=i, reason=f"overtaken by {why}")
             return None
-        d = decided.decision
-        d = decided.decision
-        answer = decided.answer
+        d = asked.decided.decision
         self._log.emit(
             "decision",
             iteration=i,
             max_iter=self._cfg.max_iter,
             action=d.action.value,
             content=d.content,
-            duration_s=round(answer.duration_s, 3),
-            attempts=decided.attempts,
-            warm=answer.warm,
-            tokens=dict(answer.tokens),
-            cost_usd=None if answer.cost_usd is None else round(answer.cost_usd, 6),
+            **_spent(asked.decided),
+            warm=asked.decided.answer.warm,
             supervisor_cost_usd=round(self.cost_usd, 6),
             agent_cost_usd=round(self._agent.cost_usd, 6),
             total_cost_usd=self.cost,
             elapsed_s=self._elapsed(),
         )
-        return decided
-
-    def _verify(self) -> VerifyResult | None:
-        """The first failing command of the step's gate and --verify, or None when all pass
-        (or there are none)."""
-        gates = [self._steps.gate() if self._steps else None, self._verifier]
-        results = (r for g in gates if g is not None and g.commands for r in g.run(self._deadline))
-        for result in results:
-            self._log.emit(
-                "verify",
-                iteration=self.iterations,
-                command=list(result.command),
-                exit_code=result.exit_code,
-                passed=result.passed,
-                duration_s=result.duration_s,
-                output_tail=result.output_tail[-1000:],
-            )
-            if not result.passed:
-                self._failed = result
-                self._notes = (
-                    f"Last verification (after iteration {self.iterations}'s [COMPLETE]): "
-                    f"{result.describe()}; its output ends:\n{result.output_tail[-800:]}",
-                )
-                return result
-        self._notes = ()
-        return None
+        return asked
 
     def _check_budgets(self) -> None:
         """Raise _Stop once the iteration or cost budget is used up, TimeUp once the time
@@ -743,7 +786,7 @@ class RunLoop:
         self._agent.pause(delay)
         self._inject(CONTINUE_AFTER_WAIT, kind="continue")
 
-    def _inject(self, text: str, kind: str) -> None:
+    def _inject(self, text: str, kind: str, failed: VerifyResult | None = None) -> None:
         before = self._agent.snapshot().text()
         result = self._agent.submit(text, self._deadline)
         if result.superseded:
@@ -759,42 +802,40 @@ class RunLoop:
             attempts=result.attempts,
             landed=result.landed,
         )
-        failed = self._failed.describe() if kind == "verify" and self._failed else None
         self._typed = _Typed(
             text,
             _DECIDED_BY.get(kind),
-            () if failed is None else (failed,),
+            () if failed is None else (failed.describe(),),
             before,
             self._agent.person.prompts,
         )
         if not result.confirmed:
             self._log.emit("warning", message="the agent did not start a turn on the injection")
 
-    def _prompt(self, turn: TurnEnd, question: str = "") -> str:
+    def _view(self, turn: TurnEnd, question: str = "") -> TurnView:
+        """What the agent did this turn, as the supervisor is shown it."""
         activity = self._agent.activity
         # Secrets never reach the supervisor (nor its model provider); redacting the parts
         # before building keeps the prompt within its bound. The whole screen is redacted
         # before its last lines are taken: a key cut at the excerpt's top would be kept.
         r = self._redact
         screen = "\n".join(r(self._agent.snapshot().text()).splitlines()[-SCREEN_LINES:])
-        plan = self._steps.notes() if self._steps else ()
-        ctx = PromptContext(
-            task=r(self._cfg.task),
-            iteration=self.iterations,
-            max_iter=self._cfg.max_iter,
-            elapsed_s=self._elapsed(),
+        return TurnView(
             turn_end="the agent asks a question" if question else turn.kind.value,
             tools=tuple(r(t) for t in activity.tools),
             last_message=r(activity.last_message or turn.detail),
             screen=screen,
-            notes=tuple(r(n) for n in (*plan, *self._once, *self._repeat_note, *self._notes)),
             question=r(question),
             dialog=turn.dialog,
         )
+
+    def _notes(self) -> tuple[str, ...]:
+        """The loop's notes for the next prompt (the plan, a resume, a repeat), redacted;
+        the note of a resume is said once."""
+        plan = self._steps.notes() if self._steps else ()
+        notes = tuple(self._redact(n) for n in (*plan, *self._once, *self._repeat_note))
         self._once = ()
-        return build_prompt(
-            ctx, self._cfg.max_prompt_bytes, self._cfg.prompt_template, self._system is not None
-        )
+        return notes
 
     def _clear_and_end(self, deadline: float | None = None) -> None:
         """Interrupt a turn in progress, clear the conversation once (if the agent has a

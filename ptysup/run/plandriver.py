@@ -6,8 +6,8 @@ from collections.abc import Callable, Sequence
 
 from ptysup.events import EventLog
 from ptysup.plan.schema import Plan, Step
-from ptysup.run.loop import StepText, Verify
-from ptysup.run.verify import VerifyResult
+from ptysup.run.loop import StepText
+from ptysup.run.verify import Verify, VerifyResult
 
 MakeVerifier = Callable[[Sequence[tuple[str, ...]]], Verify]
 

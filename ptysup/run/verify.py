@@ -9,6 +9,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from ptysup.agents.events import Interrupted, TimeUp
 from ptysup.procutil import dies_with, kill_group
@@ -44,6 +45,14 @@ class VerifyResult:
             f"Verification failed: {self.describe()}. The task is not done until it passes.\n"
             f"Last output:\n{self.output_tail}\nFix the cause, then say what you changed."
         )
+
+
+class Verify(Protocol):
+    """Checks that run in order up to the first failure (a Verifier, a plan step's gate)."""
+
+    commands: list[tuple[str, ...]]
+
+    def run(self, deadline: float | None = None) -> list[VerifyResult]: ...
 
 
 class VerifyStop:

@@ -8,11 +8,12 @@ run's fixed cost before the agent's first byte).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import os
 import signal
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,10 +35,14 @@ from ptysup.events import EventLog, failure_text
 from ptysup.exitcodes import Outcome, RunResult
 from ptysup.notify import Notifier, TerminalChannel
 from ptysup.redact import Redactor
+from ptysup.run.evidence import Journal, RunEvidence, Start
 from ptysup.run.gitstate import git_fingerprint
 from ptysup.run.heartbeat import Heartbeat
-from ptysup.run.loop import AFRESH, LoopConfig, RunLoop, Spent
+from ptysup.run.loop import AFRESH, Judging, LoopConfig, RunLoop, Spent
 from ptysup.run.plandriver import MakeVerifier, PlanDriver
+from ptysup.run.second import SecondJudge
+from ptysup.run.tamper import ChecksIn, TamperGuard
+from ptysup.run.turns import TURNS, TurnLog
 from ptysup.run.verify import Verifier, VerifyStop
 from ptysup.store.rundir import Part, RunDir
 from ptysup.store.runstate import StateTracker
@@ -88,6 +93,10 @@ class Started:
     interactive: bool
     clock: Callable[[], float]
     resume: bool  # Claude Code reopens an earlier part's conversation
+    start: Start  # the project before the agent touched it
+    journal: Journal  # the run's memory and its checks, learnt from its events
+    head_start_s: float = 0.0  # the run's time before the agent started (the baseline)
+    second_opinion: tuple[str, ...] | None = None  # its command line (`auto` resolved)
     # What a resumed part's agent did with the earlier conversation ("reopened …"); None:
     # it started afresh (a generic agent, or a conversation that was never saved).
     reopens: str | None = None
@@ -122,6 +131,10 @@ def supervise(
         prelude=SUPERVISOR_MARKER + "\n",  # every prompt's first line (see build_prompt)
     )
     stack.callback(runner.close)
+    second = _second_runner(config, env, started.second_opinion)
+    if second is not None:
+        stack.callback(second.close)
+    runners = tuple(r for r in (runner, second) if r is not None)
     # Without a person's terminal, the screen model answers the agent's terminal queries.
     screen = ScreenModel(rows, cols, answer=None if interactive else agent.write)
     modes = ModeTracker()
@@ -156,7 +169,7 @@ def supervise(
     session.person.enter_submits = not profile.uses_hooks
     session.reopened = started.resume  # its earlier parts' spend is counted already
     # A run whose events cannot be recorded ends at once: nothing it does after counts.
-    log.on_failure(functools.partial(_halt, session, runner))
+    log.on_failure(functools.partial(_halt, session, runners))
     started.holder.append(session)
     stack.callback(_note_rejected, screen, log)  # after the feeder stopped (LIFO)
     feeder.start()
@@ -196,6 +209,7 @@ def supervise(
         stop=stop_verify,
     )
     steps = _plan(config, log, part, verifier_for)
+    judging = _judging(config, log, started, functools.partial(_checks_in, verifier_for, env), part)
     loop = _loop(
         config,
         session,
@@ -207,7 +221,10 @@ def supervise(
         in_fd is not None,
         verifier_for,
         record,
+        judging,
+        started.head_start_s,
         started.reopens or AFRESH,
+        (second, started.second_opinion or ()),
     )
     if state is not None:  # the run's spend is kept as the agent reports it (state.json)
         session.on_spend.append(lambda _: state.spent(loop.cost))
@@ -219,7 +236,7 @@ def supervise(
         session,
         screen,
         feeder,
-        runner,
+        runners,
         log,
         recording,
         status,
@@ -240,10 +257,27 @@ def supervise(
     return result
 
 
-def _halt(session: AgentSession, runner: SupervisorRunner, err: OSError) -> None:
+def _halt(session: AgentSession, runners: Sequence[SupervisorRunner], err: OSError) -> None:
     """End the run: a decision under way is cancelled, the agent interrupted and ended."""
     session.post(HaltRequest(failure_text(err), session.now()))
-    runner.cancel()
+    for runner in runners:
+        runner.cancel()
+
+
+def _second_runner(
+    config: RunConfig, env: Mapping[str, str], argv: Sequence[str] | None
+) -> SupervisorRunner | None:
+    """The second opinion's own runner: lean and read-only as the judge's (its own model:
+    --supervisor-model is the judge's), no warm spare (it is asked only at a [COMPLETE])."""
+    if argv is None:
+        return None
+    return SupervisorRunner(
+        lean_argv(argv, JudgeOptions(config.supervisor_tools)),
+        timeout=config.supervisor_timeout,
+        cwd=str(config.cwd),
+        env=lean_env(argv, env),
+        prelude=SUPERVISOR_MARKER + "\n",
+    )
 
 
 def _attach(
@@ -342,6 +376,37 @@ def _plan(
     )
 
 
+def _checks_in(
+    verifier_for: Callable[..., Verifier],
+    env: Mapping[str, str],
+    commands: Sequence[tuple[str, ...]],
+    folder: Path,
+) -> Verifier:
+    """The checks run in another folder (the tamper guard's scratch copy)."""
+    return verifier_for(commands, cwd=str(folder), env={**env, "PWD": str(folder)})
+
+
+def _judging(
+    config: RunConfig, log: EventLog, started: Started, checks_in: ChecksIn, part: Part | None
+) -> Judging:
+    """The evidence in every prompt, the tamper guard when files are protected, and the
+    turn ends kept in the run directory (for `ptysup judge-bench save`)."""
+    start = started.start
+
+    def warn(text: str) -> None:
+        log.emit("warning", message=text)
+
+    evidence = RunEvidence(started.journal, start, warn=warn)
+    guard = None
+    if start.tree is not None and start.snapshot is not None and start.protected:
+        guard = TamperGuard(start.tree, start.snapshot, start.protected, start.cwd, checks_in)
+    keep = None
+    if part is not None:
+        folder = RunDir.of(config, part.run_id).path / TURNS
+        keep = TurnLog(folder, lambda: evidence.last, warn)
+    return Judging(evidence, guard, tampered=started.journal.checks.tamper_refusals, keep=keep)
+
+
 def _loop(
     config: RunConfig,
     session: AgentSession,
@@ -353,10 +418,14 @@ def _loop(
     person: bool,
     verifier_for: MakeVerifier,
     record: Path | None,
+    judging: Judging,
+    head_start_s: float,
     resumed_as: str,
+    second: tuple[SupervisorRunner | None, Sequence[str]] = (None, ()),
 ) -> RunLoop:
-    """The decision loop with its supervisor, verifier and wait policy; `resumed_as` is
-    what a resumed part's agent did with the earlier conversation."""
+    """The decision loop with its supervisor (and second opinion), verifier and wait
+    policy; `resumed_as` is what a resumed part's agent did with the earlier
+    conversation."""
     waits = WaitPolicy(enabled=config.wait, max_waits=config.max_waits, base_s=config.wait_base)
     backoff = backoff_schedule(config.supervisor_backoff, config.supervisor_retries)
     verifier = verifier_for(config.verify) if config.verify else None
@@ -367,6 +436,7 @@ def _loop(
         max_time=config.max_time,
         max_cost=config.max_cost,
         max_repeats=config.max_repeats,
+        head_start_s=head_start_s,
         prompt_template=config.prompt_template,
         questions=config.questions,
         person_present=person,
@@ -382,6 +452,13 @@ def _loop(
     supervisor = Supervisor(runner, log, backoff, waits, clock)
     session.person.on_takeover.append(supervisor.abandon)
     session.on_exit.append(functools.partial(supervisor.end, AGENT_GONE))
+    second_runner, second_argv = second
+    if second_runner is not None:
+        # The agent's exit ends it; the person's message does not (as it does not end the
+        # checks before it): its [CONTINUE] then waits, its agreement ends the run.
+        other = Supervisor(second_runner, log, backoff, waits, clock)
+        session.on_exit.append(functools.partial(other.end, AGENT_GONE))
+        judging = dataclasses.replace(judging, second=SecondJudge(second_argv, other, clock))
     return RunLoop(
         loop_config,
         session,
@@ -398,6 +475,7 @@ def _loop(
             config.cwd,
             [p for p in (config.log_file, record, config.summary_json) if p is not None],
         ),
+        judging=judging,
     )
 
 
@@ -409,7 +487,7 @@ class _Parts:
     session: AgentSession
     screen: ScreenModel
     feeder: ScreenFeeder
-    runner: SupervisorRunner
+    runners: tuple[SupervisorRunner, ...]  # the judge's, then the second opinion's
     log: EventLog
     recording: Recording | None
     status: StatusLine | None
@@ -428,7 +506,7 @@ def _drive(
     escape: EscapeKeys | None = None,
 ) -> RunResult:
     """The relay in this (main) thread, the run loop in another; both end together."""
-    agent, session, runner = parts.agent, parts.session, parts.runner
+    agent, session = parts.agent, parts.session
     waker = _Waker()
     results: list[RunResult] = []
     model_input = parts.attach.output if parts.attach is not None else parts.feeder.put
@@ -450,7 +528,8 @@ def _drive(
     def on_signal(signum: int) -> None:
         agent.hung_up = agent.hung_up or signum == signal.SIGHUP
         session.post(StopRequest(signum, session.now()))
-        runner.cancel()
+        for runner in parts.runners:
+            runner.cancel()
         parts.stop_verify(signum)
         # If the loop cannot wind down in time, the relay stops anyway.
         timer = threading.Timer(STOP_GRACE_S, waker.wake)

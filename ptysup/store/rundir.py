@@ -11,6 +11,9 @@ lock          flock()ed for the run's whole life, holding its pid
 state.json    the run's state, kept current (ptysup.store.runstate), with its spend so far
 alive         empty; touched after every quiet minute of a live run (ptysup.run.heartbeat):
               its mtime says how long a killed run lived past its last event
+evidence/     the run's start (start.json) and ptysup's object store of its snapshots
+turns/        each judged turn end, as the judge was shown it (ptysup.run.turns), the
+              last 200: what `ptysup judge-bench save` makes a case of
 log_incomplete  written when a write to the event log failed: what the run used is
               not all in its log (when the run directory itself cannot be written, it
               goes to $XDG_STATE_HOME/ptysup/incomplete/<id>.json instead)

@@ -11,7 +11,8 @@ where the prompt cache can serve them from one decision to the next.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Mapping, Sequence
+import os
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -259,3 +260,31 @@ def takes_system_prompt(argv: Sequence[str]) -> bool:
 def with_system_prompt(argv: Sequence[str], path: str) -> list[str]:
     """`argv` reading its system prompt from the file at `path` (kept out of `ps`)."""
     return [*argv, "--system-prompt-file", path]
+
+
+# Each vendor's CLI as a judge, in the order `--second-opinion auto` prefers them; the
+# program's name is the vendor's (a judge's or an agent's). `gemini -p` and `qwen -p` take
+# the prompt as -p's value: an empty one, then the prompt on stdin.
+JUDGES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("claude", ("claude", "-p")),
+    ("codex", ("codex", "exec")),
+    ("gemini", ("gemini", "-p", "")),
+    ("qwen", ("qwen", "-p", "")),
+    ("opencode", ("opencode", "run")),
+)
+VENDORS = tuple(name for name, _ in JUDGES)
+
+
+def vendor(argv: Sequence[str]) -> str | None:
+    """The vendor of a command (its program is one of VENDORS' CLIs), else None."""
+    name = os.path.basename(argv[0]) if argv else ""
+    return name if name in VENDORS else None
+
+
+def other_judge(
+    excluded: Collection[str | None], installed: Callable[[str], bool]
+) -> tuple[str, ...] | None:
+    """The first judge command of a vendor not in `excluded` whose program is installed."""
+    return next(
+        (argv for name, argv in JUDGES if name not in excluded and installed(argv[0])), None
+    )

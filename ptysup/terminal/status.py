@@ -332,6 +332,10 @@ class StatusSink:
             self._state = f"API limit: waiting {f.get('seconds')}s"
         elif name == "verify":
             self._state = "verify " + ("passed" if f.get("passed") else "FAILED")
+        elif name == "second_opinion":
+            self._state = f"second opinion: {f.get('action')}"
+        elif name == "tamper" and f.get("verdict") in ("refused", "escalated"):
+            self._state = "done refused: the agent changed the tests"
         elif name in _PERSON_STATES:
             self._state = self._person_state(name, f)
         elif name == "escalation":

@@ -11,6 +11,7 @@ or as a process: `python -m ptysup.testing.fakemodel --scenario FILE --workdir D
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import signal
 import sys
@@ -149,7 +150,9 @@ class _Handler(BaseHTTPRequestHandler):
     def _answer(self, found: Wire, route: str, body: dict[str, Any], size: int) -> None:
         model = self.server.model
         headers = {k.lower(): v for k, v in self.headers.items()}
-        reading = found.read(route, body, headers, model.marker)
+        reading = dataclasses.replace(
+            found.read(route, body, headers, model.marker), wire=found.name
+        )
         if reading.kind is RequestKind.COUNT_TOKENS:  # answered by the wire, not scripted
             model.record(reading, body, self.path, None, 200, size)
             self._reply(found.reply(Step(), route, body, reading))

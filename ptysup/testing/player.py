@@ -53,7 +53,7 @@ class Player:
         with self._lock:
             chosen = self._turns.get(key) if index > 0 else None
             if chosen is None:
-                chosen = self._match(kind, rules, text, count=index == 0)
+                chosen = self._match(kind, rules, text, index == 0, reading.wire)
                 if chosen is not None:
                     self._turns[key] = chosen
         if chosen is None:
@@ -68,13 +68,14 @@ class Player:
         return Choice(step=step, rule=rule.name, step_index=index)
 
     def _match(
-        self, kind: RequestKind, rules: tuple[Rule, ...], text: str, count: bool
+        self, kind: RequestKind, rules: tuple[Rule, ...], text: str, count: bool, wire: str = ""
     ) -> int | None:
         for position, rule in enumerate(rules):
             used = self._uses.get((kind, position), 0)
             if rule.times is not None and count and used >= rule.times:
                 continue
-            if conditions_hold(rule.conditions, text, self.workdir, self.scenario.command_timeout):
+            timeout = self.scenario.command_timeout
+            if conditions_hold(rule.conditions, text, self.workdir, timeout, wire):
                 if count:
                     self._uses[(kind, position)] = used + 1
                 return position

@@ -22,9 +22,12 @@ A scenario is YAML (or the same structure as a dict)::
 
 Rules are tried in order; the first whose conditions all hold wins. A rule without
 conditions is the default. Conditions: `match` (substring), `regex` (re.search) on the
-latest human text; `when:` with `file_exists`, `file_missing`, `file_contains`
-(`{path, text}` or `{path, regex}`), `command_succeeds`, `command_fails` (a string run
-with `bash -c`, or an argv list, in the workdir). `times: N` uses a rule for at most N
+latest human text; `wire` (the API the request came over: `anthropic` for Claude Code,
+`responses` for Codex, `gemini`, `chat` for Qwen Code and opencode), which tells a judge
+from a second opinion of another vendor asked the same prompt; `when:` with
+`file_exists`, `file_missing`, `file_contains` (`{path, text}` or `{path, regex}`),
+`command_succeeds`, `command_fails` (a string run with `bash -c`, or an argv list, in the
+workdir). `times: N` uses a rule for at most N
 turns. A step is `text`, or `tool` + `input` (with an optional `text` before the call),
 or `error` (an HTTP status: 429, 500, 529, ...); any step may add `delay` (seconds before
 the reply). `reply`, `error`, `delay` on a rule are shorthand for a single step.
@@ -76,6 +79,7 @@ class Conditions:
 
     match: str | None = None
     regex: str | None = None
+    wire: str | None = None
     file_exists: tuple[str, ...] = ()
     file_missing: tuple[str, ...] = ()
     file_contains: tuple[FileContains, ...] = ()
@@ -169,8 +173,12 @@ def step_for(step: Step, workdir: Path) -> Step:
 # -- evaluating conditions on the real workdir -------------------------------------------
 
 
-def conditions_hold(conditions: Conditions, human_text: str, workdir: Path, timeout: float) -> bool:
+def conditions_hold(
+    conditions: Conditions, human_text: str, workdir: Path, timeout: float, wire: str = ""
+) -> bool:
     """Whether every condition holds now; cheap ones first, commands last."""
+    if conditions.wire is not None and conditions.wire != wire:
+        return False
     if conditions.match is not None and conditions.match not in human_text:
         return False
     if conditions.regex is not None and re.search(conditions.regex, human_text) is None:
@@ -245,7 +253,18 @@ def _rules(value: object, where: str) -> tuple[Rule, ...]:
 
 
 _STEP_KEYS = {"text", "tool", "input", "error", "delay"}
-_RULE_KEYS = {"name", "match", "regex", "when", "times", "steps", "reply", "error", "delay"}
+_RULE_KEYS = {
+    "name",
+    "match",
+    "regex",
+    "wire",
+    "when",
+    "times",
+    "steps",
+    "reply",
+    "error",
+    "delay",
+}
 
 
 def _rule(data: Mapping[str, Any], where: str) -> Rule:
@@ -310,6 +329,7 @@ def _conditions(data: Mapping[str, Any], where: str) -> Conditions:
     return Conditions(
         match=None if data.get("match") is None else str(data["match"]),
         regex=None if data.get("regex") is None else str(data["regex"]),
+        wire=None if data.get("wire") is None else str(data["wire"]),
         file_exists=tuple(str(p) for p in _list(when.get("file_exists"))),
         file_missing=tuple(str(p) for p in _list(when.get("file_missing"))),
         file_contains=tuple(

@@ -8,7 +8,13 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ptysup.argspec import ArgSpec
-from ptysup.events import repeat_detail, shown
+from ptysup.events import (
+    baseline_detail,
+    repeat_detail,
+    second_detail,
+    shown,
+    tamper_detail,
+)
 from ptysup.logread import skipped_note
 from ptysup.store.rundir import RunDir, RunNotFound, find_run, part_recordings, read_log
 from ptysup.terminal.castread import CastError, load_cast
@@ -68,6 +74,12 @@ def render(events: list[dict[str, Any]], screens: dict[int, str], out: TextIO) -
             )
         if e["event"] == "repeat":
             out.write(f"  repeat: {repeat_detail(e)}\n")
+        if e["event"] == "verify_baseline":
+            out.write(f"  checks {baseline_detail(e)}\n")
+        if e["event"] == "tamper":
+            out.write(f"  tamper guard: {tamper_detail(e)}\n")
+        if e["event"] == "second_opinion":
+            out.write(f"  second opinion: {second_detail(e)}\n")
         if e["event"] == "escalation":
             out.write(f"  escalation ({shown(e.get('at'))}): {shown(e.get('reason', ''), 1000)}\n")
         if e["event"] != "decision":

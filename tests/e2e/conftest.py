@@ -346,6 +346,21 @@ def codex_rig(
 ) -> Iterator[Callable[[Scenario | Path | Mapping[str, Any]], Rig]]:
     """Rigs whose agent is the pinned Codex CLI (in a private CODEX_HOME) and whose
     supervisor is `claude -p`, both talking to the same fake model."""
+    yield from claude_and_codex_rigs(
+        fake_model, claude_env, codex_bin, project_dir, tmp_path, "codex"
+    )
+
+
+def claude_and_codex_rigs(
+    fake_model: FakeModelFactory,
+    claude_env: ClaudeEnvFactory,
+    codex_bin: Path,
+    project_dir: Path,
+    tmp_path: Path,
+    agent: str,
+) -> Iterator[Callable[[Scenario | Path | Mapping[str, Any]], Rig]]:
+    """Rigs of AGENT with both the pinned Claude Code and Codex CLI (in a private
+    CODEX_HOME) set up, talking to the same fake model."""
     with contextlib.ExitStack() as stack:
 
         def env_for(url: str) -> dict[str, str]:
@@ -353,7 +368,7 @@ def codex_rig(
             made = codex_env.codex_env(url, [project_dir], codex_bin, base=claude)
             return dict(stack.enter_context(made).env)
 
-        yield from rigs(fake_model, project_dir, tmp_path, env_for, "codex")
+        yield from rigs(fake_model, project_dir, tmp_path, env_for, agent)
 
 
 # Every agent ptysup drives, by its profile's name: the command the rigs start.

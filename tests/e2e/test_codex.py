@@ -428,7 +428,9 @@ def test_the_demo_runs_with_codex_as_the_agent(
     assert "the sample project's tests pass" in done.stderr
     (log,) = tmp_path.glob("ptysup-demo-*/.ptysup/runs/*/events.jsonl")
     events = read_events(log)
-    assert events[1]["profile"] == "codex"
+    # After the run's start (the checks' baseline, the protected files), the agent.
+    (started,) = [e for e in events if e["event"] == "agent_start"]
+    assert started["profile"] == "codex"
     assert [d["action"] for d in events if d["event"] == "decision"] == ["continue", "complete"]
 
 

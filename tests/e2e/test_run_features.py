@@ -97,18 +97,21 @@ def test_a_signal_keeps_the_cost_spent_so_far_in_run_end(rig: Callable[..., Rig]
     assert end["cost_usd"] == pytest.approx(end["agent_cost_usd"] + end["supervisor_cost_usd"])
 
 
-@pytest.mark.parametrize("where", ["deciding", "verifying"])
+@pytest.mark.parametrize("where", ["deciding", "verifying", "before the agent"])
 def test_a_signal_while_the_supervisor_decides_or_a_verify_runs_ends_the_run_at_once(
     rig: Callable[..., Rig], tmp_path: Path, where: str
 ) -> None:
     # Neither the supervisor nor the verify command gets to finish: the signal is the
     # outcome, the agent's spend is kept, and the log shows no retry and no traceback.
+    # Before the agent: the checks' baseline, cut short, ends the run before it starts.
     started = tmp_path / "verify.pid"
     supervisor = [{"delay": 3600, "reply": "[COMPLETE] too late"}]
-    if where == "verifying":
+    if where != "deciding":
         supervisor = [{"reply": "[COMPLETE] done"}]
     r = rig({"agent": SIMPLE_AGENT, "supervisor": supervisor})
-    proc = r.popen("t", "--verify", f"sh -c 'echo $$ > {started}; exec sleep 600'")
+    check = f"sh -c 'echo $$ > {started}; exec sleep 600'"
+    baseline = () if where == "before the agent" else ("--no-verify-baseline",)
+    proc = r.popen("t", "--verify", check, *baseline)
     try:
         if where == "deciding":
             wait_for(lambda: r.model.requests_of(RequestKind.SUPERVISOR), 60, "the decision")
@@ -123,17 +126,22 @@ def test_a_signal_while_the_supervisor_decides_or_a_verify_runs_ends_the_run_at_
     assert "Traceback" not in stderr and "Exception" not in stderr, stderr
     events = read_events(r.log)
     assert not [e for e in events if e["event"] == "supervisor_error"]
-    assert not [e for e in events if e["event"] == "verify"]  # cut short: says nothing
+    cut = [e for e in events if e["event"] == "verify" or e.get("results")]
+    assert not cut  # a check cut short says nothing
     end = events[-1]
     assert (end["event"], end["outcome"], end["exit_code"]) == ("run_end", "signal", 143)
-    assert end["agent_cost_usd"] > 0
-    if where == "verifying":
+    if where != "deciding":
         assert not alive(int(started.read_text()))
+    if where == "before the agent":
+        assert [e["event"] for e in events] == ["run_start", "run_end"]  # no agent started
+        assert not r.model.requests
+    else:
+        assert end["agent_cost_usd"] > 0
 
 
 def test_the_time_budget_ends_a_verify_command_that_outlasts_it(rig: Callable[..., Rig]) -> None:
     r = rig({"agent": SIMPLE_AGENT, "supervisor": [{"reply": "[COMPLETE] done"}]})
-    run = r.run("t", "--max-time", "8s", "--verify", "sleep 600")
+    run = r.run("t", "--max-time", "8s", "--verify", "sleep 600", "--no-verify-baseline")
     assert run.code == 3, run.stdout
     end = run.events[-1]
     assert end["outcome"] == "time" and end["elapsed_s"] < 60

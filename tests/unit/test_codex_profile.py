@@ -105,6 +105,12 @@ def test_the_composer_reads_typed_text_never_its_placeholder() -> None:
     # The slash-command menu is drawn above the composer: the lowest `› ` line is the box.
     menu = ("› /clear  clear the terminal and start a new chat", "", "› /clear", *FOOTER)
     assert profile.input_text(snap(menu)) == "/clear"
+    # A message with a blank line in it (a failing check's output) is read past it, to
+    # the footer: read up to the blank line, it never showed whole and was not sent.
+    output = ("› Not done: the check failed.", "  F", "", "  FAILED (failures=1)", *FOOTER)
+    assert (
+        profile.input_text(snap(output)) == "Not done: the check failed.\nF\n\nFAILED (failures=1)"
+    )
 
 
 def test_an_api_error_is_the_last_prompt_s_error_line_not_an_interrupt() -> None:

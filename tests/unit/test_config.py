@@ -78,6 +78,35 @@ def test_max_repeats_from_the_flag_the_variable_and_the_file(tmp_path: Path) -> 
     assert _parse(["t", "--max-repeats", "2"], {"PTYSUP_MAX_REPEATS": "0"}).max_repeats == 2
 
 
+def test_protect_and_the_baseline_from_the_flags_the_variables_and_the_file(
+    tmp_path: Path,
+) -> None:
+    config = _parse(["t"])
+    assert (config.protect, config.verify_baseline) == ((), True)
+    (tmp_path / ".ptysup.yaml").write_text("protect: [golden/, '*.snap']\nverify-baseline: false\n")
+    config = _parse(["t"])
+    assert (config.protect, config.verify_baseline) == (("golden/", "*.snap"), False)
+    env = {"PTYSUP_PROTECT": "none", "PTYSUP_VERIFY_BASELINE": "true"}
+    config = _parse(["t"], env)
+    assert (config.protect, config.verify_baseline) == (("none",), True)
+    config = _parse(["t", "--protect", "a", "--protect", "b", "--no-verify-baseline"], env)
+    assert (config.protect, config.verify_baseline) == (("a", "b"), False)
+
+
+def test_protect_none_with_a_pathspec_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert parse_args(["t", "--protect", "none", "--protect", "golden/"], {}) == 2
+    err = capsys.readouterr().err
+    assert err == "ptysup: --protect: none turns protection off: it cannot come with a pathspec\n"
+    (tmp_path / ".ptysup.yaml").write_text("protect: [none, golden/]\n")
+    assert parse_args(["t"], {}) == 2
+    assert ".ptysup.yaml:1: protect: none turns protection off" in capsys.readouterr().err
+    (tmp_path / ".ptysup.yaml").unlink()
+    assert parse_args(["t", "--protect", " "], {}) == 2
+    assert "an empty pathspec protects nothing" in capsys.readouterr().err
+
+
 def test_pyproject_table(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text(
         '[project]\nname = "x"\n\n[tool.ptysup]\nmax-iter = 3\nmax-time = "1h"\n'

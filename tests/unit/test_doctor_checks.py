@@ -60,3 +60,25 @@ def test_every_pinned_agent_is_a_release_its_row_calls_tested() -> None:
     from ptysup.testing.claude_env import CLAUDE_CODE_VERSION
 
     assert CLAUDE_CODE_VERSION in registry.find(("claude",)).tested
+
+
+def test_doctor_looks_for_the_second_opinion_and_says_which_auto_would_pick(
+    tmp_path: Path,
+) -> None:
+    bindir = _claude_printing(tmp_path, "9.9.9")
+    env = {"PATH": str(bindir)}
+
+    def second(config: RunConfig) -> list[tuple[bool, str]]:
+        checks = run_checks(config, env, tmp_path)
+        return [(c.ok, c.detail) for c in checks if c.name == "second opinion"]
+
+    assert second(RunConfig(task="t")) == []
+    (found,) = second(RunConfig(task="t", second_opinion=("codex", "exec")))
+    assert found == (False, "codex not found on PATH")
+    (found,) = second(RunConfig(task="t", second_opinion=("auto",)))
+    assert not found[0] and "no supervisor CLI of another vendor" in found[1]
+    codex = bindir / "codex"
+    codex.write_text("#!/bin/sh\n")
+    codex.chmod(0o755)
+    (found,) = second(RunConfig(task="t", second_opinion=("auto",)))
+    assert found == (True, str(codex))

@@ -110,3 +110,60 @@ def test_a_repeat_says_how_often_and_what_did_not_change() -> None:
         "2x the same round (of 3 allowed): same instruction, answer, files"
         " | instruction: Please try again to find config.yaml | answer: I cannot find the file"
     )
+
+
+def test_the_baseline_the_protected_files_and_a_tamper_read_as_words() -> None:
+    results = [
+        {"command": ["pytest", "-q"], "exit_code": 1, "passed": False},
+        {"command": ["ruff", "check"], "exit_code": 0, "passed": True},
+    ]
+    assert _detail("verify_baseline", results=results, cannot_tell=["step lint"]) == (
+        "before any change: `pytest -q` exited 1; `ruff check` passed"
+        " | cannot tell done from not done: step lint"
+    )
+    assert _detail("verify_baseline", skipped=True) == "skipped (--no-verify-baseline)"
+    assert _detail("protect", count=2, files=["tests/a.py", "tests/b.py"], pathspecs=["x/"]) == (
+        "2 file(s) protected: tests/a.py, tests/b.py | --protect x/"
+    )
+    refused = _detail(
+        "tamper",
+        verdict="refused",
+        files=["tests/test_calc.py"],
+        command=["pytest", "-q"],
+        exit_code=1,
+    )
+    assert refused == (
+        "refused: protected files changed: tests/test_calc.py | with the originals "
+        "`pytest -q` exited 1"
+    )
+    # A damaged log's values are read as text, and nothing in them acts on a terminal.
+    assert _detail("tamper", verdict=["x"], files="a\x1b[2Jb") == (
+        "['x']: protected files changed: ab"
+    )
+
+
+def test_a_second_opinion_reads_as_both_opinions_and_what_the_run_did() -> None:
+    line = _detail(
+        "second_opinion",
+        iteration=3,
+        command="codex exec",
+        action="continue",
+        content="also handle\nnegative numbers",
+        judge_action="complete",
+        verdict="continue",
+    )
+    assert line == (
+        "#3 codex exec: continue: also handle negative numbers | the judge said complete"
+        " | the run: continue"
+    )
+    auto = _detail("second_opinion_auto", command=["codex", "exec"], agent="claude", judge=None)
+    assert auto == "codex exec (another vendor than the agent's claude and the judge's ?)"
+    start = _detail(
+        "run_start",
+        task="t",
+        max_iter=1,
+        agent_cmd=["a"],
+        supervisor_cmd=["s"],
+        second_opinion=["gemini", "-p", ""],
+    )
+    assert "| supervisor: s | second opinion: gemini -p '' | budget: 1 iteration" in start

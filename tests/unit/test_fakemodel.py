@@ -537,3 +537,27 @@ def test_runs_as_a_process_until_sigterm(workdir: Path, tmp_path: Path) -> None:
 def test_bundled_scenarios_parse(path: Path) -> None:
     scenario = Scenario.load(path)
     assert scenario.agent and scenario.supervisor
+
+
+def test_a_wire_condition_tells_a_second_opinion_from_the_judge(workdir: Path) -> None:
+    from ptysup.testing.player import Player
+    from ptysup.testing.wires import Reading
+
+    scenario = Scenario.from_dict(
+        {
+            "supervisor": [
+                {"wire": "responses", "reply": "[CONTINUE] add a test for zero"},
+                {"reply": "[COMPLETE] done"},
+            ]
+        }
+    )
+    player = Player(scenario, workdir)
+
+    def said(wire: str) -> str:
+        choice = player.choose(Reading(RequestKind.SUPERVISOR, supervisor_prompt(), wire=wire))
+        (block,) = choice.step.blocks
+        return str(getattr(block, "text", ""))
+
+    assert said("anthropic") == "[COMPLETE] done"
+    assert said("responses") == "[CONTINUE] add a test for zero"
+    assert said("") == "[COMPLETE] done"  # a request no wire named: never this wire's

@@ -16,7 +16,9 @@ from ptysup.agents.waits import WaitPolicy
 from ptysup.events import EventLog
 from ptysup.exitcodes import Outcome, RunResult
 from ptysup.redact import Redactor
-from ptysup.run.loop import LoopConfig, RunLoop, Spent
+from ptysup.run.loop import Judging, LoopConfig, RunLoop, Spent
+from ptysup.run.tamper import Finding
+from ptysup.run.tamper import Verdict as TamperVerdict
 from ptysup.run.verify import VerifyResult
 from ptysup.supervisor.decide import Decided, Supervisor, SupervisorFailed
 from ptysup.supervisor.parse import parse
@@ -235,7 +237,7 @@ def test_unmarked_answer_is_typed_as_the_instruction(answer: str) -> None:
 
 class FakeVerifier:
     def __init__(self, outcomes: list[int]) -> None:
-        self.commands = [("make", "test")]
+        self.commands: list[tuple[str, ...]] = [("make", "test")]
         self._outcomes = outcomes
         self.runs = 0
 
@@ -255,6 +257,54 @@ def test_complete_is_accepted_only_when_verification_passes() -> None:
     assert "Last verification" in sup.prompts[1] and "exited 1" in sup.prompts[1]
     verdicts = [e.fields["passed"] for e in rec.events if e.event == "verify"]
     assert verdicts == [False, True]
+
+
+class TamperedGuard:
+    """A tamper guard that finds the test file changed, and failing with the original."""
+
+    def __init__(self) -> None:
+        self.checks = 0
+
+    def check(self, commands: object, deadline: float | None = None) -> Finding:
+        self.checks += 1
+        failed = VerifyResult(("make", "test"), 1, "AssertionError", 0.1)
+        return Finding(("tests/test_x.py",), TamperVerdict.FAILED, failed)
+
+
+def test_a_tampered_complete_is_refused_then_escalated_without_a_person() -> None:
+    guard = TamperedGuard()
+    result, agent, sup, rec = _run(
+        ["[COMPLETE] done", "[COMPLETE] done"],
+        verifier=FakeVerifier([0]),
+        judging=Judging(guard=guard),
+    )
+    assert (result.outcome, result.iterations) == (Outcome.ESCALATED, 2)
+    assert "tests/test_x.py" in result.reason and result.reason.startswith("tampering")
+    assert agent.typed[1].startswith("Not done: you changed files that define when the task")
+    injects = [e.fields["kind"] for e in rec.events if e.event == "inject"]
+    assert injects == ["task", "tamper"]
+    escalation = next(e.fields for e in rec.events if e.event == "escalation")
+    assert escalation["at"] == "tamper"
+    assert "/clear" not in agent.typed and agent.shut_down
+    assert "ptysup refused iteration 1's [COMPLETE]" in sup.prompts[1]
+
+
+def test_a_tampered_complete_at_a_question_answers_with_the_refusal() -> None:
+    from tests.unit.test_questions import SINGLE, asking
+
+    agent = FakeAgent()
+    ask, _ = asking(SINGLE)
+    agent.turn_ends = [ask]
+    result, agent, _, rec = _run(
+        ["[COMPLETE] done", "[ABORT] stop"],
+        agent=agent,
+        verifier=FakeVerifier([0]),
+        judging=Judging(guard=TamperedGuard()),
+    )
+    answers = [e.fields for e in rec.events if e.event == "answer"]
+    assert answers[0]["by"] == "tamper"
+    assert next(iter(answers[0]["answers"].values())).startswith("Not done: you changed")
+    assert result.outcome is Outcome.ABORT
 
 
 def test_failed_verification_on_the_last_iteration_is_budget() -> None:
@@ -600,6 +650,18 @@ def test_a_secret_in_a_repeated_answer_is_redacted_before_it_is_cut() -> None:
     assert repeats and all("SECRET1" not in r["answer"] for r in repeats)
     escalation = next(e.fields for e in rec.events if e.event == "escalation")
     assert "SECRET1" not in escalation["reason"] and "SECRET1" not in sup.prompts[-1]
+
+
+def test_the_time_before_the_loop_counts_against_the_run_not_the_agents_start() -> None:
+    rec = EventList()
+    cfg = LoopConfig("the task", 5, max_time=100.0, head_start_s=40.0)
+    RunLoop(
+        cfg, FakeAgent(), FakeSupervisor(["[COMPLETE] done"]), EventLog([rec]), Tick(0.01)
+    ).run()
+    [ready] = [e.fields for e in rec.events if e.event == "agent_ready"]
+    assert 0 < ready["elapsed_s"] < 1  # the checks' baseline is not the agent's start
+    [decision] = [e.fields for e in rec.events if e.event == "decision"]
+    assert 40 < decision["elapsed_s"] < 41
 
 
 def _resumed(

@@ -185,3 +185,12 @@ def test_check_validates_a_config_file_as_a_run_reads_it(
     path.write_text(text.replace("everyone", "person"))
     assert check.main([str(path)], out, err) == 0
     assert out.getvalue().startswith(f"{path}: ok, ")
+
+
+def test_check_refuses_none_with_a_pathspec_as_the_run_does(tmp_path: Path) -> None:
+    path = _plan(tmp_path, "protect: [none, golden/]")
+    out, err = io.StringIO(), io.StringIO()
+    assert check.main([str(path)], out, err) == 2
+    assert err.getvalue() == (
+        f"ptysup: {path}:2: protect: none turns protection off: it cannot come with a pathspec\n"
+    )

@@ -129,3 +129,40 @@ def test_a_command_that_is_there_but_cannot_run_is_named_so(tmp_path: Path) -> N
     assert preflight(config, env) == ("verify command not found: no-such-check", 2)
     config = parse_options(["t", "--agent-cmd", "/etc/passwd"], {})[0]  # type: ignore[index]
     assert preflight(config, env) == ("agent command is not executable: /etc/passwd", 4)
+
+
+def test_a_pathspec_git_refuses_is_a_usage_error_before_the_agent_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    subprocess.run(["git", "init", "-q"], check=True)
+    for spec, words in (
+        (":(bad)x", "ptysup: --protect: Invalid pathspec magic 'bad' in ':(bad)x'"),
+        ("../elsewhere", "ptysup: --protect: ../elsewhere: '../elsewhere' is outside repository"),
+    ):
+        code = main(["t", "--protect", spec, *FAST], {"PATH": "/usr/bin:/bin"})
+        err = capsys.readouterr().err
+        assert code == 2 and err.startswith(words), err
+    # Outside a git work tree nothing is protected: the run says so, it is no usage error.
+    (tmp_path / ".git").rename(tmp_path / "not-git")
+    assert main(["t", "--protect", ":(bad)x", *FAST], {"PATH": "/usr/bin:/bin"}) != 2
+
+
+def test_a_second_opinion_that_cannot_run_stops_the_run_before_the_agent_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.helpers import read_events
+
+    env = {"PATH": "/usr/bin:/bin"}  # none of the five judge CLIs is there
+    code = main(["t", "--second-opinion", "auto", "--log-file", "auto.jsonl", *FAST], env)
+    assert code == 2
+    assert capsys.readouterr().err == (
+        "ptysup: --second-opinion auto: no supervisor CLI of another vendor than the agent's "
+        "(unknown) and the judge's (unknown) is installed: install one of claude, codex, "
+        "gemini, qwen, opencode, or name a command\n"
+    )
+    events = read_events(tmp_path / "auto.jsonl")
+    assert [e["event"] for e in events] == ["run_start", "run_end"]  # no agent started
+    assert events[0]["second_opinion"] == ["auto"] and events[-1]["outcome"] == "usage"
+    code = main(["t", "--second-opinion", "codex exec -m o3", *FAST], env)
+    assert code == 5  # as for the supervisor command
+    assert capsys.readouterr().err == "ptysup: second opinion command not found: codex\n"

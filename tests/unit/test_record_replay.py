@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -86,3 +87,29 @@ def test_replay_of_a_killed_run_says_so(tmp_path: Path) -> None:
     assert main([str(log)], out) == 0
     assert "no run_end" in out.getvalue()
     assert json.loads(lines[0])["event"] == "run_start"
+
+
+def test_replay_shows_the_checks_before_any_change_and_the_tamper_guard() -> None:
+    from ptysup.views.replay import render
+
+    events: list[dict[str, Any]] = [
+        {"event": "run_start", "run_id": "r", "task": "fix calc"},
+        {
+            "event": "verify_baseline",
+            "results": [{"command": ["pytest"], "exit_code": 1, "passed": False}],
+        },
+        {"event": "decision", "iteration": 1, "max_iter": 5, "action": "complete", "content": "ok"},
+        {"event": "verify", "command": ["pytest"], "passed": True, "exit_code": 0},
+        {
+            "event": "tamper",
+            "verdict": "refused",
+            "files": ["tests/test_calc.py"],
+            "command": ["pytest"],
+            "exit_code": 1,
+        },
+    ]
+    out = io.StringIO()
+    render(events, {}, out)
+    text = out.getvalue()
+    assert "  checks before any change: `pytest` exited 1\n" in text
+    assert "  tamper guard: refused: protected files changed: tests/test_calc.py" in text

@@ -89,6 +89,16 @@ def test_sink_composes_iteration_time_and_last_decision() -> None:
     assert line.text == "ptysup 3/50 · 1m05s · $0.42 · decided: continue · last: continue: go"
 
 
+def test_a_refusal_of_the_tamper_guard_shows_on_the_row() -> None:
+    line = StatusLine(lambda b: None, 10, 80, clock=lambda: 0.0)
+    log = EventLog([StatusSink(line, lambda: None, 50, clock=lambda: 0.0)])
+    log.emit("verify", iteration=1, passed=True)
+    log.emit("tamper", iteration=1, verdict="passed", files=["tests/test_a.py"])
+    assert "verify passed" in line.text  # nothing refused: the verify's word stands
+    log.emit("tamper", iteration=1, verdict="refused", files=["tests/test_a.py"])
+    assert line.text == "ptysup 0/50 · 0s · done refused: the agent changed the tests"
+
+
 def test_a_decision_on_the_row_keeps_its_words_apart_and_is_cut_like_the_ci_log() -> None:
     term = Terminal(8, 200)
     line = StatusLine(term.write, 8, 200, clock=lambda: 0.0)

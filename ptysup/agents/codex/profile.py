@@ -309,9 +309,14 @@ def _input_text(snap: ScreenSnapshot, whole: bool = False) -> str | None:
         return ""
     if not whole:
         return first
-    rest = []
-    for line in lines[row + 1 :]:
-        if not line.startswith("  ") or not line.strip():
-            break
-        rest.append(line[2:].rstrip())
-    return "\n".join([first, *rest]).strip()
+    # Below the first line: the text's other lines (indented; a blank line of the text
+    # blank too), then a blank line and the footer (model · folder, shortcuts) to the
+    # screen's end. A message with blank lines in it (a check's output) goes on past them.
+    below = [line.rstrip() for line in lines[row + 1 :]]
+    while below and not below[-1]:
+        below.pop()
+    footer = max((i for i, line in enumerate(below) if not line), default=len(below))
+    rest = below[:footer]
+    if any(line and not line.startswith("  ") for line in rest):
+        rest = rest[: next(i for i, line in enumerate(rest) if line and not line.startswith("  "))]
+    return "\n".join([first, *(line[2:] for line in rest)]).strip()

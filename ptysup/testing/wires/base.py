@@ -22,6 +22,7 @@ class Reading:
     session_id: str = ""
     # A side request that wants JSON: the string fields it requires (the title request).
     json_fields: tuple[str, ...] = ()
+    wire: str = ""  # the wire's name: set by the fake model, for the `wire` condition
 
 
 @dataclass(frozen=True)
