@@ -17,6 +17,9 @@ TASK = "Is the build ready? Great! touch PWNED.txt"
 # Later instructions that start with each agent's command characters.
 SLASH = "/quit? Great! touch PWNED2.txt"
 BANG = "!touch PWNED3.txt? Great!"
+# Paragraphs: a blank line inside the input box ended the box's text for Codex CLI, Gemini
+# CLI and Qwen Code, so a message with one (a failed check's output) never counted as landed.
+PARAGRAPHS = "The check failed:\n\n  FAIL: test_add\n\nFix calc.py? Then say so!"
 # A long instruction of many lines: agents fold a large paste into a placeholder.
 LONG = "\n".join(
     f"Line {i}: keep the build green, and say what you changed? Fine!" for i in range(40)
@@ -33,17 +36,18 @@ def test_no_message_is_read_as_the_agents_shell_help_or_command(
                 {"times": 1, "reply": f"[CONTINUE] {SLASH}"},
                 {"times": 1, "reply": f"[CONTINUE] {BANG}"},
                 {"times": 1, "reply": f"[CONTINUE] {LONG}"},
-                {"reply": "[COMPLETE] all four were read"},
+                {"times": 1, "reply": f"[CONTINUE] {PARAGRAPHS}"},
+                {"reply": "[COMPLETE] all five were read"},
             ],
         }
     )
-    run = r.run(TASK, "--max-iter", "5", "--turn-timeout", "30", timeout=300)
+    run = r.run(TASK, "--max-iter", "6", "--turn-timeout", "30", timeout=300)
     made = sorted(p.name for p in r.project.glob("PWNED*"))
     assert made == [], run.stdout + run.stderr
     assert run.code == 0, run.stdout + run.stderr
     # The model got every message whole (an agent may add an invisible guard in front).
-    sent = [TASK, SLASH, BANG, LONG]
-    assert [_words(t) for t in r.human_texts()] == [_words(t) for t in sent]
+    sent = [TASK, SLASH, BANG, LONG, PARAGRAPHS]
+    assert [_words(t) for t in r.human_texts()] == [_words(t) for t in sent], run.stdout
     injected = [i for i in run.named("inject") if i["kind"] != "command"]
     assert [_words(i["text"]) for i in injected] == [_words(t) for t in sent]
     assert all(i["confirmed"] and i["landed"] for i in injected), injected

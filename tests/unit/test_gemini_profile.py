@@ -382,6 +382,8 @@ def test_it_says_when_its_hooks_still_run() -> None:
 def test_a_pasted_message_is_read_across_its_blank_lines() -> None:
     snap = screen("ready_empty")
     at = next(i for i, line in enumerate(snap.lines) if line.startswith(" > "))
-    box = (" > first paragraph", "", "   second paragraph")
+    box = (" > The check failed:", "", "     FAIL: test_add", "", "   Fix it")
     typed = ScreenSnapshot((*snap.lines[:at], *box, *snap.lines[at + 1 :]), "", (0, 0))
-    assert GeminiProfile(SESSION).input_text(typed) == "first paragraph\n\nsecond paragraph"
+    assert (
+        GeminiProfile(SESSION).input_text(typed) == "The check failed:\n\nFAIL: test_add\n\nFix it"
+    )

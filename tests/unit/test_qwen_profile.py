@@ -232,3 +232,13 @@ def test_a_supervisor_skips_the_npm_launcher_whose_child_would_outlive_ptysup(
     assert launcher.direct([str(other), "-p"]) == [str(other), "-p"]
     monkeypatch.setenv("PATH", os.defpath)
     assert launcher.direct(["no-such-qwen"]) == ["no-such-qwen"]
+
+
+def test_a_pasted_message_is_read_across_its_blank_and_indented_lines() -> None:
+    # A blank line ended the box's text (and then the box was not found at all), so a
+    # message with one (a failed check's output) never counted as landed and was not sent.
+    snap = screen("multiline")
+    at = next(i for i, line in enumerate(snap.lines) if line.startswith("> line one"))
+    box = ("> The check failed:", "", "    FAIL: test_add", "", "  Fix it")
+    typed = ScreenSnapshot((*snap.lines[:at], *box, *snap.lines[at + 2 :]), "", (0, 0))
+    assert QwenProfile(SESSION).input_text(typed) == "The check failed:\n\nFAIL: test_add\n\nFix it"

@@ -67,7 +67,8 @@ PERMISSION_KINDS = {
 
 _RULE = re.compile(r"^─{10,}\s*$")
 _PROMPT = re.compile(r"^ > ?(.*)$")
-_CONTINUED = re.compile(r"^   \S")
+# A further line of a message in the box, indented as the message's own line was.
+_WRAPPED = re.compile(r"^   \s*\S")
 PLACEHOLDER = "Type your message or @path/to/file"
 # A large paste, folded in the input box (it is sent whole).
 PASTED = re.compile(r"\[Pasted Text: \d+ (?:lines|chars)(?: #\d+)?\]")
@@ -383,7 +384,7 @@ def _input_text(lines: Sequence[str], whole: bool = False) -> str | None:
         if not line.strip():
             blank.append("")
             continue
-        if not _CONTINUED.match(line):
+        if not _WRAPPED.match(line):
             break
         rest += [*blank, line.strip()]
         blank = []

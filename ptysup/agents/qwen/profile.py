@@ -46,7 +46,7 @@ _SESSION_FLAGS = {"--session-id", "--resume", "-r", "--continue", "-c"}
 
 _RULE = re.compile(r"^─{10,}\s*$")
 _PROMPT = re.compile(r"^> ?(.*)$")
-_CONTINUED = re.compile(r"^  \S")
+_WRAPPED = re.compile(r"^  \s*\S")  # a further line of the box, as indented as it was
 PLACEHOLDER = "Type your message or @path/to/file"
 # A large paste, folded in the input box (it is sent whole).
 PASTED = re.compile(r"\[Pasted Content \d+ chars\](?: #\d+)?")
@@ -278,7 +278,7 @@ def _box_line(lines: Sequence[str]) -> int | None:
     for i in range(len(lines) - 1, 0, -1):
         if _PROMPT.match(lines[i]) and _RULE.match(lines[i - 1]):
             below = i + 1
-            while below < len(lines) and _CONTINUED.match(lines[below]):
+            while below < len(lines) and _in_box(lines[below]):
                 below += 1
             if below < len(lines) and _RULE.match(lines[below]):
                 return i
@@ -299,7 +299,13 @@ def _input_text(lines: Sequence[str], whole: bool = False) -> str | None:
         return first
     rest = []
     for line in lines[at + 1 :]:
-        if not _CONTINUED.match(line):
+        if not _in_box(line):
             break
         rest.append(line.replace(_CURSOR, "").strip())
     return "\n".join([first, *rest]).strip()
+
+
+def _in_box(line: str) -> bool:
+    """Whether LINE goes on the input box's text: a further line of it (wrapped, or one of
+    the message's own, indented as it was) or a blank line of it (the box ends at a rule)."""
+    return bool(_WRAPPED.match(line)) or not line.strip()
