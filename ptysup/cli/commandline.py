@@ -242,10 +242,11 @@ def preflight(config: RunConfig, env: Mapping[str, str]) -> tuple[str, int] | No
         ("agent", config.agent_cmd[0], ExitCode.AGENT),
         ("supervisor", config.supervisor_cmd[0], ExitCode.SUPERVISOR),
     ]
-    from ptysup.run.second import AUTO
+    if config.second_opinion is not None:  # (its module loads the supervisor's: only then)
+        from ptysup.run.second import AUTO
 
-    if config.second_opinion is not None and config.second_opinion != (AUTO,):
-        named.append(("second opinion", config.second_opinion[0], ExitCode.SUPERVISOR))
+        if config.second_opinion != (AUTO,):
+            named.append(("second opinion", config.second_opinion[0], ExitCode.SUPERVISOR))
     for role, command, code in named:
         if shutil.which(command, path=path) is None:
             return f"{role} command {_why_not_run(command)}: {command}", code
@@ -254,6 +255,8 @@ def preflight(config: RunConfig, env: Mapping[str, str]) -> tuple[str, int] | No
 
 def _second_problem(config: RunConfig, path: str) -> tuple[str, int] | None:
     """`--second-opinion auto` without an installed CLI of another vendor: exit 2."""
+    if config.second_opinion is None:
+        return None
     from ptysup.run.second import AUTO, choose
 
     if config.second_opinion != (AUTO,):

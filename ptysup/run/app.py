@@ -26,7 +26,7 @@ from ptysup.config import RunConfig
 from ptysup.events import CUT, ConsoleSink, EventLog, JsonlSink, cost_parts, shown
 from ptysup.exitcodes import Outcome, RunResult
 from ptysup.redact import Redactor
-from ptysup.run import second, startstate
+from ptysup.run import startstate
 from ptysup.run.evidence import Journal
 from ptysup.run.verify import Verifier, VerifyStop
 from ptysup.store import durable
@@ -256,6 +256,12 @@ def _second_opinion(
 ) -> tuple[str, ...] | None:
     """The run's second opinion; the one `auto` picked is said on stderr and in an event
     (the preflight refused a run for which it found none)."""
+    if not config.second_opinion:
+        return None
+    # Loaded here, not at the top: it brings the supervisor's modules, which load while
+    # the agent boots (tests/unit/test_startup.py).
+    from ptysup.run import second
+
     choice = second.choose(config, env.get("PATH"))
     if choice.auto and choice.argv is not None:
         log.emit(

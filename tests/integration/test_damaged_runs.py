@@ -228,7 +228,9 @@ def _folder(path: Path) -> None:
 
 def _lock_only(run: Path) -> None:
     for child in run.iterdir():
-        if child.name != "lock":
+        if child.is_dir():
+            shutil.rmtree(child)  # turns/, what judge-bench can save
+        elif child.name != "lock":
             child.unlink()
 
 
