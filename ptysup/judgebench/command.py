@@ -132,14 +132,15 @@ def _bench(options: _Options, env: Mapping[str, str], out: TextIO, err: TextIO) 
             f"--second-opinion auto: no supervisor CLI of another vendor than the judge's "
             f"({judge[0]}) is installed"
         )
-    for role, argv in (("supervisor", judge), ("second opinion", second)):
-        if argv is not None and shutil.which(argv[0], path=path) is None:
-            print(f"ptysup: judge-bench: {role} command not found: {argv[0]}", file=err)
-            return int(ExitCode.SUPERVISOR)
+    # Bad cases are a usage error (exit 2) whatever the supervisor: they are read first.
     kinds = options.values.get("--kind") or []
     cases = [c for c in _cases(options.words) if not kinds or c.kind in kinds]
     if not cases:
         raise _Usage("no case to replay" + (f" of kind {', '.join(kinds)}" if kinds else ""))
+    for role, argv in (("supervisor", judge), ("second opinion", second)):
+        if argv is not None and shutil.which(argv[0], path=path) is None:
+            print(f"ptysup: judge-bench: {role} command not found: {argv[0]}", file=err)
+            return int(ExitCode.SUPERVISOR)
     panels = command_panels(Commands(judge, second), env)
     results: list[Result] = []
     try:

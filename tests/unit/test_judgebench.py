@@ -278,3 +278,10 @@ def test_second_opinion_auto_picks_another_vendor_than_the_judge(tmp_path: Path)
         "ptysup: judge-bench: --second-opinion auto: no supervisor CLI of another vendor than "
         "the judge's (claude) is installed\n"
     )
+
+
+def test_a_bad_case_is_a_usage_error_even_when_the_supervisor_is_missing(tmp_path: Path) -> None:
+    # A newcomer without Claude Code who mistyped a case file was told of the supervisor.
+    for words in ((str(tmp_path / "nope.json"),), (str(_write(tmp_path, "x: [", "bad.json")),)):
+        code, out, err = _bench(*words, "--supervisor-cmd", "no-such-cli -p")
+        assert code == 2 and not out and "no-such-cli" not in err, err
