@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ptysup.agents.profile import AgentProfile
+from ptysup.agents.session import Timings
 from ptysup.terminal.record import as_bytes, read_cast
 from ptysup.terminal.screen import ScreenFeeder, ScreenModel
 
@@ -73,6 +74,12 @@ def busy_cores(per_core: int = 2) -> Iterator[None]:
 # left to stall would fail the bound of DIALOG_AT_ONCE_S below by far.
 DIALOG_STALL_S = "60"
 DIALOG_AT_ONCE_S = 10.0
+
+
+# How long after its turn-end hook a turn may end: the final frame's wait is bounded by
+# the settle's own limit (ptysup.agents.settle), which a loaded machine may use up; the
+# turn kind `stop` says the hook ended it (the quiet time alone would take --idle).
+HOOK_TO_TURN_END_S = Timings().settle_max + 0.5
 
 
 def assert_dialog_turn_end(run: Run) -> dict[str, Any]:

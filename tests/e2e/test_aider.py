@@ -23,7 +23,7 @@ from ptysup.testing.wires import chat
 from tests.conftest import ClaudeEnvFactory, FakeModelFactory
 from tests.e2e.conftest import RESUMED, TWO_PARTS, Rig, demo_run, rigs
 from tests.e2e.test_terminal_left_clean import LISTED, check_mirrored_and_restored
-from tests.helpers import assert_interrupted_then_cleared, read_events
+from tests.helpers import HOOK_TO_TURN_END_S, assert_interrupted_then_cleared, read_events
 
 pytestmark = pytest.mark.e2e
 
@@ -71,7 +71,7 @@ def test_a_turn_ends_on_aiders_notification_and_the_task_goes_in_once_and_whole(
     # Quiet time alone would end the turn only after 30 s: the notification ends it at once.
     (stop,) = [e for e in run.named("hook") if e["name"] == "Stop"]
     assert stop["notification_type"] == "aider_waits"
-    assert turn["ts"] - stop["ts"] < 1.0
+    assert turn["ts"] - stop["ts"] < HOOK_TO_TURN_END_S
     assert turn["ts"] - run.named("inject")[0]["ts"] < 15
     assert run.named("agent_start")[0]["profile"] == "aider"
     # A first run in an empty HOME asked nothing: no .gitignore question (nor its file),
@@ -141,7 +141,7 @@ def test_a_confirmation_is_a_turn_end_explained_to_the_supervisor_and_never_answ
     (turn,) = run.named("turn_end")
     assert (turn["kind"], turn["dialog"]) == ("stop", True)
     (stop,) = [e for e in run.named("hook") if e["name"] == "Stop"]
-    assert turn["ts"] - stop["ts"] < 1.0
+    assert turn["ts"] - stop["ts"] < HOOK_TO_TURN_END_S
     (sup,) = r.model.requests_of(RequestKind.SUPERVISOR)
     assert "Create new file? (Y)es/(N)o [Yes]:" in sup.human_text
     assert "A dialog is open on the agent's screen" in sup.human_text

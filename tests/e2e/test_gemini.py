@@ -34,6 +34,7 @@ from tests.e2e.conftest import (
 from tests.e2e.test_terminal_left_clean import LISTED, check_mirrored_and_restored
 from tests.helpers import (
     DIALOG_STALL_S,
+    HOOK_TO_TURN_END_S,
     Run,
     Tmux,
     assert_dialog_turn_end,
@@ -92,7 +93,7 @@ def test_a_task_completes_with_turn_ends_from_the_after_agent_hook(
     hooks = [(e["name"], e.get("tool_name")) for e in run.named("hook")]
     assert ("UserPromptSubmit", None) in hooks and ("PostToolUse", "write_file") in hooks
     (stop,) = [e for e in run.named("hook") if e["name"] == "Stop"]
-    assert turn["ts"] - stop["ts"] < 1.0
+    assert turn["ts"] - stop["ts"] < HOOK_TO_TURN_END_S
     # Gemini CLI counts tokens, not dollars: the turn end logs the conversation's.
     assert stop["tokens"]["total"] == stop["tokens"]["input"] + stop["tokens"]["output"] > 0
     started = run.named("inject")[0]["ts"]
@@ -145,7 +146,7 @@ def test_abort_clears_the_conversation_and_gemini_quits(rig: Callable[..., Rig])
 
 
 def test_a_time_budget_interrupts_the_turn_then_clears(rig: Callable[..., Rig]) -> None:
-    late = {**WRITE, "delay": 14}
+    late = {**WRITE, "delay": 24}
     r = rig(
         {
             "agent": [{"steps": [late, {"text": "Wrote it."}]}],
@@ -156,7 +157,9 @@ def test_a_time_budget_interrupts_the_turn_then_clears(rig: Callable[..., Rig]) 
     assert run.code == 3, run.stdout + run.stderr
     end = run.events[-1]
     assert (end["event"], end["outcome"]) == ("run_end", "time")
-    assert end["elapsed_s"] < 6 + 5, end
+    # Stopped at the budget, far before the turn's 24 s: the interrupt, /clear and exit
+    # take seconds more on a loaded machine (up to 8 were seen), a figure for the bench.
+    assert end["elapsed_s"] < 6 + 12, end
     assert_interrupted_then_cleared(run)
     assert not r.model.requests_of(RequestKind.SUPERVISOR)
     wait_for(lambda: not r.leftovers(), 10, "every process of the run to be gone")

@@ -25,6 +25,7 @@ from tests.e2e.conftest import TWO_PARTS, Rig, rigs
 from tests.e2e.test_terminal_left_clean import LISTED, Pane, check_mirrored_and_restored
 from tests.helpers import (
     DIALOG_STALL_S,
+    HOOK_TO_TURN_END_S,
     assert_dialog_turn_end,
     busy_cores,
     read_events,
@@ -82,7 +83,7 @@ def test_a_task_typed_once_whole_after_ready_ends_its_turn_on_session_idle(
     (turn,) = run.named("turn_end")
     assert turn["kind"] == "stop", turn
     (stop,) = [e for e in run.named("hook") if e["name"] == "Stop"]
-    assert turn["ts"] - stop["ts"] < 1.0
+    assert turn["ts"] - stop["ts"] < HOOK_TO_TURN_END_S
     assert stop["tokens"]["total"] > 0
     prompts = [e for e in run.named("hook") if e["name"] == "UserPromptSubmit"]
     assert len(prompts) == 1

@@ -29,6 +29,7 @@ from tests.e2e.conftest import (
 from tests.e2e.test_terminal_left_clean import LISTED, Pane, check_mirrored_and_restored
 from tests.helpers import (
     DIALOG_STALL_S,
+    HOOK_TO_TURN_END_S,
     assert_dialog_turn_end,
     read_events,
     run_ptysup,
@@ -79,7 +80,7 @@ def test_a_task_completes_with_turn_ends_from_the_stop_hook(rig: Callable[..., R
     # The tool result's continuation (an empty UserPromptSubmit) is no prompt.
     assert [n for n, _ in hooks].count("UserPromptSubmit") == 1
     (stop,) = [e for e in run.named("hook") if e["name"] == "Stop"]
-    assert turn["ts"] - stop["ts"] < 1.0
+    assert turn["ts"] - stop["ts"] < HOOK_TO_TURN_END_S
     # Qwen Code counts tokens, not dollars: the turn end logs the conversation's.
     assert stop["tokens"]["total"] == stop["tokens"]["input"] + stop["tokens"]["output"] > 0
     started = run.named("inject")[0]["ts"]
@@ -132,6 +133,8 @@ def test_abort_clears_the_conversation_and_qwen_quits(rig: Callable[..., Rig]) -
 
 
 def test_a_time_budget_interrupts_the_turn_then_clears(rig: Callable[..., Rig]) -> None:
+    # Not longer: Qwen Code 0.24.4 confirms the /clear after an interrupt only once the
+    # interrupted model request has ended (with 24 s here, never within the confirm time).
     late = {**WRITE, "delay": 14}
     r = rig(
         {
@@ -143,7 +146,9 @@ def test_a_time_budget_interrupts_the_turn_then_clears(rig: Callable[..., Rig]) 
     assert run.code == 3, run.stdout + run.stderr
     end = run.events[-1]
     assert (end["event"], end["outcome"]) == ("run_end", "time")
-    assert end["elapsed_s"] < 6 + 5, end
+    # Stopped at the budget (the interrupt is confirmed, out.txt never written): the
+    # interrupt, /clear and exit take seconds more on a loaded machine (up to 8 were seen).
+    assert end["elapsed_s"] < 6 + 12, end
     names = [e["event"] for e in run.events]
     assert names.index("interrupt") < names.index("inject", names.index("interrupt"))
     assert run.named("interrupt")[0]["confirmed"] is True
