@@ -59,7 +59,8 @@ def test_codex_s_screen_is_the_supervisor_s_and_the_terminal_is_restored(
     assert alternate == ["1", "1"]  # Codex's screen was the alternate one while it ran
     events = read_events(r.log)
     assert events[-1]["outcome"] == "complete"
-    assert events[1]["interactive"] is True
+    (start,) = [e for e in events if e["event"] == "agent_start"]
+    assert start["interactive"] is True
     turn_ends = [e["ts"] for e in events if e["event"] == "turn_end"]
     requests = r.model.requests_of(RequestKind.SUPERVISOR)
     assert len(turn_ends) == len(requests) == 2

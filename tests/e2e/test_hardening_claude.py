@@ -53,7 +53,8 @@ def test_sigkill_mid_turn_leaves_no_agent_and_a_whole_log(rig: Callable[..., Rig
     events = _jsonl(r.log)
     assert r.log.read_text(encoding="utf-8").startswith(flushed)  # nothing flushed was lost
     names = [e["event"] for e in events]
-    assert names[:3] == ["run_start", "agent_start", "agent_ready"]
+    # (protect: what the run guards, said before the agent starts)
+    assert names[:4] == ["run_start", "protect", "agent_start", "agent_ready"]
     assert "inject" in names and "run_end" not in names
     assert any(e["event"] == "hook" and e["name"] == "UserPromptSubmit" for e in events)
     # The recording's writer (gone with the leftovers) completed the file after ptysup died.

@@ -228,7 +228,8 @@ def test_in_a_real_terminal_the_tui_shows_and_the_tty_is_restored(
     assert any(p.rstrip("\n").splitlines()[-1].startswith("ptysup 1/50") for p in seen if p.strip())
     events = read_events(r.log)
     assert events[-1]["outcome"] == "complete"
-    assert events[1]["interactive"] is True
+    (start,) = [e for e in events if e["event"] == "agent_start"]
+    assert start["interactive"] is True
 
 
 def test_keystrokes_and_window_size_reach_the_agent(
