@@ -13,7 +13,7 @@ import pytest
 
 from ptysup.testing.fakemodel import RecordedRequest, RequestKind
 from tests.e2e.conftest import AGENT, Rig, Screen
-from tests.helpers import Tmux, ptysup_argv, read_events, terminal_script, wait_for
+from tests.helpers import DIALOG_STALL_S, Tmux, ptysup_argv, read_events, terminal_script, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -184,14 +184,23 @@ def test_questions_left_to_a_person_and_a_dialog_nobody_answers(
         }
     )
     sink, notes = note_sink(tmp_path)
-    run = r.run("build the cache", "--questions", "person", "--turn-timeout", "5", "--notify", sink)
+    run = r.run(
+        "build the cache",
+        "--questions",
+        "person",
+        "--turn-timeout",
+        DIALOG_STALL_S,
+        "--notify",
+        sink,
+    )
     assert run.code == 7, run.stdout + run.stderr
     (question,) = run.named("question")
     assert question["to"] == "person" and not run.named("answer")
-    # The picker stayed open; the supervisor was asked only once the turn stalled on it,
-    # and saw it on the screen.
+    # The picker stayed open; without a terminal nobody but the supervisor can act on it,
+    # so it was asked as soon as the picker was drawn (not after --turn-timeout), and saw
+    # it on the screen.
     (turn,) = run.named("turn_end")
-    assert (turn["kind"], turn["dialog"]) == ("stalled", True)
+    assert (turn["kind"], turn["dialog"]) == ("dialog", True)
     (sup,) = r.model.requests_of(RequestKind.SUPERVISOR)
     assert "Which storage should the cache use?" in sup.human_text
     assert "The agent asks:" not in sup.human_text
