@@ -23,8 +23,9 @@ AGENT = f"{sys.executable} {FAKES / 'agent.py'}"
 SUPERVISOR = f"{sys.executable} {FAKES / 'supervisor.py'}"
 # `1234 write(4</path/events.jsonl>, "{\"ts\": 1.5, \"event\": \"decision\"..., 296) = 296`
 # `1234 rename("/a/.x.tmp", "/a/x") = 0`, `1234 mkdir("/a", 0777) = 0`
+# strace pads a pid of fewer than 5 digits with spaces (pids wrap on a busy machine).
 _CALL = re.compile(
-    r'^(\d+) (\w+)\((?:(\d+)<([^>]*)>(?:, "(.*?)"(?:\.\.\.)?, \d+)?|"([^"]*)"(?:, "([^"]*)")?)'
+    r'^(\d+)\s+(\w+)\((?:(\d+)<([^>]*)>(?:, "(.*?)"(?:\.\.\.)?, \d+)?|"([^"]*)"(?:, "([^"]*)")?)'
 )
 
 
