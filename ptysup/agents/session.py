@@ -74,7 +74,9 @@ class Timings:
     exit: float = 5.0  # graceful exit → the agent is gone
     settle: float = 0.05  # after a turn-end hook, output quiet this long: the final frame
     settle_max: float = 3.0  # ... or this long after the hook at most (a loaded machine)
-    catch_up: float = 2.0  # a quiet turn end → the screen model shows all the output
+    # A quiet turn end → the screen model shows all the output: a flood of millions of
+    # lines left it 84k lines behind 2 s after the quiet on a loaded machine (CI run).
+    catch_up: float = 5.0
     cost_report: float = 1.0  # Stop hook → Claude Code's report of the turn's spend, at most
 
 
