@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.conftest import Rig
-from tests.helpers import Tmux, ptysup_argv, terminal_script, wait_for
+from tests.helpers import Tmux, ptysup_argv, read_events, terminal_script, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -176,7 +176,7 @@ def test_runs_watch_in_a_terminal_follows_a_run_from_working_to_crashed(
         tmux.kill()
 
 
-def test_a_question_left_to_a_person_needs_input_and_an_escalation_ends_failed(
+def test_a_question_left_to_a_person_is_decided_on_and_an_escalation_ends_failed(
     rig: Callable[..., Rig],
 ) -> None:
     storage = {
@@ -198,11 +198,15 @@ def test_a_question_left_to_a_person_needs_input_and_an_escalation_ends_failed(
             "supervisor": [{"reply": "[ESCALATE] the picker needs a person"}],
         }
     )
-    with running(r, "build the cache", "--questions", "person", "--turn-timeout", "15") as proc:
-        waiting = Seen(r).until("needs_input", "question for a person: ")
-        assert "Which storage should the cache use?" in waiting["detail"]
-        row = ended(r, proc, 7)  # no terminal: the escalation ends the run
+    # No terminal: nobody but the supervisor can act on the picker, so the turn ends as
+    # soon as it is drawn (needs_input lasts only until then) and the supervisor decides.
+    with running(r, "build the cache", "--questions", "person", "--turn-timeout", "60") as proc:
+        deciding = Seen(r).until("deciding", "turn end: dialog")
+        assert deciding["pid"] == proc.pid
+        row = ended(r, proc, 7)  # the escalation ends the run
     assert (row["state"], row["outcome"]) == ("failed", "escalated")
+    (question,) = [e for e in read_events(r.log) if e["event"] == "question"]
+    assert question["to"] == "person"
 
 
 def test_an_api_error_waited_out_shows_api_wait_then_done(rig: Callable[..., Rig]) -> None:
