@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,18 @@ def home(env: Mapping[str, str], variable: str, default: str) -> Path:
     if given:
         return Path(given)
     return Path(env.get("HOME") or "~").expanduser() / default
+
+
+def records(text: str) -> Iterator[dict[str, Any]]:
+    """The JSON objects among TEXT's lines (an agent's JSONL file), in order: a line that
+    is no JSON object (cut by a kill, or too deep for Python) is skipped."""
+    for line in text.splitlines():
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(record, dict):
+            yield record
 
 
 def holds_message(files: Iterable[Path], kinds: frozenset[str]) -> bool:

@@ -242,3 +242,14 @@ def test_a_pasted_message_is_read_across_its_blank_and_indented_lines() -> None:
     box = ("> The check failed:", "", "    FAIL: test_add", "", "  Fix it")
     typed = ScreenSnapshot((*snap.lines[:at], *box, *snap.lines[at + 2 :]), "", (0, 0))
     assert QwenProfile(SESSION).input_text(typed) == "The check failed:\n\nFAIL: test_add\n\nFix it"
+
+
+def test_its_tokens_skip_a_line_that_is_no_json_object(tmp_path: Path) -> None:
+    # A line cut by a kill, a list, and one too deep for Python: each is skipped (a list
+    # raised AttributeError, a deep line RecursionError, at every turn end).
+    usage = {"promptTokenCount": 10, "candidatesTokenCount": 2, "totalTokenCount": 12}
+    good = {"uuid": "a1", "type": "assistant", "usageMetadata": usage}
+    lines = ['{"uuid": "cut', "[1, 2]", "[" * 100_000 + "]" * 100_000, json.dumps(good)]
+    path = tmp_path / "chat.jsonl"
+    path.write_text("\n".join(lines))
+    assert conversation_tokens(str(path)) == {"input": 10, "output": 2, "total": 12}

@@ -320,13 +320,7 @@ def conversation_tokens(transcript: object) -> dict[str, int] | None:
     except OSError:
         return None
     by_id: dict[str, Mapping[str, Any]] = {}
-    for line in text.splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(record, dict):
-            continue
+    for record in saved.records(text):
         update = record.get("$set")
         listed = update.get("messages") if isinstance(update, dict) else None
         for message in [record, *(listed if isinstance(listed, list) else ())]:

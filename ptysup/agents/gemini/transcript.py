@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ptysup.agents.profile import Unanswered
+from ptysup.agents.saved import records
 
 _SESSIONS = ".gemini/tmp/*/chats/session-*-{head}.jsonl"
 # User messages Gemini CLI does not count as the person's (its isIgnoredUserContent).
@@ -70,13 +71,7 @@ def session_file(session_id: str, env: Mapping[str, str]) -> Path | None:
 def _messages(text: str) -> list[dict[str, Any]]:
     """The conversation's messages as Gemini CLI rebuilds them from its log, in order."""
     by_id: dict[str, dict[str, Any]] = {}
-    for line in text.splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(record, dict):
-            continue
+    for record in records(text):
         rewind = record.get("$rewindTo")
         update = record.get("$set")
         if isinstance(rewind, str):

@@ -247,12 +247,8 @@ def conversation_tokens(transcript: object) -> dict[str, int] | None:
     except OSError:
         return None
     by_id: dict[str, Mapping[str, Any]] = {}
-    for line in text.splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        usage = record.get("usageMetadata") if isinstance(record, dict) else None
+    for record in saved.records(text):
+        usage = record.get("usageMetadata")
         if record.get("type") == "assistant" and isinstance(usage, dict):
             by_id[str(record.get("uuid", len(by_id)))] = usage
     if not by_id:

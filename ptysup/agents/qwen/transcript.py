@@ -21,6 +21,7 @@ from glob import escape as glob_escape
 from pathlib import Path
 from typing import Any
 
+from ptysup.agents import saved
 from ptysup.agents.profile import Unanswered
 
 # Records that are not part of the conversation's chain (Qwen Code's artifact and
@@ -84,15 +85,11 @@ def session_file(session_id: str, env: Mapping[str, str]) -> Path | None:
 
 def _chain(text: str) -> list[dict[str, Any]]:
     """The conversation's records in order: the chain of parents from its last record."""
-    records: list[dict[str, Any]] = []
-    for line in text.splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        kept = isinstance(record, dict) and isinstance(record.get("uuid"), str)
-        if kept and record.get("subtype") not in _OFF_CHAIN:
-            records.append(record)
+    records = [
+        r
+        for r in saved.records(text)
+        if isinstance(r.get("uuid"), str) and r.get("subtype") not in _OFF_CHAIN
+    ]
     by_uuid: dict[str, dict[str, Any]] = {}
     for record in records:
         by_uuid.setdefault(record["uuid"], record)
