@@ -79,9 +79,9 @@ def test_a_task_typed_once_whole_after_ready_ends_its_turn_on_session_idle(
     assert names.index(("hook", "Ready")) < names.index(("inject", None))
     (inject,) = run.named("inject")
     assert (inject["text"], inject["confirmed"]) == ("say hello", True)
-    # Typed once, and the model got it once: a second Enter comes only when a loaded
-    # opencode started the turn after the confirm time (seen in a CI run).
-    assert inject["attempts"] in (1, 2) and r.human_texts() == ["say hello"]
+    # Typed once, and the model got it once (a loaded opencode may need a second Enter,
+    # which `attempts` counts: the message is still one).
+    assert r.human_texts() == ["say hello"]
     (turn,) = run.named("turn_end")
     assert turn["kind"] == "stop", turn
     (stop,) = [e for e in run.named("hook") if e["name"] == "Stop"]
