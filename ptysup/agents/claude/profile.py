@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from ptysup.agents import saved
 from ptysup.agents.claude.paste import unwrap_pastes
-from ptysup.agents.events import HookEvent, ScreenState
+from ptysup.agents.events import HOOK_NAMES, HookEvent, ScreenState
 from ptysup.agents.firstrun import Blocker, claude_blocker
 from ptysup.agents.profile import BaseProfile, Hooks, Launch
 from ptysup.agents.questions import ASK_TOOL, Ask, ask_from
@@ -20,19 +20,8 @@ from ptysup.agents.questions import ASK_TOOL, Ask, ask_from
 if TYPE_CHECKING:  # the screen model (pyte) loads after the agent started
     from ptysup.terminal.screen import ScreenSnapshot
 
-# The hooks ptysup listens to. Stop/StopFailure end a turn; UserPromptSubmit confirms that
-# an injected message started one; the tool hooks describe what the agent did.
-HOOKS = (
-    "SessionStart",
-    "UserPromptSubmit",
-    "PostToolUse",
-    "PostToolUseFailure",
-    "PermissionRequest",
-    "Notification",
-    "Stop",
-    "StopFailure",
-    "SessionEnd",
-)
+# The hooks ptysup listens to: its vocabulary is Claude Code's names.
+HOOKS = HOOK_NAMES
 # A command line that already picks the conversation keeps its choice.
 _SESSION_FLAGS = {"--session-id", "--resume", "-r", "--continue", "-c", "--fork-session"}
 _MESSAGES = frozenset({"user", "assistant"})  # a transcript's lines that are messages
