@@ -31,11 +31,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ptysup.agents import saved
+from ptysup.agents.codex.judge import is_codex
 from ptysup.agents.events import HookEvent, ScreenState
 from ptysup.agents.firstrun import Blocker, first_screen
 from ptysup.agents.profile import BaseProfile, Hooks, Launch
 from ptysup.agents.questions import Ask, ask_from
-from ptysup.procutil import is_codex
 
 __all__ = ["CodexProfile", "is_codex"]
 
