@@ -8,37 +8,7 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Sequence
-
-
-def is_claude(argv: Sequence[str]) -> bool:
-    """Whether a command is Claude Code (its executable is named claude), agent or judge."""
-    return bool(argv) and os.path.basename(argv[0]) == "claude"
-
-
-def is_codex(argv: Sequence[str]) -> bool:
-    """Whether a command is Codex CLI (its executable is named codex), agent or judge."""
-    return bool(argv) and os.path.basename(argv[0]) == "codex"
-
-
-def is_gemini(argv: Sequence[str]) -> bool:
-    """Whether a command is Gemini CLI (its executable is named gemini), agent or judge."""
-    return bool(argv) and os.path.basename(argv[0]) == "gemini"
-
-
-def is_qwen(argv: Sequence[str]) -> bool:
-    """Whether a command is Qwen Code (its executable is named qwen), agent or judge."""
-    return bool(argv) and os.path.basename(argv[0]) == "qwen"
-
-
-def is_opencode(argv: Sequence[str]) -> bool:
-    """Whether a command is opencode (its executable is named opencode)."""
-    return bool(argv) and os.path.basename(argv[0]) == "opencode"
-
-
-def is_aider(argv: Sequence[str]) -> bool:
-    """Whether a command is aider (its executable is named aider)."""
-    return bool(argv) and os.path.basename(argv[0]) == "aider"
+from collections.abc import Callable
 
 
 def kill_group(pid: int) -> None:

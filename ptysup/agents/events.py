@@ -33,6 +33,23 @@ class Reply(Protocol):
     def send(self, text: str) -> bool: ...
 
 
+# The hooks ptysup listens to, in its vocabulary: Stop/StopFailure end a turn;
+# UserPromptSubmit confirms that an injected message started one; the tool hooks describe
+# what the agent did. An agent whose hooks bear these names (Claude Code, Qwen Code) is
+# given them all.
+HOOK_NAMES = (
+    "SessionStart",
+    "UserPromptSubmit",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "PermissionRequest",
+    "Notification",
+    "Stop",
+    "StopFailure",
+    "SessionEnd",
+)
+
+
 @dataclass(frozen=True)
 class HookEvent:
     """An agent's hook fired, named in ptysup's vocabulary (Claude Code's: Stop,

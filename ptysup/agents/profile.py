@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Protocol
 from ptysup.agents.events import HookEvent, ScreenState
 from ptysup.agents.firstrun import Blocker
 from ptysup.agents.questions import Ask
+from ptysup.terminal.inject import GUARD, LEADERS
 
 if TYPE_CHECKING:  # the screen model (pyte) loads after the agent started
     from ptysup.terminal.screen import ScreenSnapshot
@@ -136,3 +137,67 @@ class AgentProfile(Protocol):
     def blocker(self, snap: ScreenSnapshot) -> Blocker | None:
         """A first-run screen or dialog on screen that only a person can answer, if any."""
         ...
+
+
+class BaseProfile(AgentProfile):
+    """What is assumed of an agent until its profile says otherwise: nothing known about
+    it (no hooks, keys or commands; its screen unread), so that an agent's quirk is one
+    line in its own profile. Every profile inherits it; the generic one is it alone."""
+
+    name = "generic"
+    uses_hooks = False
+    ready_hook: str | None = None  # the screen alone tells it is ready
+    exit_command: str | None = None
+    dismiss_key: bytes = b""
+    dismiss_reported = True
+    draws_after_stop = True  # so the turn end waits for a quiet screen too
+    hooks_running: re.Pattern[str] | None = None
+    clear_input_keys: tuple[bytes, ...] = ()
+    # Nothing is known of an agent's commands until its profile says: it is never typed
+    # `/clear` (bash would run it), and its turns are not interrupted, only the agent ended.
+    clear_command: str | None = None
+    clear_starts_session = False  # the emptied input box confirms a clear
+    interrupt_key: bytes | None = None
+    interrupt_presses = 1  # one press stops the turn
+    interrupt_armed: str | None = None
+    suspend_notice: bytes | None = None  # a program that suspends itself goes on at once
+    signal_osc: int | None = None
+    command_leaders: tuple[str, ...] = LEADERS  # a leading space makes them text
+    command_guard = GUARD
+    paste_only = False  # plain text for an agent that never asks for a paste
+    paste_placeholder: re.Pattern[str] | None = None
+    first_hook: str | None = None  # no hooks
+
+    def launch(
+        self, base: Sequence[str], env: Mapping[str, str], hooks: Hooks | None, private: Path
+    ) -> Launch:
+        """The command line as the user gave it, in the environment as given."""
+        return Launch(list(base), dict(env))
+
+    def hook(self, event: HookEvent) -> HookEvent | None:
+        """No hooks are wired in."""
+        return None
+
+    def ask(self, event: HookEvent) -> Ask | None:
+        """The agent's questions are on its screen only."""
+        return None
+
+    def screen_state(self, snap: ScreenSnapshot) -> ScreenState:
+        """Unknown: only the timing of output says anything."""
+        return ScreenState.UNKNOWN
+
+    def input_has_text(self, snap: ScreenSnapshot) -> bool:
+        """Nothing can be read off the screen; assume the text arrived."""
+        return True
+
+    def input_text(self, snap: ScreenSnapshot) -> str | None:
+        """Nothing can be read off the screen."""
+        return None
+
+    def api_error(self, snap: ScreenSnapshot) -> str | None:
+        """Nothing is known about the agent's error messages."""
+        return None
+
+    def blocker(self, snap: ScreenSnapshot) -> Blocker | None:
+        """Nothing is known about the agent's dialogs."""
+        return None

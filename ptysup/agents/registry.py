@@ -3,29 +3,37 @@ under agents/ and a row here. The last row, any other CLI agent, takes every com
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from ptysup.agents.aider.profile import OWN_FILES as AIDER_FILES
 from ptysup.agents.aider.profile import AiderProfile
+from ptysup.agents.checks import Check
+from ptysup.agents.claude import doctor as claude_doctor
+from ptysup.agents.claude import judge as claude_judge
 from ptysup.agents.claude.profile import ClaudeProfile
 from ptysup.agents.claude.profile import conversation_saved as claude_saved
-from ptysup.agents.codex.profile import CodexProfile, is_codex
+from ptysup.agents.codex import judge as codex_judge
+from ptysup.agents.codex.profile import CodexProfile
 from ptysup.agents.codex.profile import conversation_saved as codex_saved
 from ptysup.agents.gemini import home as gemini_home
+from ptysup.agents.gemini import judge as gemini_judge
 from ptysup.agents.gemini import settings as gemini_settings
 from ptysup.agents.gemini.profile import GeminiProfile
 from ptysup.agents.gemini.profile import conversation_saved as gemini_saved
 from ptysup.agents.gemini.transcript import unanswered as gemini_unanswered
 from ptysup.agents.generic.profile import GenericProfile
+from ptysup.agents.oneshot import OneShot, runs
+from ptysup.agents.opencode import judge as opencode_judge
 from ptysup.agents.opencode.profile import OpencodeProfile
 from ptysup.agents.opencode.profile import conversation_saved as opencode_saved
 from ptysup.agents.opencode.profile import refuses as opencode_refuses
 from ptysup.agents.profile import AgentProfile, Unanswered
+from ptysup.agents.qwen import judge as qwen_judge
 from ptysup.agents.qwen.profile import QwenProfile
 from ptysup.agents.qwen.profile import conversation_saved as qwen_saved
 from ptysup.agents.qwen.transcript import unanswered as qwen_unanswered
-from ptysup.procutil import is_aider, is_claude, is_gemini, is_opencode, is_qwen
 
 
 @dataclass(frozen=True)
@@ -33,9 +41,10 @@ class Agent:
     """One kind of agent: how its command is known, and how its profile is made."""
 
     name: str
-    matches: Callable[[Sequence[str]], bool]  # the run's --agent-cmd is this agent
     resumes: bool  # a later part reopens the earlier conversation by its session id
     profile: Callable[[str | None, bool], AgentProfile]  # (session id, reopen) → the profile
+    # The run's --agent-cmd is this agent; None: its program is named as the agent.
+    command: Callable[[Sequence[str]], bool] | None = None
     # The releases the end-to-end tests pass with (the pinned one in CI; `ptysup doctor`
     # says when the installed one is not among them).
     tested: tuple[str, ...] = ()
@@ -58,6 +67,15 @@ class Agent:
     # unanswered at its end, taken out so that the next message arrives alone (Gemini CLI
     # and Qwen Code would join the two into one message), or None.
     unanswered: Callable[[str, Mapping[str, str]], Unanswered | None] = lambda session, env: None
+    # What `ptysup doctor` checks for it here (environment, folder): the first-run screens
+    # that would block it, say; None: nothing.
+    doctor: Callable[[Mapping[str, str], Path], Iterator[Check]] | None = None
+    # Its one-shot mode as ptysup's supervisor (`claude -p`, `codex exec`…), if it has one.
+    judge: OneShot | None = None
+
+    def matches(self, argv: Sequence[str]) -> bool:
+        """Whether the run's --agent-cmd `argv` starts this agent."""
+        return self.command(argv) if self.command else runs(argv, self.name)
 
 
 def gemini_hooks(env: Mapping[str, str]) -> tuple[bool, str]:
@@ -69,41 +87,67 @@ def _generic(session_id: str | None, reopen: bool) -> AgentProfile:
     return GenericProfile()  # no conversation to reopen: each part starts afresh
 
 
+GENERIC = "generic"  # any other CLI agent: the last row, which takes every command
 AGENTS: tuple[Agent, ...] = (
-    Agent("claude", is_claude, True, ClaudeProfile, ("2.1.197",), claude_saved),
-    Agent("codex", is_codex, True, CodexProfile, ("0.169.0",), codex_saved),
+    Agent(
+        "claude",
+        True,
+        ClaudeProfile,
+        tested=("2.1.197",),
+        saved=claude_saved,
+        doctor=claude_doctor.checks,
+        judge=claude_judge.JUDGE,
+    ),
+    Agent(
+        "codex",
+        True,
+        CodexProfile,
+        tested=("0.169.0",),
+        saved=codex_saved,
+        judge=codex_judge.JUDGE,
+    ),
     Agent(
         "gemini",
-        is_gemini,
         True,
         GeminiProfile,
-        ("0.61.0",),
-        gemini_saved,
+        tested=("0.61.0",),
+        saved=gemini_saved,
         hooks=gemini_hooks,
         unanswered=gemini_unanswered,
+        judge=gemini_judge.JUDGE,
     ),
-    Agent("qwen", is_qwen, True, QwenProfile, ("0.24.4",), qwen_saved, unanswered=qwen_unanswered),
+    Agent(
+        "qwen",
+        True,
+        QwenProfile,
+        tested=("0.24.4",),
+        saved=qwen_saved,
+        unanswered=qwen_unanswered,
+        judge=qwen_judge.JUDGE,
+    ),
     Agent(
         "opencode",
-        is_opencode,
         True,
         OpencodeProfile,
         tested=("1.18.33",),
         saved=opencode_saved,
         refuses=opencode_refuses,
+        judge=opencode_judge.JUDGE,
     ),
     # aider has no conversation id: a resumed part restores its chat history file.
     Agent(
         "aider",
-        is_aider,
         True,
         AiderProfile,
         tested=("0.86.2",),
         own_files=AIDER_FILES,
         reopens="restored its chat history (.aider.chat.history.md)",
     ),
-    Agent("generic", lambda argv: True, False, _generic),
+    Agent(GENERIC, False, _generic, command=lambda argv: True),
 )
+# The agents' one-shot modes as supervisors, in the order `--second-opinion auto` prefers
+# them (the registry's).
+JUDGES: tuple[OneShot, ...] = tuple(agent.judge for agent in AGENTS if agent.judge)
 
 
 NAMES: tuple[str, ...] = tuple(agent.name for agent in AGENTS)

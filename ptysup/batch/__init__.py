@@ -4,6 +4,7 @@ schema.py       TASKS.yaml: the tasks, their options, checked strictly
 concurrency.py  how many runs at once by default (CPUs, memory)
 taskrun.py      one task as a run: its command line, and `ptysup batch run`
 worktrees.py    git: the pinned base, a worktree and branch per task, commits, diff stats
+result.py       what became of one task (TaskResult and its states), as all the others read it
 scheduler.py    runs the tasks N at a time, stops them all on a signal
 livestate.py    each running task's state from its run directory (describe(), cached)
 display.py      what a person or a CI log sees while the batch runs

@@ -20,11 +20,10 @@ from typing import TextIO
 from ptysup.argspec import ArgSpec
 from ptysup.batch import concurrency, state, summary, taskrun
 from ptysup.batch.livestate import LiveState
+from ptysup.batch.result import QUEUED, TaskResult
 from ptysup.batch.scheduler import (
-    QUEUED,
     Isolation,
     Scheduler,
-    TaskResult,
     signal_group,
     spawner,
     stop_signals,

@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TextIO
 
-from ptysup.batch.scheduler import TaskResult
+from ptysup.batch.result import TaskResult
 
 
 class Display(Protocol):

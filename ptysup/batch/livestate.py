@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ptysup.batch.scheduler import ORPHAN, QUEUED, TaskResult
+from ptysup.batch.result import ORPHAN, QUEUED, TaskResult
 from ptysup.store.listing import describe
 from ptysup.store.rundir import RUN_FILE, RunDir
 

@@ -10,7 +10,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ptysup.batch.scheduler import Finish, TaskResult
+from ptysup.batch.result import TaskResult
+from ptysup.batch.scheduler import Finish
 from ptysup.batch.schema import Task
 from ptysup.batch.worktrees import GitError, Worktree, git
 from ptysup.events import Event

@@ -21,10 +21,10 @@ import signal
 import subprocess
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from ptysup.batch.result import KILLED, NOT_STARTED, ORPHAN, STARTING, TaskResult
 from ptysup.batch.schema import Task
 from ptysup.batch.state import TaskState
 from ptysup.batch.state import ended as state_ended
@@ -35,12 +35,6 @@ from ptysup.store.listing import describe
 from ptysup.store.rundir import LOCK_FILE, RUN_FILE, RunDir
 
 OUTPUT_LOG = "output.log"  # the child's own stdout and stderr, in its run directory
-NOT_STARTED = "not_started"
-# Before a run has its own state (describe() reads it from the run directory).
-QUEUED, STARTING = "queued", "starting"
-# A task whose process died of a signal before its run could end (a SIGTERM while Python
-# started, before ptysup's handlers; a SIGKILL): no outcome of its own, so not final.
-KILLED = "killed"
 
 
 @dataclass(frozen=True)
@@ -53,37 +47,11 @@ class Isolation:
     subdir: Path = Path(".")
 
 
-@dataclass
-class TaskResult:
-    """What became of one task (updated by its worker as it goes)."""
-
-    id: str
-    run_id: str  # "" until the task starts: ids are minted then, so they sort by start
-    run_dir: Path
-    state: str = QUEUED
-    outcome: str | None = None
-    exit_code: int | None = None
-    branch: str | None = None
-    worktree: Path | None = None
-    commit: str | None = None
-    diff_stat: str = ""
-    error: str | None = None
-    pr_url: str | None = None
-    uncommitted: int = 0  # files a task that did not complete left changed in its worktree
-    extra: dict[str, Any] = field(default_factory=dict)  # from describe(): cost, iterations…
-
-    @property
-    def completed(self) -> bool:
-        """The run completed (the supervisor's verified [COMPLETE])."""
-        return self.outcome == "complete" and self.exit_code == 0
-
-
 Spawn = Callable[[Sequence[str], Path, Path], "subprocess.Popen[bytes]"]
 # The batch writes one step summary for all its tasks: a run's own would repeat each task.
 _NOT_FOR_CHILDREN = ("GITHUB_STEP_SUMMARY",)
 Finish = Callable[[Task, TaskResult, Worktree], None]  # e.g. open a pull request
 Argv = Callable[[Task, TaskResult], list[str]]
-ORPHAN = "orphan"  # waiting for a run an earlier (crashed) batch left running
 
 
 def spawner(env: Mapping[str, str]) -> Spawn:

@@ -16,8 +16,9 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ptysup.batch.result import TaskResult
 from ptysup.exitcodes import Outcome
 from ptysup.store import pidlock, readback
 from ptysup.store.rundir import write_atomic
@@ -35,9 +36,6 @@ INTERRUPTED = frozenset({None, "signal", "not_started", "agent_exited", "api_err
 # before its run could end, see KILLED; an exit with no run_end) is no outcome of its own,
 # and a rerun finishes the task.
 FINAL = frozenset(o.value for o in Outcome) - INTERRUPTED
-
-if TYPE_CHECKING:  # the scheduler reads TaskState: no import back at run time
-    from ptysup.batch.scheduler import TaskResult
 
 
 class StateError(Exception):

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ptysup.batch.scheduler import TaskResult
+from ptysup.batch.result import TaskResult
 from ptysup.exitcodes import ExitCode
 from ptysup.run.report import in_github_actions
 

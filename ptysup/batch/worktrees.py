@@ -23,7 +23,7 @@ WORKTREES_DIR = Path(".ptysup/worktrees")
 LOCK_NAME = ".lock"
 # Used only when git has no identity of its own (a fresh CI machine), so a commit never fails.
 FALLBACK_IDENTITY = ("ptysup", "ptysup@localhost")
-# ptysup's own folder and the agents' own files (aider's histories...) never go into a
+# ptysup's own folder and the agents' own files (their chat histories...) never go into a
 # task's commit, whatever the repository ignores: they are no work of the task's.
 EXCLUDE = (":(exclude).ptysup", *(f":(top,exclude,glob){p}" for p in registry.own_files()))
 

@@ -1,45 +1,32 @@
 """`ptysup doctor [OPTIONS]`: will a run start here, without a person? Says what to fix.
 
-Checks the options and config file, the agent, supervisor and verify commands, Claude
-Code's own config for this folder (onboarding, folder trust, API-key approval or login:
-the screens that block a first run in CI, see agents/firstrun.py) and the output paths.
+Checks the options and config file, the agent, supervisor and verify commands, what the
+agent's folder checks (Claude Code's own config for this folder, say: the screens that
+block a first run in CI, see agents/firstrun.py) and the output paths.
 It only reads (and with --probe makes one supervisor call): nothing is answered, approved
 or written.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
-from ptysup.agents import firstrun
+from ptysup.agents.checks import Check
 from ptysup.argspec import ArgSpec
 from ptysup.cli import configfile
 from ptysup.config import RunConfig
-from ptysup.procutil import is_claude
 from ptysup.run import outputs
 
 VERSION_TIMEOUT_S = 30.0
 ARGS = ArgSpec(flags=("--probe",), run_options=True)
 _PROBE_LOG = Path("doctor-probe") / "events.jsonl"  # tried under the runs dir, never kept
-
-
-@dataclass(frozen=True)
-class Check:
-    """One finding: what was checked, whether it is fine, and if not, the fix."""
-
-    name: str
-    ok: bool
-    detail: str
-    fix: str = ""
 
 
 def main(
@@ -84,9 +71,7 @@ def run_checks(config: RunConfig, env: Mapping[str, str], cwd: Path) -> Iterator
     path = env.get("PATH", os.defpath)
     yield from _commands(config, path)
     yield from _agent_version(config, path)
-    yield from _hooks(config, env)
-    if is_claude(config.agent_cmd):
-        yield from claude_checks(env, cwd)
+    yield from _agent_checks(config, env, cwd)
     runs = cwd / config.runs_dir
     log = "--log-file" if config.log_file else "event log"  # the option only when given
     for option, target, shown in (
@@ -116,7 +101,7 @@ def _commands(config: RunConfig, path: str) -> Iterator[Check]:
             )
             continue
         detail = where
-        if is_claude(argv) and argv is not config.agent_cmd:  # the agent's: its own check
+        if _known(argv) and argv is not config.agent_cmd:  # the agent's: its own check
             detail += f" ({_version(where)})"
         yield Check(name, True, detail)
 
@@ -157,15 +142,26 @@ def _agent_version(config: RunConfig, path: str) -> Iterator[Check]:
         )
 
 
-def _hooks(config: RunConfig, env: Mapping[str, str]) -> Iterator[Check]:
-    """How ptysup's hooks reach the agent here, where that depends on the machine: without
-    them a run goes on with the agent's screen alone (late turn ends, questions stall)."""
+def _agent_checks(config: RunConfig, env: Mapping[str, str], cwd: Path) -> Iterator[Check]:
+    """How ptysup's hooks reach the agent here, where that depends on the machine (without
+    them a run goes on with the agent's screen alone: late turn ends, questions stall),
+    then the agent's own checks (the first-run screens that would block it here)."""
     from ptysup.agents import registry
 
     kind = registry.find(config.agent_cmd, config.agent)
     if kind.hooks is not None:
         ok, detail = kind.hooks(env)
         yield Check("hooks", ok, detail, "see docs/agents.md, how ptysup's settings reach it")
+    if kind.doctor is not None:
+        yield from kind.doctor(env, cwd)
+
+
+def _known(argv: Sequence[str]) -> bool:
+    """Whether a supervisor or verify command is an agent ptysup knows (its release is
+    worth showing)."""
+    from ptysup.agents import registry
+
+    return registry.find(argv).name != registry.GENERIC
 
 
 _RELEASE = re.compile(r"\d+\.\d+\.\d+")
@@ -183,92 +179,6 @@ def _version(binary: str) -> str:
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"--version failed: {exc}"
     return done.stdout.strip().splitlines()[0] if done.stdout.strip() else f"exit {done.returncode}"
-
-
-def claude_json_path(env: Mapping[str, str]) -> Path:
-    """Where Claude Code keeps onboarding, trust and key approvals: $CLAUDE_CONFIG_DIR or ~."""
-    base = env.get("CLAUDE_CONFIG_DIR")
-    return (
-        Path(base) / ".claude.json"
-        if base
-        else Path(env.get("HOME", "~")).expanduser() / ".claude.json"
-    )
-
-
-def claude_checks(env: Mapping[str, str], cwd: Path) -> Iterator[Check]:
-    """The screens that would block Claude Code's first start here (agents/firstrun.py)."""
-    path = claude_json_path(env)
-    data: dict[str, Any] = {}
-    try:
-        loaded = json.loads(path.read_text(encoding="utf-8"))
-        data = loaded if isinstance(loaded, dict) else {}
-    except FileNotFoundError:
-        pass
-    except (OSError, ValueError) as exc:
-        yield Check(
-            "Claude Code config", False, f"cannot read {path}: {exc}", firstrun.ONBOARDING.fix
-        )
-        return
-    yield Check(
-        "onboarding",
-        bool(data.get("hasCompletedOnboarding")),
-        f"done ({path})"
-        if data.get("hasCompletedOnboarding")
-        else f"not done ({path}): Claude Code would show its {firstrun.ONBOARDING.name}",
-        firstrun.ONBOARDING.fix,
-    )
-    trusted = _trusted_folder(data, cwd)
-    yield Check(
-        "folder trust",
-        trusted is not None,
-        f"{trusted} is trusted"
-        if trusted
-        else f"{cwd} is not trusted: Claude Code would show its {firstrun.TRUST.name}",
-        firstrun.TRUST.fix,
-    )
-    yield _credentials(data, env)
-
-
-def _trusted_folder(data: Mapping[str, Any], cwd: Path) -> Path | None:
-    """The folder (this one or a parent: observed, trust covers subfolders) trusted, or None."""
-    projects = data.get("projects")
-    if not isinstance(projects, dict):
-        return None
-    for folder in (cwd.resolve(), *cwd.resolve().parents):
-        entry = projects.get(str(folder))
-        if isinstance(entry, dict) and entry.get("hasTrustDialogAccepted"):
-            return folder
-    return None
-
-
-def _credentials(data: Mapping[str, Any], env: Mapping[str, str]) -> Check:
-    key = env.get("ANTHROPIC_API_KEY")
-    if key:
-        responses = data.get("customApiKeyResponses")
-        responses = responses if isinstance(responses, dict) else {}
-        tail = key[-20:]  # what Claude Code 2.1.197 records
-        if tail in (responses.get("approved") or []):
-            return Check("API key", True, "ANTHROPIC_API_KEY is set and approved")
-        why = "was rejected" if tail in (responses.get("rejected") or []) else "is not approved yet"
-        return Check(
-            "API key",
-            False,
-            f"ANTHROPIC_API_KEY {why}: Claude Code would show its {firstrun.API_KEY.name}",
-            firstrun.API_KEY.fix,
-        )
-    if env.get("ANTHROPIC_AUTH_TOKEN"):
-        return Check("credentials", True, "ANTHROPIC_AUTH_TOKEN is set")
-    base = env.get("CLAUDE_CONFIG_DIR")
-    home = Path(env.get("HOME", "~")).expanduser()
-    credentials = (Path(base) if base else home / ".claude") / ".credentials.json"
-    if data.get("oauthAccount") or credentials.exists():
-        return Check("credentials", True, "logged in")
-    return Check(
-        "credentials",
-        False,
-        "no ANTHROPIC_API_KEY and no login: every prompt would fail (authentication_failed)",
-        firstrun.LOGIN.fix,
-    )
 
 
 PROBE_TIMEOUT_S = 120.0

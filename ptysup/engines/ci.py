@@ -118,7 +118,7 @@ def work_diff(workdir: Path) -> bytes:
     A `batch run` or a task works in the job's checkout itself, and the runner's disk goes
     away with the job: the patch in the artifact is how the work comes back. A private
     index keeps the checkout's own index untouched; ptysup's own folder and the agents'
-    own files (aider's histories) are left out.
+    own files (their chat histories) are left out.
     """
     git = shutil.which("git")
     if git is None:

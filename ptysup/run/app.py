@@ -110,7 +110,7 @@ def run(
 
     `state` hears the hooks and the screen's dialogs as they happen (state.json).
     `on_session` hears the conversation's id when a SessionStart names another than the
-    part's (an agent that picks its own, Codex; a /clear's), or a resume starts a new
+    part's (one the agent picked itself; a /clear's), or a resume starts a new
     one, for a later resume. `journal` learns from the run's events (the supervisor's
     memory of the run)."""
     began = time.monotonic()
@@ -306,7 +306,7 @@ def _unanswered(
 
 class SessionLearner:
     """The id of the conversation the agent is in, from each of its SessionStart hooks: the
-    one it picked itself (Codex, opencode), and the new one each /clear starts (every agent
+    one it picked itself, and the new one each /clear starts (every agent
     that clears), so that a resume reopens the conversation the run was in last."""
 
     def __init__(self, known: str | None, on_session: Callable[[str], object] | None) -> None:

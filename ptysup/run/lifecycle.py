@@ -262,7 +262,7 @@ def _part_fields(config: RunConfig, part: Part) -> dict[str, object]:
 
 
 def _learnt_session(run_dir: RunDir, log: EventLog, session_id: str) -> None:
-    """The agent is in a conversation with another id: one it picked itself (Codex), or a
+    """The agent is in a conversation with another id: one it picked itself, or a
     new one after /clear. run.json keeps it at once, so that a resume after a kill reopens
     the conversation the run was in last."""
     try:

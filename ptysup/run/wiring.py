@@ -71,7 +71,7 @@ from ptysup.terminal.ticker import Ticker
 from ptysup.terminal.tty_ import raw
 
 AGENT_GONE = "the agent's exit"  # what overtook a decision when the agent exited
-SUSPENDED = "Claude Code suspended itself (Ctrl-Z) where no shell can bring it back: resumed it"
+SUSPENDED = "the agent suspended itself (Ctrl-Z) where no shell can bring it back: resumed it"
 STOP_GRACE_S = 5.0  # after a stop signal, the most the run may take to wind down
 BLOCKED_SETTLE_S = 2.0  # without a person, a first-run dialog shown this long ends the start
 CATCH_UP_S = 0.2  # after a grow, the most the relay waits for the model to catch up
@@ -561,7 +561,7 @@ def _drive(
     def on_output(data: bytes) -> None:
         switched = parts.modes.feed(data)  # every byte, before the feeder may skip some
         if notice is not None and notice in data:
-            agent.resume()  # see ClaudeProfile.suspend_notice
+            agent.resume()  # see AgentProfile.suspend_notice
             parts.log.emit("warning", message=SUSPENDED)
         if parts.status is not None:
             parts.status.observe(data)

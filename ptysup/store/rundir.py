@@ -270,7 +270,7 @@ class RunDir:
         )
 
     def learn_session(self, session_id: str) -> None:
-        """Keep the conversation's id the agent picked (Codex) in run.json."""
+        """Keep the conversation's id the agent picked itself in run.json."""
         record = self.read_record()
         if record is not None and record.session_id != session_id:
             self.write_record(dataclasses.replace(record, session_id=session_id))

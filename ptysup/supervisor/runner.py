@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ptysup.agents.waits import is_fatal_error
-from ptysup.procutil import dies_with, is_claude, kill_group
-from ptysup.supervisor.judge import with_system_prompt
+from ptysup.procutil import dies_with, kill_group
+from ptysup.supervisor.judge import wants_json, with_system_prompt
 from ptysup.supervisor.judgedir import JudgeDir
 from ptysup.terminal.inject import clean
 
@@ -84,7 +84,7 @@ class SupervisorRunner:
         prelude: str = "",
     ) -> None:
         self.argv = list(argv)
-        self.json_output = _wants_json(self.argv)
+        self.json_output = wants_json(self.argv)
         if self.json_output:
             self.argv += ["--output-format", "json"]
         self._timeout = timeout
@@ -312,11 +312,6 @@ class SupervisorRunner:
         if not clean(text).strip():  # nothing but blanks, controls and escape sequences
             raise SupervisorError("empty answer")
         return Answer(text, duration, cost, truncated, out_bytes, tokens=tokens)
-
-
-def _wants_json(argv: Sequence[str]) -> bool:
-    """Claude Code reports cost and errors in JSON; ask for it unless a format is given."""
-    return is_claude(argv) and not any(a.startswith("--output-format") for a in argv)
 
 
 # Claude Code's `usage` keys, as the decision event names them.

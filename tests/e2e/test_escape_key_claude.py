@@ -16,7 +16,7 @@ from tests.helpers import wait_for
 pytestmark = pytest.mark.e2e
 
 SLOW = {"agent": [{"delay": 60, "reply": "slow"}], "supervisor": [{"reply": "[COMPLETE]"}]}
-SUSPENDED = "Claude Code suspended itself (Ctrl-Z) where no shell can bring it back: resumed it"
+SUSPENDED = "the agent suspended itself (Ctrl-Z) where no shell can bring it back: resumed it"
 MENU = "ptysup keys: s stop"
 TASK = "implement feature X"
 

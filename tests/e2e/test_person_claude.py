@@ -206,7 +206,7 @@ def test_ctrl_z_does_not_leave_claude_code_suspended_with_no_shell_to_resume_it(
 
 
 SUSPENDED_WARNING = (
-    "Claude Code suspended itself (Ctrl-Z) where no shell can bring it back: resumed it"
+    "the agent suspended itself (Ctrl-Z) where no shell can bring it back: resumed it"
 )
 
 

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.e2e
 
 SLOW = {"agent": [{"delay": 60, "reply": "slow"}], "supervisor": [{"reply": "[COMPLETE]"}]}
 SUSPENDED_WARNING = (
-    "Claude Code suspended itself (Ctrl-Z) where no shell can bring it back: resumed it"
+    "the agent suspended itself (Ctrl-Z) where no shell can bring it back: resumed it"
 )
 
 

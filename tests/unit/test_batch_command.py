@@ -15,7 +15,7 @@ import pytest
 
 from ptysup.batch import command, summary
 from ptysup.batch.display import Lines
-from ptysup.batch.scheduler import TaskResult
+from ptysup.batch.result import TaskResult
 from ptysup.cli.commandline import main
 
 TASKS = (
@@ -412,7 +412,7 @@ def test_a_pull_requests_body_says_the_task_why_it_is_done_and_each_checks_last_
     tmp_path: Path,
 ) -> None:
     from ptysup.batch.pullrequest import body, title
-    from ptysup.batch.scheduler import TaskResult
+    from ptysup.batch.result import TaskResult
     from ptysup.batch.schema import Task
 
     task = Task(id="cache", task="x", plan=None, options={}, line=3)

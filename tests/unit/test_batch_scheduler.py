@@ -7,7 +7,8 @@ import signal
 import sys
 from pathlib import Path
 
-from ptysup.batch.scheduler import KILLED, NOT_STARTED, Scheduler, TaskResult, spawner
+from ptysup.batch.result import KILLED, NOT_STARTED, TaskResult
+from ptysup.batch.scheduler import Scheduler, spawner
 from ptysup.batch.schema import Task
 from ptysup.batch.state import task_state
 from tests.helpers import wait_for

@@ -78,7 +78,8 @@ def test_doctor_looks_for_the_second_opinion_and_says_which_auto_would_pick(
     (found,) = second(RunConfig(task="t", second_opinion=("auto",)))
     assert not found[0] and "no supervisor CLI of another vendor" in found[1]
     codex = bindir / "codex"
-    codex.write_text("#!/bin/sh\n")
+    codex.write_text("#!/bin/sh\necho 'codex-cli 0.169.0'\n")
     codex.chmod(0o755)
     (found,) = second(RunConfig(task="t", second_opinion=("auto",)))
-    assert found == (True, str(codex))
+    # A known agent's CLI as a judge: its release is shown, as the agent's is.
+    assert found == (True, f"{codex} (codex-cli 0.169.0)")

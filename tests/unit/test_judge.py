@@ -1,4 +1,5 @@
-"""What ptysup adds to a Claude Code supervisor's command line, and what it leaves alone."""
+"""What ptysup adds to a supervisor's command line (each agent's one-shot mode, as its folder
+says), and what it leaves alone."""
 
 from __future__ import annotations
 
@@ -8,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from ptysup.agents.gemini import judge as geminijudge
+from ptysup.agents.opencode.judge import JUDGE_PERMISSION as OPENCODE_JUDGE_PERMISSION
+from ptysup.agents.qwen.judge import NO_MCP_SERVER
+from ptysup.agents.qwen.judge import WRITE_TOOLS as QWEN_WRITE_TOOLS
 from ptysup.config import DEFAULT_SUPERVISOR_TOOLS
-from ptysup.supervisor import geminijudge
 from ptysup.supervisor.judge import (
-    NO_MCP_SERVER,
-    OPENCODE_JUDGE_PERMISSION,
-    QWEN_WRITE_TOOLS,
     JudgeOptions,
     judge_dir,
     lean_argv,

@@ -30,9 +30,9 @@ from typing import TYPE_CHECKING
 
 from ptysup.agents.events import HookEvent, ScreenState
 from ptysup.agents.firstrun import Blocker
-from ptysup.agents.profile import Hooks, Launch
+from ptysup.agents.profile import BaseProfile, Hooks, Launch
 from ptysup.agents.questions import Ask
-from ptysup.terminal.inject import GUARD, LEADERS
+from ptysup.terminal.inject import LEADERS
 
 if TYPE_CHECKING:  # the screen model (pyte) loads after the agent started
     from ptysup.terminal.screen import ScreenSnapshot
@@ -87,31 +87,22 @@ CONFIRMATION = Blocker(
 )
 
 
-class AiderProfile:
+class AiderProfile(BaseProfile):
     """aider's prompt_toolkit terminal UI."""
 
     name = "aider"
     uses_hooks = True  # its notifications command, through the hook channel
-    ready_hook: str | None = None  # the screen alone tells it is ready
     dismiss_key: bytes = b"n\r"  # "No" to a confirmation (its default is Yes)
-    dismiss_reported = True  # it has no approval hook: its confirmations are its screen's
-    hooks_running: re.Pattern[str] | None = None
     draws_after_stop = True  # its notification command runs before its prompt is drawn
+    dismiss_reported = True  # it has no approval hook: its confirmations are its screen's
+    paste_only = False  # it reads a line: keys typed before its prompt wait in the line
     clear_input_keys: tuple[bytes, ...] = (b"\x03",)  # Ctrl+C drops the prompt's text
     exit_command: str | None = "/exit"
     clear_command: str | None = "/clear"
-    clear_starts_session = False  # the emptied prompt confirms the clear
     interrupt_key: bytes | None = b"\x03"  # Ctrl+C stops the model's reply
-    interrupt_presses = 1  # one press stops the turn
-    interrupt_armed: str | None = None
-    suspend_notice: bytes | None = None
-    signal_osc: int | None = None
     # `{` alone (or `{tag`) on the first line starts its multi-line input; a leading
     # space makes each of them text (aider strips only line ends).
     command_leaders: tuple[str, ...] = (*LEADERS, "{")
-    command_guard = GUARD
-    paste_only = False  # it reads a line: keys typed before its prompt wait in the line
-    paste_placeholder: re.Pattern[str] | None = None
     # Its first notification comes with the model's first reply, not before.
     first_hook: str | None = NOTIFICATION
 

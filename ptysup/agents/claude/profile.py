@@ -12,28 +12,16 @@ from typing import TYPE_CHECKING
 
 from ptysup.agents import saved
 from ptysup.agents.claude.paste import unwrap_pastes
-from ptysup.agents.events import HookEvent, ScreenState
+from ptysup.agents.events import HOOK_NAMES, HookEvent, ScreenState
 from ptysup.agents.firstrun import Blocker, claude_blocker
-from ptysup.agents.profile import Hooks, Launch
+from ptysup.agents.profile import BaseProfile, Hooks, Launch
 from ptysup.agents.questions import ASK_TOOL, Ask, ask_from
-from ptysup.terminal.inject import GUARD, LEADERS
 
 if TYPE_CHECKING:  # the screen model (pyte) loads after the agent started
     from ptysup.terminal.screen import ScreenSnapshot
 
-# The hooks ptysup listens to. Stop/StopFailure end a turn; UserPromptSubmit confirms that
-# an injected message started one; the tool hooks describe what the agent did.
-HOOKS = (
-    "SessionStart",
-    "UserPromptSubmit",
-    "PostToolUse",
-    "PostToolUseFailure",
-    "PermissionRequest",
-    "Notification",
-    "Stop",
-    "StopFailure",
-    "SessionEnd",
-)
+# The hooks ptysup listens to: its vocabulary is Claude Code's names.
+HOOKS = HOOK_NAMES
 # A command line that already picks the conversation keeps its choice.
 _SESSION_FLAGS = {"--session-id", "--resume", "-r", "--continue", "-c", "--fork-session"}
 _MESSAGES = frozenset({"user", "assistant"})  # a transcript's lines that are messages
@@ -76,15 +64,13 @@ def settings_json(hook_command: str) -> str:
     return json.dumps({"hooks": hooks, "statusLine": status_line}, separators=(",", ":"))
 
 
-class ClaudeProfile:
+class ClaudeProfile(BaseProfile):
     """Claude Code's TUI."""
 
     name = "claude"
     uses_hooks = True
-    ready_hook: str | None = None  # the screen alone tells it is ready
     dismiss_key: bytes = b"\x1b"  # Esc: rejects a dialog, never approves it
     dismiss_reported = True  # "The user doesn't want to proceed with this tool use"
-    hooks_running: re.Pattern[str] | None = None
     draws_after_stop = True  # the ✳ title and "Worked for" line come once the Stop hook exited
     clear_input_keys: tuple[bytes, ...] = (b"\x1b", b"\x1b")  # Esc twice clears the input box
     # The trailing space closes the slash-command menu that typing `/exit` opens (2.1.197):
@@ -94,15 +80,10 @@ class ClaudeProfile:
     clear_command: str | None = "/clear"
     clear_starts_session = True
     interrupt_key: bytes | None = b"\x1b"  # Esc while working ends the turn
-    interrupt_presses = 1  # one press stops the turn
-    interrupt_armed: str | None = None
     # Ctrl-Z: Claude Code leaves raw mode, prints this, stops itself and resumes on SIGCONT
     # (observed with 2.1.197). Under ptysup the stop is dropped (its process group has no
     # parent in the session: orphaned), so it waits, keyboard off, for a `fg` no shell gives.
     suspend_notice: bytes | None = b"Claude Code has been suspended."
-    signal_osc: int | None = None  # its title says ready or working (screen_state)
-    command_leaders: tuple[str, ...] = LEADERS  # a leading space makes them text
-    command_guard = GUARD
     paste_only = True  # `!` typed into an empty box switches it to shell mode
     paste_placeholder: re.Pattern[str] | None = re.compile(r"\[Pasted text #\d+[^\]]*\]")
     first_hook: str | None = "SessionStart"  # its SessionStart comes at start

@@ -31,12 +31,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ptysup.agents import saved
+from ptysup.agents.codex.judge import is_codex
 from ptysup.agents.events import HookEvent, ScreenState
 from ptysup.agents.firstrun import Blocker, first_screen
-from ptysup.agents.profile import Hooks, Launch
+from ptysup.agents.profile import BaseProfile, Hooks, Launch
 from ptysup.agents.questions import Ask, ask_from
-from ptysup.procutil import is_codex
-from ptysup.terminal.inject import GUARD, LEADERS
 
 __all__ = ["CodexProfile", "is_codex"]
 
@@ -167,28 +166,19 @@ def conversation_saved(session_id: str, env: Mapping[str, str]) -> bool:
     return saved.holds_message(found, frozenset({"response_item"}))
 
 
-class CodexProfile:
+class CodexProfile(BaseProfile):
     """Codex CLI's TUI."""
 
     name = "codex"
     uses_hooks = True
-    ready_hook: str | None = None  # the screen alone tells it is ready
     signal_osc: int | None = SIGNAL_OSC
     dismiss_key: bytes = b"\x1b"  # Esc: "No, and tell Codex what to do differently"
     dismiss_reported = True  # the call's output reads "aborted by user"
-    hooks_running: re.Pattern[str] | None = None
-    draws_after_stop = True  # not measured: the quiet window stays
     # Ctrl-C empties a composer with text (Ctrl-U only the line the cursor is on).
     clear_input_keys: tuple[bytes, ...] = (b"\x03",)
     exit_command: str | None = "/exit"
     clear_command: str | None = "/clear"
-    clear_starts_session = False  # its SessionStart waits for the next prompt
     interrupt_key: bytes | None = b"\x1b"
-    interrupt_presses = 1  # one press stops the turn
-    interrupt_armed: str | None = None
-    suspend_notice: bytes | None = None
-    command_leaders: tuple[str, ...] = LEADERS  # a leading space makes them text
-    command_guard = GUARD
     paste_only = True
     paste_placeholder: re.Pattern[str] | None = re.compile(r"\[Pasted Content \d+ chars\]")
     first_hook: str | None = "SessionStart"  # with the first prompt

@@ -30,10 +30,10 @@ from ptysup.agents import saved
 from ptysup.agents.events import HookEvent, ScreenState
 from ptysup.agents.firstrun import Blocker, first_screen
 from ptysup.agents.gemini import home, settings
-from ptysup.agents.profile import Hooks, Launch
+from ptysup.agents.profile import BaseProfile, Hooks, Launch
 from ptysup.agents.questions import Ask, ask_from
 from ptysup.agents.shellenv import under_a_shell
-from ptysup.terminal.inject import LEADERS, WORD_JOINER
+from ptysup.terminal.inject import WORD_JOINER
 
 if TYPE_CHECKING:  # the screen model (pyte) loads after the agent started
     from ptysup.terminal.screen import ScreenSnapshot
@@ -138,12 +138,11 @@ class GeminiAnswers:
 GEMINI_ANSWERS = GeminiAnswers()
 
 
-class GeminiProfile:
+class GeminiProfile(BaseProfile):
     """Gemini CLI's TUI."""
 
     name = "gemini"
     uses_hooks = True
-    ready_hook: str | None = None  # the screen alone tells it is ready
     dismiss_key: bytes = b"\x1b"  # Esc: "No, suggest changes" / cancels the question dialog
     dismiss_reported = False  # the call is dropped from the conversation
     # While its hooks run after its reply (AfterAgent), Gemini CLI 0.61 shows `Executing
@@ -156,11 +155,6 @@ class GeminiProfile:
     clear_command: str | None = "/clear"
     clear_starts_session = True  # its SessionStart (source: clear) comes at once
     interrupt_key: bytes | None = b"\x1b"  # Esc while working cancels the request
-    interrupt_presses = 1  # one press stops the turn
-    interrupt_armed: str | None = None
-    suspend_notice: bytes | None = None
-    signal_osc: int | None = None  # no in-band state report (only an OSC 11 query)
-    command_leaders: tuple[str, ...] = LEADERS
     # Gemini CLI trims a message before it looks for a slash command, so a leading space
     # leaves ` /quit` a command; it also drops U+200B from what is typed. U+2060 (word
     # joiner, not drawn) is neither trimmed nor dropped, and reaches the model as typed.

@@ -35,9 +35,8 @@ from typing import TYPE_CHECKING, Any
 from ptysup.agents.events import HookEvent, ScreenState
 from ptysup.agents.firstrun import Blocker
 from ptysup.agents.opencode import reporter
-from ptysup.agents.profile import Hooks, Launch
+from ptysup.agents.profile import BaseProfile, Hooks, Launch
 from ptysup.agents.questions import Ask, parse_questions
-from ptysup.terminal.inject import GUARD, LEADERS
 
 if TYPE_CHECKING:  # the screen model (pyte) loads after the agent started
     from ptysup.terminal.screen import ScreenSnapshot
@@ -122,7 +121,7 @@ class OpencodeAnswers:
 OPENCODE_ANSWERS = OpencodeAnswers()
 
 
-class OpencodeProfile:
+class OpencodeProfile(BaseProfile):
     """opencode's terminal UI."""
 
     name = "opencode"
@@ -130,19 +129,12 @@ class OpencodeProfile:
     ready_hook: str | None = READY
     dismiss_key: bytes = b"\x1b"  # Esc: rejects an approval, dismisses a question
     dismiss_reported = True  # "The user rejected permission to use …"
-    hooks_running: re.Pattern[str] | None = None
-    draws_after_stop = True  # not measured: the quiet window stays
     clear_input_keys: tuple[bytes, ...] = (b"\x03",)  # Ctrl+C empties a non-empty box
     exit_command: str | None = "/exit"
     clear_command: str | None = "/new"
-    clear_starts_session = False  # its new session comes with the next prompt
     interrupt_key: bytes | None = b"\x1b"
     interrupt_presses = 2  # the first Esc only asks for a second (`esc again to interrupt`)
     interrupt_armed: str | None = "esc again to interrupt"
-    suspend_notice: bytes | None = None
-    signal_osc: int | None = None
-    command_leaders: tuple[str, ...] = LEADERS  # a leading space makes them text
-    command_guard = GUARD
     paste_only = True
     paste_placeholder: re.Pattern[str] | None = re.compile(r"\[Pasted ~\d+ lines?\]")
     first_hook: str | None = READY  # its plugin's Ready comes before the input box

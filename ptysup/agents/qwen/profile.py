@@ -32,11 +32,11 @@ from typing import TYPE_CHECKING, Any
 from ptysup.agents import saved
 from ptysup.agents.events import HookEvent, ScreenState
 from ptysup.agents.firstrun import Blocker, first_screen
-from ptysup.agents.profile import Hooks, Launch
+from ptysup.agents.profile import BaseProfile, Hooks, Launch
 from ptysup.agents.questions import Ask, ask_from
 from ptysup.agents.qwen import settings
 from ptysup.agents.shellenv import under_a_shell
-from ptysup.terminal.inject import LEADERS, WORD_JOINER
+from ptysup.terminal.inject import WORD_JOINER
 
 if TYPE_CHECKING:  # the screen model (pyte) loads after the agent started
     from ptysup.terminal.screen import ScreenSnapshot
@@ -110,26 +110,18 @@ class QwenAnswers:
 QWEN_ANSWERS = QwenAnswers()
 
 
-class QwenProfile:
+class QwenProfile(BaseProfile):
     """Qwen Code's TUI."""
 
     name = "qwen"
     uses_hooks = True
-    ready_hook: str | None = None  # the screen alone tells it is ready
     dismiss_key: bytes = b"\x1b"  # Esc: "No, suggest changes" / cancels the question
     dismiss_reported = True  # "[Operation Cancelled] Reason: User did not allow …"
-    hooks_running: re.Pattern[str] | None = None
-    draws_after_stop = True  # not measured: the quiet window stays
     clear_input_keys: tuple[bytes, ...] = (b"\x03",)  # Ctrl+C empties a non-empty box
     exit_command: str | None = "/quit"
     clear_command: str | None = "/clear"
     clear_starts_session = True  # its SessionStart (source: clear) comes at once
     interrupt_key: bytes | None = b"\x1b"  # Esc while working cancels the request
-    interrupt_presses = 1  # one press stops the turn
-    interrupt_armed: str | None = None
-    suspend_notice: bytes | None = None
-    signal_osc: int | None = None
-    command_leaders: tuple[str, ...] = LEADERS
     command_guard = WORD_JOINER  # it trims a message before it looks for `/`, as Gemini CLI
     paste_only = True  # typed, `!` opens its shell mode and `?` its shortcuts
     paste_placeholder: re.Pattern[str] | None = PASTED

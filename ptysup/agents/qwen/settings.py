@@ -11,15 +11,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from ptysup.agents import settingsfile
-from ptysup.agents.claude.profile import HOOKS as CLAUDE_HOOKS
+from ptysup.agents.events import HOOK_NAMES
 
 FILE_NAME = "qwen-system-settings.json"
 ENV = "QWEN_CODE_SYSTEM_SETTINGS_PATH"
 # Qwen Code otherwise starts itself again as a child (for a larger heap) that outlives its
 # parent's SIGKILL: one process, which ends with its terminal.
 NO_RELAUNCH = "QWEN_CODE_NO_RELAUNCH"
-# The hooks ptysup listens to: Qwen Code's names and payloads are Claude Code's.
-HOOKS = CLAUDE_HOOKS
+# The hooks ptysup listens to: Qwen Code's names and payloads are ptysup's (Claude Code's).
+HOOKS = HOOK_NAMES
 _TOOL_HOOKS = {"PostToolUse", "PostToolUseFailure"}
 ASK_TOOL = "ask_user_question"
 # The question tool's PermissionRequest goes to the waiting hook alone: the reporting one

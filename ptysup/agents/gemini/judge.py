@@ -1,5 +1,6 @@
-"""What a `gemini -p` judge gets from ptysup's private directory: a policy that leaves it
-only the reading tools, and a home of its own, so its calls leave nothing in yours.
+"""`gemini -p` as ptysup's supervisor: read-only flags, and what the judge gets from
+ptysup's private directory: a policy that leaves it only the reading tools, and a home of
+its own, so its calls leave nothing in yours.
 
 Observed with Gemini CLI 0.61 (issue 30):
 - `--approval-mode plan` alone is not read-only: plan mode denies tools at the lowest
@@ -21,10 +22,11 @@ Observed with Gemini CLI 0.61 (issue 30):
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ptysup.agents.gemini import home
+from ptysup.agents.oneshot import JudgeOptions, OneShot, chose_tools, has, runs, with_prompt
 
 POLICY_FILE = "gemini-judge-policy.toml"
 # Gemini CLI 0.61's tools that only read the project.
@@ -65,3 +67,43 @@ def write(private: Path, env: Mapping[str, str]) -> None:
     path.write_text(POLICY, encoding="utf-8")
     path.chmod(0o600)
     home.make(private, env, unlinked=_NOT_LINKED)
+
+
+def is_gemini(argv: Sequence[str]) -> bool:
+    """Whether a command is Gemini CLI (its executable is named gemini), agent or judge."""
+    return runs(argv, "gemini")
+
+
+def lean(out: list[str], options: JudgeOptions) -> list[str]:
+    """A `gemini -p` judge (Gemini CLI 0.61): read-only (`--approval-mode plan`, and a
+    policy that leaves it only the reading tools, whatever the person's policies and
+    settings allow: see above), and trusting the folder for this call only, as headless
+    Gemini CLI refuses an untrusted folder ("not running in a trusted directory", exit 55)."""
+    out = with_prompt(out)
+    chose = chose_tools(out, "--policy", "--admin-policy")
+    if not has(out, "--approval-mode", "-y", "--yolo"):
+        out += ["--approval-mode", "plan"]
+    if options.private is not None and not chose:
+        policy = str(policy_path(options.private))
+        out += ["--admin-policy", policy, "--policy", policy]
+    if not has(out, "--skip-trust"):
+        out.append("--skip-trust")
+    if options.model and not has(out, "--model", "-m"):
+        out += ["--model", options.model]
+    return out
+
+
+def judge_env(argv: Sequence[str], env: Mapping[str, str], private: Path | None) -> dict[str, str]:
+    """No relaunch: Gemini CLI 0.61 otherwise starts itself again as a child, which
+    outlives a SIGKILLed ptysup (only the first process dies with it) and waits for its
+    model's answer; one process also starts faster. With a PRIVATE directory, the judge
+    runs in the home made there, so its sessions stay out of yours."""
+    out = dict(env)
+    out["GEMINI_CLI_NO_RELAUNCH"] = "true"
+    if private is not None:
+        out["GEMINI_CLI_HOME"] = str(home_path(private))
+    return out
+
+
+# `gemini -p` takes the prompt as -p's value: an empty one, then the prompt on stdin.
+JUDGE = OneShot(("gemini", "-p", ""), is_gemini, lean, env=judge_env, prepare=write)
