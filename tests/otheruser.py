@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import ptysup_argv
+
 NAME = "ptysup-test"
 REPO = Path(__file__).resolve().parent.parent
 
@@ -36,7 +38,7 @@ class OtherUser:
         """`python -m ptysup ARGS` as this user, in its home folder."""
         base = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(self.home)}
         return subprocess.run(
-            self.argv(sys.executable, "-m", "ptysup", *args),
+            self.argv(*ptysup_argv(*args)),
             cwd=self.home,
             env={**base, **(env or {})},
             capture_output=True,
@@ -56,7 +58,9 @@ def other_user(tmp_path: Path) -> OtherUser:
     try:
         entry = pwd.getpwnam(NAME)
     except KeyError:
-        subprocess.run(["useradd", "--no-create-home", NAME], check=True)
+        # Another test process (pytest -n) may be making it at the same moment: useradd
+        # then fails with "already exists" (exit 9), and the user is there all the same.
+        subprocess.run(["useradd", "--no-create-home", NAME], check=False, capture_output=True)
         entry = pwd.getpwnam(NAME)
     # The user must reach the tests' folders, and ptysup's code and interpreter (a clone
     # under /root, say) on the way: search permission only, nothing becomes listable.
