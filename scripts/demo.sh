@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Sets up the demo's part (scripts/setup.sh demo: ptysup and the pinned Claude Code, no
+# Sets up the demo's part (scripts/setup.sh demo: ptysup's wheel and the pinned Claude Code, no
 # test tools), then runs the main job on the embedded default:
 #   ptysup "implement feature X" --max-iter 50
 # with the real Claude Code driven by the bundled fake model, on a small sample project
@@ -23,4 +23,7 @@ if command -v "$py" >/dev/null; then
   fi
 fi
 bash scripts/setup.sh demo
-exec .venv/bin/python -m ptysup.testing.demo "$@"
+# The demo runs ptysup as `pip install .` installs it (setup.sh put its wheel in
+# .tools/ptysup), isolated (-I) so this checkout's folder never shadows it.
+export PTYSUP_TOOLS_DIR="$PWD/.tools"
+exec .tools/ptysup/bin/python -I -m ptysup.testing.demo "$@"

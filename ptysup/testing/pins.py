@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO_DIR = Path(__file__).resolve().parents[2]
-TOOLS_DIR = REPO_DIR / ".tools"
+TOOLS_ENV_VAR = "PTYSUP_TOOLS_DIR"
 
 
 def cache_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -26,6 +26,22 @@ def cache_dir(env: Mapping[str, str] | None = None) -> Path:
     env = os.environ if env is None else env
     base = env.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "ptysup"
+
+
+def tools_dir(env: Mapping[str, str] | None = None, repo: Path = REPO_DIR) -> Path:
+    """Where the pinned agents are installed: $PTYSUP_TOOLS_DIR (the repository's scripts
+    set it to the checkout's .tools), else the checkout's .tools when this ptysup runs
+    from one, else (an installed ptysup: its files are in site-packages, no checkout
+    above them) a folder in the cache."""
+    env = os.environ if env is None else env
+    if env.get(TOOLS_ENV_VAR):
+        return Path(env[TOOLS_ENV_VAR])
+    if (repo / "pyproject.toml").is_file() and (repo / "ptysup").is_dir():
+        return repo / ".tools"
+    return cache_dir(env) / "tools"
+
+
+TOOLS_DIR = tools_dir()
 
 
 @dataclass(frozen=True)

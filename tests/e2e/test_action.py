@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
-import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
@@ -21,7 +21,7 @@ import yaml
 from ptysup.redact import Redactor
 from ptysup.testing.fakemodel import RequestKind
 from tests.e2e.conftest import DEMO, Rig
-from tests.helpers import ptysup_argv, read_events, wait_for
+from tests.helpers import ptysup_argv, ptysup_python, read_events, wait_for
 
 pytestmark = pytest.mark.engines
 
@@ -50,10 +50,9 @@ class Runner:
         self.summary = tmp / "github_step_summary"
         for d in (self.state, self.temp / "ptysup-venv" / "bin", self.temp / "ptysup-bin"):
             d.mkdir(parents=True)
-        self._wrapper(self.temp / "ptysup-venv" / "bin" / "python", f'exec "{sys.executable}" "$@"')
-        self._wrapper(
-            self.temp / "ptysup-bin" / "ptysup", f'exec "{sys.executable}" -m ptysup "$@"'
-        )
+        python = ptysup_python()
+        self._wrapper(self.temp / "ptysup-venv" / "bin" / "python", f'exec "{python}" "$@"')
+        self._wrapper(self.temp / "ptysup-bin" / "ptysup", f'exec {shlex.join(ptysup_argv())} "$@"')
         (self.temp / "ptysup-bin" / "claude").symlink_to(claude_bin)
 
     @staticmethod

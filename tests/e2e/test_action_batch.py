@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,7 +13,7 @@ import yaml
 
 from tests.e2e.conftest import DEMO, Rig
 from tests.e2e.test_action import Runner, finish
-from tests.helpers import read_events
+from tests.helpers import ptysup_argv, read_events
 
 pytestmark = pytest.mark.engines
 
@@ -23,7 +22,7 @@ INJECTION = "${{ secrets.ANTHROPIC_API_KEY }} $(touch pwned)"
 
 
 def plan(tasks: Path) -> subprocess.CompletedProcess[str]:
-    argv = [sys.executable, "-m", "ptysup", "batch", "plan", str(tasks)]
+    argv = ptysup_argv("batch", "plan", str(tasks))
     return subprocess.run(
         [*argv, "--format", "github-matrix"],
         cwd=tasks.parent,

@@ -4,14 +4,14 @@ cleanly, and it ends with the run's exit code."""
 
 from __future__ import annotations
 
+import shlex
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 from ptysup.testing.fakemodel import RequestKind
 from tests.e2e.conftest import Screen
-from tests.helpers import Tmux, wait_for
+from tests.helpers import Tmux, ptysup_argv, wait_for
 
 # The agent answers, then the supervisor takes its time: the run stays up, Claude Code idle.
 SLOW_DECISION = {
@@ -24,7 +24,7 @@ def viewer(run: Screen, tmp_path: Path, *args: str) -> tuple[Tmux, Path]:
     """`ptysup attach last ARGS` in a second terminal of the same size as the run's."""
     done = tmp_path / f"attach-{len(list(tmp_path.glob('attach-*')))}"
     script = tmp_path / "attach.sh"
-    command = " ".join([sys.executable, "-m", "ptysup", "attach", "last", *args])
+    command = shlex.join(ptysup_argv("attach", "last", *args))
     script.write_text(
         f'cd {run.rig.project}\n{command}\necho "exit=$?" > {done}.tmp\nmv {done}.tmp {done}\n'
         "sleep 60\n"
@@ -104,7 +104,7 @@ def test_attaching_to_a_finished_run_says_so_and_points_to_replay(
     run = screen({"agent": [{"reply": "Done."}], "supervisor": [{"reply": "[COMPLETE] ok"}]}, "t")
     assert run.finish().startswith("exit=0")
     done = subprocess.run(
-        [sys.executable, "-m", "ptysup", "attach", "last"],
+        ptysup_argv("attach", "last"),
         cwd=run.rig.project,
         capture_output=True,
         text=True,

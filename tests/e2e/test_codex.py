@@ -23,6 +23,7 @@ from tests.helpers import (
     DIALOG_STALL_S,
     assert_dialog_turn_end,
     assert_interrupted_then_cleared,
+    python_m,
     read_events,
     wait_for,
 )
@@ -416,7 +417,7 @@ def test_the_demo_runs_with_codex_as_the_agent(
 ) -> None:
     env = {**os.environ, "TMPDIR": str(tmp_path)}  # the sample project goes there
     done = subprocess.run(
-        [sys.executable, "-m", "ptysup.testing.demo", "--agent", "codex", "--no-recording"],
+        python_m("ptysup.testing.demo", "--agent", "codex", "--no-recording"),
         env=env,
         stdin=subprocess.DEVNULL,
         capture_output=True,

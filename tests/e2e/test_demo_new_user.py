@@ -1,7 +1,8 @@
 """The README's first command as a new user runs it: `scripts/demo.sh` in a fresh clone,
 not root, with Python and npm but none of the test tools (no tmux, htop, Chromium,
-ShellCheck, apt-get). It sets up ptysup alone (no test tool in its venv) and the demo
-ends in [COMPLETE], exit 0, output piped as in CI."""
+ShellCheck, apt-get). It installs ptysup's wheel alone (as `pip install .` does; no test
+tool in its venv), runs that, and the demo ends in [COMPLETE], exit 0, output piped as in
+CI."""
 
 from __future__ import annotations
 
@@ -103,22 +104,29 @@ def test_the_demo_runs_for_a_new_user_with_python_and_npm_only(
         assert run.returncode == 0, run.stderr[-3000:]
         assert "outcome=complete" in run.stdout, run.stdout[-3000:]
         assert "setup: ready" in run.stderr and "apt-get" not in run.stderr
+        shipped = clone / ".tools" / "ptysup" / "bin" / "python"
         found = subprocess.run(
             [
-                str(clone / ".venv" / "bin" / "python"),
+                str(shipped),
+                "-I",
                 "-c",
-                "import importlib.util, sys\n"
+                "import importlib.util, sys, ptysup\n"
+                "print(ptysup.__file__)\n"
                 "print(' '.join(m for m in sys.argv[1:] if importlib.util.find_spec(m)))",
                 *TEST_MODULES,
             ],
-            cwd=top,
+            cwd=clone,
             capture_output=True,
             text=True,
             check=True,
         )
-        assert found.stdout.split() == []  # not one test tool in the demo's venv
-        assert not (clone / ".venv" / "bin" / "kubectl").exists()
-        assert (clone / ".venv" / "bin" / "ptysup").exists()
+        package, tools = [*found.stdout.split("\n"), ""][:2]
+        # What ran is what `pip install .` ships: the package from its wheel, in the
+        # venv's site-packages, not this clone's folder, and not one test tool beside it.
+        assert "/site-packages/ptysup/" in package and not package.startswith(str(clone / "ptysup"))
+        assert tools.split() == []
+        assert not (clone / ".venv").exists()
+        assert (clone / ".tools" / "ptysup" / "bin" / "ptysup").exists()
         # The demo's last word is the next step: the same, offline, on their own project.
         assert run.stderr.splitlines()[-1].startswith("demo: next: scripts/demo.sh --project")
         _tour_of_own_project(top / "mine", clone, env, new_user)

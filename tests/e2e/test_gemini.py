@@ -8,7 +8,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack
 from pathlib import Path
@@ -39,6 +38,7 @@ from tests.helpers import (
     Tmux,
     assert_dialog_turn_end,
     assert_interrupted_then_cleared,
+    ptysup_argv,
     read_events,
     run_ptysup,
     wait_for,
@@ -563,7 +563,7 @@ def test_a_user_other_than_root_gets_ptysups_hooks_in_gemini_cli(
     log = user.home / "events.jsonl"
     task = ["say done", "--agent-cmd", AGENT, "--supervisor-cmd", SUPERVISOR, "--idle", "30"]
     done = subprocess.run(
-        user.argv(sys.executable, "-m", "ptysup", *task, "--log-file", str(log)),
+        user.argv(*ptysup_argv(*task, "--log-file", str(log))),
         cwd=project,
         env=env,
         stdin=subprocess.DEVNULL,

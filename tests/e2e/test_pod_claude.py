@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -19,7 +18,7 @@ import pytest
 import yaml
 
 from tests.e2e.conftest import AGENT, Rig
-from tests.helpers import read_events, wait_for
+from tests.helpers import ptysup_python, read_events, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -106,7 +105,7 @@ def _pod_env(r: Rig, **values: str) -> dict[str, str]:
     """The pod's environment: the rig's model and agents (not its Claude config or HOME:
     the pod's script sets its own), ptysup's Python on PATH, and VALUES."""
     env = {k: v for k, v in r.env.items() if k not in ("CLAUDE_CONFIG_DIR", "HOME")}
-    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}"
+    env["PATH"] = f"{Path(ptysup_python()).parent}{os.pathsep}{env['PATH']}"
     env.update(values)
     return env
 

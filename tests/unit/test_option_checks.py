@@ -155,6 +155,8 @@ def test_unknown_ptysup_variables_are_named_in_one_warning(tmp_path: Path) -> No
         "PTYSUP_SOAK_DECISIONS": "5",
         "PTYSUP_CLAUDE_BIN": "claude",
         "PTYSUP_LINT_TOOLS": "x",
+        "PTYSUP_TOOLS_DIR": "x",
+        "PTYSUP_UNDER_TEST": "x",
         "PTYSUP_REPOSITORY": "x",
         "PTYSUP_TEST_RUN": "x",
     }
