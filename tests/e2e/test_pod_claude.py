@@ -316,6 +316,7 @@ def test_in_the_pod_the_agent_never_sees_the_git_token_and_ptysup_s_push_still_w
     # The agent saw no token: not in its environment, nor in any process's it could read
     # (ptysup's own is closed to it), nor from git for the remote or another host, nor
     # through the traps it set for ptysup's push.
+    assert (spy / "seen").exists(), pod.stdout + pod.stderr  # the probe never ran: why
     seen = (spy / "seen").read_text()
     assert "== env" in seen and "PTYSUP_REPOSITORY=" in seen  # the probe did run
     assert "/proc/1: \n" in seen and "Permission denied" in seen
