@@ -109,7 +109,8 @@ def test_control_bytes_are_removed_before_typing(rig) -> None:  # type: ignore[n
 
 def test_budget_exhaustion_exits_3_and_a_generic_agent_gets_no_clear(rig) -> None:  # type: ignore[no-untyped-def]
     rig.answers("[CONTINUE] again")
-    run = rig.run("t", "--max-iter", "2")
+    # Exactly what was decided, without the wind-down (its own tests: test_winddown.py).
+    run = rig.run("t", "--max-iter", "2", "--wind-down", "off")
     assert run.code == 3
     assert len(rig.prompts()) == 2
     # /clear is Claude Code's: a generic agent (a shell would run it) is only ended.
