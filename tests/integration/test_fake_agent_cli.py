@@ -363,8 +363,8 @@ def test_files_changing_between_rounds_is_progress_not_spinning(  # type: ignore
 WIND = "(ptysup: this run is near the end of its budget"
 
 
-def test_a_resume_after_the_wind_down_does_not_repeat_it_and_a_raised_budget_brings_it_again(
-    rig,  # type: ignore[no-untyped-def]
+def test_a_resume_after_the_wind_down_does_not_repeat_it_and_a_raised_budget_brings_it_again(  # type: ignore[no-untyped-def]
+    rig,
 ) -> None:
     rig.answers(*(f"[CONTINUE] step {n}" for n in range(1, 20)))  # no two rounds alike
     first = rig.run("t", "--max-iter", "4")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from typing import Any
 
 import pytest
 
@@ -21,6 +22,7 @@ from ptysup.run.winddown import (
 )
 from ptysup.store.rundir import progress
 from ptysup.values import wind_down_fraction
+from ptysup.views.replay import render
 
 
 def _first(max_iter: int, fraction: float = 0.85) -> int | None:
@@ -168,3 +170,20 @@ def test_a_resume_reads_from_the_log_whether_the_agent_was_told() -> None:
     assert progress([start, told]).wound_down
     assert not progress([start, told, lifted]).wound_down
     assert progress([start, told, lifted, {**told, "ts": 4.0}]).wound_down
+
+
+def test_replay_shows_the_wind_down_after_the_decision_that_brought_it() -> None:
+    stretch = last_stretch(0.85, Usage(1, 0.0, 0.0), Limits(2))
+    assert stretch is not None
+    events: list[dict[str, Any]] = [
+        {"event": "run_start", "run_id": "r", "task": "t"},
+        {"event": "decision", "iteration": 1, "max_iter": 2, "action": "continue", "content": "go"},
+        {"event": "wind_down", "iteration": 1, "fraction": 0.85, **stretch.fields()},
+    ]
+    out = io.StringIO()
+    render(events, {}, out)
+    said = out.getvalue()
+    assert said.index("the supervisor said: [CONTINUE] go") < said.index(
+        "  wind down: #1 iterations budget past 85%: the agent is told to leave its work clean;"
+        " left: 1 turn (the next one included)\n"
+    )
