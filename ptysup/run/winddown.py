@@ -57,7 +57,9 @@ class Stretch:
     def left(self) -> str:
         """What is left of every budget, in words: '3 turns (the next one included),
         about 4m05s and $0.31'."""
-        parts = [f"{self.turns_left} turn{'s' * (self.turns_left != 1)} (the next one included)"]
+        n = self.turns_left
+        turns = f"{n} turn{'s' * (n != 1)} (the next one included)"
+        parts = [turns if n else "no turn (this decision is the last: a [CONTINUE] is not typed)"]
         if self.time_left_s is not None:
             parts.append(f"about {format_elapsed(self.time_left_s)}")
         if self.cost_left_usd is not None:

@@ -19,6 +19,7 @@ from ptysup.run.winddown import (
     WindDown,
     agent_message,
     last_stretch,
+    supervisor_note,
 )
 from ptysup.store.rundir import progress
 from ptysup.values import wind_down_fraction
@@ -186,4 +187,12 @@ def test_replay_shows_the_wind_down_after_the_decision_that_brought_it() -> None
     assert said.index("the supervisor said: [CONTINUE] go") < said.index(
         "  wind down: #1 iterations budget past 85%: the agent is told to leave its work clean;"
         " left: 1 turn (the next one included)\n"
+    )
+
+
+def test_at_the_last_decision_the_supervisor_is_told_no_instruction_is_typed() -> None:
+    stretch = last_stretch(0.85, Usage(10, 0.0, 0.0), Limits(10))
+    assert stretch is not None and stretch.turns_left == 0
+    assert "no turn (this decision is the last: a [CONTINUE] is not typed)" in supervisor_note(
+        stretch, told=True
     )
