@@ -3,8 +3,9 @@ used, the agent is told once what is left and to leave its work clean, and the s
 that it is the last stretch, so a budget stop finds committed work and a note of what
 remains rather than a half-made change.
 
-Pure: the loop hands in what is used and the limits as it reads them at that moment (a
-budget raised while the run goes moves the point), and types and logs what this says.
+The point is a pure function of what is used and the limits as the loop reads them at
+that moment (a budget raised while the run goes moves it); WindDown only remembers
+whether the agent was told. The loop types and logs what this says.
 """
 
 from __future__ import annotations
@@ -54,11 +55,12 @@ class Stretch:
     time_left_s: float | None
     cost_left_usd: float | None
 
-    def left(self) -> str:
-        """What is left of every budget, in words: '3 turns (the next one included),
-        about 4m05s and $0.31'."""
+    def left(self, turn: str = "this one") -> str:
+        """What is left of every budget, in words: '3 turns (this one included), about
+        4m05s and $0.31' for the agent, which reads it at the start of its turn; the
+        supervisor's `turn` is the next one."""
         n = self.turns_left
-        turns = f"{n} turn{'s' * (n != 1)} (the next one included)"
+        turns = f"{n} turn{'s' * (n != 1)} ({turn} included)"
         parts = [turns if n else "no turn (this decision is the last: a [CONTINUE] is not typed)"]
         if self.time_left_s is not None:
             parts.append(f"about {format_elapsed(self.time_left_s)}")
@@ -139,7 +141,8 @@ def supervisor_note(stretch: Stretch, told: bool) -> str:
         "down: leave its work clean and committed, and note what remains."
     )
     return (
-        f"Last stretch: {stretch.said()} is nearly used up; left: {stretch.left()}. {how} "
+        f"Last stretch: {stretch.said()} is nearly used up; left: {stretch.left('the next one')}."
+        f" {how} "
         "Prefer finishing and securing the work to starting anything new."
     )
 

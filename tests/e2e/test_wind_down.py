@@ -48,7 +48,7 @@ def _assert_wound_down_once_then_stopped(r: Rig, code: int, events: list[dict[st
     told = [t for t in texts if WIND in t]
     assert len(told) == 1 and texts[-1] == told[0] == typed[2], texts
     assert told[0].startswith("keep going\n\n" + WIND)
-    assert "1 turn (the next one included) left" in told[0] and "committed" in told[0]
+    assert "1 turn (this one included) left" in told[0] and "committed" in told[0]
     (wind,) = [e for e in events if e["event"] == "wind_down"]
     assert (wind["iteration"], wind["budget"], wind["kind"]) == (3, "iterations", "instruction")
     assert (wind["fraction"], wind["turns_left"]) == (0.85, 1)

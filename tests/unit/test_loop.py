@@ -746,7 +746,7 @@ def test_the_agent_is_told_once_to_wind_down_with_an_instruction_then_the_budget
     assert result.outcome is Outcome.BUDGET
     told = [t for t in agent.typed if WIND in t]
     assert len(told) == 1 and agent.typed.index(told[0]) == 8  # decision 8's instruction
-    assert told[0].startswith("more\n\n" + WIND) and "2 turns (the next one included)" in told[0]
+    assert told[0].startswith("more\n\n" + WIND) and "2 turns (this one included)" in told[0]
     assert "committed" in told[0] and "what remains" in told[0]
     (event,) = _winds(rec)
     assert (event["iteration"], event["budget"], event["kind"]) == (8, "iterations", "instruction")

@@ -83,8 +83,8 @@ def test_the_cost_budget_winds_down_at_its_share_of_the_spend(cost: float, due: 
 def test_the_budget_most_used_is_the_one_named_and_every_budget_says_what_is_left() -> None:
     stretch = last_stretch(0.85, Usage(43, 590.0, 1.0), Limits(50, 600.0, 2.0))
     assert stretch is not None and stretch.budget == TIME
-    assert stretch.left() == "7 turns (the next one included), about 10s and $1.00"
-    assert "7 turns (the next one included), about 10s and $1.00 left" in agent_message(stretch)
+    assert stretch.left() == "7 turns (this one included), about 10s and $1.00"
+    assert "7 turns (this one included), about 10s and $1.00 left" in agent_message(stretch)
 
 
 def test_off_never_winds_down() -> None:
@@ -120,7 +120,7 @@ def test_the_events_read_as_one_line() -> None:
     event = Event("wind_down", 0.0, {"iteration": 42, "fraction": 0.85, **stretch.fields()})
     line = format_line(event)
     assert "wind_down" in line and "#42 iterations budget past 85%" in line
-    assert line.endswith("left: 8 turns (the next one included)")
+    assert line.endswith("left: 8 turns (this one included)")
     lifted = format_line(Event("wind_down_lifted", 0.0, {"iteration": 9, "max_iter": 100}))
     assert "#9 budgets raised: out of the last stretch" in lifted
 
@@ -150,7 +150,7 @@ def test_under_github_actions_the_wind_down_is_a_notice() -> None:
     )
     assert out.getvalue() == (  # % is escaped in a workflow command
         "::notice title=ptysup winds down::#8 iterations budget past 85%25: the agent is told to"
-        " leave its work clean; left: 2 turns (the next one included)\n"
+        " leave its work clean; left: 2 turns (this one included)\n"
     )
     assert "wind_down" in GITHUB_PRINTS  # shown once: not as a text line too
 
@@ -186,7 +186,7 @@ def test_replay_shows_the_wind_down_after_the_decision_that_brought_it() -> None
     said = out.getvalue()
     assert said.index("the supervisor said: [CONTINUE] go") < said.index(
         "  wind down: #1 iterations budget past 85%: the agent is told to leave its work clean;"
-        " left: 1 turn (the next one included)\n"
+        " left: 1 turn (this one included)\n"
     )
 
 
@@ -196,3 +196,10 @@ def test_at_the_last_decision_the_supervisor_is_told_no_instruction_is_typed() -
     assert "no turn (this decision is the last: a [CONTINUE] is not typed)" in supervisor_note(
         stretch, told=True
     )
+
+
+def test_the_supervisor_reads_what_is_left_from_the_next_turn_on() -> None:
+    stretch = last_stretch(0.85, Usage(8, 0.0, 0.0), Limits(10))
+    assert stretch is not None
+    assert "left: 2 turns (the next one included)." in supervisor_note(stretch, told=False)
+    assert "2 turns (this one included) left" in agent_message(stretch)
