@@ -17,6 +17,7 @@ from tests.e2e.conftest import AGENT, Rig
 pytestmark = pytest.mark.e2e
 
 WIND = "(ptysup: this run is near the end of its budget"
+STEPS = ("do step one", "do step two", "do step three", "do step four")
 NOTES = "Remaining: the second half of the work.\n"
 COMMIT = "git add NOTES.md work.txt && git -c user.name=a -c user.email=a@x commit -qm wip"
 
@@ -33,7 +34,8 @@ def _scenario(write: dict[str, Any], run: dict[str, Any]) -> dict[str, Any]:
             {"match": WIND, "steps": [write, run, {"text": "Committed; NOTES.md says the rest."}]},
             {"reply": "Worked on it."},
         ],
-        "supervisor": [{"reply": "[CONTINUE] keep going"}],
+        # Instructions that differ: no round is the same as the one before (spinning).
+        "supervisor": [{"times": 1, "reply": f"[CONTINUE] {step}"} for step in STEPS],
     }
 
 
@@ -47,7 +49,7 @@ def _assert_wound_down_once_then_stopped(r: Rig, code: int, events: list[dict[st
     texts = r.human_texts()  # in order, each once (the same one twice in a row: once)
     told = [t for t in texts if WIND in t]
     assert len(told) == 1 and texts[-1] == told[0] == typed[2], texts
-    assert told[0].startswith("keep going\n\n" + WIND)
+    assert told[0].startswith("do step three\n\n" + WIND)
     assert "1 turn (this one included) left" in told[0] and "committed" in told[0]
     (wind,) = [e for e in events if e["event"] == "wind_down"]
     assert (wind["iteration"], wind["budget"], wind["kind"]) == (3, "iterations", "instruction")
