@@ -11,6 +11,7 @@ from ptysup.values import command_argv as command_argv
 from ptysup.values import duration_seconds as duration_seconds
 from ptysup.values import parse_duration as parse_duration
 from ptysup.values import split_command as split_command
+from ptysup.values import wind_down_fraction as wind_down_fraction
 
 if TYPE_CHECKING:
     from ptysup.plan.schema import Plan
@@ -28,6 +29,7 @@ DEFAULT_NOTIFY_ON = ("escalation", "person", "run_end")
 DEFAULT_SUPERVISOR_TOOLS = "Read,Grep,Glob"  # read-only: look at the work, never change it
 DEFAULT_START_TIMEOUT = 60.0
 DEFAULT_MAX_REPEATS = 3  # identical rounds in a row that end a run as an escalation
+DEFAULT_WIND_DOWN = 0.85  # the fraction of a budget at which the agent is told to wind down
 
 
 @dataclass(frozen=True)
@@ -59,6 +61,7 @@ class RunConfig:
     max_time: float | None = None
     max_cost: float | None = None
     max_repeats: int = DEFAULT_MAX_REPEATS
+    wind_down: float | None = DEFAULT_WIND_DOWN  # None: off (ptysup.run.winddown)
     max_waits: int = DEFAULT_MAX_WAITS
     wait_base: float = DEFAULT_WAIT_BASE
     wait: bool = True

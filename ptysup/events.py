@@ -352,6 +352,8 @@ def _run_start(f: dict[str, Any]) -> str:
     if f.get("second_opinion"):
         line += f" | second opinion: {_command(f['second_opinion'])}"
     line += f" | budget: {', '.join(budgets)}"
+    if f.get("wind_down"):
+        line += f", wind down at {_share(f['wind_down'])}"
     if f.get("verify"):
         line += " | verify: " + "; ".join(_command(v) for v in f["verify"])
     if f.get("part"):  # run_resume: what the earlier parts used counts against the budgets
@@ -424,6 +426,21 @@ def baseline_detail(f: Mapping[str, Any]) -> str:
     return line
 
 
+def wind_down_detail(f: Mapping[str, Any]) -> str:
+    """A `wind_down` event in words: which budget, past what share, and what is left."""
+    return (
+        f"#{shown(f.get('iteration'))} {shown(f.get('budget'))} budget past"
+        f" {_share(f.get('fraction'))}: the agent is told to leave its work clean;"
+        f" left: {shown(f.get('left', ''))}"
+    )
+
+
+def _share(value: Any) -> str:
+    """A fraction as a percentage ('85%'), whatever a damaged log holds."""
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return f"{value:.0%}" if number else shown(value)
+
+
 def _usd(value: Any) -> str:
     return f"{value:.4f}" if isinstance(value, (int, float)) else "?"
 
@@ -477,6 +494,10 @@ def format_line(event: Event) -> str:
         detail = repeat_detail(f)
     elif name == "tamper":
         detail = tamper_detail(f)
+    elif name == "wind_down":
+        detail = wind_down_detail(f)
+    elif name == "wind_down_lifted":
+        detail = f"#{shown(f.get('iteration'))} budgets raised: out of the last stretch"
     elif name == "verify_baseline":
         detail = baseline_detail(f)
     elif name == "second_opinion":

@@ -56,3 +56,23 @@ def duration_seconds(value: str) -> float:
     if seconds <= 0:
         raise ValueError("must be more than zero")
     return seconds
+
+
+WIND_DOWN_OFF = "off"
+
+
+def wind_down_fraction(value: str) -> float | None:
+    """--wind-down's fraction of a budget (0.85, 85%), None for `off`; ValueError (the
+    problem) for anything else. 1 and more would come at the wall itself or never."""
+    text = value.strip().lower()
+    if text == WIND_DOWN_OFF:
+        return None
+    try:
+        fraction = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        raise ValueError(
+            f"must be a fraction such as 0.85 (or 85%), or off, not {value!r}"
+        ) from None
+    if not 0 < fraction < 1:  # NaN too: no comparison holds
+        raise ValueError(f"must be more than 0 and less than 1 (or off), not {value!r}")
+    return fraction

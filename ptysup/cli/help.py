@@ -8,7 +8,7 @@ import typer.core
 # Options not listed here (added later) still show, under "Other options".
 GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Task", ("task", "task_file", "plan")),
-    ("Budgets", ("max_iter", "max_time", "max_cost", "max_repeats")),
+    ("Budgets", ("max_iter", "max_time", "max_cost", "max_repeats", "wind_down")),
     ("Agent", ("agent_cmd", "start_timeout", "turn_timeout", "idle")),
     ("API errors", ("wait", "max_waits", "wait_base")),
     (

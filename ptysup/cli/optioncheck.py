@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from ptysup.config import QUESTIONS, command_argv, duration_seconds
+from ptysup.config import QUESTIONS, command_argv, duration_seconds, wind_down_fraction
 
 OptionCheck = Callable[[Any], Any]
 
@@ -109,6 +109,7 @@ VALUE_CHECKS: Mapping[str, OptionCheck] = {
     "max_time": lambda v: duration_seconds(str(v)),
     "max_cost": _more_than_zero,
     "max_repeats": _repeats,
+    "wind_down": lambda v: wind_down_fraction(str(v)),
     "agent_cmd": _agent_cmd,
     "agent": _agent,
     "supervisor_cmd": lambda v: command_argv(str(v)),

@@ -28,10 +28,12 @@ from ptysup.config import (
     DEFAULT_TURN_TIMEOUT,
     DEFAULT_VERIFY_TIMEOUT,
     DEFAULT_WAIT_BASE,
+    DEFAULT_WIND_DOWN,
     ConfigError,
     RunConfig,
     parse_duration,
     split_command,
+    wind_down_fraction,
 )
 from ptysup.terminal.keys import DEFAULT_ESCAPE_KEY, parse_escape_key
 
@@ -126,6 +128,15 @@ def run_command(
             click_type=WholeNumber(0),
         ),
     ] = DEFAULT_MAX_REPEATS,
+    wind_down: Annotated[
+        str,
+        _opt(
+            "At this fraction of any budget (iterations, time, cost) the agent is told once "
+            "what is left and to leave its work clean, committed, with a note of what "
+            "remains; off: never.",
+            metavar="FRACTION",
+        ),
+    ] = str(DEFAULT_WIND_DOWN),
     agent_cmd: Annotated[
         str, _opt("The agent's command line (split like a shell, never run through one).")
     ] = "claude",
@@ -344,6 +355,7 @@ def run_command(
         max_time=duration,
         max_cost=max_cost,
         max_repeats=max_repeats,
+        wind_down=wind_down_fraction(wind_down),  # checked with the others above
         agent_cmd=split_command(agent_cmd, "--agent-cmd"),
         agent=agent,
         supervisor_cmd=split_command(supervisor_cmd, "--supervisor-cmd"),

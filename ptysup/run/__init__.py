@@ -6,8 +6,8 @@ and wiring (the composition root) connects the terminal, the screen model, the s
 and the store to the loop, which waits for each turn end and acts on the verdict of the
 decision path (decision: evidence → judge → checks → tamper guard → second opinion).
 evidence, memory, checks, changes and gitsnap gather what the supervisor is shown; verify,
-tamper and protect what a [COMPLETE] must pass; plandriver, heartbeat, outputs and report
-are the loop's and the run's helpers.
+tamper and protect what a [COMPLETE] must pass; plandriver, winddown (the last stretch
+before a budget's wall), heartbeat, outputs and report are the loop's and the run's helpers.
 It may import store, attach's server, plan, supervisor, agents, terminal and the shared
 modules loose in ptysup/, never the command line (cli), batch or the views.
 """

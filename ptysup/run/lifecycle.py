@@ -184,6 +184,7 @@ def _supervise(
         max_iter=config.max_iter,
         max_time_s=config.max_time,
         max_cost_usd=config.max_cost,
+        wind_down=config.wind_down,
         agent_cmd=list(config.agent_cmd),
         supervisor_cmd=list(config.supervisor_cmd),
         second_opinion=list(config.second_opinion) if config.second_opinion else None,
@@ -255,6 +256,7 @@ def _part_fields(config: RunConfig, part: Part) -> dict[str, object]:
             elapsed_before_s=before.elapsed_s,
             iterations=before.iterations,
             cost_usd=before.cost_usd,
+            wound_down=before.wound_down,  # told already: this part does not tell it again
             step=before.step,
             said=part.say,
         )

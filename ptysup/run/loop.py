@@ -43,6 +43,7 @@ from ptysup.run.decision import (
 )
 from ptysup.run.repeats import Repeat, RepeatDetector, new_text
 from ptysup.run.verify import Verify, VerifyResult
+from ptysup.run.winddown import Limits, Usage, WindDown, agent_message
 from ptysup.supervisor.decide import (
     ApiErrorNotWaited,
     Decided,
@@ -139,6 +140,7 @@ class Spent:
     iterations: int = 0
     elapsed_s: float = 0.0
     cost_usd: float = 0.0
+    wound_down: bool = False  # the agent was told to wind down (ptysup.run.winddown)
 
 
 # What a resumed part's agent did with the earlier parts' conversation, as the supervisor
@@ -170,6 +172,9 @@ class LoopConfig:
     decided: Decision | None = None
     max_repeats: int = DEFAULT_MAX_REPEATS  # identical rounds that escalate; 0: off
     head_start_s: float = 0.0  # the run's time before the loop (the checks' baseline)
+    # The fraction of a budget at which the agent is told to wind down (--wind-down);
+    # None: never. Off here so the loop's own tests type exactly what they decide.
+    wind_down: float | None = None
 
 
 def resumed_note(resumed_as: str = REOPENED) -> str:
@@ -284,6 +289,7 @@ class RunLoop:
         self._repeat_note: tuple[str, ...] = ()  # said in every prompt of this turn end
         self.cost_usd = 0.0  # the supervisor's summed total_cost_usd (this part)
         self._resumed_note = resumed_note(config.resumed_as)
+        self._wind = WindDown(config.wind_down, told=config.spent.wound_down)
 
     def run(self) -> RunResult:
         """Run to an outcome; never raises for the agent's or supervisor's failures."""
@@ -461,7 +467,7 @@ class RunLoop:
             return Outcome.ABORT, verdict.text
         self._check_budgets()
         injected = "instruction" if kind is VerdictKind.CONTINUE else verdict.by
-        self._inject(verdict.text, kind=injected, failed=verdict.failed)
+        self._instruct(verdict.text, kind=injected, failed=verdict.failed)
         return None
 
     def _spinning(self, turn: TurnEnd) -> bool:
@@ -673,7 +679,7 @@ class RunLoop:
             if cleared is None:
                 self._log.emit("warning", message="the agent has no clear command: not cleared")
             self._log_clear(cleared)
-        self._inject(step.text, kind="step")
+        self._instruct(step.text, kind="step")
 
     def _log_clear(self, cleared: InjectResult | None) -> None:
         """The inject event of a /clear (nothing when the agent has no clear)."""
@@ -694,7 +700,7 @@ class RunLoop:
         prompts = person.prompts
         by = ""
         moment = Moment(i, self._cfg.max_iter, self._elapsed())
-        notes = self._notes()
+        notes = self._notes() + self._wind_notes()
         try:
             asked: Asked | None = self._path.ask(
                 self._view(turn, question), moment, notes, self._remaining()
@@ -786,14 +792,44 @@ class RunLoop:
         self._agent.pause(delay)
         self._inject(CONTINUE_AFTER_WAIT, kind="continue")
 
-    def _inject(self, text: str, kind: str, failed: VerifyResult | None = None) -> None:
+    def _limits(self) -> Limits:
+        """The budgets as they stand now: the wind-down's point moves with them."""
+        max_time = None if self._deadline is None else self._deadline - self._start
+        return Limits(self._cfg.max_iter, max_time, self._cfg.max_cost)
+
+    def _usage(self) -> Usage:
+        return Usage(self.iterations, self._elapsed(), self.cost)
+
+    def _wind_notes(self) -> tuple[str, ...]:
+        """The supervisor's note of the last stretch (or of a raised budget that lifted
+        the wind-down, logged)."""
+        reading = self._wind.read(self._usage(), self._limits())
+        if reading.lifted:
+            self._log.emit("wind_down_lifted", iteration=self.iterations, **self._limits().fields())
+        return reading.notes
+
+    def _instruct(self, text: str, kind: str, failed: VerifyResult | None = None) -> None:
+        """Type what a decision says; in the last stretch the wind-down goes with it, once:
+        in the same message, so the agent reads it as part of its next turn, never as a
+        turn of its own that the budget would have to pay for."""
+        due = self._wind.due(self._usage(), self._limits()) if self.iterations else None
+        said = text if due is None else f"{text}\n\n{agent_message(due)}"
+        if self._inject(said, kind, failed) and due is not None:
+            self._wind.told = True
+            fraction = self._wind.fraction
+            self._log.emit(
+                "wind_down", iteration=self.iterations, fraction=fraction, kind=kind, **due.fields()
+            )
+
+    def _inject(self, text: str, kind: str, failed: VerifyResult | None = None) -> bool:
+        """Type `text`; False when the person's own message came first (nothing typed)."""
         before = self._agent.snapshot().text()
         result = self._agent.submit(text, self._deadline)
         if result.superseded:
             # The person sent their own message while ptysup waited to type: theirs goes
             # first, and the supervisor is asked again at the end of their turn.
             self._log.emit("warning", message=f"not typed, the person's message came first: {kind}")
-            return
+            return False
         self._log.emit(
             "inject",
             kind=kind,
@@ -811,6 +847,7 @@ class RunLoop:
         )
         if not result.confirmed:
             self._log.emit("warning", message="the agent did not start a turn on the injection")
+        return True
 
     def _view(self, turn: TurnEnd, question: str = "") -> TurnView:
         """What the agent did this turn, as the supervisor is shown it."""

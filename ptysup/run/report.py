@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from ptysup.events import Event, earlier_cost
+from ptysup.events import Event, earlier_cost, wind_down_detail
 from ptysup.terminal.inject import clean
 
 
@@ -165,7 +165,7 @@ def _escape(text: str) -> str:
 
 # Events GithubSink prints in full as workflow commands; the text console leaves them out,
 # so each shows once in the job's log, not twice and cut short.
-GITHUB_PRINTS = frozenset({"decision", "warning", "supervisor_error", "error"})
+GITHUB_PRINTS = frozenset({"decision", "warning", "supervisor_error", "error", "wind_down"})
 _ENDS_GROUP = frozenset({"decision", "run_end", "error", "agent_screen", "verify"})
 
 
@@ -200,6 +200,8 @@ class GithubSink:
             line = f"::warning title=ptysup {event.event}::{_escape(str(text))}"
         elif event.event == "error":
             line = f"::error title=ptysup::{_escape(str(f.get('message', '')))}"
+        elif event.event == "wind_down":
+            line = f"::notice title=ptysup winds down::{_escape(wind_down_detail(f))}"
         elif event.event == "escalation":
             reason = _escape(str(f.get("reason", "")))
             line = f"::error title=ptysup escalated to a person::{reason}"

@@ -436,11 +436,16 @@ def _loop(
         max_time=config.max_time,
         max_cost=config.max_cost,
         max_repeats=config.max_repeats,
+        wind_down=config.wind_down,
         head_start_s=head_start_s,
         prompt_template=config.prompt_template,
         questions=config.questions,
         person_present=person,
-        spent=Spent(before.iterations, before.elapsed_s, before.cost_usd) if before else Spent(),
+        spent=(
+            Spent(before.iterations, before.elapsed_s, before.cost_usd, before.wound_down)
+            if before
+            else Spent()
+        ),
         resumed=part is not None and part.reopen,
         resumed_as=resumed_as,
         say=part.say if part is not None else None,

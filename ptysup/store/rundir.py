@@ -512,6 +512,9 @@ class Progress:
     # `complete`, `abort` or `escalate` with nothing after it that acted on it (killed
     # between the decision and run_end). A resume carries it out, asking no one.
     unfinished: tuple[str, str] | None = None
+    # The agent was told to wind down (a `wind_down` event no `wind_down_lifted` followed):
+    # a resumed part does not tell it again.
+    wound_down: bool = False
 
 
 def progress(
@@ -550,6 +553,8 @@ def progress(
             p["iterations"] = max(p.get("iterations", 0), int(e.get("iteration") or 0))
             p["cost_usd"] = float(e.get("total_cost_usd") or p.get("cost_usd", 0.0))
             p["max_iter"] = e.get("max_iter", p.get("max_iter"))
+        elif name in ("wind_down", "wind_down_lifted"):
+            p["wound_down"] = name == "wind_down"
         elif name == "step_start":
             p.update(step=e.get("id"), step_index=e.get("index"), steps_of=e.get("of"))
             step_from = p.get("iterations", 0)

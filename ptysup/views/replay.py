@@ -14,6 +14,7 @@ from ptysup.events import (
     second_detail,
     shown,
     tamper_detail,
+    wind_down_detail,
 )
 from ptysup.logread import skipped_note
 from ptysup.store.rundir import RunDir, RunNotFound, find_run, part_recordings, read_log
@@ -80,6 +81,8 @@ def render(events: list[dict[str, Any]], screens: dict[int, str], out: TextIO) -
             out.write(f"  tamper guard: {tamper_detail(e)}\n")
         if e["event"] == "second_opinion":
             out.write(f"  second opinion: {second_detail(e)}\n")
+        if e["event"] == "wind_down":
+            out.write(f"  wind down: {wind_down_detail(e)}\n")
         if e["event"] == "escalation":
             out.write(f"  escalation ({shown(e.get('at'))}): {shown(e.get('reason', ''), 1000)}\n")
         if e["event"] != "decision":

@@ -149,7 +149,8 @@ def test_the_ci_log_of_a_whole_run_reads_as_expected(rig: Callable[..., Rig]) ->
 
 GOLDEN = [
     "HH:MM:SS ptysup run_start        task: write hello.txt | agent: claude --permission-mode "
-    "acceptEdits | supervisor: claude -p | budget: 5 iterations, 10m00s | run <run-id>, log <log>",
+    "acceptEdits | supervisor: claude -p | budget: 5 iterations, 10m00s, wind down at 85% | run "
+    "<run-id>, log <log>",
     "HH:MM:SS ptysup protect          not a git work tree: the supervisor is not shown what "
     "changed in the files, and no file is protected",
     "HH:MM:SS ptysup agent_start      claude --permission-mode acceptEdits "

@@ -165,7 +165,8 @@ def test_abort_clears_codex_and_exits_1(codex_rig: Callable[..., Rig]) -> None:
 
 def test_budget_exhaustion_clears_codex_and_exits_3(codex_rig: Callable[..., Rig]) -> None:
     r = codex_rig({"agent": SIMPLE_AGENT, "supervisor": [{"reply": "[CONTINUE] keep going"}]})
-    run = r.run("endless task", "--max-iter", "2")
+    # Exactly what was decided, without the wind-down (its own tests: test_wind_down.py).
+    run = r.run("endless task", "--max-iter", "2", "--wind-down", "off")
     assert run.code == 3, run.stdout + run.stderr
     assert len(r.model.requests_of(RequestKind.SUPERVISOR)) == 2
     assert r.human_texts() == ["endless task", "keep going"]

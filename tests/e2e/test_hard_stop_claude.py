@@ -75,7 +75,10 @@ def test_a_generic_agent_never_gets_claude_codes_clear(
     messages = tmp_path / "agent.jsonl"
     r.env["FAKE_AGENT_LOG"] = str(messages)
     agent = f"{sys.executable} {FAKES / 'agent.py'}"
-    run = r.run("the task", "--agent-cmd", agent, "--max-iter", "2", "--idle", "0.5")
+    # Exactly what was decided, without the wind-down (its own tests: test_wind_down.py).
+    run = r.run(
+        "the task", "--agent-cmd", agent, "--max-iter", "2", "--idle", "0.5", "--wind-down", "off"
+    )
     assert run.code == 3, run.stdout + run.stderr
     assert run.events[-1]["outcome"] == "budget"
     received = [json.loads(line)["message"] for line in messages.read_text().splitlines()]

@@ -66,7 +66,8 @@ SIMPLE_AGENT = [{"reply": "Done with that."}]
 
 def test_budget_exhaustion_clears_the_agent_and_exits_3(rig: Callable[..., Rig]) -> None:
     r = rig({"agent": SIMPLE_AGENT, "supervisor": [{"reply": "[CONTINUE] keep going"}]})
-    run = r.run("endless task", "--max-iter", "2")
+    # Exactly what was decided, without the wind-down (its own tests: test_wind_down.py).
+    run = r.run("endless task", "--max-iter", "2", "--wind-down", "off")
     assert run.code == 3
     assert len(r.model.requests_of(RequestKind.SUPERVISOR)) == 2  # never more than N calls
     assert r.human_texts() == ["endless task", "keep going"]

@@ -109,7 +109,8 @@ def test_control_bytes_are_removed_before_typing(rig) -> None:  # type: ignore[n
 
 def test_budget_exhaustion_exits_3_and_a_generic_agent_gets_no_clear(rig) -> None:  # type: ignore[no-untyped-def]
     rig.answers("[CONTINUE] again")
-    run = rig.run("t", "--max-iter", "2")
+    # Exactly what was decided, without the wind-down (its own tests: test_winddown.py).
+    run = rig.run("t", "--max-iter", "2", "--wind-down", "off")
     assert run.code == 3
     assert len(rig.prompts()) == 2
     # /clear is Claude Code's: a generic agent (a shell would run it) is only ended.
@@ -286,7 +287,8 @@ def test_a_plan_and_its_resume_with_an_agent_without_hooks(rig) -> None:  # type
         "steps:\n  - id: a\n    do: first part\n    verify: 'true'\n"
         "  - id: b\n    do: second part\n"
     )
-    first = rig.run("--plan", "plan.yaml", "--max-iter", "2")
+    # Exactly the plan's steps, without the wind-down (its own tests: test_winddown.py).
+    first = rig.run("--plan", "plan.yaml", "--max-iter", "2", "--wind-down", "off")
     assert first.code == 3, first.stderr
     typed = ["Step 1/2 (a): first part", "Step 2/2 (b): second part"]
     assert rig.agent_messages() == typed  # the budget ran out at b's first decision (no /clear)
@@ -356,3 +358,44 @@ def test_files_changing_between_rounds_is_progress_not_spinning(  # type: ignore
     else:
         assert repeats[-1]["what"] == ["instruction", "answer", "files", "verify", "decision"]
         assert "the failing --verify" in run.events[-1]["reason"]
+
+
+WIND = "(ptysup: this run is near the end of its budget"
+
+
+def test_a_resume_after_the_wind_down_does_not_repeat_it_and_a_raised_budget_brings_it_again(  # type: ignore[no-untyped-def]
+    rig,
+) -> None:
+    rig.answers(*(f"[CONTINUE] step {n}" for n in range(1, 20)))  # no two rounds alike
+    first = rig.run("t", "--max-iter", "4")
+    assert first.code == 3, first.stderr
+    assert [WIND in m for m in rig.agent_messages()] == [False, False, False, True]
+    base = ["--agent-cmd", AGENT, "--supervisor-cmd", SUPERVISOR, "--idle", "0.5"]
+
+    def resume(max_iter: str) -> list[dict[str, object]]:
+        done = subprocess.run(
+            ptysup_argv("resume", "--max-iter", max_iter, *base),
+            cwd=rig.path,
+            env=rig.environ,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=90,
+        )
+        assert done.returncode == 3, done.stderr
+        events = read_events(rig.path / "events.jsonl")
+        return events[max(i for i, e in enumerate(events) if e["event"] == "run_resume") :]
+
+    # One more decision: still the last stretch, and the log says the agent was told.
+    part = resume("5")
+    assert part[0]["wound_down"] is True
+    assert not [e for e in part if e["event"] in ("wind_down", "wind_down_lifted")]
+    assert sum(WIND in m for m in rig.agent_messages()) == 1
+    assert "has been told to wind down" in rig.prompts()[-1]
+    # Raised far above: out of the last stretch (the supervisor is told), then in again.
+    part = resume("12")
+    lifted = [e for e in part if e["event"] == "wind_down_lifted"]
+    assert [(e["iteration"], e["max_iter"]) for e in lifted] == [(6, 12)]
+    assert [e["iteration"] for e in part if e["event"] == "wind_down"] == [10]
+    assert sum(WIND in m for m in rig.agent_messages()) == 2
+    assert "The budgets were raised after the agent was told" in rig.prompts()[5]

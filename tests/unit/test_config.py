@@ -78,6 +78,16 @@ def test_max_repeats_from_the_flag_the_variable_and_the_file(tmp_path: Path) -> 
     assert _parse(["t", "--max-repeats", "2"], {"PTYSUP_MAX_REPEATS": "0"}).max_repeats == 2
 
 
+def test_wind_down_from_the_flag_the_variable_and_the_file(tmp_path: Path) -> None:
+    assert _parse(["t"]).wind_down == 0.85
+    (tmp_path / ".ptysup.yaml").write_text("wind-down: 0.7\n")
+    assert _parse(["t"]).wind_down == 0.7
+    assert _parse(["t"], {"PTYSUP_WIND_DOWN": "off"}).wind_down is None
+    assert _parse(["t", "--wind-down", "90%"], {"PTYSUP_WIND_DOWN": "off"}).wind_down == 0.9
+    (tmp_path / ".ptysup.yaml").write_text("wind-down: 'off'\n")  # bare, YAML reads false
+    assert _parse(["t"]).wind_down is None
+
+
 def test_protect_and_the_baseline_from_the_flags_the_variables_and_the_file(
     tmp_path: Path,
 ) -> None:

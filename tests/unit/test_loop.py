@@ -145,6 +145,8 @@ def _run(  # type: ignore[no-untyped-def]
         person_present=kw.pop("person_present", False),
         split_prompt=kw.pop("split_prompt", False),
         max_repeats=kw.pop("max_repeats", 3),
+        wind_down=kw.pop("wind_down", None),
+        spent=kw.pop("spent", Spent()),
     )
     result = RunLoop(cfg, agent, sup, EventLog([rec]), **kw).run()
     return result, agent, sup, rec
@@ -730,3 +732,98 @@ def test_a_resumed_run_past_its_time_budget_ends_at_once() -> None:
     sup = FakeSupervisor(["[COMPLETE] never asked"])
     result = RunLoop(cfg, FakeAgent(), sup, EventLog([rec])).run()
     assert result.outcome is Outcome.TIME and sup.prompts == []
+
+
+WIND = "(ptysup: this run is near the end of its budget"
+
+
+def _winds(rec: EventList) -> list[dict[str, Any]]:
+    return [e.fields for e in rec.events if e.event == "wind_down"]
+
+
+def test_the_agent_is_told_once_to_wind_down_with_an_instruction_then_the_budget_stops() -> None:
+    result, agent, sup, rec = _run(["[CONTINUE] more"] * 10, max_iter=10, wind_down=0.85)
+    assert result.outcome is Outcome.BUDGET
+    told = [t for t in agent.typed if WIND in t]
+    assert len(told) == 1 and agent.typed.index(told[0]) == 8  # decision 8's instruction
+    assert told[0].startswith("more\n\n" + WIND) and "2 turns (this one included)" in told[0]
+    assert "committed" in told[0] and "what remains" in told[0]
+    (event,) = _winds(rec)
+    assert (event["iteration"], event["budget"], event["kind"]) == (8, "iterations", "instruction")
+    assert (event["fraction"], event["turns_left"]) == (0.85, 2)
+    # The supervisor knows from the decision that winds down on, and after it.
+    assert ["Last stretch" in p for p in sup.prompts] == [False] * 7 + [True] * 3
+    assert "has been told to wind down" in sup.prompts[8]
+
+
+def test_without_wind_down_nothing_is_added() -> None:
+    _, agent, sup, rec = _run(["[CONTINUE] more"] * 10, max_iter=10)
+    assert not _winds(rec) and not any(WIND in t for t in agent.typed)
+    assert not any("Last stretch" in p for p in sup.prompts)
+
+
+def test_the_time_budget_winds_down_at_its_share() -> None:
+    clock = Clock()
+
+    class Minutes(FakeAgent):  # each turn takes a minute
+        def wait_turn_end(self, deadline: float | None = None) -> TurnEnd | Ask:
+            clock.now += 60
+            if deadline is not None and clock.now >= deadline:
+                raise TimeUp()
+            return super().wait_turn_end(deadline)
+
+    result, agent, _, rec = _run(
+        ["[CONTINUE] more"] * 20, agent=Minutes(), max_time=600, clock=clock, wind_down=0.85
+    )
+    assert result.outcome is Outcome.TIME
+    (event,) = _winds(rec)
+    assert event["budget"] == "time" and event["iteration"] == 9  # 9 minutes of 10
+    assert event["time_left_s"] == 60.0
+    assert sum(WIND in t for t in agent.typed) == 1
+
+
+def test_the_cost_budget_winds_down_at_its_share() -> None:
+    # 0.25 a decision: 1.75 of 2.00 at the 7th, the 8th spends the rest.
+    result, agent, _, rec = _run(["[CONTINUE] more"] * 20, max_cost=2.0, wind_down=0.85)
+    assert result.outcome is Outcome.COST
+    (event,) = _winds(rec)
+    assert (event["budget"], event["iteration"], event["cost_left_usd"]) == ("cost", 7, 0.25)
+    assert WIND in agent.typed[7]
+
+
+def test_a_failed_check_carries_the_wind_down_as_an_instruction_does() -> None:
+    agent = FakeAgent()
+    result, agent, _, rec = _run(
+        ["[CONTINUE] a", "[COMPLETE] done", "[CONTINUE] b"],
+        max_iter=3,
+        agent=agent,
+        verifier=FakeVerifier([1, 1, 1]),
+        wind_down=0.85,
+    )
+    assert result.outcome is Outcome.BUDGET
+    (event,) = _winds(rec)
+    assert (event["iteration"], event["kind"]) == (2, "verify")
+    assert WIND in agent.typed[2]
+
+
+def test_a_resumed_run_that_wound_down_does_not_tell_the_agent_again() -> None:
+    spent = Spent(iterations=8, wound_down=True)
+    result, agent, sup, rec = _run(
+        ["[CONTINUE] more"] * 5, max_iter=10, spent=spent, wind_down=0.85
+    )
+    assert result.outcome is Outcome.BUDGET
+    assert not _winds(rec) and not any(WIND in t for t in agent.typed)
+    assert all("has been told to wind down" in p for p in sup.prompts)
+
+
+def test_a_budget_raised_past_the_point_lifts_the_wind_down_and_it_comes_again() -> None:
+    # Told at 9 of 10; resumed with --max-iter 100: out of the last stretch, then in again.
+    spent = Spent(iterations=9, wound_down=True)
+    result, _, sup, rec = _run(["[CONTINUE] more"] * 100, max_iter=100, spent=spent, wind_down=0.85)
+    assert result.outcome is Outcome.BUDGET
+    lifted = [e.fields for e in rec.events if e.event == "wind_down_lifted"]
+    assert lifted == [{"iteration": 10, "max_iter": 100, "max_time_s": None, "max_cost_usd": None}]
+    assert "The budgets were raised after the agent was told to wind down" in sup.prompts[0]
+    assert "budgets were raised" not in sup.prompts[1]
+    (event,) = _winds(rec)
+    assert event["iteration"] == 84

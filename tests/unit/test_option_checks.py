@@ -30,6 +30,8 @@ REFUSED = [
     ("idle", ".inf", "must be a finite number"),
     ("max-repeats", "1", "must be 0 (off) or at least 2, not 1"),
     ("max-repeats", "-1", "-1 is too small: the least is 0"),
+    ("wind-down", "1.5", "must be more than 0 and less than 1 (or off), not '1.5'"),
+    ("wind-down", "soon", "must be a fraction such as 0.85 (or 85%), or off, not 'soon'"),
 ]
 
 
