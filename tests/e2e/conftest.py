@@ -310,7 +310,12 @@ def rigs(
             scenario = Scenario.from_dict(scenario)
         scenario.seed(project_dir)
         model = fake_model(scenario)
-        r = Rig(project_dir, model, env_for(model.url), tmp_path / "events.jsonl", agent, options)
+        env = env_for(model.url)
+        # Off unless a test wants it: the tests hold exactly what is typed at each
+        # decision, and the wind-down adds a paragraph near a short budget's end
+        # (tests/e2e/test_wind_down.py takes the default back).
+        env.setdefault("PTYSUP_WIND_DOWN", "off")
+        r = Rig(project_dir, model, env, tmp_path / "events.jsonl", agent, options)
         made.append(r)
         return r
 

@@ -72,6 +72,7 @@ def test_claude_code_is_told_once_to_wind_down_and_the_budget_stop_finds_it_comm
     )
     _git(r.project, "init", "-q")
     (r.project / "work.txt").write_text("half done\n")
+    del r.env["PTYSUP_WIND_DOWN"]  # the rigs turn it off; this test runs the default
     run = r.run("do the work", "--max-iter", "4", "--agent-cmd", f"{AGENT} --allowedTools Bash")
     _assert_wound_down_once_then_stopped(r, run.code, run.events)
     # The budget stop found the work in order: committed, with a note of what remains.
@@ -88,6 +89,7 @@ def test_codex_is_told_once_to_wind_down_and_the_budget_stop_finds_its_notes(
     r = codex_rig(_scenario(write, {"tool": "exec_command", "input": {"cmd": COMMIT}}))
     _git(r.project, "init", "-q")
     (r.project / "work.txt").write_text("half done\n")
+    del r.env["PTYSUP_WIND_DOWN"]  # the rigs turn it off; this test runs the default
     run = r.run("do the work", "--max-iter", "4")
     _assert_wound_down_once_then_stopped(r, run.code, run.events)
     # Codex's workspace-write sandbox keeps .git read-only, so its commit is refused (by
