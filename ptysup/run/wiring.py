@@ -506,124 +506,23 @@ def _drive(
     escape: EscapeKeys | None = None,
 ) -> RunResult:
     """The relay in this (main) thread, the run loop in another; both end together."""
-    agent, session = parts.agent, parts.session
     waker = _Waker()
-    results: list[RunResult] = []
-    model_input = parts.attach.output if parts.attach is not None else parts.feeder.put
-    model_started = threading.Event()
-    place = functools.partial(_place_model, parts)
-    cursor = CursorAnswer(place, model_input, started=model_started.set)
-
-    def loop_thread() -> None:
-        try:
-            # The loop reads the screen, and times the agent's quiet from it: it starts
-            # with the model, which may wait for the terminal's answer (at most WAIT_S).
-            model_started.wait()
-            # Output held for the model was not quiet: the loop times it from here.
-            session.last_output = max(session.last_output, session.now())
-            results.append(loop.run())
-        finally:
-            waker.wake()
-
-    def on_signal(signum: int) -> None:
-        agent.hung_up = agent.hung_up or signum == signal.SIGHUP
-        session.post(StopRequest(signum, session.now()))
-        for runner in parts.runners:
-            runner.cancel()
-        parts.stop_verify(signum)
-        # If the loop cannot wind down in time, the relay stops anyway.
-        timer = threading.Timer(STOP_GRACE_S, waker.wake)
-        timer.daemon = True
-        timer.start()
-        results.append(RunResult(Outcome.SIGNAL, loop.iterations, f"signal {signum}", signum))
-
-    def on_eof() -> None:
-        cursor.release()  # the last output must be modelled, answer or not
-        parts.feeder.ended()  # no quiet spell to wait for: the output is over
-        parts.feeder.drained(1.0)  # whoever handles the exit sees the agent's last screen
-        session.post(AgentExit(agent.wait(1.0), session.now()))
-
-    def on_resize(rows: int, cols: int) -> None:
-        parts.log.emit("resize", rows=rows, cols=cols)  # the person's window
-        cursor.release()  # the output so far is modelled in the old size
-        if parts.status is not None:
-            grown = rows - 1 > parts.status.agent_size()[0]
-            parts.status.resize(rows, cols, _cursor_row(parts, cursor) if grown else None)
-            parts.status.flush()  # the row and region now, before the agent writes again
-            rows, cols = parts.status.agent_size()
-        parts.screen.resize(rows, cols)  # the model first, so the repaint lands in the new size
-        agent.resize(rows, cols)
-        if parts.recording is not None:
-            parts.recording.resize(rows, cols)
-
-    notice = session.profile.suspend_notice
-
-    def on_output(data: bytes) -> None:
-        switched = parts.modes.feed(data)  # every byte, before the feeder may skip some
-        if notice is not None and notice in data:
-            agent.resume()  # see AgentProfile.suspend_notice
-            parts.log.emit("warning", message=SUSPENDED)
-        if parts.status is not None:
-            parts.status.observe(data)
-            if switched:
-                parts.status.erased()  # the other screen has a row of its own, not ours
-        cursor.output(data)  # the screen model (and any viewers), once it knows where to start
-        if parts.recording is not None:
-            parts.recording.output(data)
-
-    handlers = RelayHandlers(
-        on_output=on_output, on_agent_eof=on_eof, on_signal=on_signal, on_resize=on_resize
-    )
-    ticker = None
-    sink = None
-    if parts.status is not None:
-        handlers.to_person = parts.status.for_person
-        handlers.on_written = parts.status.after_output
-        handlers.on_pause = parts.status.flush
-        hint = describe(escape.prefix) if escape is not None else None
-        sink = StatusSink(parts.status, waker.poke, loop.max_iter, escape_key=hint)
-        parts.log.add(sink)
-        ticker = Ticker(sink.tick)
-        if parts.notifier is not None:
-            parts.notifier.add(TerminalChannel(parts.status.alert, waker.poke))
-    keys = None
-    if escape is not None:
-        menu = sink.menu if sink is not None else None
-        keys = PersonKeys(escape, session.person, session.post, parts.log, menu, session.now)
-
-    def past_escape(data: bytes) -> bytes:  # the person's keys, ptysup's escape key taken out
-        return keys.feed(data) if keys is not None and data else data
-
-    def on_input(data: bytes) -> bytes:
-        return past_escape(cursor.keys(data))  # the terminal's answer is not the person's
-
-    def on_poke() -> None:
-        if typed := past_escape(cursor.settle()):  # kept as a possible answer's start
-            agent.write(typed)
-        if parts.status is not None:
-            parts.status.flush()
-
-    handlers.on_input = on_input
-    handlers.on_poke = on_poke
-
-    def answer_late() -> None:
-        cursor.time_up()
-        waker.poke()  # on_poke settles it in the relay's thread
-
-    time_up = threading.Timer(WAIT_S, answer_late)
+    relaying = _Relaying(loop, parts, waker)
+    handlers, ticker = relaying.handlers(escape)
+    time_up = threading.Timer(WAIT_S, relaying.answer_late)
     time_up.daemon = True
     signals = [*STOP_SIGNALS, signal.SIGWINCH]
-    worker = threading.Thread(target=loop_thread, name="ptysup-loop", daemon=True)
+    worker = threading.Thread(target=relaying.loop_thread, name="ptysup-loop", daemon=True)
     try:
         with signal_pipe(signals) as sig_fd, raw(in_fd):
             relay = Relay(
-                agent,
+                parts.agent,
                 handlers,
                 signal_fd=sig_fd,
                 wake_fd=waker.fd,
                 out_fd=out_fd,
                 in_fd=in_fd,
-                clock=session.now,  # the session times the agent's quiet on `moved`
+                clock=parts.session.now,  # the session times the agent's quiet on `moved`
                 moved=parts.moved,
             )
             if in_fd is not None and out_fd is not None:
@@ -631,7 +530,7 @@ def _drive(
                 write_to_terminal(out_fd, QUERY)
                 time_up.start()
             else:
-                cursor.unasked()
+                relaying.cursor.unasked()
             if parts.status is not None:
                 parts.status.start()
             worker.start()
@@ -643,18 +542,153 @@ def _drive(
                 time_up.cancel()
                 if ticker is not None:
                     ticker.stop()
-                _leave(parts, cursor, out_fd)
+                _leave(parts, relaying.cursor, out_fd)
     finally:
         worker.join(timeout=STOP_GRACE_S)
         waker.close()
-    # A signal's outcome wins over whatever the loop made of the interruption.
-    signalled = [r for r in results if r.outcome is Outcome.SIGNAL and r.signum is not None]
-    if signalled:
-        if not worker.is_alive():
-            session.collect_cost()  # reported while the loop waited on something else
-        first = signalled[0]
-        return loop.result(Outcome.SIGNAL, first.reason, first.signum)
-    return results[0] if results else RunResult(Outcome.ERROR, loop.iterations, "run loop died")
+    return relaying.outcome(worker.is_alive())
+
+
+class _Relaying:
+    """What the relay's handlers do in the run: the agent's bytes to the screen model,
+    the status row and the recording; the person's keys past the escape key; a signal,
+    the agent's end of output and a resize to the run loop."""
+
+    def __init__(self, loop: RunLoop, parts: _Parts, waker: _Waker) -> None:
+        self.loop, self.parts, self.waker = loop, parts, waker
+        self.results: list[RunResult] = []
+        self.model_started = threading.Event()
+        model_input = parts.attach.output if parts.attach is not None else parts.feeder.put
+        place = functools.partial(_place_model, parts)
+        self.cursor = CursorAnswer(place, model_input, started=self.model_started.set)
+        self.keys: PersonKeys | None = None
+        self.notice = parts.session.profile.suspend_notice
+
+    def handlers(self, escape: EscapeKeys | None) -> tuple[RelayHandlers, Ticker | None]:
+        """The relay's handlers, and the status row's ticker if there is a status row."""
+        parts = self.parts
+        handlers = RelayHandlers(
+            on_output=self.on_output,
+            on_agent_eof=self.on_eof,
+            on_signal=self.on_signal,
+            on_resize=self.on_resize,
+            on_input=self.on_input,
+            on_poke=self.on_poke,
+        )
+        ticker = None
+        sink = None
+        if parts.status is not None:
+            handlers.to_person = parts.status.for_person
+            handlers.on_written = parts.status.after_output
+            handlers.on_pause = parts.status.flush
+            hint = describe(escape.prefix) if escape is not None else None
+            sink = StatusSink(parts.status, self.waker.poke, self.loop.max_iter, escape_key=hint)
+            parts.log.add(sink)
+            ticker = Ticker(sink.tick)
+            if parts.notifier is not None:
+                parts.notifier.add(TerminalChannel(parts.status.alert, self.waker.poke))
+        if escape is not None:
+            menu = sink.menu if sink is not None else None
+            session = parts.session
+            self.keys = PersonKeys(
+                escape, session.person, session.post, parts.log, menu, session.now
+            )
+        return handlers, ticker
+
+    def loop_thread(self) -> None:
+        session = self.parts.session
+        try:
+            # The loop reads the screen, and times the agent's quiet from it: it starts
+            # with the model, which may wait for the terminal's answer (at most WAIT_S).
+            self.model_started.wait()
+            # Output held for the model was not quiet: the loop times it from here.
+            session.last_output = max(session.last_output, session.now())
+            self.results.append(self.loop.run())
+        finally:
+            self.waker.wake()
+
+    def on_signal(self, signum: int) -> None:
+        agent, session = self.parts.agent, self.parts.session
+        agent.hung_up = agent.hung_up or signum == signal.SIGHUP
+        session.post(StopRequest(signum, session.now()))
+        for runner in self.parts.runners:
+            runner.cancel()
+        self.parts.stop_verify(signum)
+        # If the loop cannot wind down in time, the relay stops anyway.
+        timer = threading.Timer(STOP_GRACE_S, self.waker.wake)
+        timer.daemon = True
+        timer.start()
+        reason = f"signal {signum}"
+        self.results.append(RunResult(Outcome.SIGNAL, self.loop.iterations, reason, signum))
+
+    def on_eof(self) -> None:
+        parts = self.parts
+        self.cursor.release()  # the last output must be modelled, answer or not
+        parts.feeder.ended()  # no quiet spell to wait for: the output is over
+        parts.feeder.drained(1.0)  # whoever handles the exit sees the agent's last screen
+        parts.session.post(AgentExit(parts.agent.wait(1.0), parts.session.now()))
+
+    def on_resize(self, rows: int, cols: int) -> None:
+        parts = self.parts
+        parts.log.emit("resize", rows=rows, cols=cols)  # the person's window
+        self.cursor.release()  # the output so far is modelled in the old size
+        if parts.status is not None:
+            grown = rows - 1 > parts.status.agent_size()[0]
+            parts.status.resize(rows, cols, _cursor_row(parts, self.cursor) if grown else None)
+            parts.status.flush()  # the row and region now, before the agent writes again
+            rows, cols = parts.status.agent_size()
+        parts.screen.resize(rows, cols)  # the model first, so the repaint lands in the new size
+        parts.agent.resize(rows, cols)
+        if parts.recording is not None:
+            parts.recording.resize(rows, cols)
+
+    def on_output(self, data: bytes) -> None:
+        parts = self.parts
+        switched = parts.modes.feed(data)  # every byte, before the feeder may skip some
+        if self.notice is not None and self.notice in data:
+            parts.agent.resume()  # see AgentProfile.suspend_notice
+            parts.log.emit("warning", message=SUSPENDED)
+        if parts.status is not None:
+            parts.status.observe(data)
+            if switched:
+                parts.status.erased()  # the other screen has a row of its own, not ours
+        # The screen model (and any viewers), once it knows where to start.
+        self.cursor.output(data)
+        if parts.recording is not None:
+            parts.recording.output(data)
+
+    def past_escape(self, data: bytes) -> bytes:
+        """The person's keys, ptysup's escape key taken out."""
+        return self.keys.feed(data) if self.keys is not None and data else data
+
+    def on_input(self, data: bytes) -> bytes:
+        return self.past_escape(self.cursor.keys(data))  # the terminal's answer is not theirs
+
+    def on_poke(self) -> None:
+        if typed := self.past_escape(self.cursor.settle()):  # kept as an answer's start
+            self.parts.agent.write(typed)
+        if self.parts.status is not None:
+            self.parts.status.flush()
+
+    def answer_late(self) -> None:
+        self.cursor.time_up()
+        self.waker.poke()  # on_poke settles it in the relay's thread
+
+    def outcome(self, loop_alive: bool) -> RunResult:
+        """The run's result: a signal's outcome wins over whatever the loop made of the
+        interruption."""
+        loop = self.loop
+        signalled = [
+            r for r in self.results if r.outcome is Outcome.SIGNAL and r.signum is not None
+        ]
+        if signalled:
+            if not loop_alive:
+                self.parts.session.collect_cost()  # reported while the loop waited elsewhere
+            first = signalled[0]
+            return loop.result(Outcome.SIGNAL, first.reason, first.signum)
+        if self.results:
+            return self.results[0]
+        return RunResult(Outcome.ERROR, loop.iterations, "run loop died")
 
 
 def _place_model(parts: _Parts, row: int, col: int) -> None:
