@@ -100,7 +100,7 @@ def config_for(task: Task, extra: Sequence[str], env: Mapping[str, str]) -> RunC
 def main(args: Sequence[str], env: Mapping[str, str]) -> int:
     """Entry point of `ptysup batch run`: one task, in this process, as a headless run."""
     from ptysup.cli import commandline as cli
-    from ptysup.run import lifecycle
+    from ptysup.run import compose
     from ptysup.store.rundir import Part
 
     if not args:
@@ -137,7 +137,7 @@ def main(args: Sequence[str], env: Mapping[str, str]) -> int:
         code, run_dir = _go_on(earlier, rest, env), earlier
     else:
         part = Part(run_id or app.new_run_id(), str(uuid.uuid4()))
-        code = lifecycle.supervise(config, env, fail=cli._fail, preflight=cli.preflight, part=part)
+        code = compose.supervise(config, env, fail=cli._fail, preflight=cli.preflight, part=part)
         run_dir = RunDir.of(config, part.run_id)
     code = _killed(run_dir, code)
     if target is not None and remote is not None and code == ExitCode.COMPLETE:

@@ -319,9 +319,9 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
     parsed = parse_args(args, environ)
     if isinstance(parsed, int):
         return parsed
-    from ptysup.run import lifecycle  # keeps `ptysup --help` light
+    from ptysup.run import compose  # keeps `ptysup --help` light
 
-    return lifecycle.supervise(parsed, environ, fail=_fail, preflight=preflight)
+    return compose.supervise(parsed, environ, fail=_fail, preflight=preflight)
 
 
 def _unknown_option(name: str, args: Sequence[str]) -> int | None:

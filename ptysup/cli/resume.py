@@ -70,9 +70,9 @@ def main(args: Sequence[str], env: Mapping[str, str]) -> int:
     spent = spent_budget(part.run_id, config, part.resumed) if part.resumed else None
     if spent is not None:  # killed while its budget stopped it: it ends so now
         print(f"ptysup: resume: {spent[1]}; it ends now, as it was ending", file=sys.stderr)
-    from ptysup.run import lifecycle
+    from ptysup.run import compose
 
-    return lifecycle.supervise(config, env, fail=cli._fail, preflight=cli.preflight, part=part)
+    return compose.supervise(config, env, fail=cli._fail, preflight=cli.preflight, part=part)
 
 
 def _take_say(args: list[str]) -> tuple[str | None, list[str]]:

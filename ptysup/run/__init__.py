@@ -1,10 +1,11 @@
 """One supervised run, from its log opening to its exit code.
 
-lifecycle opens the run's files and says its end; app takes the project's start
-(startstate: the checks' baseline, a snapshot, the protected files) and starts the agent,
-and wiring (the composition root) connects the terminal, the screen model, the supervisor
-and the store to the loop, which waits for each turn end and acts on the verdict of the
-decision path (decision: evidence → judge → checks → tamper guard → second opinion).
+compose is the run composed in one place, read top to bottom: lifecycle opens the run's
+record and says its end; app takes the project's start (startstate: the checks' baseline,
+a snapshot, the protected files) and starts the agent; wiring builds what connects the
+terminal, the screen model, the supervisor and the store to the loop, and drives it. The
+loop waits for each turn end and acts on the verdict of the decision path (decision:
+evidence → judge → checks → tamper guard → second opinion).
 evidence, memory, checks, changes and gitsnap gather what the supervisor is shown; verify,
 tamper and protect what a [COMPLETE] must pass; plandriver, winddown (the last stretch
 before a budget's wall), heartbeat, outputs and report are the loop's and the run's helpers.

@@ -1,8 +1,10 @@
-"""One run: its streams, run id and event log, and the agent started first.
+"""The run's start, up to the agent's spawn: its streams, run id and event log, the
+project's start (the checks' baseline, a snapshot), the second opinion, the conversation
+the agent starts in, the person's window, and the agent in its PTY with its hooks.
 
-`run` starts the agent (its profile, hook channel and PTY) with as little of ptysup
-loaded as it can, then hands it to `wiring`, imported only then: the agent boots while
-Python loads the screen model, the loop and the supervisor.
+This module loads as little of ptysup as it can: `compose` spawns the agent and only then
+imports `wiring`, so the agent boots while Python loads the screen model, the loop and
+the supervisor.
 """
 
 from __future__ import annotations
@@ -27,7 +29,6 @@ from ptysup.events import CUT, ConsoleSink, EventLog, JsonlSink, cost_parts, sho
 from ptysup.exitcodes import Outcome, RunResult
 from ptysup.redact import Redactor
 from ptysup.run import startstate
-from ptysup.run.evidence import Journal
 from ptysup.run.verify import Verifier, VerifyStop
 from ptysup.store import durable
 from ptysup.store.rundir import Part, RunDir
@@ -38,7 +39,6 @@ from ptysup.terminal.tty_ import window_size
 
 if TYPE_CHECKING:
     from ptysup.agents.session import AgentSession
-    from ptysup.notify import Notifier
     from ptysup.store.runstate import StateTracker
 
 
@@ -93,35 +93,27 @@ def open_log(
     return log
 
 
-def run(
-    config: RunConfig,
-    log: EventLog,
-    streams: Streams,
-    env: Mapping[str, str],
-    record: Path | None = None,
-    notifier: Notifier | None = None,
-    part: Part | None = None,
-    state: StateTracker | None = None,
-    on_session: Callable[[str], object] | None = None,
-    journal: Journal | None = None,
-) -> RunResult:
-    """Take the project's start (the checks' baseline, a snapshot), start the agent,
-    supervise it to an outcome, and leave nothing running behind.
+@dataclass(frozen=True)
+class Conversation:
+    """Which conversation the agent starts in: a resumed part's, reopened, or a new one."""
 
-    `state` hears the hooks and the screen's dialogs as they happen (state.json).
-    `on_session` hears the conversation's id when a SessionStart names another than the
-    part's (one the agent picked itself; a /clear's), or a resume starts a new
-    one, for a later resume. `journal` learns from the run's events (the supervisor's
-    memory of the run)."""
-    began = time.monotonic()
-    prepared = _prepare(config, log, env, part, streams)
-    if isinstance(prepared, RunResult):
-        return prepared
-    second = _second_opinion(config, log, env, streams)
+    profile: AgentProfile
+    session_id: str | None  # the conversation's id, when the agent takes one
+    resume: bool  # the agent reopens an earlier part's conversation
+    # What a resumed part's agent did with the earlier conversation ("reopened …"); None:
+    # it started afresh (a generic agent, or a conversation that was never saved).
+    reopens: str | None
+
+
+def conversation(
+    config: RunConfig, part: Part, env: Mapping[str, str], log: EventLog
+) -> Conversation:
+    """The agent's profile, and the conversation a resumed part reopens (without a
+    killed part's unanswered prompt)."""
     kind = registry.find(config.agent_cmd, config.agent)
-    session_id = part.session_id if part is not None and kind.resumes else None
-    resume = part is not None and part.reopen
-    if part is not None and part.unsaved is not None:
+    session_id = part.session_id if kind.resumes else None
+    resume = part.reopen
+    if part.unsaved is not None:
         log.emit(
             "warning",
             message=f"the agent never saved conversation {part.unsaved}: a new one starts",
@@ -131,89 +123,80 @@ def run(
     if reopens and left is not None:
         reopens, session_id = _unanswered(left, reopens, session_id, log)
         resume = left.dropped
-    profile = kind.profile(session_id, resume)
+    return Conversation(kind.profile(session_id, resume), session_id, resume, reopens)
+
+
+@dataclass(frozen=True)
+class Window:
+    """The person's terminal, if they watch, and the agent's size in it."""
+
+    rows: int  # the agent's size (the terminal's, less the status row)
+    cols: int
+    in_fd: int | None  # the person's keyboard, if they can type
+    out_fd: int | None  # the person's terminal, if they watch
+    status: StatusLine | None
+    interactive: bool
+
+
+def window(config: RunConfig, streams: Streams, clock: Callable[[], float]) -> Window:
+    """The person's terminal and the status row, when it fits, below the agent."""
     interactive = streams.interactive
     out_fd = streams.fd(streams.stdout) if interactive else None
     in_fd = streams.fd(streams.stdin) if interactive and _isatty(streams.stdin) else None
     rows, cols = window_size(out_fd)
-    clock = time.monotonic
     status = None
     if out_fd is not None and config.status and StatusLine.fits(rows):
         status = StatusLine(functools.partial(write_to_terminal, out_fd), rows, cols, clock)
         rows, cols = status.agent_size()
+    return Window(rows, cols, in_fd, out_fd, status, interactive)
 
-    with contextlib.ExitStack() as stack:
-        holder: list[AgentSession] = []
-        channel = None
-        run_id = part.run_id if part is not None else None
-        if profile.uses_hooks:
-            channel = stack.enter_context(
-                HookChannel(
-                    on_event=functools.partial(
-                        _on_hook, holder, state, profile, SessionLearner(session_id, on_session)
-                    ),
-                    on_foreign=lambda why: log.emit("warning", message=f"hook ignored: {why}"),
-                    clock=clock,
-                    run_id=run_id,
-                )
+
+def spawn(
+    config: RunConfig,
+    env: Mapping[str, str],
+    part: Part,
+    talk: Conversation,
+    size: Window,
+    log: EventLog,
+    stack: contextlib.ExitStack,
+    hooks: Hooks,
+) -> AgentProcess | RunResult:
+    """The agent started in its PTY, with its hook channel and private folder (`stack`
+    ends the agent and removes them); agent_start said. A failed start is the result."""
+    channel = None
+    if talk.profile.uses_hooks:
+        channel = stack.enter_context(
+            HookChannel(
+                on_event=hooks.hear,
+                on_foreign=lambda why: log.emit("warning", message=f"hook ignored: {why}"),
+                clock=time.monotonic,
+                run_id=part.run_id,
             )
-        private = stack.enter_context(private_dir(run_id, env))
-        launch = profile.launch(config.agent_cmd, env, channel, private)
-        try:
-            agent = AgentProcess.spawn(
-                launch.argv, cwd=str(config.cwd), env=launch.env, size=(rows, cols)
-            )
-        except AgentStartError as exc:
-            log.emit("error", message=str(exc))
-            return RunResult(Outcome.AGENT_EXITED, 0, str(exc))
-        stack.callback(agent.close)
-        stack.callback(agent.terminate)
-        log.emit(
-            "agent_start",
-            pid=agent.pid,
-            argv=list(config.agent_cmd),
-            profile=profile.name,
-            size=[rows, cols],
-            interactive=interactive,
-            session_id=session_id,
         )
-
-        # Imported only now: the agent boots while Python loads the rest of ptysup.
-        from ptysup.run import wiring
-
-        started = wiring.Started(
-            agent,
-            profile,
-            holder,
-            status,
-            rows,
-            cols,
-            in_fd,
-            out_fd,
-            interactive,
-            clock,
-            resume,
-            prepared.start,
-            journal or Journal(),
-            head_start_s=clock() - began,
-            second_opinion=second,
-            reopens=reopens,
+    private = stack.enter_context(private_dir(part.run_id, env))
+    launch = talk.profile.launch(config.agent_cmd, env, channel, private)
+    try:
+        agent = AgentProcess.spawn(
+            launch.argv, cwd=str(config.cwd), env=launch.env, size=(size.rows, size.cols)
         )
-        return wiring.supervise(
-            config,
-            log,
-            env,
-            started,
-            stack,
-            record=record,
-            notifier=notifier,
-            part=part,
-            state=state,
-        )
-    raise AssertionError("unreachable")  # pragma: no cover
+    except AgentStartError as exc:
+        log.emit("error", message=str(exc))
+        return RunResult(Outcome.AGENT_EXITED, 0, str(exc))
+    stack.callback(agent.close)
+    stack.callback(agent.terminate)
+    log.emit(
+        "agent_start",
+        pid=agent.pid,
+        argv=list(config.agent_cmd),
+        profile=talk.profile.name,
+        size=[size.rows, size.cols],
+        interactive=size.interactive,
+        session_id=talk.session_id,
+    )
+    return agent
 
 
-def _prepare(
+def prepare(
     config: RunConfig,
     log: EventLog,
     env: Mapping[str, str],
@@ -251,7 +234,7 @@ def _prepare(
     return prepared
 
 
-def _second_opinion(
+def second_opinion(
     config: RunConfig, log: EventLog, env: Mapping[str, str], streams: Streams
 ) -> tuple[str, ...] | None:
     """The run's second opinion; the one `auto` picked is said on stderr and in an event
@@ -324,26 +307,29 @@ class SessionLearner:
                 self._on_session(session)
 
 
-def _on_hook(
-    holder: list[AgentSession],
-    state: StateTracker | None,
-    profile: AgentProfile,
-    learner: SessionLearner,
-    event: HookEvent,
-) -> None:
-    """A hook arrived: in ptysup's vocabulary, the run's state hears it at once, the
-    session in its turn. A waiting hook the profile drops is answered with nothing."""
-    translated = profile.hook(event)
-    if translated is None:
-        if event.reply is not None:
-            event.reply.send("")
-        return
-    event = translated
-    learner.hear(event)
-    if state is not None:
-        state.hook(event.name, event.payload)
-    if holder:
-        holder[0].post(event)
+class Hooks:
+    """Where the agent's hooks go, in ptysup's vocabulary: the run's state hears each at
+    once, the session (once there is one) in its turn. A waiting hook the profile drops
+    is answered with nothing."""
+
+    def __init__(self, profile: AgentProfile, state: StateTracker, learner: SessionLearner) -> None:
+        self._profile = profile
+        self.state = state
+        self._learner = learner
+        self.session: AgentSession | None = None  # set as soon as it exists
+
+    def hear(self, event: HookEvent) -> None:
+        translated = self._profile.hook(event)
+        if translated is None:
+            if event.reply is not None:
+                event.reply.send("")
+            return
+        event = translated
+        self._learner.hear(event)
+        self.state.hook(event.name, event.payload)
+        session = self.session
+        if session is not None:
+            session.post(event)
 
 
 def summary_line(

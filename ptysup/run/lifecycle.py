@@ -1,20 +1,21 @@
-"""One supervised run from the outside: log opened, run_start … run_end, summaries, exit code.
+"""The run's record: its outputs checked, its event log opened with the sinks that listen
+to it, run_start (or run_resume) … run_end, the summaries, a bug or a refusal as a result.
 
-Whatever happens after the log is open — a missing command, a signal, a bug — the last
-event written is run_end.
+`compose` opens the record first and finishes it last: whatever happens after the log is
+open — a missing command, a signal, a bug — the last event written is run_end.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 import os
 import sys
 import time
 import traceback
-import uuid
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ptysup import __version__, notify
 from ptysup.agents import hookchannel as hooks
@@ -26,7 +27,7 @@ from ptysup.redact import Redactor
 from ptysup.run import app, outputs, report
 from ptysup.run.evidence import Journal
 from ptysup.store import runstate
-from ptysup.store.rundir import Part, RunDir, RunLocked, read_events, remove_left_temps
+from ptysup.store.rundir import Part, RunDir, read_events, remove_left_temps
 
 Fail = Callable[[str, int], int]
 Preflight = Callable[[RunConfig, Mapping[str, str]], "tuple[str, int] | None"]
@@ -53,17 +54,9 @@ def record_path(config: RunConfig, log_path: Path, run_id: str) -> Path | None:
     return log_path.with_suffix(".cast")
 
 
-def supervise(
-    config: RunConfig,
-    env: Mapping[str, str],
-    *,
-    fail: Fail,
-    preflight: Preflight,
-    part: Part | None = None,
-) -> int:
-    """Run one supervised session (or resume one: `part`) and return the exit code."""
-    part = _numbered(config, part or Part(app.new_run_id(), str(uuid.uuid4())))
-    # Every output path is checked before anything is created, the run directory included.
+def unwritable_outputs(config: RunConfig, part: Part) -> str | None:
+    """Why the run's outputs cannot be written, checked before anything is created (the
+    run directory included); None when they can."""
     log_path, recording = _outputs(config, part)
     # A path the person gave is named by its option; a default one by what it is, so the
     # line does not send them looking for an option they never used.
@@ -72,27 +65,17 @@ def supervise(
         ("--record" if config.record is not None else "the recording", recording),
         ("--summary-json", config.summary_json),
     ]
-    unwritable = outputs.first_problem(named) or outputs.same_file(named)
-    if unwritable is not None:
-        return fail(unwritable, ExitCode.USAGE)
-    run_dir = RunDir.of(config, part.run_id)
-    try:
-        with run_dir.lock():
-            return _supervise(config, env, fail, preflight, part, run_dir)
-    except RunLocked as exc:
-        return fail(f"run {part.run_id} is still running ({exc})", ExitCode.USAGE)
-    except OSError as exc:
-        return fail(_unwritable(exc, run_dir.path), ExitCode.USAGE)
+    return outputs.first_problem(named) or outputs.same_file(named)
 
 
-def _unwritable(err: OSError, path: Path) -> str:
+def unwritable(err: OSError, path: Path) -> str:
     """`cannot write PATH: REASON`, the form every failed write is said in."""
     if not err.filename:
         err = OSError(err.errno, err.strerror or str(err), str(path))
     return failure_text(err)
 
 
-def _numbered(config: RunConfig, part: Part) -> Part:
+def numbered(config: RunConfig, part: Part) -> Part:
     """A resumed part with its number: after the earlier parts the log names, and past
     any recording already made (a part whose run_resume the log lost), so no part's
     recording is ever overwritten."""
@@ -117,33 +100,87 @@ def _outputs(config: RunConfig, part: Part) -> tuple[Path, Path | None]:
     return app.log_path(config, part.run_id), _recording(config, part, part.number)
 
 
-def _supervise(
-    config: RunConfig,
-    env: Mapping[str, str],
-    fail: Fail,
-    preflight: Preflight,
-    part: Part,
-    run_dir: RunDir,
-) -> int:
-    streams = app.Streams()
-    run_id = part.run_id
-    log_path = app.log_path(config, run_id)
+@dataclass(frozen=True)
+class Record:
+    """The run's record, open: its event log with every sink that listens to it, from
+    run_start (or run_resume) to run_end."""
+
+    log: EventLog
+    log_path: Path
+    recording: Path | None  # this part's terminal recording, if one is made
+    summary: report.RunSummary  # every part's events, for the summaries at the end
+    notifier: notify.Notifier | None
+    tracker: runstate.StateTracker  # state.json
+    journal: Journal  # the supervisor's memory of the run, every part of it
+    run_dir: RunDir
+    began: float  # on the monotonic clock; a resumed run's earlier parts count
+
+
+def open_record(
+    config: RunConfig, env: Mapping[str, str], part: Part, run_dir: RunDir, streams: app.Streams
+) -> Record | str:
+    """The run's record opened and run_start written, or why it cannot be (a line for
+    `ptysup:`). The run directory's lock is held."""
+    log_path, recording = _outputs(config, part)
     earlier = read_events(log_path) if part.resumed is not None else []
     if part.resumed is not None:  # the lock is held: no other part of this run is alive
-        hooks.remove_left(run_id)
-        private.remove_left(run_id, env)
+        hooks.remove_left(part.run_id)
+        private.remove_left(part.run_id, env)
         remove_left_temps(run_dir.path)
-    _, recording = _outputs(config, part)
     try:
         github = report.in_github_actions(env) and config.log_format == "text"
         log = app.open_log(
             config, log_path, streams, report.GITHUB_PRINTS if github else frozenset()
         )
     except OSError as exc:
-        return fail(_unwritable(exc, log_path), ExitCode.USAGE)
+        return unwritable(exc, log_path)
     # Every run has its run directory (run.json, the lock), whatever --log-file says.
     # (.ptysup/ for the default runs_dir; a batch's child gets an absolute one)
     outputs.ignore_in_git((config.cwd / config.runs_dir).parent)
+    summary, notifier = _listeners(config, env, log, earlier, streams)
+    began = time.monotonic()
+    if part.resumed is not None:
+        began -= part.resumed.elapsed_s  # run_end's elapsed_s counts every part
+    try:
+        run_dir.store(config, part.session_id, log_path, recording)
+    except OSError as exc:
+        log.close()
+        return unwritable(exc, run_dir.path)
+    # state.json follows the run from run_start to run_end (see ptysup.store.runstate).
+    tracker = runstate.StateTracker(
+        run_dir.path / runstate.STATE_FILE,
+        part.run_id,
+        os.getpid(),
+        redact=Redactor.with_extra(config.redact),
+        warn=lambda err: _say(failure_text(err)),
+    )
+    started = _started(config, log, part, log_path, recording)
+    if log.errors:
+        log.close()
+        return unwritable(log.errors[0], log_path)
+    # state.json starts once the log holds the start: a disk full from the outset is said
+    # in one line (the log's), not once more for state.json.
+    tracker.write(started)
+    log.add(tracker)
+    journal = Journal()
+    journal.replay(earlier)
+    for sink in journal.sinks():
+        log.add(sink)
+    # From here on, a failed write is said at once, marked for runs and resume, and
+    # ends the run (wiring) with its own exit code, never as a success.
+    log.on_failure(lambda err: _failed_write(err, run_dir, part))
+    return Record(log, log_path, recording, summary, notifier, tracker, journal, run_dir, began)
+
+
+def _listeners(
+    config: RunConfig,
+    env: Mapping[str, str],
+    log: EventLog,
+    earlier: list[dict[str, Any]],
+    streams: app.Streams,
+) -> tuple[report.RunSummary, notify.Notifier | None]:
+    """The log's first sinks: the summary (of every part), the notifier, and GitHub's
+    workflow commands in a GitHub Actions job."""
     summary = report.RunSummary()
     for old in earlier:  # the summary covers every part of the run
         fields = {k: v for k, v in old.items() if k not in ("ts", "event")}
@@ -160,25 +197,16 @@ def _supervise(
     log.add(notifier)
     if report.in_github_actions(env):
         log.add(report.GithubSink(streams.stdout))
-    start = time.monotonic()
-    if part.resumed is not None:
-        start -= part.resumed.elapsed_s  # run_end's elapsed_s counts every part
-    try:
-        run_dir.store(config, part.session_id, log_path, recording)
-    except OSError as exc:
-        log.close()
-        return fail(_unwritable(exc, run_dir.path), ExitCode.USAGE)
-    # state.json follows the run from run_start to run_end (see ptysup.store.runstate).
-    tracker = runstate.StateTracker(
-        run_dir.path / runstate.STATE_FILE,
-        run_id,
-        os.getpid(),
-        redact=Redactor.with_extra(config.redact),
-        warn=lambda err: _say(failure_text(err)),
-    )
-    started = log.emit(
+    return summary, notifier
+
+
+def _started(
+    config: RunConfig, log: EventLog, part: Part, log_path: Path, recording: Path | None
+) -> Event:
+    """run_start, or a resumed part's run_resume."""
+    return log.emit(
         "run_start" if part.resumed is None else "run_resume",
-        run_id=run_id,
+        run_id=part.run_id,
         version=__version__,
         task=config.task,
         max_iter=config.max_iter,
@@ -194,53 +222,29 @@ def _supervise(
         record=str(recording) if recording else None,
         **_part_fields(config, part),
     )
-    if log.errors:
-        log.close()
-        return fail(_unwritable(log.errors[0], log_path), ExitCode.USAGE)
-    # state.json starts once the log holds the start: a disk full from the outset is said
-    # in one line (the log's), not once more for state.json.
-    tracker.write(started)
-    log.add(tracker)
-    journal = Journal()  # the supervisor's memory of the run, every part of it
-    journal.replay(earlier)
-    for sink in journal.sinks():
-        log.add(sink)
-    # From here on, a failed write is said at once, marked for runs and resume, and
-    # ends the run (wiring) with its own exit code, never as a success.
-    log.on_failure(lambda err: _failed_write(err, run_dir, part))
-    result = RunResult(Outcome.ERROR, 0, "not started")
-    try:
-        problem = preflight(config, env)
-        if problem is not None:
-            message, code = problem
-            fail(message, code)
-            result = RunResult(_PREFLIGHT_OUTCOMES[ExitCode(code)], 0, message)
-        else:
-            result = app.run(
-                config,
-                log,
-                streams,
-                env,
-                recording,
-                notifier=notifier,
-                part=part,
-                state=tracker,
-                on_session=functools.partial(_learnt_session, run_dir, log),
-                journal=journal,
-            )
-    except Exception as exc:  # the one place a bug becomes an exit code
-        detail = traceback.format_exc()
-        log.emit("error", message=f"{type(exc).__name__}: {exc}", traceback=detail)
-        if config.debug:
-            sys.stderr.write(detail)
-        result = RunResult(Outcome.ERROR, 0, f"{type(exc).__name__}: {exc}")
-        fail(f"internal error: {type(exc).__name__}: {exc}", ExitCode.INTERNAL)
-    finally:
-        result = _finish(log, result, time.monotonic() - start, config, summary, env)
-    if streams.interactive:
-        steps = report.steps_line(summary.to_dict())
-        print(app.summary_line(result, log_path, steps, log.redacted), file=sys.stderr)
-    return result.exit_code
+
+
+def refused(problem: tuple[str, int], fail: Fail) -> RunResult:
+    """The preflight's refusal, said on stderr, as the run's result."""
+    message, code = problem
+    fail(message, code)
+    return RunResult(_PREFLIGHT_OUTCOMES[ExitCode(code)], 0, message)
+
+
+def crashed(exc: Exception, log: EventLog, debug: bool, fail: Fail) -> RunResult:
+    """A bug, in the log with its traceback and on stderr, as the run's result."""
+    detail = traceback.format_exc()
+    log.emit("error", message=f"{type(exc).__name__}: {exc}", traceback=detail)
+    if debug:
+        sys.stderr.write(detail)
+    fail(f"internal error: {type(exc).__name__}: {exc}", ExitCode.INTERNAL)
+    return RunResult(Outcome.ERROR, 0, f"{type(exc).__name__}: {exc}")
+
+
+def said(record: Record, result: RunResult) -> str:
+    """The line said after a run in a terminal."""
+    steps = report.steps_line(record.summary.to_dict())
+    return app.summary_line(result, record.log_path, steps, record.log.redacted)
 
 
 def _part_fields(config: RunConfig, part: Part) -> dict[str, object]:
@@ -263,7 +267,7 @@ def _part_fields(config: RunConfig, part: Part) -> dict[str, object]:
     return fields
 
 
-def _learnt_session(run_dir: RunDir, log: EventLog, session_id: str) -> None:
+def learnt_session(run_dir: RunDir, log: EventLog, session_id: str) -> None:
     """The agent is in a conversation with another id: one it picked itself, or a
     new one after /clear. run.json keeps it at once, so that a resume after a kill reopens
     the conversation the run was in last."""
@@ -301,15 +305,11 @@ def _unrecorded(log: EventLog, result: RunResult) -> RunResult:
     )
 
 
-def _finish(
-    log: EventLog,
-    result: RunResult,
-    elapsed: float,
-    config: RunConfig,
-    summary: report.RunSummary,
-    env: Mapping[str, str],
+def finish(
+    record: Record, result: RunResult, config: RunConfig, env: Mapping[str, str]
 ) -> RunResult:
     """Log run_end and write the summaries; the result, LOG_ERROR if the log failed."""
+    log = record.log
     result = _unrecorded(log, result)
     log.emit(
         "run_end",
@@ -317,14 +317,14 @@ def _finish(
         exit_code=result.exit_code,
         iterations=result.iterations,
         reason=result.reason,
-        elapsed_s=round(elapsed, 3),
+        elapsed_s=round(time.monotonic() - record.began, 3),
         cost_usd=round(result.cost_usd, 6),
         agent_cost_usd=result.agent_cost_usd,
         supervisor_cost_usd=result.supervisor_cost_usd,
     )
     log.close()
     result = _unrecorded(log, result)  # run_end itself, or the last flush, failed
-    data = summary.to_dict()
+    data = record.summary.to_dict()
     try:
         if config.summary_json is not None:
             report.write_json(config.summary_json, data)

@@ -1,8 +1,10 @@
-"""A started agent wired to the rest of the run: screen model, recording, run loop, relay.
+"""What a run builds once its agent is started — the supervisor's runners, the screen model
+and the session, the recording, the heartbeat, the checks, the plan, the decision loop,
+the attach socket — and the drive: the relay in this thread, the loop in another.
 
-`app.run` starts the agent first and imports this module only then, so the agent boots
-while Python loads the screen model, the loop and the supervisor (scripts/bench.py: a
-run's fixed cost before the agent's first byte).
+`compose` calls these in order; it spawns the agent first and imports this module only
+then, so the agent boots while Python loads the screen model, the loop and the
+supervisor (scripts/bench.py: a run's fixed cost before the agent's first byte).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import functools
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +38,7 @@ from ptysup.events import EventLog, failure_text
 from ptysup.exitcodes import Outcome, RunResult
 from ptysup.notify import Notifier, TerminalChannel
 from ptysup.redact import Redactor
+from ptysup.run.app import Conversation, Hooks, Window
 from ptysup.run.evidence import Journal, RunEvidence, Start
 from ptysup.run.gitstate import git_fingerprint
 from ptysup.run.heartbeat import Heartbeat
@@ -78,49 +82,16 @@ CATCH_UP_S = 0.2  # after a grow, the most the relay waits for the model to catc
 SCREEN_TAIL = 25  # lines of the agent's screen printed when a run fails without a terminal
 
 
-@dataclass(frozen=True)
-class Started:
-    """The agent just started, and what its start decided for the rest of the run."""
-
-    agent: AgentProcess
-    profile: AgentProfile
-    holder: list[AgentSession]  # the session, once there is one (the hooks post to it)
-    status: StatusLine | None
-    rows: int  # the agent's size (the terminal's, less the status row)
-    cols: int
-    in_fd: int | None  # the person's keyboard, if they can type
-    out_fd: int | None  # the person's terminal, if they watch
-    interactive: bool
-    clock: Callable[[], float]
-    resume: bool  # Claude Code reopens an earlier part's conversation
-    start: Start  # the project before the agent touched it
-    journal: Journal  # the run's memory and its checks, learnt from its events
-    head_start_s: float = 0.0  # the run's time before the agent started (the baseline)
-    second_opinion: tuple[str, ...] | None = None  # its command line (`auto` resolved)
-    # What a resumed part's agent did with the earlier conversation ("reopened …"); None:
-    # it started afresh (a generic agent, or a conversation that was never saved).
-    reopens: str | None = None
-
-
-def supervise(
+def runners(
     config: RunConfig,
-    log: EventLog,
     env: Mapping[str, str],
-    started: Started,
+    part: Part,
+    second_opinion: Sequence[str] | None,
     stack: contextlib.ExitStack,
-    *,
-    record: Path | None = None,
-    notifier: Notifier | None = None,
-    part: Part | None = None,
-    state: StateTracker | None = None,
-) -> RunResult:
-    """Supervise the started agent to an outcome; `stack` undoes what this sets up."""
-    agent, profile, status = started.agent, started.profile, started.status
-    rows, cols, in_fd = started.rows, started.cols, started.in_fd
-    out_fd, interactive, clock = started.out_fd, started.interactive, started.clock
-    judge = stack.enter_context(
-        judge_dir(config.supervisor_cmd, env, part.run_id if part is not None else None)
-    )
+) -> tuple[SupervisorRunner, SupervisorRunner | None]:
+    """The supervisor's runner in its own folder, and the second opinion's, if asked;
+    `stack` closes them."""
+    judge = stack.enter_context(judge_dir(config.supervisor_cmd, env, part.run_id))
     options = JudgeOptions(config.supervisor_tools, config.supervisor_model, judge)
     runner = SupervisorRunner(
         lean_argv(config.supervisor_cmd, options),
@@ -131,12 +102,38 @@ def supervise(
         prelude=SUPERVISOR_MARKER + "\n",  # every prompt's first line (see build_prompt)
     )
     stack.callback(runner.close)
-    second = _second_runner(config, env, started.second_opinion)
+    second = _second_runner(config, env, second_opinion)
     if second is not None:
         stack.callback(second.close)
-    runners = tuple(r for r in (runner, second) if r is not None)
+    return runner, second
+
+
+@dataclass(frozen=True)
+class Watched:
+    """The agent's screen as ptysup models it, and the session that reads it."""
+
+    screen: ScreenModel
+    modes: ModeTracker  # the terminal modes the agent switched on
+    feeder: ScreenFeeder
+    moved: OutputTime  # the relay's clock of the agent's output
+    session: AgentSession
+
+
+def watch(
+    config: RunConfig,
+    agent: AgentProcess,
+    talk: Conversation,
+    size: Window,
+    log: EventLog,
+    hooks: Hooks,
+    runners: Sequence[SupervisorRunner],
+    stack: contextlib.ExitStack,
+) -> Watched:
+    """The screen model, fed by its own thread, and the agent's session over it; the
+    hooks post to the session from now on. `stack` stops the feeder."""
+    profile, state, clock = talk.profile, hooks.state, time.monotonic
     # Without a person's terminal, the screen model answers the agent's terminal queries.
-    screen = ScreenModel(rows, cols, answer=None if interactive else agent.write)
+    screen = ScreenModel(size.rows, size.cols, answer=None if size.interactive else agent.write)
     modes = ModeTracker()
     feeder = ScreenFeeder(  # started below, once the session it posts to exists
         screen,
@@ -148,7 +145,7 @@ def supervise(
         ),
         signal_osc=profile.signal_osc,
     )
-    moved = OutputTime()  # the relay's clock of the agent's output
+    moved = OutputTime()
     session = AgentSession(
         profile,
         Typist(agent.write, bracketed=lambda: modes.on(BRACKETED_PASTE)),
@@ -156,104 +153,114 @@ def supervise(
         log,
         Timings(
             ready=config.start_timeout,
-            blocked=None if interactive else BLOCKED_SETTLE_S,
+            blocked=None if size.interactive else BLOCKED_SETTLE_S,
             idle=config.idle,
             turn=config.turn_timeout,
         ),
         clock,
         kill=agent.terminate,
-        person=Person(present=in_fd is not None, clock=clock),
+        person=Person(present=size.in_fd is not None, clock=clock),
         moved=moved,
         caught_up=feeder.caught_up,
     )
     session.person.enter_submits = not profile.uses_hooks
-    session.reopened = started.resume  # its earlier parts' spend is counted already
+    session.reopened = talk.resume  # its earlier parts' spend is counted already
     # A run whose events cannot be recorded ends at once: nothing it does after counts.
     log.on_failure(functools.partial(_halt, session, runners))
-    started.holder.append(session)
+    hooks.session = session
     stack.callback(_note_rejected, screen, log)  # after the feeder stopped (LIFO)
     feeder.start()
     stack.callback(feeder.stop)
-    recording = None
-    if record is not None:
-        # With a person at the terminal, ptysup exits as soon as the run ends and the
-        # writer completes the file on its own; in CI, where the files are collected
-        # right after, the run waits for it.
-        recording = Recording(
-            record,
-            rows,
-            cols,
-            clock,
-            env={"TERM": env.get("TERM", "")},
-            wait_at_close=not interactive,
-        )
-        log.add(recording)  # markers and typed text
-        stack.callback(_finish_recording, recording, log)
-    # Says "still working" in a quiet CI log; marks the run alive in every run.
-    heartbeat = Heartbeat(
-        log,
-        tools=lambda: len(session.activity.tools),
-        say=not interactive,
-        alive=RunDir.of(config, part.run_id).mark_alive if part is not None else None,
+    return Watched(screen, modes, feeder, moved, session)
+
+
+def record_terminal(
+    path: Path | None,
+    size: Window,
+    env: Mapping[str, str],
+    log: EventLog,
+    stack: contextlib.ExitStack,
+) -> Recording | None:
+    """The agent's terminal recorded, if asked; `stack` completes the file."""
+    if path is None:
+        return None
+    # With a person at the terminal, ptysup exits as soon as the run ends and the
+    # writer completes the file on its own; in CI, where the files are collected
+    # right after, the run waits for it.
+    made = Recording(
+        path,
+        size.rows,
+        size.cols,
+        time.monotonic,
+        env={"TERM": env.get("TERM", "")},
+        wait_at_close=not size.interactive,
     )
-    log.add(heartbeat)
-    heartbeat.start()
-    stack.callback(heartbeat.stop)
-    stop_verify = VerifyStop()  # a stop signal ends a verification command at once
-    verifier_for = functools.partial(
+    log.add(made)  # markers and typed text
+    stack.callback(_finish_recording, made, log)
+    return made
+
+
+def start_heartbeat(
+    config: RunConfig,
+    part: Part,
+    log: EventLog,
+    watched: Watched,
+    size: Window,
+    stack: contextlib.ExitStack,
+) -> None:
+    """Says "still working" in a quiet CI log; marks the run alive in every run."""
+    beat = Heartbeat(
+        log,
+        tools=lambda: len(watched.session.activity.tools),
+        say=not size.interactive,
+        alive=RunDir.of(config, part.run_id).mark_alive,
+    )
+    log.add(beat)
+    beat.start()
+    stack.callback(beat.stop)
+
+
+def verifiers(
+    config: RunConfig, env: Mapping[str, str], stop: VerifyStop
+) -> Callable[..., Verifier]:
+    """How the run makes its checks' commands; `stop` ends one at once at a stop signal."""
+    return functools.partial(
         Verifier,
         cwd=str(config.cwd),
         env=env,
         timeout=config.verify_timeout,
-        clock=clock,
-        stop=stop_verify,
+        clock=time.monotonic,
+        stop=stop,
     )
-    steps = _plan(config, log, part, verifier_for)
-    judging = _judging(config, log, started, functools.partial(_checks_in, verifier_for, env), part)
-    loop = _loop(
-        config,
-        session,
-        runner,
-        log,
-        clock,
-        part,
-        steps,
-        in_fd is not None,
-        verifier_for,
-        record,
-        judging,
-        started.head_start_s,
-        started.reopens or AFRESH,
-        (second, started.second_opinion or ()),
-    )
-    if state is not None:  # the run's spend is kept as the agent reports it (state.json)
-        session.on_spend.append(lambda _: state.spent(loop.cost))
-    attach = _attach(config, part, log, screen, feeder, session, agent)
-    if attach is not None:
-        stack.callback(attach.close)
-    parts = _Parts(
-        agent,
-        session,
-        screen,
-        feeder,
-        runners,
-        log,
-        recording,
-        status,
-        modes,
-        stop_verify,
-        notifier,
-        attach,
-        moved,
-    )
-    escape = EscapeKeys(config.escape_key) if config.escape_key and in_fd is not None else None
-    result = _drive(loop, parts, out_fd, in_fd, escape)
+
+
+def checks_in(verifier_for: Callable[..., Verifier], env: Mapping[str, str]) -> ChecksIn:
+    """The checks, run in another folder (the tamper guard's scratch copy)."""
+    return functools.partial(_checks_in, verifier_for, env)
+
+
+def escape_keys(config: RunConfig, size: Window) -> EscapeKeys | None:
+    """ptysup's escape key, for a person who can type."""
+    return EscapeKeys(config.escape_key) if config.escape_key and size.in_fd is not None else None
+
+
+def ended(
+    result: RunResult,
+    watched: Watched,
+    log: EventLog,
+    size: Window,
+    attach: AttachServer | None,
+    steps: PlanDriver | None,
+) -> RunResult:
+    """Say the outcome to the viewers and the plan; without a terminal, a failed run's
+    last screen goes to the log."""
     if attach is not None:
         attach.end(result.outcome.value, result.exit_code, result.reason)
     if steps is not None and result.outcome is not Outcome.COMPLETE:
         steps.end(result.outcome.value, result.iterations)
-    if not interactive and result.exit_code != 0:
-        _log_screen_tail(session.last_screen or _settled(screen, feeder), log)
+    if not size.interactive and result.exit_code != 0:
+        screen = watched.session.last_screen or _settled(watched.screen, watched.feeder)
+        _log_screen_tail(screen, log)
     return result
 
 
@@ -280,9 +287,9 @@ def _second_runner(
     )
 
 
-def _attach(
+def attach_server(
     config: RunConfig,
-    part: Part | None,
+    part: Part,
     log: EventLog,
     screen: ScreenModel,
     feeder: ScreenFeeder,
@@ -290,8 +297,6 @@ def _attach(
     agent: AgentProcess,
 ) -> AttachServer | None:
     """The socket `ptysup attach` connects to, or None (a warning says why)."""
-    if part is None:
-        return None
 
     def keys(data: bytes) -> None:  # a read-write viewer types like the person
         session.person.keys(data)
@@ -358,7 +363,7 @@ def _finish_recording(recording: Recording, log: EventLog) -> None:
         log.emit("warning", message=f"recording incomplete: {recording.error}")
 
 
-def _plan(
+def plan_driver(
     config: RunConfig, log: EventLog, part: Part | None, verifier_for: MakeVerifier
 ) -> PlanDriver | None:
     """The plan's driver, at the step where an earlier part left it."""
@@ -386,28 +391,30 @@ def _checks_in(
     return verifier_for(commands, cwd=str(folder), env={**env, "PWD": str(folder)})
 
 
-def _judging(
-    config: RunConfig, log: EventLog, started: Started, checks_in: ChecksIn, part: Part | None
+def judging(
+    config: RunConfig,
+    log: EventLog,
+    start: Start,
+    journal: Journal,
+    checks_in: ChecksIn,
+    part: Part,
 ) -> Judging:
     """The evidence in every prompt, the tamper guard when files are protected, and the
     turn ends kept in the run directory (for `ptysup judge-bench save`)."""
-    start = started.start
 
     def warn(text: str) -> None:
         log.emit("warning", message=text)
 
-    evidence = RunEvidence(started.journal, start, warn=warn)
+    evidence = RunEvidence(journal, start, warn=warn)
     guard = None
     if start.tree is not None and start.snapshot is not None and start.protected:
         guard = TamperGuard(start.tree, start.snapshot, start.protected, start.cwd, checks_in)
-    keep = None
-    if part is not None:
-        folder = RunDir.of(config, part.run_id).path / TURNS
-        keep = TurnLog(folder, lambda: evidence.last, warn)
-    return Judging(evidence, guard, tampered=started.journal.checks.tamper_refusals, keep=keep)
+    folder = RunDir.of(config, part.run_id).path / TURNS
+    keep = TurnLog(folder, lambda: evidence.last, warn)
+    return Judging(evidence, guard, tampered=journal.checks.tamper_refusals, keep=keep)
 
 
-def _loop(
+def run_loop(
     config: RunConfig,
     session: AgentSession,
     runner: SupervisorRunner,
@@ -420,12 +427,12 @@ def _loop(
     record: Path | None,
     judging: Judging,
     head_start_s: float,
-    resumed_as: str,
+    resumed_as: str | None,
     second: tuple[SupervisorRunner | None, Sequence[str]] = (None, ()),
 ) -> RunLoop:
     """The decision loop with its supervisor (and second opinion), verifier and wait
     policy; `resumed_as` is what a resumed part's agent did with the earlier
-    conversation."""
+    conversation (None: it started afresh)."""
     waits = WaitPolicy(enabled=config.wait, max_waits=config.max_waits, base_s=config.wait_base)
     backoff = backoff_schedule(config.supervisor_backoff, config.supervisor_retries)
     verifier = verifier_for(config.verify) if config.verify else None
@@ -447,7 +454,7 @@ def _loop(
             else Spent()
         ),
         resumed=part is not None and part.reopen,
-        resumed_as=resumed_as,
+        resumed_as=resumed_as or AFRESH,
         say=part.say if part is not None else None,
         decided=_unfinished(part),
         # A custom template is the whole prompt as written; otherwise a claude judge gets
@@ -485,7 +492,7 @@ def _loop(
 
 
 @dataclass(frozen=True)
-class _Parts:
+class Parts:
     """The running pieces the relay's handlers talk to."""
 
     agent: AgentProcess
@@ -503,132 +510,31 @@ class _Parts:
     moved: OutputTime | None = None  # stamped by the relay: the session's quiet clock
 
 
-def _drive(
+def drive(
     loop: RunLoop,
-    parts: _Parts,
+    parts: Parts,
     out_fd: int | None,
     in_fd: int | None,
     escape: EscapeKeys | None = None,
 ) -> RunResult:
     """The relay in this (main) thread, the run loop in another; both end together."""
-    agent, session = parts.agent, parts.session
     waker = _Waker()
-    results: list[RunResult] = []
-    model_input = parts.attach.output if parts.attach is not None else parts.feeder.put
-    model_started = threading.Event()
-    place = functools.partial(_place_model, parts)
-    cursor = CursorAnswer(place, model_input, started=model_started.set)
-
-    def loop_thread() -> None:
-        try:
-            # The loop reads the screen, and times the agent's quiet from it: it starts
-            # with the model, which may wait for the terminal's answer (at most WAIT_S).
-            model_started.wait()
-            # Output held for the model was not quiet: the loop times it from here.
-            session.last_output = max(session.last_output, session.now())
-            results.append(loop.run())
-        finally:
-            waker.wake()
-
-    def on_signal(signum: int) -> None:
-        agent.hung_up = agent.hung_up or signum == signal.SIGHUP
-        session.post(StopRequest(signum, session.now()))
-        for runner in parts.runners:
-            runner.cancel()
-        parts.stop_verify(signum)
-        # If the loop cannot wind down in time, the relay stops anyway.
-        timer = threading.Timer(STOP_GRACE_S, waker.wake)
-        timer.daemon = True
-        timer.start()
-        results.append(RunResult(Outcome.SIGNAL, loop.iterations, f"signal {signum}", signum))
-
-    def on_eof() -> None:
-        cursor.release()  # the last output must be modelled, answer or not
-        parts.feeder.ended()  # no quiet spell to wait for: the output is over
-        parts.feeder.drained(1.0)  # whoever handles the exit sees the agent's last screen
-        session.post(AgentExit(agent.wait(1.0), session.now()))
-
-    def on_resize(rows: int, cols: int) -> None:
-        parts.log.emit("resize", rows=rows, cols=cols)  # the person's window
-        cursor.release()  # the output so far is modelled in the old size
-        if parts.status is not None:
-            grown = rows - 1 > parts.status.agent_size()[0]
-            parts.status.resize(rows, cols, _cursor_row(parts, cursor) if grown else None)
-            parts.status.flush()  # the row and region now, before the agent writes again
-            rows, cols = parts.status.agent_size()
-        parts.screen.resize(rows, cols)  # the model first, so the repaint lands in the new size
-        agent.resize(rows, cols)
-        if parts.recording is not None:
-            parts.recording.resize(rows, cols)
-
-    notice = session.profile.suspend_notice
-
-    def on_output(data: bytes) -> None:
-        switched = parts.modes.feed(data)  # every byte, before the feeder may skip some
-        if notice is not None and notice in data:
-            agent.resume()  # see AgentProfile.suspend_notice
-            parts.log.emit("warning", message=SUSPENDED)
-        if parts.status is not None:
-            parts.status.observe(data)
-            if switched:
-                parts.status.erased()  # the other screen has a row of its own, not ours
-        cursor.output(data)  # the screen model (and any viewers), once it knows where to start
-        if parts.recording is not None:
-            parts.recording.output(data)
-
-    handlers = RelayHandlers(
-        on_output=on_output, on_agent_eof=on_eof, on_signal=on_signal, on_resize=on_resize
-    )
-    ticker = None
-    sink = None
-    if parts.status is not None:
-        handlers.to_person = parts.status.for_person
-        handlers.on_written = parts.status.after_output
-        handlers.on_pause = parts.status.flush
-        hint = describe(escape.prefix) if escape is not None else None
-        sink = StatusSink(parts.status, waker.poke, loop.max_iter, escape_key=hint)
-        parts.log.add(sink)
-        ticker = Ticker(sink.tick)
-        if parts.notifier is not None:
-            parts.notifier.add(TerminalChannel(parts.status.alert, waker.poke))
-    keys = None
-    if escape is not None:
-        menu = sink.menu if sink is not None else None
-        keys = PersonKeys(escape, session.person, session.post, parts.log, menu, session.now)
-
-    def past_escape(data: bytes) -> bytes:  # the person's keys, ptysup's escape key taken out
-        return keys.feed(data) if keys is not None and data else data
-
-    def on_input(data: bytes) -> bytes:
-        return past_escape(cursor.keys(data))  # the terminal's answer is not the person's
-
-    def on_poke() -> None:
-        if typed := past_escape(cursor.settle()):  # kept as a possible answer's start
-            agent.write(typed)
-        if parts.status is not None:
-            parts.status.flush()
-
-    handlers.on_input = on_input
-    handlers.on_poke = on_poke
-
-    def answer_late() -> None:
-        cursor.time_up()
-        waker.poke()  # on_poke settles it in the relay's thread
-
-    time_up = threading.Timer(WAIT_S, answer_late)
+    relaying = _Relaying(loop, parts, waker)
+    handlers, ticker = relaying.handlers(escape)
+    time_up = threading.Timer(WAIT_S, relaying.answer_late)
     time_up.daemon = True
     signals = [*STOP_SIGNALS, signal.SIGWINCH]
-    worker = threading.Thread(target=loop_thread, name="ptysup-loop", daemon=True)
+    worker = threading.Thread(target=relaying.loop_thread, name="ptysup-loop", daemon=True)
     try:
         with signal_pipe(signals) as sig_fd, raw(in_fd):
             relay = Relay(
-                agent,
+                parts.agent,
                 handlers,
                 signal_fd=sig_fd,
                 wake_fd=waker.fd,
                 out_fd=out_fd,
                 in_fd=in_fd,
-                clock=session.now,  # the session times the agent's quiet on `moved`
+                clock=parts.session.now,  # the session times the agent's quiet on `moved`
                 moved=parts.moved,
             )
             if in_fd is not None and out_fd is not None:
@@ -636,7 +542,7 @@ def _drive(
                 write_to_terminal(out_fd, QUERY)
                 time_up.start()
             else:
-                cursor.unasked()
+                relaying.cursor.unasked()
             if parts.status is not None:
                 parts.status.start()
             worker.start()
@@ -648,28 +554,163 @@ def _drive(
                 time_up.cancel()
                 if ticker is not None:
                     ticker.stop()
-                _leave(parts, cursor, out_fd)
+                _leave(parts, relaying.cursor, out_fd)
     finally:
         worker.join(timeout=STOP_GRACE_S)
         waker.close()
-    # A signal's outcome wins over whatever the loop made of the interruption.
-    signalled = [r for r in results if r.outcome is Outcome.SIGNAL and r.signum is not None]
-    if signalled:
-        if not worker.is_alive():
-            session.collect_cost()  # reported while the loop waited on something else
-        first = signalled[0]
-        return loop.result(Outcome.SIGNAL, first.reason, first.signum)
-    return results[0] if results else RunResult(Outcome.ERROR, loop.iterations, "run loop died")
+    return relaying.outcome(worker.is_alive())
 
 
-def _place_model(parts: _Parts, row: int, col: int) -> None:
+class _Relaying:
+    """What the relay's handlers do in the run: the agent's bytes to the screen model,
+    the status row and the recording; the person's keys past the escape key; a signal,
+    the agent's end of output and a resize to the run loop."""
+
+    def __init__(self, loop: RunLoop, parts: Parts, waker: _Waker) -> None:
+        self.loop, self.parts, self.waker = loop, parts, waker
+        self.results: list[RunResult] = []
+        self.model_started = threading.Event()
+        model_input = parts.attach.output if parts.attach is not None else parts.feeder.put
+        place = functools.partial(_place_model, parts)
+        self.cursor = CursorAnswer(place, model_input, started=self.model_started.set)
+        self.keys: PersonKeys | None = None
+        self.notice = parts.session.profile.suspend_notice
+
+    def handlers(self, escape: EscapeKeys | None) -> tuple[RelayHandlers, Ticker | None]:
+        """The relay's handlers, and the status row's ticker if there is a status row."""
+        parts = self.parts
+        handlers = RelayHandlers(
+            on_output=self.on_output,
+            on_agent_eof=self.on_eof,
+            on_signal=self.on_signal,
+            on_resize=self.on_resize,
+            on_input=self.on_input,
+            on_poke=self.on_poke,
+        )
+        ticker = None
+        sink = None
+        if parts.status is not None:
+            handlers.to_person = parts.status.for_person
+            handlers.on_written = parts.status.after_output
+            handlers.on_pause = parts.status.flush
+            hint = describe(escape.prefix) if escape is not None else None
+            sink = StatusSink(parts.status, self.waker.poke, self.loop.max_iter, escape_key=hint)
+            parts.log.add(sink)
+            ticker = Ticker(sink.tick)
+            if parts.notifier is not None:
+                parts.notifier.add(TerminalChannel(parts.status.alert, self.waker.poke))
+        if escape is not None:
+            menu = sink.menu if sink is not None else None
+            session = parts.session
+            self.keys = PersonKeys(
+                escape, session.person, session.post, parts.log, menu, session.now
+            )
+        return handlers, ticker
+
+    def loop_thread(self) -> None:
+        session = self.parts.session
+        try:
+            # The loop reads the screen, and times the agent's quiet from it: it starts
+            # with the model, which may wait for the terminal's answer (at most WAIT_S).
+            self.model_started.wait()
+            # Output held for the model was not quiet: the loop times it from here.
+            session.last_output = max(session.last_output, session.now())
+            self.results.append(self.loop.run())
+        finally:
+            self.waker.wake()
+
+    def on_signal(self, signum: int) -> None:
+        agent, session = self.parts.agent, self.parts.session
+        agent.hung_up = agent.hung_up or signum == signal.SIGHUP
+        session.post(StopRequest(signum, session.now()))
+        for runner in self.parts.runners:
+            runner.cancel()
+        self.parts.stop_verify(signum)
+        # If the loop cannot wind down in time, the relay stops anyway.
+        timer = threading.Timer(STOP_GRACE_S, self.waker.wake)
+        timer.daemon = True
+        timer.start()
+        reason = f"signal {signum}"
+        self.results.append(RunResult(Outcome.SIGNAL, self.loop.iterations, reason, signum))
+
+    def on_eof(self) -> None:
+        parts = self.parts
+        self.cursor.release()  # the last output must be modelled, answer or not
+        parts.feeder.ended()  # no quiet spell to wait for: the output is over
+        parts.feeder.drained(1.0)  # whoever handles the exit sees the agent's last screen
+        parts.session.post(AgentExit(parts.agent.wait(1.0), parts.session.now()))
+
+    def on_resize(self, rows: int, cols: int) -> None:
+        parts = self.parts
+        parts.log.emit("resize", rows=rows, cols=cols)  # the person's window
+        self.cursor.release()  # the output so far is modelled in the old size
+        if parts.status is not None:
+            grown = rows - 1 > parts.status.agent_size()[0]
+            parts.status.resize(rows, cols, _cursor_row(parts, self.cursor) if grown else None)
+            parts.status.flush()  # the row and region now, before the agent writes again
+            rows, cols = parts.status.agent_size()
+        parts.screen.resize(rows, cols)  # the model first, so the repaint lands in the new size
+        parts.agent.resize(rows, cols)
+        if parts.recording is not None:
+            parts.recording.resize(rows, cols)
+
+    def on_output(self, data: bytes) -> None:
+        parts = self.parts
+        switched = parts.modes.feed(data)  # every byte, before the feeder may skip some
+        if self.notice is not None and self.notice in data:
+            parts.agent.resume()  # see AgentProfile.suspend_notice
+            parts.log.emit("warning", message=SUSPENDED)
+        if parts.status is not None:
+            parts.status.observe(data)
+            if switched:
+                parts.status.erased()  # the other screen has a row of its own, not ours
+        # The screen model (and any viewers), once it knows where to start.
+        self.cursor.output(data)
+        if parts.recording is not None:
+            parts.recording.output(data)
+
+    def past_escape(self, data: bytes) -> bytes:
+        """The person's keys, ptysup's escape key taken out."""
+        return self.keys.feed(data) if self.keys is not None and data else data
+
+    def on_input(self, data: bytes) -> bytes:
+        return self.past_escape(self.cursor.keys(data))  # the terminal's answer is not theirs
+
+    def on_poke(self) -> None:
+        if typed := self.past_escape(self.cursor.settle()):  # kept as an answer's start
+            self.parts.agent.write(typed)
+        if self.parts.status is not None:
+            self.parts.status.flush()
+
+    def answer_late(self) -> None:
+        self.cursor.time_up()
+        self.waker.poke()  # on_poke settles it in the relay's thread
+
+    def outcome(self, loop_alive: bool) -> RunResult:
+        """The run's result: a signal's outcome wins over whatever the loop made of the
+        interruption."""
+        loop = self.loop
+        signalled = [
+            r for r in self.results if r.outcome is Outcome.SIGNAL and r.signum is not None
+        ]
+        if signalled:
+            if not loop_alive:
+                self.parts.session.collect_cost()  # reported while the loop waited elsewhere
+            first = signalled[0]
+            return loop.result(Outcome.SIGNAL, first.reason, first.signum)
+        if self.results:
+            return self.results[0]
+        return RunResult(Outcome.ERROR, loop.iterations, "run loop died")
+
+
+def _place_model(parts: Parts, row: int, col: int) -> None:
     """Start the screen model where the person's cursor was (see ScreenModel.place_cursor)."""
     if parts.status is not None:  # its start puts the cursor at the row's start, above it
         row, col = min(row, parts.status.agent_size()[0] - 1), 0
     parts.screen.place_cursor(row, col)
 
 
-def _cursor_row(parts: _Parts, cursor: CursorAnswer) -> int | None:
+def _cursor_row(parts: Parts, cursor: CursorAnswer) -> int | None:
     """The person's cursor's row as the screen model has it, if the model knows it: it
     started where the terminal said, is on the main screen (a full-screen program repaints
     the other one), and has caught up with what the terminal got."""
@@ -679,7 +720,7 @@ def _cursor_row(parts: _Parts, cursor: CursorAnswer) -> int | None:
     return row if main else None
 
 
-def _leave(parts: _Parts, cursor: CursorAnswer, out_fd: int | None) -> None:
+def _leave(parts: Parts, cursor: CursorAnswer, out_fd: int | None) -> None:
     """Leave the person's terminal as it was: the modes the agent left on switched off
     (first: the status row to clear is on the main screen), the status row cleared, and
     the cursor on a clean line below everything the agent drew, for the summary (not
