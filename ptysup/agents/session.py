@@ -269,8 +269,10 @@ class AgentSession:
         self.activity.reset()
         if not self._wait_settled():
             return InjectResult(message, False, 0, landed=False)
+        refused = self._refused
         message = self._with_refusal(message)
         if not self._type_message(message):
+            self._refused = refused  # never told: the next message that lands says it
             return InjectResult(message, False, 0, landed=False)
         self._typist.enter()
         for attempt in (1, 2):

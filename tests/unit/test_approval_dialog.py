@@ -119,10 +119,13 @@ def _typed_screen(text: str) -> ScreenSnapshot:
     return ScreenSnapshot(tuple(line.ljust(100) for line in lines), "", (0, 0))
 
 
-def _typed_after_a_dismissal(profile: AgentProfile) -> bytes:
+def _typed_after_a_dismissal(profile: AgentProfile, drops: int = 0) -> bytes:
     """What ptysup types for `go on` after the supervisor's [CONTINUE] at an approval
-    dialog that PROFILE's agent announced (the dialog is dismissed first)."""
+    dialog that PROFILE's agent announced (the dialog is dismissed first); the agent
+    drops the first DROPS pastes (they never show in its box: the message did not land,
+    and ptysup types the next instruction, `go on`, after them)."""
     shown = [_gemini_screen("dialog_shell")]
+    dropped = [0]
     written: list[bytes] = []
     clock = Tick(0.01)
     pasted: list[str] = []
@@ -132,6 +135,8 @@ def _typed_after_a_dismissal(profile: AgentProfile) -> bytes:
         if data == profile.dismiss_key:  # the dialog closes: the input box is back
             shown[0] = _gemini_screen("ready_empty")
             session.post(ScreenUpdate(ScreenState.READY, 0.0))
+        elif data.startswith(PASTE_START) and dropped[0] < drops:
+            dropped[0] += 1
         elif data.startswith(PASTE_START):  # the box shows the paste
             pasted.append(data[len(PASTE_START) : -len(PASTE_END)].decode())
             shown[0] = _typed_screen(pasted[-1])
@@ -152,14 +157,24 @@ def _typed_after_a_dismissal(profile: AgentProfile) -> bytes:
     session.post(HookEvent("PermissionRequest", asked, 0.0))
     session.post(ScreenUpdate(ScreenState.DIALOG, 0.0))
     assert session.wait_turn_end() == TurnEnd(TurnEndKind.DIALOG, dialog=True)
+    for _ in range(drops):
+        lost = session.submit("lost")
+        assert not lost.confirmed and not lost.landed
+    start = len(written)
     typed = session.submit("go on")
     assert typed.confirmed
-    return b"".join(written[written.index(profile.dismiss_key) + 1 :])
+    return b"".join(written[max(start, written.index(profile.dismiss_key) + 1) :])
 
 
 def test_an_approval_the_agent_drops_when_dismissed_is_said_refused_in_the_next_message() -> None:
     # Gemini CLI 0.61 drops a call whose dialog got Esc: its model would never know.
     typed = _typed_after_a_dismissal(GeminiProfile()).decode()
+    note = REFUSED_NOTE.format(asked="run_shell_command(echo hi > f)")
+    assert f"{note}\n\ngo on" in typed
+
+
+def test_the_refusal_is_said_in_the_next_message_that_lands_not_one_the_agent_dropped() -> None:
+    typed = _typed_after_a_dismissal(GeminiProfile(), drops=1).decode()
     note = REFUSED_NOTE.format(asked="run_shell_command(echo hi > f)")
     assert f"{note}\n\ngo on" in typed
 
