@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ import pytest
 from ptysup.testing.fakemodel import RequestKind
 from tests.e2e.conftest import Rig
 from tests.helpers import read_events, wait_for
+from tests.otheruser import OtherUser, other_user
 
 MakeRig = Callable[[Mapping[str, Any]], Rig]
 
@@ -182,3 +184,57 @@ def test_a_headless_escalation_nobody_answers_ends_with_exit_7(rig: MakeRig) -> 
     warned = [w["message"] for w in events(r, "warning")]
     assert "nobody answered within --escalate-wait (3s)" in warned
     assert state(r)["waiting"] is None
+
+
+def as_user(user: OtherUser, run_dir: Path, args: list[str]) -> subprocess.CompletedProcess[str]:
+    """`ptysup ARGS` as USER, who may look into RUN_DIR: every folder on the way searchable
+    (again: another pytest session on the machine makes /tmp/pytest-of-root private at its
+    start)."""
+    for folder in [run_dir, *run_dir.parents]:
+        folder.chmod(folder.stat().st_mode | 0o005)
+    return user.ptysup(args)
+
+
+def test_another_local_user_cannot_steer_a_run(rig: MakeRig, tmp_path: Path) -> None:
+    user = other_user(tmp_path)
+    r = rig({"agent": [{"delay": 120, "reply": "never read"}]})
+    proc = r.popen("the task")
+    try:
+        r.model.wait_for(lambda q: q.kind is RequestKind.AGENT, timeout=90)
+        run_dir = r.project / ".ptysup" / "runs" / read_events(r.log)[0]["run_id"]
+        # The other user may even look at the run (its folder, lock and socket's path):
+        # the socket's private folder keeps them out all the same...
+        for name in ("lock", "attach"):
+            (run_dir / name).chmod(0o644)
+        asks = (
+            ["send", str(run_dir), "hello"],
+            ["budget", str(run_dir), "--max-iter", "+5"],
+            ["stop", str(run_dir)],
+        )
+        for ask in asks:
+            done = as_user(user, run_dir, ask)
+            assert done.returncode == 2, done
+            assert done.stderr.startswith(f"ptysup: {ask[0]}: cannot reach run ")
+            assert "only the user who started a run may attach to it or steer it" in done.stderr
+        # ...and with the socket itself opened to everyone, the run asks the kernel who
+        # connected, and closes on them without a word.
+        socket_path = Path((run_dir / "attach").read_text().strip())
+        folder_mode = socket_path.parent.stat().st_mode
+        socket_path.parent.chmod(folder_mode | 0o001)
+        socket_path.chmod(0o666)
+        try:
+            for ask in asks:
+                done = as_user(user, run_dir, ask)
+                assert done.returncode == 2, done
+                assert "closed the connection without an answer" in done.stderr
+        finally:
+            socket_path.parent.chmod(folder_mode)
+        assert not events(r, "person_action")
+        assert proc.poll() is None  # the run goes on, its budgets as they were
+        assert state(r)["budgets"]["max_iter"] == 50
+        said(r.ptysup("stop", "last"))  # its own user may
+        code, out = finish(proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert code == 8, out
