@@ -20,6 +20,7 @@ from ptysup.run.steering import Hands, Steering
 from ptysup.run.waiting import DIALOG, ESCALATION, QUESTION, WaitBoard, Waiting
 from ptysup.terminal.inject import Typist
 from ptysup.terminal.keys import KeyCommand
+from ptysup.terminal.status import StatusLine, StatusSink
 from tests.helpers import EventList
 from tests.unit.test_loop import Clock, FakeAgent, FakeSupervisor
 from tests.unit.test_questions import SINGLE, asking
@@ -311,3 +312,12 @@ def test_the_board_shows_a_dialog_over_what_the_loop_waits_on() -> None:
     board.dialog("Allow?")  # unchanged: said once
     board.dialog(None)
     assert [w.kind if w else None for w in seen] == [ESCALATION, DIALOG, ESCALATION]
+
+
+def test_the_status_row_shows_a_moved_budget_and_who_steered() -> None:
+    line = StatusLine(lambda b: None, 10, 120, clock=lambda: 0.0)
+    log = EventLog([StatusSink(line, lambda: None, 5, clock=lambda: 0.0)])
+    log.emit("person_action", action="budget", source="shell pid 7", changes={"max_iter": "+10"})
+    assert line.text == "ptysup 0/5 · 0s · budget from shell pid 7"
+    log.emit("budget", max_iter=15, max_time=None, max_cost=None, source="shell pid 7")
+    assert line.text == "ptysup 0/15 · 0s · budgets moved by shell pid 7"
