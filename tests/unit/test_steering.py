@@ -4,6 +4,7 @@ as shown; and the loop waiting --escalate-wait for an answer from elsewhere."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,18 +13,22 @@ from ptysup.agents.events import PersonCommand, TimeUp, TurnEnd, TurnEndKind
 from ptysup.agents.person import Person
 from ptysup.agents.questions import Ask
 from ptysup.attach.steerproto import Refused, request
+from ptysup.cli.resume import prepare
 from ptysup.events import EventLog
 from ptysup.exitcodes import Outcome
 from ptysup.run.limits import Limits, Used
 from ptysup.run.loop import LoopConfig, RunLoop
 from ptysup.run.steering import Hands, Steering
 from ptysup.run.waiting import DIALOG, ESCALATION, QUESTION, WaitBoard, Waiting
+from ptysup.store.listing import describe
+from ptysup.store.rundir import RunDir
 from ptysup.terminal.inject import Typist
 from ptysup.terminal.keys import KeyCommand
 from ptysup.terminal.status import StatusLine, StatusSink
 from tests.helpers import EventList
 from tests.unit.test_loop import Clock, FakeAgent, FakeSupervisor
 from tests.unit.test_questions import SINGLE, asking
+from tests.unit.test_resume import START, TYPED, _given, _stored
 
 
 class Rig:
@@ -321,3 +326,17 @@ def test_the_status_row_shows_a_moved_budget_and_who_steered() -> None:
     assert line.text == "ptysup 0/5 · 0s · budget from shell pid 7"
     log.emit("budget", max_iter=15, max_time=None, max_cost=None, source="shell pid 7")
     assert line.text == "ptysup 0/15 · 0s · budgets moved by shell pid 7"
+
+
+def test_a_resume_keeps_the_budgets_a_person_moved_unless_told_otherwise(tmp_path: Path) -> None:
+    moved = {"event": "budget", "max_iter": 12, "max_time": 7200.0, "max_cost": None}
+    used = {"event": "decision", "iteration": 5, "total_cost_usd": 0.5}
+    _stored(tmp_path, START, TYPED, moved, used)
+    config, _ = prepare("last", _given(tmp_path), frozenset(), None, {})
+    assert (config.max_iter, config.max_time, config.max_cost) == (12, 7200.0, None)
+    given = _given(tmp_path, max_iter=20)
+    config, _ = prepare("last", given, frozenset({"max_iter"}), None, {})
+    assert (config.max_iter, config.max_time) == (20, 7200.0)
+    assert (
+        describe(RunDir(tmp_path / ".ptysup" / "runs" / "20261123-000000-abcdef"))["max_iter"] == 12
+    )
