@@ -335,3 +335,33 @@ def test_a_dialog_is_approved_from_elsewhere_only_as_shown(rig: MakeRig) -> None
         "page from test",
         shown,
     )
+
+
+def test_a_message_sent_while_a_dialog_is_open_rejects_the_dialog(rig: MakeRig) -> None:
+    r = rig(
+        {
+            "agent": [
+                {"match": "do not create it", "reply": "Understood, no file."},
+                WRITE_HELLO,
+            ],
+            "supervisor": [
+                {"times": 1, "reply": "[ESCALATE] a person must decide on the write"},
+                {"reply": "[COMPLETE] no file, as asked"},
+            ],
+        }
+    )
+    proc = r.popen("create hello.txt", "--agent-cmd", "claude", "--escalate-wait", "5m")
+    try:
+        wait_for(lambda: events(r, "escalation"), 90, "the escalation")
+        wait_for(lambda: (state(r).get("waiting") or {}).get("kind") == "dialog", 20, "the dialog")
+        said(r.ptysup("send", "last", "do not create it"))
+        code, out = finish(proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert code == 0, out
+    assert not (r.project / "hello.txt").exists()  # Enter never answered the dialog
+    assert events(r, "dialog_dismissed")
+    assert [p["text"] for p in events(r, "person_prompt")] == ["do not create it"]
+    bodies = [json.dumps(q.body) for q in r.model.requests_of(RequestKind.AGENT)]
+    assert any("do not create it" in body for body in bodies)  # it reached the model

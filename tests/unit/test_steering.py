@@ -4,6 +4,7 @@ as shown; and the loop waiting --escalate-wait for an answer from elsewhere."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from ptysup.attach.steerproto import Refused, request
 from ptysup.cli.resume import prepare
 from ptysup.events import EventLog
 from ptysup.exitcodes import Outcome
+from ptysup.run import steering
 from ptysup.run.limits import Limits, Used
 from ptysup.run.loop import LoopConfig, RunLoop
 from ptysup.run.steering import Hands, Steering
@@ -56,6 +58,7 @@ class Rig:
             now=lambda: 5.0,
             used=lambda: self.used,
             approve_key=approve_key,
+            dismiss_key=b"\x1b",
         )
         self.steering = Steering("run-1", hands, self.limits, self.board, EventLog([self.rec]))
 
@@ -340,3 +343,23 @@ def test_a_resume_keeps_the_budgets_a_person_moved_unless_told_otherwise(tmp_pat
     assert (
         describe(RunDir(tmp_path / ".ptysup" / "runs" / "20261123-000000-abcdef"))["max_iter"] == 12
     )
+
+
+def test_a_message_sent_while_a_dialog_shows_rejects_it_first_never_approves() -> None:
+    rig = Rig()
+    rig.board.dialog("Do you want to create hello.txt?\n❯ 1. Yes")
+    closed = threading.Timer(0.1, rig.board.dialog, args=(None,))  # the agent closes it
+    closed.start()
+    rig.handle("send", text="do not create it")
+    closed.join()
+    assert rig.written == [b"\x1b", b"\x1b[200~do not create it\x1b[201~", b"\r"]
+    assert rig.fields("dialog_dismissed")[0]["screen"].startswith("Do you want to create")
+
+
+def test_a_dialog_that_stays_open_gets_no_message(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(steering, "DIALOG_CLOSE_S", 0.1)
+    rig = Rig()
+    rig.board.dialog("Allow?")
+    with pytest.raises(Refused, match="the agent's dialog did not close; nothing was typed"):
+        rig.handle("send", text="hello")
+    assert rig.written == [b"\x1b"]
