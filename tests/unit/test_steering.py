@@ -4,6 +4,7 @@ as shown; and the loop waiting --escalate-wait for an answer from elsewhere."""
 
 from __future__ import annotations
 
+import io
 import threading
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from ptysup.exitcodes import Outcome
 from ptysup.run import steering
 from ptysup.run.limits import Limits, Used
 from ptysup.run.loop import LoopConfig, RunLoop
+from ptysup.run.report import GithubSink
 from ptysup.run.steering import Hands, Steering
 from ptysup.run.waiting import DIALOG, ESCALATION, QUESTION, WaitBoard, Waiting
 from ptysup.store.listing import describe
@@ -363,3 +365,16 @@ def test_a_dialog_that_stays_open_gets_no_message(monkeypatch: pytest.MonkeyPatc
     with pytest.raises(Refused, match="the agent's dialog did not close; nothing was typed"):
         rig.handle("send", text="hello")
     assert rig.written == [b"\x1b"]
+
+
+def test_github_shows_a_waiting_escalation_as_a_warning_with_the_answer() -> None:
+    out = io.StringIO()
+    log = EventLog([GithubSink(out)])
+    log.emit(
+        "escalation", reason="pick", waiting=True, wait_s=1800, answer_with="ptysup send r 'x'"
+    )
+    log.emit("escalation", reason="pick", waiting=False)
+    assert out.getvalue().splitlines() == [
+        "::warning title=ptysup waiting 30m for a person::pick | answer: ptysup send r 'x'",
+        "::error title=ptysup escalated to a person::pick",
+    ]
