@@ -11,12 +11,13 @@ from typing import Any
 
 import pytest
 
+from ptysup import notify
 from ptysup.agents.events import PersonCommand, TimeUp, TurnEnd, TurnEndKind
 from ptysup.agents.person import Person
 from ptysup.agents.questions import Ask
 from ptysup.attach.steerproto import Refused, request
 from ptysup.cli.resume import prepare
-from ptysup.events import EventLog
+from ptysup.events import Event, EventLog
 from ptysup.exitcodes import Outcome
 from ptysup.run import steering
 from ptysup.run.limits import Limits, Used
@@ -378,3 +379,17 @@ def test_github_shows_a_waiting_escalation_as_a_warning_with_the_answer() -> Non
         "::warning title=ptysup waiting 30m for a person::pick | answer: ptysup send r 'x'",
         "::error title=ptysup escalated to a person::pick",
     ]
+
+
+def test_the_notification_of_a_waiting_escalation_says_how_to_answer() -> None:
+    waiting = Event(
+        "escalation", 0.0, {"reason": "pick", "wait_s": 1800, "answer_with": "ptysup send r 'x'"}
+    )
+    assert notify.message("escalation", waiting) == (
+        "waiting for you: pick · answer within 30m: ptysup send r 'x'"
+    )
+    acted = Event("person_action", 0.0, {"action": "stop", "source": "shell pid 7 on /dev/pts/3"})
+    assert notify.kind_of(acted) == "person_action"
+    assert notify.message("person_action", acted) == (
+        "a person steers the run: stop from shell pid 7 on /dev/pts/3"
+    )
