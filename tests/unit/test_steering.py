@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from ptysup import notify
-from ptysup.agents.events import PersonCommand, TimeUp, TurnEnd, TurnEndKind
+from ptysup.agents.events import PersonCommand, PersonStopped, TimeUp, TurnEnd, TurnEndKind
 from ptysup.agents.person import Person
 from ptysup.agents.questions import Ask
 from ptysup.attach.steerproto import Refused, request
@@ -393,3 +393,18 @@ def test_the_notification_of_a_waiting_escalation_says_how_to_answer() -> None:
     assert notify.message("person_action", acted) == (
         "a person steers the run: stop from shell pid 7 on /dev/pts/3"
     )
+
+
+def test_a_stop_while_an_escalation_waits_ends_the_run_as_stopped() -> None:
+    clock = Clock()
+
+    class Stopped(Waits):
+        def wait_turn_start(self, deadline: float | None = None) -> None:
+            raise PersonStopped()  # `ptysup stop`, as the session hears it
+
+    agent = Stopped(clock, answered=False)
+    run, _ = loop(agent, ["[ESCALATE] pick"], clock, escalate_wait=600)
+    agent.board = run.board
+    result = run.run()
+    assert result.outcome is Outcome.STOPPED and result.exit_code == 8
+    assert run.board.now is None
