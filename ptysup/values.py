@@ -76,3 +76,16 @@ def wind_down_fraction(value: str) -> float | None:
     if not 0 < fraction < 1:  # NaN too: no comparison holds
         raise ValueError(f"must be more than 0 and less than 1 (or off), not {value!r}")
     return fraction
+
+
+def duration_text(seconds: float) -> str:
+    """5400 → '1h30m', 95 → '1m35s', 40 → '40s'."""
+    whole = max(0, round(seconds))
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    parts = [
+        f"{hours}h" if hours else "",
+        f"{minutes}m" if minutes else "",
+        f"{secs}s" if secs else "",
+    ]
+    return "".join(parts) or "0s"

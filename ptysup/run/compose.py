@@ -171,11 +171,13 @@ def _supervised(
         head_start_s,
         talk.reopens,
         (second, second_opinion or ()),
+        watched.board,
     )
     # The run's spend is kept as the agent reports it (state.json).
     watched.session.on_spend.append(lambda _: record.tracker.spent(loop.cost))
+    steer = wiring.steering(part, watched, agent, loop, log, record.tracker)
     attach = wiring.attach_server(
-        config, part, log, watched.screen, watched.feeder, watched.session, agent
+        config, part, log, watched.screen, watched.feeder, watched.session, agent, steer
     )
     if attach is not None:
         stack.callback(attach.close)

@@ -11,6 +11,7 @@ from typing import IO, Any
 
 from ptysup.events import Event, earlier_cost, wind_down_detail
 from ptysup.terminal.inject import clean
+from ptysup.values import duration_text
 
 
 class RunSummary:
@@ -202,6 +203,12 @@ class GithubSink:
             line = f"::error title=ptysup::{_escape(str(f.get('message', '')))}"
         elif event.event == "wind_down":
             line = f"::notice title=ptysup winds down::{_escape(wind_down_detail(f))}"
+        elif event.event == "escalation" and f.get("answer_with"):
+            # --escalate-wait: the job waits, and the one who reads this can answer.
+            reason = _escape(str(f.get("reason", "")))
+            wait = duration_text(float(f.get("wait_s") or 0))
+            how = _escape(str(f["answer_with"]))
+            line = f"::warning title=ptysup waiting {wait} for a person::{reason} | answer: {how}"
         elif event.event == "escalation":
             reason = _escape(str(f.get("reason", "")))
             line = f"::error title=ptysup escalated to a person::{reason}"

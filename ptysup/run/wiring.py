@@ -33,6 +33,7 @@ from ptysup.agents.session import AgentSession, Timings
 from ptysup.agents.waits import WaitPolicy
 from ptysup.attach.server import AttachError, AttachServer, Tap, socket_dir
 from ptysup.attach.snapshot import render
+from ptysup.attach.steerproto import Request
 from ptysup.config import RunConfig, backoff_schedule
 from ptysup.events import EventLog, failure_text
 from ptysup.exitcodes import Outcome, RunResult
@@ -45,9 +46,11 @@ from ptysup.run.heartbeat import Heartbeat
 from ptysup.run.loop import AFRESH, Judging, LoopConfig, RunLoop, Spent
 from ptysup.run.plandriver import MakeVerifier, PlanDriver
 from ptysup.run.second import SecondJudge
+from ptysup.run.steering import answer_line, dialog_text, steering_for
 from ptysup.run.tamper import ChecksIn, TamperGuard
 from ptysup.run.turns import TURNS, TurnLog
 from ptysup.run.verify import Verifier, VerifyStop
+from ptysup.run.waiting import WaitBoard
 from ptysup.store.rundir import Part, RunDir
 from ptysup.store.runstate import StateTracker
 from ptysup.supervisor.decide import Supervisor
@@ -117,6 +120,7 @@ class Watched:
     feeder: ScreenFeeder
     moved: OutputTime  # the relay's clock of the agent's output
     session: AgentSession
+    board: WaitBoard  # what the run waits on a person for, for whoever steers it
 
 
 def watch(
@@ -135,10 +139,11 @@ def watch(
     # Without a person's terminal, the screen model answers the agent's terminal queries.
     screen = ScreenModel(size.rows, size.cols, answer=None if size.interactive else agent.write)
     modes = ModeTracker()
+    board = WaitBoard()
     feeder = ScreenFeeder(  # started below, once the session it posts to exists
         screen,
         on_update=lambda: session.post(
-            ScreenUpdate(_screen_state(profile, screen, state), clock())
+            ScreenUpdate(_screen_state(profile, screen, state, board), clock())
         ),
         on_error=lambda exc: log.emit(
             "warning", message=f"screen model error: {type(exc).__name__}: {exc}"
@@ -171,7 +176,7 @@ def watch(
     stack.callback(_note_rejected, screen, log)  # after the feeder stopped (LIFO)
     feeder.start()
     stack.callback(feeder.stop)
-    return Watched(screen, modes, feeder, moved, session)
+    return Watched(screen, modes, feeder, moved, session, board)
 
 
 def record_terminal(
@@ -295,6 +300,7 @@ def attach_server(
     feeder: ScreenFeeder,
     session: AgentSession,
     agent: AgentProcess,
+    steer: Callable[[Request], str] | None = None,
 ) -> AttachServer | None:
     """The socket `ptysup attach` connects to, or None (a warning says why)."""
 
@@ -308,6 +314,7 @@ def attach_server(
         paint=lambda: screen.painted(render),
         size=screen.size,
         keys=keys,
+        steer=steer,
     )
     run_dir = RunDir.of(config, part.run_id).path
     try:
@@ -325,12 +332,15 @@ def attach_server(
 
 
 def _screen_state(
-    profile: AgentProfile, screen: ScreenModel, state: StateTracker | None
+    profile: AgentProfile, screen: ScreenModel, state: StateTracker | None, board: WaitBoard
 ) -> ScreenState:
-    """What the screen says; a dialog opening or closing also moves the run's state."""
-    reading = profile.screen_state(screen.snapshot())
+    """What the screen says; a dialog opening or closing also moves the run's state, and
+    shows it, as drawn, to whoever steers the run."""
+    snap = screen.snapshot()
+    reading = profile.screen_state(snap)
     if state is not None:
         state.screen(reading is ScreenState.DIALOG)
+    board.dialog(dialog_text(snap) if reading is ScreenState.DIALOG else None)
     return reading
 
 
@@ -429,6 +439,7 @@ def run_loop(
     head_start_s: float,
     resumed_as: str | None,
     second: tuple[SupervisorRunner | None, Sequence[str]] = (None, ()),
+    board: WaitBoard | None = None,
 ) -> RunLoop:
     """The decision loop with its supervisor (and second opinion), verifier and wait
     policy; `resumed_as` is what a resumed part's agent did with the earlier
@@ -460,6 +471,8 @@ def run_loop(
         # A custom template is the whole prompt as written; otherwise a claude judge gets
         # the unchanging part as its system prompt (smaller, cacheable requests).
         split_prompt=config.prompt_template is None and takes_system_prompt(config.supervisor_cmd),
+        escalate_wait=config.escalate_wait if part is not None else None,
+        answer_with=answer_line(part.run_id) if part is not None else "",
     )
     supervisor = Supervisor(runner, log, backoff, waits, clock)
     session.person.on_takeover.append(supervisor.abandon)
@@ -488,7 +501,23 @@ def run_loop(
             [p for p in (config.log_file, record, config.summary_json) if p is not None],
         ),
         judging=judging,
+        board=board,
     )
+
+
+def steering(
+    part: Part,
+    watched: Watched,
+    agent: AgentProcess,
+    loop: RunLoop,
+    log: EventLog,
+    state: StateTracker | None,
+) -> Callable[[Request], str]:
+    """What a person asks of the run from elsewhere (`ptysup send/budget/stop`, the
+    control page), carried out; the attach socket hands each request to it."""
+    bracketed = functools.partial(watched.modes.on, BRACKETED_PASTE)
+    steer = steering_for(part.run_id, watched.session, agent.write, bracketed, loop, log, state)
+    return steer.handle
 
 
 @dataclass(frozen=True)

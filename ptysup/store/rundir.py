@@ -515,6 +515,9 @@ class Progress:
     # The agent was told to wind down (a `wind_down` event no `wind_down_lifted` followed):
     # a resumed part does not tell it again.
     wound_down: bool = False
+    # The budgets as a person last moved them while the run went (`ptysup budget`): a
+    # resume keeps them unless its command line says otherwise. None: never moved.
+    budgets: Mapping[str, float | int | None] | None = None
 
 
 def progress(
@@ -555,6 +558,9 @@ def progress(
             p["max_iter"] = e.get("max_iter", p.get("max_iter"))
         elif name in ("wind_down", "wind_down_lifted"):
             p["wound_down"] = name == "wind_down"
+        elif name == "budget":  # a person moved the run's budgets (`ptysup budget`)
+            p["max_iter"] = e.get("max_iter", p.get("max_iter"))
+            p["budgets"] = {k: e.get(k) for k in ("max_iter", "max_time", "max_cost")}
         elif name == "step_start":
             p.update(step=e.get("id"), step_index=e.get("index"), steps_of=e.get("of"))
             step_from = p.get("iterations", 0)
