@@ -24,7 +24,7 @@ from ptysup.attach import wire
 from ptysup.attach.server import RECORD
 from ptysup.exitcodes import ExitCode
 from ptysup.store import readback
-from ptysup.store.rundir import RUNS_DIR, RunNotFound, find_run_dir, progress
+from ptysup.store.rundir import RUNS_DIR, RunDir, RunNotFound, find_run_dir, progress
 from ptysup.terminal.modes import ModeTracker
 from ptysup.terminal.reports import REPORTS, report_end
 from ptysup.terminal.tty_ import raw, window_size
@@ -81,6 +81,12 @@ def connect(run: str, runs_dir: Path) -> tuple[socket.socket, str]:
         run_dir = find_run_dir(run, runs_dir)
     except RunNotFound as exc:
         raise Refused(str(exc)) from None
+    return open_socket(run_dir), run_dir.run_id
+
+
+def open_socket(run_dir: RunDir) -> socket.socket:
+    """A connection to the attach socket of the run in `run_dir`, or Refused saying why
+    there is none (it is not running, it has no socket, or the socket is not ours)."""
     run_id = run_dir.run_id
     record = run_dir.path / RECORD
     if run_dir.holder() is None:
@@ -102,8 +108,15 @@ def connect(run: str, runs_dir: Path) -> tuple[socket.socket, str]:
         sock.connect(path)
     except OSError as exc:
         sock.close()
-        raise Refused(f"cannot attach to run {run_id}: {exc.strerror or exc}") from None
-    return sock, run_id
+        raise Refused(f"cannot reach run {run_id}: {exc.strerror or exc}{_whose(exc)}") from None
+    return sock
+
+
+def _whose(exc: OSError) -> str:
+    """Why a socket may not be ours to use: said with the error."""
+    if isinstance(exc, PermissionError):
+        return " (only the user who started a run may attach to it or steer it)"
+    return ""
 
 
 class View:

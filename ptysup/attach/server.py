@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ptysup.attach import wire
+from ptysup.attach import steerproto, wire
 
 MAX_BEHIND = 8 * 1024 * 1024  # bytes queued for one viewer before it is dropped
 SETTLE_S = 0.5  # the longest a new viewer waits for the screen model to catch up
@@ -79,6 +79,7 @@ class _Viewer:
     watching: bool = False  # connected and given the screen: gets output from now on
     dropped: bool = False
     held: bytearray | None = None  # output since it connected, until its screen is painted
+    steering: bool = False  # sent a steering request: gets its reply, nothing else
 
 
 @dataclass
@@ -90,6 +91,9 @@ class Tap:
     paint: Callable[[], tuple[bytes, int | None]]  # the screen (snapshot.render), its offset
     size: Callable[[], tuple[int, int]]  # the agent's (rows, cols)
     keys: Callable[[bytes], None]  # a read-write viewer's keys, for the agent
+    # A steering request (`ptysup send` ...): the line to answer, or steerproto.Refused.
+    # Called in a thread of its own: it may wait on the agent for seconds.
+    steer: Callable[[steerproto.Request], str] | None = None
 
 
 class AttachServer:
@@ -275,7 +279,7 @@ class AttachServer:
             self._forget(viewer)
 
     def _message(self, viewer: _Viewer, kind: bytes, payload: bytes) -> None:
-        if kind == wire.CONNECT and not viewer.watching:
+        if kind == wire.CONNECT and not viewer.watching and not viewer.steering:
             hello: Any = json.loads(payload or b"{}")
             if not isinstance(hello, dict):
                 raise wire.WireError("a hello that is not an object")
@@ -283,6 +287,28 @@ class AttachServer:
             self._welcome(viewer)
         elif kind == wire.INPUT and viewer.rw and viewer.watching and self._ended is None:
             self._tap.keys(payload)
+        elif kind == wire.STEER and not viewer.watching and not viewer.steering:
+            viewer.steering = True
+            threading.Thread(
+                target=self._steer, args=(viewer, payload), name="ptysup-steer", daemon=True
+            ).start()
+
+    def _steer(self, viewer: _Viewer, payload: bytes) -> None:
+        """Carry out one steering request and answer it; the connection then closes."""
+        try:
+            if self._ended is not None or self._tap.steer is None:
+                raise steerproto.Refused(f"run {self.run_id} is ending; nothing more is taken")
+            answer = steerproto.reply(True, self._tap.steer(steerproto.decode(payload)))
+        except steerproto.Refused as exc:
+            answer = steerproto.reply(False, str(exc))
+        except Exception as exc:  # a bug in the run's handler: said, not a hung client
+            answer = steerproto.reply(
+                False, f"the run failed to do it: {type(exc).__name__}: {exc}"
+            )
+        with self._lock:
+            viewer.out += wire.json_frame(wire.REPLY, answer)
+            viewer.dropped = True  # closed once the reply is sent
+        self._wake()
 
     def _welcome(self, viewer: _Viewer) -> None:
         """The screen as it is, then output from exactly that point on."""

@@ -6,9 +6,11 @@ run → viewer
      exactly as the run's own terminal gets it
   E  end, JSON: {"outcome", "exit_code", "reason"}: the run is over
   X  a one-line text: why the run dropped this viewer (it fell too far behind)
+  R  reply to a steering request, JSON: {"ok": bool, "message": str}; then the run closes
 viewer → run
   C  connect, JSON: {"rw": bool}; must come first
   I  keys for the agent (only from a viewer that connected with rw)
+  S  a steering request instead of C (see steerproto.py): the one message of its connection
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ HEADER = struct.Struct(">cI")
 MAX_PAYLOAD = 16 * 1024 * 1024
 
 HELLO, OUTPUT, END, DROPPED = b"H", b"O", b"E", b"X"
-CONNECT, INPUT = b"C", b"I"
+CONNECT, INPUT, STEER = b"C", b"I", b"S"
+REPLY = b"R"
 
 
 class WireError(Exception):
