@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ptysup.attach.client import connect
+from ptysup.attach.client import open_socket
 from ptysup.serve import attached, control, damage, files, joined, stream
 from ptysup.serve.api import RunsIndex, recording_path
 from ptysup.serve.assets import CONTROL_PAGE as CONTROL_PAGE  # the server redirects to it
@@ -132,10 +132,8 @@ class Router:
             return not_found("no such run")
         if what == "steer":
             return _json(control.state(run_dir, bool(self.index.row(run_dir)["live"])))
-        runs_dir = run_dir.path.parent
-        return Stream(
-            attached.live(lambda: connect(run_dir.run_id, runs_dir)[0], self._wait, self._clock)
-        )
+        found: RunDir = run_dir
+        return Stream(attached.live(lambda: open_socket(found), self._wait, self._clock))
 
     def _get(self, path: str) -> Response | Stream:
         asset = self.assets.get(path)
