@@ -91,6 +91,11 @@ def _waiting(value: Any) -> dict[str, Any] | None:
     return {"kind": value["kind"], "text": text, "options": options, "until": until}
 
 
+def not_running(run_dir: RunDir) -> str:
+    """What a control request for an ended run is told."""
+    return f"run {run_dir.run_id} is not running: nothing can be steered any more"
+
+
 def act(steer: Steer, run_dir: RunDir, action: str, body: bytes, address: str) -> Answer:
     """Carry out one control request for the run in `run_dir`, from `address`."""
     if action not in ACTIONS:

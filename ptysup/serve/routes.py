@@ -19,13 +19,14 @@ POST /api/runs/ID/ACTION   send, budget, stop, approve (control.py)
 from __future__ import annotations
 
 import json
+import socket
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ptysup.attach.client import open_socket
+from ptysup.attach.client import Refused, open_socket
 from ptysup.serve import attached, control, damage, files, joined, stream
 from ptysup.serve.api import RunsIndex, recording_path
 from ptysup.serve.assets import CONTROL_PAGE as CONTROL_PAGE  # the server redirects to it
@@ -111,12 +112,21 @@ class Router:
             return not_found()
         try:
             run_dir = self.index.find(parts[3])
-        except RunNotFound as exc:
+            if run_dir is None:
+                return not_found("no such run")
+            if not self._is_live(run_dir):  # a finished run's files are never read for it here
+                answer = control.Answer(409, {"error": control.not_running(run_dir)})
+            else:
+                answer = control.act(self._steer, run_dir, parts[4], body, address)
+        except RunNotFound as exc:  # the runs directory became unreadable while serving
             return Response(503, TEXT, f"{exc}\n".encode())
-        if run_dir is None:
-            return not_found("no such run")
-        answer = control.act(self._steer, run_dir, parts[4], body, address)
+        except Exception as exc:  # a bug: said, never a hang-up
+            return Response(500, TEXT, f"cannot answer: {type(exc).__name__}: {exc}\n".encode())
         return Response(answer.status, JSON, answer.encoded())
+
+    def _is_live(self, run_dir: RunDir) -> bool:
+        """Whether the run lives, from its row (read in the background, within a deadline)."""
+        return bool(self.index.row(run_dir)["live"])
 
     def _control_get(self, path: str) -> Response | Stream:
         if self._steer is None:
@@ -130,10 +140,17 @@ class Router:
         run_dir = self.index.find(run_id)
         if run_dir is None:
             return not_found("no such run")
+        live = self._is_live(run_dir)
         if what == "steer":
-            return _json(control.state(run_dir, bool(self.index.row(run_dir)["live"])))
+            return _json(control.state(run_dir, live))
         found: RunDir = run_dir
-        return Stream(attached.live(lambda: open_socket(found), self._wait, self._clock))
+
+        def connect() -> socket.socket:
+            if not live:
+                raise Refused(f"{control.not_running(found)}: its terminal is in its replay")
+            return open_socket(found)
+
+        return Stream(attached.live(connect, self._wait, self._clock))
 
     def _get(self, path: str) -> Response | Stream:
         asset = self.assets.get(path)

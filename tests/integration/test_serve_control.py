@@ -3,7 +3,9 @@ the control page itself)."""
 
 from __future__ import annotations
 
+import http.client
 import json
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -88,9 +90,8 @@ def test_a_finished_run_refuses_in_one_line_and_no_token_is_printed(server: Serv
         assert status == 409, action
         assert headers["Content-Type"].startswith("application/json")
         error = json.loads(body)["error"]
-        assert RUN in error and "not running" in error and "\n" not in error
+        assert error == f"run {RUN} is not running: nothing can be steered any more"
     assert server.post("/api/runs/no-such-run/send", {"text": "x"})[0] == 404
-    assert server.post(f"/api/runs/{RUN}/send", {"text": ""})[0] == 400
     server.proc.terminate()
     out, err = server.proc.communicate(timeout=30)
     for token in (server.token, server.control_token):
@@ -121,3 +122,20 @@ def test_without_control_nothing_steers(tmp_path: Path) -> None:
         # Even with every header right and a made-up control cookie.
         headers = {**server.control_headers(), "Cookie": f"ptysup_control_{server.port}="}
         assert server.post(f"/api/runs/{RUN}/stop", {}, headers)[0] == 403
+
+
+def test_a_damaged_finished_run_is_refused_at_once(tmp_path: Path) -> None:
+    run_dir = make_run(tmp_path, RUN, task="damaged", outcome=None)
+    run_dir.default_events.unlink()
+    os.mkfifo(run_dir.default_events)  # a log nobody writes: reading it would hang
+    with served(tmp_path, "--control") as server:
+        status, _, body = server.post(f"/api/runs/{RUN}/send", {"text": "hi"})
+        assert status == 409 and "not running" in json.loads(body)["error"]
+        conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=30)
+        conn.request("GET", f"/api/runs/{RUN}/terminal", headers={"Cookie": server.control_cookie})
+        response = conn.getresponse()
+        assert response.status == 200
+        assert response.readline() == b"event: gone\n"
+        gone = json.loads(response.readline().decode().removeprefix("data: "))
+        assert gone["reason"].startswith(f"run {RUN} is not running")
+        conn.close()
