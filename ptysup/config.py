@@ -24,7 +24,7 @@ DEFAULT_VERIFY_TIMEOUT = 600.0
 DEFAULT_MAX_WAITS = 5
 DEFAULT_WAIT_BASE = 60.0
 QUESTIONS = ("supervisor", "person")  # who answers the agent's questions
-DEFAULT_NOTIFY_ON = ("escalation", "person", "run_end")
+DEFAULT_NOTIFY_ON = ("escalation", "person", "person_action", "run_end")
 DEFAULT_SUPERVISOR_TOOLS = "Read,Grep,Glob"  # read-only: look at the work, never change it
 DEFAULT_START_TIMEOUT = 60.0
 DEFAULT_MAX_REPEATS = 3  # identical rounds in a row that end a run as an escalation
@@ -73,6 +73,9 @@ class RunConfig:
     runs_dir: Path = Path(".ptysup/runs")
     debug: bool = False
     questions: str = "supervisor"
+    # Without a terminal, how long an escalation waits for an answer from elsewhere
+    # (`ptysup send`, the control page); None: the run ends at once (exit 7).
+    escalate_wait: float | None = None
     notify: tuple[tuple[str, ...], ...] = ()
     notify_url: tuple[str, ...] = ()
     notify_on: tuple[str, ...] = DEFAULT_NOTIFY_ON

@@ -428,6 +428,15 @@ def _usd(value: Any) -> str:
     return f"{value:.4f}" if isinstance(value, (int, float)) else "?"
 
 
+def person_action_text(f: Mapping[str, Any]) -> str:
+    """'send from shell pid 7 on /dev/pts/3: use the other branch' (a person steering)."""
+    what = f.get("text") or f.get("dialog") or ""
+    if f.get("changes"):
+        what = ", ".join(f"{k} {v}" for k, v in dict(f["changes"]).items())
+    said = f"{f.get('action')} from {shown(f.get('source') or '?')}"
+    return f"{said}: {shown(what)}" if what else said
+
+
 def format_line(event: Event) -> str:
     """One readable line for an event, as printed when stdout is not a terminal."""
     f = event.fields
@@ -471,6 +480,13 @@ def format_line(event: Event) -> str:
             [f"{clock} ptysup {name:<16} last {len(rows)} lines:"]
             + [f"  | {row}".rstrip() for row in rows]
         )
+    elif name == "escalation" and f.get("answer_with"):
+        detail = (  # a CI log's reader answers from another shell: the line to type
+            f"{shown(f.get('reason', ''))} | waiting {_duration(f.get('wait_s') or 0)} "
+            f"for an answer: {f['answer_with']}"
+        )
+    elif name == "person_action":
+        detail = person_action_text(f)
     elif name in ("question", "answer"):
         detail = _question_detail(f)
     elif name == "repeat":

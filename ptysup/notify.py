@@ -22,13 +22,24 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from ptysup.config import DEFAULT_NOTIFY_ON
-from ptysup.events import Event
+from ptysup.events import Event, person_action_text
 from ptysup.procutil import dies_with, kill_group
+from ptysup.values import duration_text
 
 NOTIFY_TIMEOUT_S = 10.0  # the most one channel may take for one notification
 # What --notify-on accepts: event names, plus `person` (a question left to a person, or
 # a dialog that stalled the turn because no one answered it).
-KINDS = ("escalation", "person", "run_end", "question", "answer", "decision", "warning", "error")
+KINDS = (
+    "escalation",
+    "person",
+    "person_action",
+    "run_end",
+    "question",
+    "answer",
+    "decision",
+    "warning",
+    "error",
+)
 DEFAULT_ON = DEFAULT_NOTIFY_ON
 _SOURCE = "notify"  # marks the notifier's own warnings, which never notify again
 
@@ -71,8 +82,15 @@ def kind_of(event: Event) -> str | None:
 def message(kind: str, event: Event) -> str:
     """One line a person reads on their phone."""
     f = event.fields
+    if kind == "escalation" and f.get("answer_with"):
+        return (
+            f"waiting for you: {f.get('reason', '')} · answer within "
+            f"{duration_text(float(f.get('wait_s') or 0))}: {f['answer_with']}"
+        )
     if kind == "escalation":
         return f"waiting for you: {f.get('reason', '')}"
+    if kind == "person_action":
+        return f"a person steers the run: {person_action_text(f)}"
     if event.event == "question":
         asked = "; ".join(str(q.get("question", "")) for q in f.get("questions") or ())
         return f"the agent asks: {asked}"

@@ -56,3 +56,16 @@ def duration_seconds(value: str) -> float:
     if seconds <= 0:
         raise ValueError("must be more than zero")
     return seconds
+
+
+def duration_text(seconds: float) -> str:
+    """5400 → '1h30m', 95 → '1m35s', 40 → '40s'."""
+    whole = max(0, round(seconds))
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    parts = [
+        f"{hours}h" if hours else "",
+        f"{minutes}m" if minutes else "",
+        f"{secs}s" if secs else "",
+    ]
+    return "".join(parts) or "0s"

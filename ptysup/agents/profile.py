@@ -59,6 +59,9 @@ class AgentProfile(Protocol):
     ready_hook: str | None
     exit_command: str | None  # typed to end the agent gracefully, if it has one
     dismiss_key: bytes  # closes a dialog without approving it
+    # Approves the dialog the screen reads as one, for a person who saw its exact text
+    # elsewhere (the control page); ptysup never presses it itself. None: not offered.
+    approve_key: bytes | None
     # Whether the agent tells its model that an approval dismissed with `dismiss_key` was
     # refused (Claude Code, Codex, Qwen Code and opencode do, as the tool's result); if not
     # (Gemini CLI drops the call), the instruction ptysup types next says so.
@@ -149,6 +152,7 @@ class BaseProfile(AgentProfile):
     ready_hook: str | None = None  # the screen alone tells it is ready
     exit_command: str | None = None
     dismiss_key: bytes = b""
+    approve_key: bytes | None = None
     dismiss_reported = True
     draws_after_stop = True  # so the turn end waits for a quiet screen too
     hooks_running: re.Pattern[str] | None = None

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ptysup.values import duration_seconds
+from ptysup.values import duration_seconds, duration_text
 
 MAX_TEXT = 64 * 1024  # characters of a sent message: a message, not a file
 MAX_SOURCE = 200  # characters of `source`: a line in an event
@@ -98,19 +98,6 @@ def _shown(budget: Budget, value: float) -> str:
     if budget is Budget.MAX_COST:
         return f"${value:.2f}"
     return duration_text(value)
-
-
-def duration_text(seconds: float) -> str:
-    """5400 → '1h30m', 95 → '1m35s', 40 → '40s'."""
-    whole = max(0, round(seconds))
-    hours, rest = divmod(whole, 3600)
-    minutes, secs = divmod(rest, 60)
-    parts = [
-        f"{hours}h" if hours else "",
-        f"{minutes}m" if minutes else "",
-        f"{secs}s" if secs else "",
-    ]
-    return "".join(parts) or "0s"
 
 
 def parse_change(key: str, value: str) -> Change:

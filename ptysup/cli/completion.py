@@ -58,7 +58,9 @@ def spec_of(name: str) -> ArgSpec:
         return ArgSpec(args=(tuple(SUBCOMMANDS),))
     if name == "version":
         return ArgSpec()
-    spec = importlib.import_module(SUBCOMMANDS[name].partition(":")[0]).ARGS
+    module = importlib.import_module(SUBCOMMANDS[name].partition(":")[0])
+    # A module of several subcommands names each one's spec in SPECS.
+    spec = module.SPECS[name] if hasattr(module, "SPECS") else module.ARGS
     assert isinstance(spec, ArgSpec), name
     return spec
 

@@ -28,7 +28,10 @@ GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "protect",
         ),
     ),
-    ("Questions and notifications", ("questions", "notify", "notify_url", "notify_on")),
+    (
+        "Questions and notifications",
+        ("questions", "escalate_wait", "notify", "notify_url", "notify_on"),
+    ),
     ("Output", ("log_file", "log_format", "record", "recording", "summary_json", "redact")),
     ("Terminal", ("status", "escape_key")),
     ("General", ("config", "debug", "version", "help")),

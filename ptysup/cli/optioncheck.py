@@ -107,6 +107,7 @@ def _pathspec(value: Any) -> Any:
 # The checks beyond an option's type (a repeatable option's are per item).
 VALUE_CHECKS: Mapping[str, OptionCheck] = {
     "max_time": lambda v: duration_seconds(str(v)),
+    "escalate_wait": lambda v: duration_seconds(str(v)),
     "max_cost": _more_than_zero,
     "max_repeats": _repeats,
     "agent_cmd": _agent_cmd,

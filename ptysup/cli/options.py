@@ -62,6 +62,9 @@ SUBCOMMANDS: dict[str, str] = {
     "resume": "ptysup.cli.resume:main",
     "runs": "ptysup.views.runs:main",
     "attach": "ptysup.attach.client:main",
+    "send": "ptysup.attach.steercli:send_main",
+    "budget": "ptysup.attach.steercli:budget_main",
+    "stop": "ptysup.attach.steercli:stop_main",
     "batch": "ptysup.batch.command:main",
     "serve": "ptysup.serve.cli:main",
     "judge-bench": "ptysup.judgebench.command:main",
@@ -266,6 +269,15 @@ def run_command(
     questions: Annotated[
         str, _opt("Who answers the agent's questions: supervisor or person.")
     ] = "supervisor",
+    escalate_wait: Annotated[
+        str | None,
+        _opt(
+            "Without a terminal, how long an escalation waits for an answer sent with "
+            "`ptysup send` (or the control page), e.g. 30m; then exit 7. Off: ends at once.",
+            show_default=False,
+            metavar="DURATION",
+        ),
+    ] = None,
     notify: Annotated[
         list[str] | None,
         _opt(
@@ -376,6 +388,7 @@ def run_command(
         cwd=Path.cwd(),
         debug=debug,
         questions=questions,
+        escalate_wait=parse_duration(escalate_wait, "--escalate-wait") if escalate_wait else None,
         notify=tuple(split_command(n, "--notify") for n in notify or ()),
         notify_url=tuple(notify_url or ()),
         notify_on=notify_kinds,

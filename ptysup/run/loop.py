@@ -7,7 +7,7 @@ import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from ptysup.agents.events import (
     AgentExited,
@@ -41,8 +41,10 @@ from ptysup.run.decision import (
     Verdict,
     VerdictKind,
 )
+from ptysup.run.limits import Limits, Used
 from ptysup.run.repeats import Repeat, RepeatDetector, new_text
 from ptysup.run.verify import Verify, VerifyResult
+from ptysup.run.waiting import ESCALATION, QUESTION, WaitBoard, Waiting
 from ptysup.supervisor.decide import (
     ApiErrorNotWaited,
     Decided,
@@ -53,6 +55,7 @@ from ptysup.supervisor.parse import Action, Decision
 from ptysup.supervisor.prompt import DEFAULT_MAX_BYTES
 from ptysup.terminal.screen import ScreenSnapshot
 
+_T = TypeVar("_T")
 CONTINUE_AFTER_WAIT = "continue"
 SCREEN_LINES = 60  # lines of the agent's screen shown to the supervisor
 # A hard stop (budget, the person's stop key) interrupts, clears and ends the agent within
@@ -170,6 +173,10 @@ class LoopConfig:
     decided: Decision | None = None
     max_repeats: int = DEFAULT_MAX_REPEATS  # identical rounds that escalate; 0: off
     head_start_s: float = 0.0  # the run's time before the loop (the checks' baseline)
+    # Without a terminal, how long an escalation waits for an answer sent from elsewhere
+    # (`ptysup send`, the control page) before the run ends (exit 7); None: it ends at once.
+    escalate_wait: float | None = None
+    answer_with: str = ""  # how to answer from elsewhere: the `ptysup send` line
 
 
 def resumed_note(resumed_as: str = REOPENED) -> str:
@@ -200,6 +207,10 @@ class _Typed:
     verify: tuple[str, ...] = ()  # the --verify failure it reports
     screen: str = ""  # the screen before it was typed: what is new at the turn end
     prompts: int = 0  # the person's messages by then: another one is a new start
+
+
+class _Unanswered(Exception):
+    """An --escalate-wait ran out with nobody's answer."""
 
 
 class _Stop(Exception):
@@ -244,6 +255,7 @@ class RunLoop:
         steps: Steps | None = None,
         fingerprint: Callable[[], str | None] = lambda: None,
         judging: Judging = Judging(),
+        board: WaitBoard | None = None,
     ) -> None:
         self._cfg = config
         self._redact = redact
@@ -256,7 +268,10 @@ class RunLoop:
         # A resumed run's clock starts where the earlier parts left it; a new run's where
         # it began, before the checks' baseline.
         self._start = clock() - config.spent.elapsed_s - config.head_start_s
-        self._deadline = None if config.max_time is None else self._start + config.max_time
+        # The budgets as they stand now: a person may move them while the run goes.
+        self.limits = Limits(config.max_iter, config.max_time, config.max_cost)
+        # What the run waits on a person for, seen from elsewhere (the screen adds dialogs).
+        self.board = board or WaitBoard()
         self._asking: Ask | None = None  # a question whose hook waits for a reply
         self._escalated_picker = False  # a question escalated to the person at the terminal
         self._once: tuple[str, ...] = ()  # notes for the next prompt only
@@ -335,8 +350,18 @@ class RunLoop:
 
     @property
     def max_iter(self) -> int:
-        """The iteration budget."""
-        return self._cfg.max_iter
+        """The iteration budget (as it stands now)."""
+        return self.limits.max_iter
+
+    @property
+    def _deadline(self) -> float | None:
+        """When the time budget, as it stands now, runs out (the loop's clock)."""
+        max_time = self.limits.max_time
+        return None if max_time is None else self._start + max_time
+
+    def used(self) -> Used:
+        """What the run has used of its budgets so far."""
+        return Used(self.iterations, self._elapsed(), self.cost)
 
     @property
     def cost(self) -> float:
@@ -361,7 +386,7 @@ class RunLoop:
                 return ended
         while True:
             self._cap_agent_cost()
-            turn = pending or self._agent.wait_turn_end(self._deadline)
+            turn = pending or self._moving(self._agent.wait_turn_end)
             pending = None
             if isinstance(turn, Ask):
                 ended = self._on_question(turn)
@@ -382,9 +407,9 @@ class RunLoop:
             if escalated and turn.kind is TurnEndKind.SCREEN:
                 # The person dismissed the escalated question's picker (Esc ends the turn
                 # without a Stop): the agent now waits for them, and so does the run.
-                self._agent.wait_turn_start(self._deadline)
+                self._moving(self._agent.wait_turn_start)
                 continue
-            if self._cfg.max_cost is not None:
+            if self.limits.max_cost is not None:
                 # The turn's spend is reported a moment after its end: no decision is paid
                 # for on a figure that misses it.
                 self._agent.settle_cost(self._deadline)
@@ -444,8 +469,10 @@ class RunLoop:
         """Do what a turn end's verdict says; the run's outcome when it ends the run."""
         kind = verdict.kind
         if kind is VerdictKind.ESCALATE:
-            self._escalate(verdict.text, "turn_end" if verdict.by == "supervisor" else verdict.by)
-            self._agent.wait_turn_start(self._deadline)
+            ends = self._escalate(
+                verdict.text, "turn_end" if verdict.by == "supervisor" else verdict.by
+            )
+            self._await_person(verdict.text, ends)
             return None
         if kind is VerdictKind.DONE:
             if self._steps is None or not self._steps.advance(self.iterations):
@@ -470,9 +497,9 @@ class RunLoop:
         repeat = self._observe(turn)
         if repeat is None or not self._repeats.exhausted(repeat):
             return False
-        self._escalate(repeat.reason(), "repeat")
+        ends = self._escalate(repeat.reason(), "repeat")
         self._repeats.reset()  # what the person does next is a new start
-        self._agent.wait_turn_start(self._deadline)
+        self._await_person(repeat.reason(), ends)
         return True
 
     def _observe(self, turn: TurnEnd) -> Repeat | None:
@@ -576,13 +603,18 @@ class RunLoop:
             return None
         kind = verdict.kind
         if kind is VerdictKind.ESCALATE:
-            if not self._cfg.person_present:
+            at = "question" if verdict.by == "supervisor" else verdict.by
+            if self._cfg.person_present:
+                self._escalate(verdict.text, at)
+                ask.leave_to_person()  # the picker waits for the person at the terminal
+                self._escalated_picker = True
+                return None
+            if self._cfg.escalate_wait is None:
                 self._refuse(
                     ask, f"Only a person can answer this; the run stops here: {verdict.text}"
                 )
-            self._escalate(verdict.text, "question" if verdict.by == "supervisor" else verdict.by)
-            ask.leave_to_person()  # the picker waits for the person at the terminal
-            self._escalated_picker = True
+            # Held open: an answer sent from elsewhere goes to the question tool.
+            self._await_person(verdict.text, self._escalate(verdict.text, at), ask)
             return None
         if kind is VerdictKind.ABORT:
             self._refuse(ask, f"The supervisor stopped the run: {verdict.text}")
@@ -620,18 +652,68 @@ class RunLoop:
         except TimeUp:
             self._interrupt(self._clock() + HARD_STOP_S)
 
-    def _escalate(self, reason: str, at: str) -> None:
+    def _escalate(self, reason: str, at: str) -> float | None:
         """Hand the run to a person: no /clear (the agent keeps its context), no more
-        decisions until the person's turn ends; without a terminal, end the run (exit 7)."""
-        waiting = self._cfg.person_present
+        decisions until the person's turn ends. Without a terminal the run waits
+        --escalate-wait for an answer sent from elsewhere (when it ends, on the loop's
+        clock, is returned), or without one ends at once (exit 7)."""
+        wait = None if self._cfg.person_present else self._cfg.escalate_wait
+        waiting = self._cfg.person_present or wait is not None
+        said = {} if wait is None else {"wait_s": wait, "answer_with": self._cfg.answer_with}
         self._log.emit(
-            "escalation", iteration=self.iterations, reason=reason, at=at, waiting=waiting
+            "escalation", iteration=self.iterations, reason=reason, at=at, waiting=waiting, **said
         )
         if not waiting:
             if at == "question":
                 self._let_turn_end()
             self._end_agent()
             raise _Stop(Outcome.ESCALATED, reason)
+        return None if wait is None else self._clock() + wait
+
+    def _await_person(self, reason: str, ends: float | None, ask: Ask | None = None) -> None:
+        """Wait for the person's turn (their message, or an answer to the question `ask`)
+        until `ends` (None: for as long as they take): then the run ends (exit 7)."""
+        until = None if ends is None else round(time.time() + ends - self._clock(), 3)
+        if ask is None:
+            waiting = Waiting(ESCALATION, reason, until=until)
+        else:
+            labels = tuple(o.label for q in ask.questions for o in q.options)
+            waiting = Waiting(QUESTION, describe(ask.questions), labels, until)
+        self.board.post(waiting, ask)
+        try:
+            self._moving(self._agent.wait_turn_start, ends)
+        except _Unanswered:
+            self._log.emit(
+                "warning",
+                message=f"nobody answered within --escalate-wait ({self._cfg.escalate_wait:g}s)",
+            )
+            if ask is not None:
+                self._refuse(ask, f"Nobody answered; the run stops here: {reason}")
+                self._let_turn_end()
+            self._end_agent()
+            raise _Stop(Outcome.ESCALATED, reason) from None
+        finally:
+            self.board.post(None)
+
+    def _moving(self, wait: Callable[[float | None], _T], ends: float | None = None) -> _T:
+        """wait(deadline) with the time budget's deadline as it stands, and again when a
+        person moved a budget it ran out of meanwhile (`ptysup budget`); _Unanswered once
+        `ends` (an --escalate-wait) passed."""
+        while True:
+            deadline = self._deadline
+            bound = deadline if ends is None or (deadline is not None and deadline < ends) else ends
+            try:
+                return wait(bound)
+            except TimeUp:
+                now = self._clock()
+                if ends is not None and now >= ends:
+                    raise _Unanswered() from None
+                if self._deadline is not None and now >= self._deadline:
+                    raise
+            except CostUp:
+                self._cap_agent_cost()
+                if self.limits.max_cost is not None and self._agent.cost_usd >= self._agent_cap():
+                    raise
 
     def _open(self) -> TurnEnd | None:
         """Type what starts the run: the task or the first step. A resumed run types the
@@ -693,7 +775,7 @@ class RunLoop:
         person = self._agent.person
         prompts = person.prompts
         by = ""
-        moment = Moment(i, self._cfg.max_iter, self._elapsed())
+        moment = Moment(i, self.limits.max_iter, self._elapsed())
         notes = self._notes()
         try:
             asked: Asked | None = self._path.ask(
@@ -711,7 +793,7 @@ class RunLoop:
         self._log.emit(
             "decision",
             iteration=i,
-            max_iter=self._cfg.max_iter,
+            max_iter=self.limits.max_iter,
             action=d.action.value,
             content=d.content,
             **_spent(asked.decided),
@@ -732,27 +814,29 @@ class RunLoop:
         why = self._steps.exhausted(self.iterations) if self._steps else None
         if why is not None:
             raise _Stop(*self._budget_stop(Outcome.BUDGET, why))
-        if self.iterations >= self._cfg.max_iter:
+        if self.iterations >= self.limits.max_iter:
             raise _Stop(
                 *self._budget_stop(
-                    Outcome.BUDGET, f"iteration budget of {self._cfg.max_iter} used up"
+                    Outcome.BUDGET, f"iteration budget of {self.limits.max_iter} used up"
                 )
             )
 
     def _check_cost(self) -> None:
-        if self._cfg.max_cost is not None and self.cost >= self._cfg.max_cost:
+        if self.limits.max_cost is not None and self.cost >= self.limits.max_cost:
             raise _Stop(*self._budget_stop(Outcome.COST, self._cost_reason()))
 
     def _cost_reason(self) -> str:
         return (
-            f"cost budget of ${self._cfg.max_cost} used up (${self.cost:.4f}: agent "
+            f"cost budget of ${self.limits.max_cost} used up (${self.cost:.4f}: agent "
             f"${self._agent.cost_usd:.4f}, supervisor ${self.cost_usd:.4f})"
         )
 
     def _cap_agent_cost(self) -> None:
         """What the agent may still spend in its turn before the cost budget ends the run."""
-        if self._cfg.max_cost is not None:
-            self._agent.cost_cap = self._cfg.max_cost - self._earlier_cost - self.cost_usd
+        self._agent.cost_cap = None if self.limits.max_cost is None else self._agent_cap()
+
+    def _agent_cap(self) -> float:
+        return (self.limits.max_cost or 0.0) - self._earlier_cost - self.cost_usd
 
     def _budget_stop(self, outcome: Outcome, reason: str) -> tuple[Outcome, str]:
         self._log.emit("warning", message=reason)

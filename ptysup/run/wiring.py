@@ -30,6 +30,7 @@ from ptysup.agents.session import AgentSession, Timings
 from ptysup.agents.waits import WaitPolicy
 from ptysup.attach.server import AttachError, AttachServer, Tap, socket_dir
 from ptysup.attach.snapshot import render
+from ptysup.attach.steerproto import Request
 from ptysup.config import RunConfig, backoff_schedule
 from ptysup.events import EventLog, failure_text
 from ptysup.exitcodes import Outcome, RunResult
@@ -41,9 +42,11 @@ from ptysup.run.heartbeat import Heartbeat
 from ptysup.run.loop import AFRESH, Judging, LoopConfig, RunLoop, Spent
 from ptysup.run.plandriver import MakeVerifier, PlanDriver
 from ptysup.run.second import SecondJudge
+from ptysup.run.steering import answer_line, dialog_text, steering_for
 from ptysup.run.tamper import ChecksIn, TamperGuard
 from ptysup.run.turns import TURNS, TurnLog
 from ptysup.run.verify import Verifier, VerifyStop
+from ptysup.run.waiting import WaitBoard
 from ptysup.store.rundir import Part, RunDir
 from ptysup.store.runstate import StateTracker
 from ptysup.supervisor.decide import Supervisor
@@ -138,10 +141,11 @@ def supervise(
     # Without a person's terminal, the screen model answers the agent's terminal queries.
     screen = ScreenModel(rows, cols, answer=None if interactive else agent.write)
     modes = ModeTracker()
+    board = WaitBoard()  # what the run waits on a person for, for whoever steers it
     feeder = ScreenFeeder(  # started below, once the session it posts to exists
         screen,
         on_update=lambda: session.post(
-            ScreenUpdate(_screen_state(profile, screen, state), clock())
+            ScreenUpdate(_screen_state(profile, screen, state, board), clock())
         ),
         on_error=lambda exc: log.emit(
             "warning", message=f"screen model error: {type(exc).__name__}: {exc}"
@@ -225,10 +229,16 @@ def supervise(
         started.head_start_s,
         started.reopens or AFRESH,
         (second, started.second_opinion or ()),
+        board,
     )
     if state is not None:  # the run's spend is kept as the agent reports it (state.json)
         session.on_spend.append(lambda _: state.spent(loop.cost))
-    attach = _attach(config, part, log, screen, feeder, session, agent)
+    steer = None
+    if part is not None:
+        bracketed = functools.partial(modes.on, BRACKETED_PASTE)
+        steering = steering_for(part.run_id, session, agent.write, bracketed, loop, log, state)
+        steer = steering.handle
+    attach = _attach(config, part, log, screen, feeder, session, agent, steer)
     if attach is not None:
         stack.callback(attach.close)
     parts = _Parts(
@@ -288,8 +298,9 @@ def _attach(
     feeder: ScreenFeeder,
     session: AgentSession,
     agent: AgentProcess,
+    steer: Callable[[Request], str] | None = None,
 ) -> AttachServer | None:
-    """The socket `ptysup attach` connects to, or None (a warning says why)."""
+    """The socket `ptysup attach` and steering connect to, or None (a warning says why)."""
     if part is None:
         return None
 
@@ -303,6 +314,7 @@ def _attach(
         paint=lambda: screen.painted(render),
         size=screen.size,
         keys=keys,
+        steer=steer,
     )
     run_dir = RunDir.of(config, part.run_id).path
     try:
@@ -320,12 +332,15 @@ def _attach(
 
 
 def _screen_state(
-    profile: AgentProfile, screen: ScreenModel, state: StateTracker | None
+    profile: AgentProfile, screen: ScreenModel, state: StateTracker | None, board: WaitBoard
 ) -> ScreenState:
-    """What the screen says; a dialog opening or closing also moves the run's state."""
-    reading = profile.screen_state(screen.snapshot())
+    """What the screen says; a dialog opening or closing also moves the run's state, and
+    shows it, as drawn, to whoever steers the run."""
+    snap = screen.snapshot()
+    reading = profile.screen_state(snap)
     if state is not None:
         state.screen(reading is ScreenState.DIALOG)
+    board.dialog(dialog_text(snap) if reading is ScreenState.DIALOG else None)
     return reading
 
 
@@ -422,6 +437,7 @@ def _loop(
     head_start_s: float,
     resumed_as: str,
     second: tuple[SupervisorRunner | None, Sequence[str]] = (None, ()),
+    board: WaitBoard | None = None,
 ) -> RunLoop:
     """The decision loop with its supervisor (and second opinion), verifier and wait
     policy; `resumed_as` is what a resumed part's agent did with the earlier
@@ -448,6 +464,8 @@ def _loop(
         # A custom template is the whole prompt as written; otherwise a claude judge gets
         # the unchanging part as its system prompt (smaller, cacheable requests).
         split_prompt=config.prompt_template is None and takes_system_prompt(config.supervisor_cmd),
+        escalate_wait=config.escalate_wait if part is not None else None,
+        answer_with=answer_line(part.run_id) if part is not None else "",
     )
     supervisor = Supervisor(runner, log, backoff, waits, clock)
     session.person.on_takeover.append(supervisor.abandon)
@@ -476,6 +494,7 @@ def _loop(
             [p for p in (config.log_file, record, config.summary_json) if p is not None],
         ),
         judging=judging,
+        board=board,
     )
 
 

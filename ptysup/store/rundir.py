@@ -550,6 +550,8 @@ def progress(
             p["iterations"] = max(p.get("iterations", 0), int(e.get("iteration") or 0))
             p["cost_usd"] = float(e.get("total_cost_usd") or p.get("cost_usd", 0.0))
             p["max_iter"] = e.get("max_iter", p.get("max_iter"))
+        elif name == "budget":  # a person moved the run's budgets (`ptysup budget`)
+            p["max_iter"] = e.get("max_iter", p.get("max_iter"))
         elif name == "step_start":
             p.update(step=e.get("id"), step_index=e.get("index"), steps_of=e.get("of"))
             step_from = p.get("iterations", 0)

@@ -90,6 +90,10 @@ class StateTracker:
             "until": None,
             "outcome": None,
             "exit_code": None,
+            # The budgets as they stand (a person may move them: `ptysup budget`) and what
+            # the run waits on a person for (ptysup.run.waiting), for whoever steers it.
+            "budgets": None,
+            "waiting": None,
         }
         self._written: dict[str, Any] | None = None
 
@@ -189,6 +193,20 @@ class StateTracker:
 
     def close(self) -> None:
         """Nothing to release: every change was written when it happened."""
+
+    def budgets(self, budgets: Mapping[str, Any]) -> None:
+        """The run's budgets now: {"max_iter", "max_time" (s), "max_cost"}."""
+        with self._lock:
+            self._data["budgets"] = dict(budgets)
+            self._data["max_iter"] = budgets.get("max_iter", self._data["max_iter"])
+            self._flush()
+
+    def waiting(self, waiting: Mapping[str, Any] | None) -> None:
+        """What the run waits on a person for now (None: nothing), redacted like `detail`."""
+        shown = None if waiting is None else {**waiting, "text": self._redact(str(waiting["text"]))}
+        with self._lock:
+            self._data["waiting"] = shown
+            self._flush()
 
     def spent(self, cost_usd: float) -> None:
         """The run's spend so far, agent and supervisor, whenever the agent reports its

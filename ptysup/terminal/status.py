@@ -340,6 +340,11 @@ class StatusSink:
             self._state = self._person_state(name, f)
         elif name == "escalation":
             self._state = f"waiting for you: {f.get('reason', '')}"
+        elif name == "budget":  # a person moved the budgets from elsewhere
+            self._max_iter = int(f.get("max_iter") or self._max_iter)
+            self._state = f"budgets moved by {f.get('source')}"
+        elif name == "person_action":
+            self._state = f"{f.get('action')} from {f.get('source')}"
         elif name == "question":
             who = "asking the supervisor" if f.get("to") == "supervisor" else "waiting for you"
             self._state = f"{who}: the agent asks a question"

@@ -70,6 +70,8 @@ class ClaudeProfile(BaseProfile):
     name = "claude"
     uses_hooks = True
     dismiss_key: bytes = b"\x1b"  # Esc: rejects a dialog, never approves it
+    # Enter: the dialog reads as one only with its cursor on 1. (Yes), which Enter picks.
+    approve_key: bytes | None = b"\r"
     dismiss_reported = True  # "The user doesn't want to proceed with this tool use"
     draws_after_stop = True  # the ✳ title and "Worked for" line come once the Stop hook exited
     clear_input_keys: tuple[bytes, ...] = (b"\x1b", b"\x1b")  # Esc twice clears the input box
