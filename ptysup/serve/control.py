@@ -107,8 +107,14 @@ def act(steer: Steer, run_dir: RunDir, action: str, body: bytes, address: str) -
     except BadRequest as exc:
         return Answer(400, {"error": str(exc)})
     except steer.error as exc:  # the run refused, or is gone: the person reads why
-        return Answer(409, {"error": str(exc)})
+        return refused(str(exc))
     return Answer(200, {"ok": line})
+
+
+def refused(line: str) -> Answer:
+    """The run's no (or why it cannot be asked): an answer like its yes, which the page
+    shows in its error colour; an HTTP error is for a request the page would never send."""
+    return Answer(200, {"refused": line})
 
 
 def _call(steer: Steer, path: Path, action: str, fields: dict[str, Any], source: str) -> str:

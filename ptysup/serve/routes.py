@@ -115,7 +115,7 @@ class Router:
             if run_dir is None:
                 return not_found("no such run")
             if not self._is_live(run_dir):  # a finished run's files are never read for it here
-                answer = control.Answer(409, {"error": control.not_running(run_dir)})
+                answer = control.refused(control.not_running(run_dir))
             else:
                 answer = control.act(self._steer, run_dir, parts[4], body, address)
         except RunNotFound as exc:  # the runs directory became unreadable while serving

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.sync_api import Page, expect
@@ -11,12 +12,16 @@ from playwright.sync_api import Page, expect
 from ptysup.store.rundir import RUNS_DIR, RunDir, run_dirs
 from tests.browser.conftest import Watched
 from tests.e2e.conftest import AGENT, Rig
-from tests.helpers import wait_for
+from tests.helpers import read_events, wait_for
 from tests.serving import Served, served
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
 WAIT_MS = 90_000
+
+
+def events(r: Rig, name: str) -> list[dict[str, Any]]:
+    return [e for e in read_events(r.log) if e["event"] == name] if r.log.exists() else []
 
 
 def open_control_page(page: Page, server: Served, run_dir: RunDir) -> None:
@@ -84,4 +89,88 @@ def test_the_control_page_shows_claude_codes_terminal_live_from_its_attach_socke
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+    assert watched.errors == []
+
+
+def escalating(then: str) -> dict[str, Any]:
+    """The agent asks, the supervisor escalates; the page's answer gets the agent's
+    PAGE-GOT-55, on which the supervisor says `then`."""
+    return {
+        "agent": [
+            {"match": "PAGE-ANSWER-55", "reply": "Answer taken: PAGE-GOT-55."},
+            {"reply": "Which storage shall I use? WAITING-FOR-YOU"},
+        ],
+        "supervisor": [
+            {"match": "PAGE-GOT-55.", "reply": then},
+            {"reply": "[ESCALATE] a person must choose the storage"},
+        ],
+    }
+
+
+@pytest.mark.parametrize(
+    ("agent", "ending"),
+    [("claude", "complete"), ("codex", "stop")],
+)
+def test_the_page_raises_a_budget_answers_an_escalation_and_stops_a_headless_run(
+    agent: str,
+    ending: str,
+    rig: Callable[..., Rig],
+    codex_rig: Callable[..., Rig],
+    watched: Watched,
+) -> None:
+    then = "[COMPLETE] stored" if ending == "complete" else "[ESCALATE] a person must look again"
+    r = (rig if agent == "claude" else codex_rig)(escalating(then))
+    proc = r.popen("the task", "--escalate-wait", "5m", "--max-iter", "10")
+    page = watched.page
+    page.set_viewport_size({"width": 390, "height": 844})
+    try:
+        wait_for(lambda: events(r, "escalation"), 90, "the escalation")
+        (run_dir,) = run_dirs(r.project / RUNS_DIR)
+        with served(r.project, "--control") as server:
+            open_control_page(page, server, run_dir)
+            expect(page.locator("#terminal")).to_contain_text("WAITING-FOR-YOU", timeout=WAIT_MS)
+            waiting = page.locator("#waiting")
+            expect(waiting).to_be_visible(timeout=WAIT_MS)
+            expect(waiting).to_have_attribute("data-kind", "escalation")
+            expect(page.locator("#waiting-text")).to_contain_text("choose the storage")
+            expect(page.locator("#waiting-until")).to_contain_text("then ends (exit 7)")
+            # A budget raised: the run says so, state.json and the page show it.
+            expect(page.locator("#used-iter")).to_have_text("1 of 10", timeout=WAIT_MS)
+            page.locator("#max_iter").fill("+5")
+            page.locator("#budget").click()
+            expect(page.locator("#result")).to_contain_text("15 iterations", timeout=WAIT_MS)
+            expect(page.locator("#used-iter")).to_have_text("1 of 15", timeout=WAIT_MS)
+            # A value the run refuses: its one line, in the page's error colour.
+            page.locator("#max_iter").fill("-20")
+            page.locator("#budget").click()
+            expect(page.locator("#result.error")).to_contain_text("below what is used")
+            # The answer, typed in the message box: the agent gets it as the person's.
+            page.locator("#message").fill("PAGE-ANSWER-55")
+            page.locator("#send").click()
+            expect(page.locator("#result")).not_to_have_class("error", timeout=WAIT_MS)
+            expect(page.locator("#terminal")).to_contain_text("PAGE-GOT-55", timeout=WAIT_MS)
+            if ending == "stop":
+                expect(page.locator("#waiting-text")).to_contain_text("look again", timeout=WAIT_MS)
+                page.locator("#stop").click()
+                expect(page.locator("#stop")).to_have_text("Click again to stop it (exit 8)")
+                page.locator("#stop").click()
+            assert proc.wait(timeout=120) == (0 if ending == "complete" else 8)
+            expect(page.locator("#steer")).to_be_hidden(timeout=WAIT_MS)
+            assert page.evaluate("document.documentElement.scrollWidth") <= 390
+            server.proc.terminate()
+            out, err = server.proc.communicate(timeout=30)
+        tokens = (server.token, server.control_token)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert "PAGE-ANSWER-55" in r.human_texts()
+    acted = events(r, "person_action")
+    expected = ["budget", "send"] + (["stop"] if ending == "stop" else [])
+    assert [a["action"] for a in acted] == expected
+    assert {a["source"] for a in acted} == {"page from 127.0.0.1"}
+    assert events(r, "run_end")[0]["outcome"] == ("complete" if ending == "complete" else "stopped")
+    log = r.log.read_text()
+    for token in tokens:  # neither in the run's log nor in what serve said past its URLs
+        assert token not in log and token not in out and token not in err
     assert watched.errors == []

@@ -161,7 +161,7 @@ def test_what_the_run_refuses_reaches_the_person_as_its_one_line() -> None:
     rec = Recorder(refuse="max_iter cannot go below the 7 iterations used")
     answer = act(rec, "budget", {"max_iter": "5"})
     assert answer == control.Answer(
-        409, {"error": "max_iter cannot go below the 7 iterations used"}
+        200, {"refused": "max_iter cannot go below the 7 iterations used"}
     )
 
 

@@ -16,6 +16,17 @@
     if (String(tag).toLowerCase() === "style") node.nonce = nonce;
     return node;
   };
+  // ...and the colours it has no class for (24-bit ones, Codex CLI's) it sets as a style
+  // attribute, which the policy blocks as any inline style: set through the CSSOM instead,
+  // which draws the same and which the policy does not govern.
+  const setAttribute = Element.prototype.setAttribute;
+  Element.prototype.setAttribute = function (name, value) {
+    if (String(name).toLowerCase() === "style" && this.style) {
+      this.style.cssText = String(value);
+      return;
+    }
+    setAttribute.call(this, name, value);
+  };
 
   const runId = decodeURIComponent(location.hash.slice(1));
   const base = "/api/runs/" + encodeURIComponent(runId);
@@ -74,6 +85,7 @@
       answer = { error: "HTTP " + response.status };
     }
     if (!response.ok) throw new Error(answer.error || "HTTP " + response.status);
+    if (answer.refused) throw new Error(answer.refused); // the run's no, in its words
     return answer.ok;
   }
 
