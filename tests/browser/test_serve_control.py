@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
+from ptysup.serve import control
 from ptysup.store.rundir import RUNS_DIR, RunDir, run_dirs
 from tests.browser.conftest import Watched
 from tests.e2e.conftest import AGENT, Rig
@@ -18,6 +20,11 @@ from tests.serving import Served, served
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
 WAIT_MS = 90_000
+
+
+def control_state(run_dir: RunDir) -> dict[str, Any]:
+    """What the control page is shown of the run: its state.json's budgets and wait."""
+    return control.state(run_dir, live=True)
 
 
 def events(r: Rig, name: str) -> list[dict[str, Any]]:
@@ -173,4 +180,72 @@ def test_the_page_raises_a_budget_answers_an_escalation_and_stops_a_headless_run
     log = r.log.read_text()
     for token in tokens:  # neither in the run's log nor in what serve said past its URLs
         assert token not in log and token not in out and token not in err
+    assert watched.errors == []
+
+
+def test_a_person_approves_claude_codes_dialog_from_the_page_by_its_exact_text(
+    rig: Callable[..., Rig], watched: Watched
+) -> None:
+    r = rig(
+        {
+            "agent": [
+                {
+                    "steps": [
+                        {
+                            "text": "I need to create the file.",
+                            "tool": "Write",
+                            "input": {"file_path": "{workdir}/approved.txt", "content": "ok\n"},
+                        },
+                        {"text": "Created it: APPROVED-77."},
+                    ]
+                }
+            ],
+            "supervisor": [
+                {"match": "APPROVED-77", "reply": "[COMPLETE] the person approved it"},
+                {"reply": "[ESCALATE] a person must decide on approved.txt"},
+            ],
+        }
+    )
+    # The default permission mode: the Write opens a dialog, which only a person approves.
+    proc = r.popen(
+        "create approved.txt",
+        "--agent-cmd",
+        "claude",
+        "--turn-timeout",
+        "60",
+        "--escalate-wait",
+        "5m",
+    )
+    page = watched.page
+    try:
+        wait_for(lambda: events(r, "escalation"), 90, "the escalation")
+        (run_dir,) = run_dirs(r.project / RUNS_DIR)
+        with served(r.project, "--control") as server:
+            open_control_page(page, server, run_dir)
+            waiting = page.locator("#waiting")
+            expect(waiting).to_have_attribute("data-kind", "dialog", timeout=WAIT_MS)
+            # The dialog's exact text, as the run sees it, beside the one button that approves.
+            shown = page.locator("#waiting-text").inner_text()
+            saved = control_state(run_dir)["waiting"]
+            assert saved["kind"] == "dialog" and shown == saved["text"]
+            assert "approved.txt" in shown
+            assert not (r.project / "approved.txt").exists()  # nobody approved it yet
+            expect(page.locator("#waiting-options button")).to_have_count(0)
+            # Any other text than the one drawn approves nothing.
+            path = f"/api/runs/{run_dir.run_id}/approve"
+            status, _, body = server.post(path, {"dialog": shown.replace("approved", "other")})
+            assert status == 200 and "the dialog changed" in json.loads(body)["refused"]
+            assert not (r.project / "approved.txt").exists()
+            page.locator("#approve").click()
+            expect(page.locator("#result")).to_contain_text("approved the dialog", timeout=WAIT_MS)
+            expect(page.locator("#terminal")).to_contain_text("APPROVED-77", timeout=WAIT_MS)
+            assert proc.wait(timeout=120) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert (r.project / "approved.txt").exists()
+    (acted,) = events(r, "person_action")
+    assert acted["action"] == "approve" and acted["source"] == "page from 127.0.0.1"
+    assert acted["dialog"] == shown
     assert watched.errors == []
