@@ -249,8 +249,11 @@ class Handler(BaseHTTPRequestHandler):
         if verdict.status:
             self._refuse(verdict, head=False)
             return
-        allow = "GET, HEAD, POST" if verdict.control else "GET, HEAD"
-        self._send(Response(405, TEXT, b"only GET (and POST to steer)\n"), head=False, allow=allow)
+        if verdict.control:
+            answer, allow = Response(405, TEXT, b"only GET, and POST to steer\n"), "GET, HEAD, POST"
+        else:
+            answer, allow = Response(405, TEXT, b"read-only: only GET\n"), "GET, HEAD"
+        self._send(answer, head=False, allow=allow)
 
     do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_CONNECT = _refuse_method
 

@@ -76,6 +76,13 @@ def test_the_control_page_shows_claude_codes_terminal_live_from_its_attach_socke
         wait_for(lambda: run_dirs(r.project / RUNS_DIR), 60, "the run's directory")
         (run_dir,) = run_dirs(r.project / RUNS_DIR)
         with served(r.project, "--control") as server:
+            # The read-only URL's page offers no steering, and its cookie opens no control page.
+            page.goto(server.url)
+            page.locator(f'#runs tbody tr[data-run-id="{run_dir.run_id}"]').click()
+            expect(page.locator("#player")).to_have_attribute("data-mode", "live", timeout=WAIT_MS)
+            expect(page.locator("#detail-steer")).to_be_hidden()
+            assert page.request.get(f"{server.base}/api/runs").status == 200  # its cookie reads
+            assert page.request.get(f"{server.base}/control").status == 403
             open_control_page(page, server, run_dir)
             terminal = page.locator("#terminal")
             expect(terminal).to_contain_text("ALPHA-GATE", timeout=WAIT_MS)

@@ -183,7 +183,8 @@
     until.hidden = !(waiting && waiting.until);
     if (!until.hidden) {
       const left = Math.max(0, waiting.until - Date.now() / 1000);
-      until.textContent = "it waits " + duration(left) + " more, then ends (exit 7); answer with an option or a message";
+      const how = waiting.options.length ? "an option or a message" : "a message below";
+      until.textContent = "it waits " + duration(left) + " more, then ends (exit 7): answer with " + how;
     }
   }
 
