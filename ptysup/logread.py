@@ -71,6 +71,11 @@ FIELDS: Mapping[str, Mapping[str, Check]] = {
     "step_end": {"id": _or_null(_text), "outcome": _or_null(_text)},
     "verify": {"command": _words, "passed": _flag, "exit_code": _or_null(_integer)},
     "wait": {"seconds": _or_null(is_number)},
+    "budget": {
+        "max_iter": _integer,
+        "max_time": _or_null(is_number),
+        "max_cost": _or_null(is_number),
+    },
     "run_end": {
         "outcome": _or_null(_text),
         "exit_code": _or_null(_integer),

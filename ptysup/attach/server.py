@@ -14,6 +14,10 @@ from there on, so no byte is drawn twice or missed, and the relay never waits fo
 model or a viewer. Each viewer's buffer is bounded: one that falls MAX_BEHIND behind is
 dropped with a message. Attaching changes nothing for the agent (no resize, no ^L, no
 SIGWINCH).
+
+A connection that sends a steering request (steerproto.py) instead of a viewer's hello
+is no viewer: the run's handler (Tap.steer) carries it out in a thread of its own, its
+one-line answer is sent back, and the connection is closed.
 """
 
 from __future__ import annotations

@@ -65,6 +65,8 @@ def _ask(run_dir: Path, action: steerproto.Action, source: str, **fields: Any) -
         try:
             sock.sendall(wire.json_frame(wire.STEER, request.to_json()))
             answer = _reply(sock)
+        except (ConnectionResetError, BrokenPipeError):
+            answer = None  # closed on us before, or while, the request was read
         except TimeoutError:
             raise SteerError(f"run {run.run_id} did not answer in {ANSWER_S:.0f}s") from None
         except (OSError, wire.WireError) as exc:

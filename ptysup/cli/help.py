@@ -47,12 +47,13 @@ Examples:
   ptysup resume last            continue an interrupted run (ptysup runs lists them)
   ptysup batch TASKS.yaml       many tasks in parallel, each on its own branch
   ptysup attach last            watch a running run's terminal from another terminal
+  ptysup send last "use SQLite" type into a running run as you (budget, stop: steer it)
   ptysup serve                  the runs of this folder as a local web page
   ptysup judge-bench            how good the judge is, on labelled turn ends
   ptysup -- replay              a task that is literally a subcommand's name
 \b
-Subcommands: replay, resume, runs, attach, batch, serve, check, doctor, judge-bench,
-completion, help, version.
+Subcommands: replay, resume, runs, attach, send, budget, stop, batch, serve, check,
+doctor, judge-bench, completion, help, version.
 \b
 In a terminal: Ctrl-] then s stops the run, p pauses and resumes supervision (you take
 over), Ctrl-] again sends Ctrl-] to the agent (--escape-key).

@@ -128,6 +128,14 @@ def prepare(
     )
     if stored.log_file is not None:  # the same file, wherever resume is started from
         stored = dataclasses.replace(stored, log_file=Path(record.log_file))
+    if done.budgets is not None:  # moved by a person while the run went: they stand
+        moved = done.budgets
+        stored = dataclasses.replace(
+            stored,
+            max_iter=int(moved.get("max_iter") or stored.max_iter),
+            max_time=None if moved.get("max_time") is None else float(moved["max_time"] or 0),
+            max_cost=None if moved.get("max_cost") is None else float(moved["max_cost"] or 0),
+        )
     fields = {f.name for f in dataclasses.fields(RunConfig)}
     config = dataclasses.replace(
         stored, **{n: getattr(given, n) for n in explicit if n in fields and n not in _FIXED}

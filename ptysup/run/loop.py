@@ -61,6 +61,7 @@ SCREEN_LINES = 60  # lines of the agent's screen shown to the supervisor
 # A hard stop (budget, the person's stop key) interrupts, clears and ends the agent within
 # this many seconds, so a run ends within 5 s of its time budget.
 HARD_STOP_S = 4.0
+ANSWER_CHECK_S = 0.2  # how often a question held open is checked for an answer sent
 
 
 class Agent(Protocol):
@@ -681,7 +682,10 @@ class RunLoop:
             waiting = Waiting(QUESTION, describe(ask.questions), labels, until)
         self.board.post(waiting, ask)
         try:
-            self._moving(self._agent.wait_turn_start, ends)
+            if ask is None:
+                self._moving(self._agent.wait_turn_start, ends)
+            else:
+                self._await_answer(ends)
         except _Unanswered:
             self._log.emit(
                 "warning",
@@ -694,6 +698,19 @@ class RunLoop:
             raise _Stop(Outcome.ESCALATED, reason) from None
         finally:
             self.board.post(None)
+
+    def _await_answer(self, ends: float | None) -> None:
+        """Until the question held open is answered from elsewhere (steering takes it off
+        the board): the agent waits in its question tool meanwhile, which may read as
+        working, so no turn start can tell. _Unanswered once `ends` passed."""
+        while self.board.holds_question():
+            now = self._clock()
+            if ends is not None and now >= ends:
+                raise _Unanswered()
+            if self._deadline is not None and now >= self._deadline:
+                raise TimeUp()
+            limit = min(t for t in (ends, self._deadline, now + ANSWER_CHECK_S) if t is not None)
+            self._agent.pause(limit - now)  # notices a stop, a signal, the agent's exit
 
     def _moving(self, wait: Callable[[float | None], _T], ends: float | None = None) -> _T:
         """wait(deadline) with the time budget's deadline as it stands, and again when a

@@ -68,6 +68,11 @@ class WaitBoard:
             self._dialog = waiting
         self._changed()
 
+    def holds_question(self) -> bool:
+        """Whether a question is held open for an answer from elsewhere."""
+        with self._lock:
+            return self._ask is not None
+
     def take_question(self) -> Ask | None:
         """The question held open for an answer, taken (it is answered once)."""
         with self._lock:

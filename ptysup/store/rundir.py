@@ -512,6 +512,9 @@ class Progress:
     # `complete`, `abort` or `escalate` with nothing after it that acted on it (killed
     # between the decision and run_end). A resume carries it out, asking no one.
     unfinished: tuple[str, str] | None = None
+    # The budgets as a person last moved them while the run went (`ptysup budget`): a
+    # resume keeps them unless its command line says otherwise. None: never moved.
+    budgets: Mapping[str, float | int | None] | None = None
 
 
 def progress(
@@ -552,6 +555,7 @@ def progress(
             p["max_iter"] = e.get("max_iter", p.get("max_iter"))
         elif name == "budget":  # a person moved the run's budgets (`ptysup budget`)
             p["max_iter"] = e.get("max_iter", p.get("max_iter"))
+            p["budgets"] = {k: e.get(k) for k in ("max_iter", "max_time", "max_cost")}
         elif name == "step_start":
             p.update(step=e.get("id"), step_index=e.get("index"), steps_of=e.get("of"))
             step_from = p.get("iterations", 0)

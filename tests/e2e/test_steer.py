@@ -7,13 +7,16 @@ from __future__ import annotations
 import json
 import subprocess
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from ptysup.attach import steer
 from ptysup.testing.fakemodel import RequestKind
 from tests.e2e.conftest import Rig
 from tests.helpers import read_events, wait_for
+from tests.otheruser import OtherUser, other_user
 
 MakeRig = Callable[[Mapping[str, Any]], Rig]
 
@@ -23,9 +26,10 @@ def events(r: Rig, name: str) -> list[dict[str, Any]]:
 
 
 def state(r: Rig) -> dict[str, Any]:
-    run_id = read_events(r.log)[0]["run_id"]
-    text = (r.project / ".ptysup" / "runs" / run_id / "state.json").read_text()
-    return dict(json.loads(text))
+    """The run's state.json; empty until the run has one."""
+    runs = r.project / ".ptysup" / "runs"
+    found = list(runs.glob("*/state.json")) if runs.is_dir() else []
+    return dict(json.loads(found[0].read_text())) if found else {}
 
 
 def finish(proc: subprocess.Popen[str]) -> tuple[int, str]:
@@ -160,7 +164,7 @@ def test_a_headless_escalation_waits_for_an_answer_sent_from_another_shell(
         run_id = read_events(r.log)[0]["run_id"]
         assert escalation["waiting"] is True and escalation["wait_s"] == 300
         assert escalation["answer_with"] == f'ptysup send {run_id} "your answer"'
-        wait_for(lambda: state(r)["waiting"] is not None, 20, "state.json's waiting")
+        wait_for(lambda: state(r).get("waiting") is not None, 20, "state.json's waiting")
         waiting = state(r)["waiting"]
         assert waiting["kind"] == "escalation" and "cache's storage" in waiting["text"]
         assert waiting["until"] > escalation["ts"] + 290
@@ -182,3 +186,152 @@ def test_a_headless_escalation_nobody_answers_ends_with_exit_7(rig: MakeRig) -> 
     warned = [w["message"] for w in events(r, "warning")]
     assert "nobody answered within --escalate-wait (3s)" in warned
     assert state(r)["waiting"] is None
+
+
+def as_user(user: OtherUser, run_dir: Path, args: list[str]) -> subprocess.CompletedProcess[str]:
+    """`ptysup ARGS` as USER, who may look into RUN_DIR: every folder on the way searchable
+    (again: another pytest session on the machine makes /tmp/pytest-of-root private at its
+    start)."""
+    for folder in [run_dir, *run_dir.parents]:
+        folder.chmod(folder.stat().st_mode | 0o005)
+    return user.ptysup(args)
+
+
+def test_another_local_user_cannot_steer_a_run(rig: MakeRig, tmp_path: Path) -> None:
+    user = other_user(tmp_path)
+    r = rig({"agent": [{"delay": 120, "reply": "never read"}]})
+    proc = r.popen("the task")
+    try:
+        r.model.wait_for(lambda q: q.kind is RequestKind.AGENT, timeout=90)
+        run_dir = r.project / ".ptysup" / "runs" / read_events(r.log)[0]["run_id"]
+        # The other user may even look at the run (its folder, lock and socket's path):
+        # the socket's private folder keeps them out all the same...
+        for name in ("lock", "attach"):
+            (run_dir / name).chmod(0o644)
+        asks = (
+            ["send", str(run_dir), "hello"],
+            ["budget", str(run_dir), "--max-iter", "+5"],
+            ["stop", str(run_dir)],
+        )
+        for ask in asks:
+            done = as_user(user, run_dir, ask)
+            assert done.returncode == 2, done
+            assert done.stderr.startswith(f"ptysup: {ask[0]}: cannot reach run ")
+            assert "only the user who started a run may attach to it or steer it" in done.stderr
+        # ...and with the socket itself opened to everyone, the run asks the kernel who
+        # connected, and closes on them without a word.
+        socket_path = Path((run_dir / "attach").read_text().strip())
+        folder_mode = socket_path.parent.stat().st_mode
+        socket_path.parent.chmod(folder_mode | 0o001)
+        socket_path.chmod(0o666)
+        try:
+            for ask in asks:
+                done = as_user(user, run_dir, ask)
+                assert done.returncode == 2, done
+                assert "closed the connection without an answer" in done.stderr
+        finally:
+            socket_path.parent.chmod(folder_mode)
+        assert not events(r, "person_action")
+        assert proc.poll() is None  # the run goes on, its budgets as they were
+        assert state(r)["budgets"]["max_iter"] == 50
+        said(r.ptysup("stop", "last"))  # its own user may
+        code, out = finish(proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert code == 8, out
+
+
+STORAGE = {
+    "tool": "AskUserQuestion",
+    "input": {
+        "questions": [
+            {
+                "question": "Which storage should the cache use?",
+                "header": "Storage",
+                "multiSelect": False,
+                "options": [{"label": x, "description": f"about {x}"} for x in ("SQLite", "Redis")],
+            }
+        ]
+    },
+}
+
+
+def test_a_question_escalated_in_ci_is_answered_with_ptysup_send(rig: MakeRig) -> None:
+    r = rig(
+        {
+            "agent": [{"steps": [STORAGE, {"text": "Built the cache."}]}],
+            "supervisor": [
+                {"regex": r"The agent asks:", "reply": "[ESCALATE] only the team knows"},
+                {"reply": "[COMPLETE] built"},
+            ],
+        }
+    )
+    proc = r.popen("build the cache", "--escalate-wait", "5m")
+    try:
+        wait_for(lambda: state(r).get("waiting") is not None, 90, "the question held open")
+        waiting = state(r)["waiting"]
+        assert waiting["kind"] == "question" and waiting["options"] == ["SQLite", "Redis"]
+        assert "Which storage should the cache use?" in waiting["text"]
+        line = said(r.ptysup("send", "last", "redis"))
+        assert "answered the agent's question" in line
+        code, out = finish(proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert code == 0, out
+    (answer,) = events(r, "answer")
+    assert answer["by"] == "person"
+    assert answer["answers"] == {"Which storage should the cache use?": "Redis"}
+    results = [str(q.body["messages"][-1]) for q in r.model.requests_of(RequestKind.AGENT)]
+    assert any("Which storage should the cache use?" in t and "Redis" in t for t in results)
+
+
+WRITE_HELLO = {
+    "match": "create hello.txt",
+    "steps": [
+        {
+            "text": "Creating it.",
+            "tool": "Write",
+            "input": {"file_path": "{workdir}/hello.txt", "content": "hello\n"},
+        },
+        {"text": "Created hello.txt."},
+    ],
+}
+
+
+def test_a_dialog_is_approved_from_elsewhere_only_as_shown(rig: MakeRig) -> None:
+    r = rig(
+        {
+            "agent": [WRITE_HELLO],
+            "supervisor": [
+                {"times": 1, "reply": "[ESCALATE] a person must approve the write"},
+                {"reply": "[COMPLETE] written"},
+            ],
+        }
+    )
+    # Default permission mode: the Write opens a dialog; the supervisor leaves it to a
+    # person, who approves it from elsewhere (the control page's call).
+    proc = r.popen("create hello.txt", "--agent-cmd", "claude", "--escalate-wait", "5m")
+    try:
+        wait_for(lambda: events(r, "escalation"), 90, "the escalation")
+        wait_for(lambda: (state(r).get("waiting") or {}).get("kind") == "dialog", 20, "the dialog")
+        shown = state(r)["waiting"]["text"]
+        assert "hello.txt" in shown
+        run_dir = r.project / ".ptysup" / "runs" / read_events(r.log)[0]["run_id"]
+        with pytest.raises(steer.SteerError, match="the dialog changed; nothing was approved"):
+            steer.approve(run_dir, shown.replace("hello.txt", "other.txt"), "page from test")
+        assert not (r.project / "hello.txt").exists()
+        assert "approved the dialog" in steer.approve(run_dir, shown, "page from test")
+        code, out = finish(proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert code == 0, out
+    assert (r.project / "hello.txt").read_text() == "hello\n"
+    (acted,) = events(r, "person_action")
+    assert (acted["action"], acted["source"], acted["dialog"]) == (
+        "approve",
+        "page from test",
+        shown,
+    )

@@ -167,7 +167,7 @@ def test_question_and_notification_options_from_flags_env_and_file(
 ) -> None:
     config = _parse(["t"])
     assert (config.questions, config.notify, config.notify_url) == ("supervisor", (), ())
-    assert config.notify_on == ("escalation", "person", "run_end")
+    assert config.notify_on == ("escalation", "person", "person_action", "run_end")
     config = _parse(
         [
             "t",

@@ -3,13 +3,16 @@ round trip of `ptysup send/budget/stop` (ptysup.attach.steer) to the run's handl
 
 from __future__ import annotations
 
+import io
 import socket
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from ptysup.attach import steer, steerproto, wire
+from ptysup.attach import steer, steercli, steerproto, wire
 from ptysup.attach.server import AttachServer, Tap
 from ptysup.attach.steerproto import Action, Budget, Change, Refused, parse_change
 from ptysup.store.rundir import RunDir
@@ -181,3 +184,63 @@ def test_a_steering_connection_gets_no_output_and_cannot_type(run: Run) -> None:
     assert [kind for kind, _ in got] == [wire.REPLY]
     run.server.output(b"secret output")
     assert len(run.asked) == 1
+
+
+def cli(name: str, args: list[str], runs: Path) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    act = {"send": steercli._send, "budget": steercli._budget, "stop": steercli._stop}[name]
+    code = steercli._main(name, args, act, out, err, runs)
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "said"),
+    [
+        ("send", [], "ptysup: usage: ptysup send RUN TEXT..."),
+        ("send", ["run-1"], "ptysup: usage: ptysup send RUN TEXT..."),
+        ("send", ["nope", "hi"], "ptysup: send: no run 'nope' (looked for a file, a run directory"),
+        ("budget", ["run-1"], "ptysup: budget: say which budget to change; usage: ptysup budget"),
+        ("budget", ["run-1", "--max-iter"], "ptysup: budget: --max-iter needs a value"),
+        ("budget", ["run-1", "--max-iters", "5"], "ptysup: budget: unknown option '--max-iters'"),
+        (
+            "budget",
+            ["run-1", "--max-iter", "ten"],
+            "ptysup: budget: --max-iter: 'ten' is not a whole",
+        ),
+        ("budget", ["run-1", "--max-time=soon"], "ptysup: budget: --max-time: 'soon' is not a dur"),
+        ("stop", ["run-1", "now"], "ptysup: usage: ptysup stop RUN"),
+        ("stop", ["run-1"], "ptysup: stop: run run-1 is not running (its process is gone)"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    tmp_path: Path, name: str, args: list[str], said: str
+) -> None:
+    (tmp_path / "run-1").mkdir()
+    (tmp_path / "run-1" / "lock").touch()  # a run, whose process is gone
+    code, out, err = cli(name, args, tmp_path)
+    assert (code, out) == (2, "")
+    assert err.startswith(said) and err.count("\n") == 1, err
+
+
+def test_each_command_prints_the_runs_one_line(run: Run) -> None:
+    code, out, err = cli("budget", ["run-1", "--max-iter=+5", "--max-time", "2h"], run.dir.parent)
+    assert (code, out, err) == (0, "done: budget\n", "")
+    assert run.asked[0].changes == (
+        Change(Budget.MAX_ITER, 5, True),
+        Change(Budget.MAX_TIME, 7200, False),
+    )
+    assert cli("send", ["run-1", "use", "the", "blue", "one"], run.dir.parent)[1] == "done: send\n"
+    assert run.asked[1].text == "use the blue one"
+    assert run.asked[1].source.startswith("shell pid ")
+
+
+def test_the_commands_are_subcommands_with_their_options(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "ptysup", "budget", "last", "--max-iters", "5"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "did you mean --max-iter?" in done.stderr and done.stderr.count("\n") == 1
