@@ -259,11 +259,7 @@ def test_a_person_approves_claude_codes_dialog_from_the_page_by_its_exact_text(
     assert watched.errors == []
 
 
-# The run posts Claude Code's picker as a "dialog" (its screen model reads it so, and the
-# board puts a dialog before the loop's question): the page offers "Approve" for a picker,
-# whose Enter would pick its first option. The run side's to fix (i33-steer).
-@pytest.mark.xfail(strict=True, reason="state.json says dialog, not question, for a picker")
-def test_a_question_left_to_a_person_is_answered_by_a_tap_on_its_option(
+def test_an_escalated_question_is_answered_by_a_tap_on_its_option(
     rig: Callable[..., Rig], watched: Watched
 ) -> None:
     storage = {
@@ -283,12 +279,13 @@ def test_a_question_left_to_a_person_is_answered_by_a_tap_on_its_option(
         {
             "agent": [{"steps": [storage, {"text": "Going on with the answer: ANSWERED-88."}]}],
             "supervisor": [
+                {"regex": "The agent asks:", "reply": "[ESCALATE] only the team knows"},
                 {"match": "ANSWERED-88", "reply": "[COMPLETE] the person chose"},
-                {"reply": "[ESCALATE] the picker needs a person"},
             ],
         }
     )
-    proc = r.popen("build the cache", "--questions", "person", "--escalate-wait", "5m")
+    # The supervisor is asked the question first, and escalates it: it is held open.
+    proc = r.popen("build the cache", "--escalate-wait", "5m")
     page = watched.page
     page.set_viewport_size({"width": 390, "height": 844})
     try:
