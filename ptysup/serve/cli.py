@@ -13,7 +13,7 @@ import math
 import signal
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -25,9 +25,10 @@ from ptysup.exitcodes import ExitCode
 from ptysup.serve import assets
 from ptysup.serve.api import RunsIndex
 from ptysup.serve.control import Steer
-from ptysup.serve.routes import Router
+from ptysup.serve.routes import CONTROL_PAGE, Router
 from ptysup.serve.security import new_token, url_host
 from ptysup.serve.server import IDLE_TIMEOUT_S, MAX_CONNECTIONS, Server
+from ptysup.store import pagelink
 from ptysup.store.rundir import RUNS_DIR, RunNotFound, run_dirs
 
 USAGE = (
@@ -162,8 +163,24 @@ def main(args: Sequence[str], out: TextIO = sys.stdout) -> int:
     urls = [token] if control_token is None else [token, control_token]
     announce(out, options, server.port, urls, index.runs_dir)
     out.flush()
-    serve_until_signalled(server)
+    withdraw = _published(options, server.port, index.runs_dir)
+    try:
+        serve_until_signalled(server)
+    finally:
+        withdraw()
     return 0
+
+
+def _published(options: Options, port: int, runs_dir: Path) -> Callable[[], None]:
+    """With --control, the control page's address where a waiting run finds it (its
+    notification links to it); what takes it back."""
+    if not options.control:
+        return lambda: None
+    try:
+        return pagelink.publish(runs_dir, f"http://{url_host(options.host)}:{port}{CONTROL_PAGE}")
+    except OSError as exc:  # the page works all the same; only the runs' link is missing
+        print(f"ptysup: warning: serve: runs cannot link to the page: {exc}", file=sys.stderr)
+        return lambda: None
 
 
 def announce(out: TextIO, options: Options, port: int, tokens: list[str], runs: Path) -> None:

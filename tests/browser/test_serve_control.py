@@ -135,14 +135,20 @@ def test_the_page_raises_a_budget_answers_an_escalation_and_stops_a_headless_run
 ) -> None:
     then = "[COMPLETE] stored" if ending == "complete" else "[ESCALATE] a person must look again"
     r = (rig if agent == "claude" else codex_rig)(escalating(then))
-    proc = r.popen("the task", "--escalate-wait", "5m", "--max-iter", "10")
     page = watched.page
     page.set_viewport_size({"width": 390, "height": 844})
+    proc = None
     try:
-        wait_for(lambda: events(r, "escalation"), 90, "the escalation")
-        (run_dir,) = run_dirs(r.project / RUNS_DIR)
         with served(r.project, "--control") as server:
-            open_control_page(page, server, run_dir)
+            proc = r.popen("the task", "--escalate-wait", "5m", "--max-iter", "10")
+            wait_for(lambda: events(r, "escalation"), 90, "the escalation")
+            (run_dir,) = run_dirs(r.project / RUNS_DIR)
+            # The escalation links to the run's control page, which serve said where to find;
+            # it opens in the browser that opened the control URL once.
+            (escalation,) = events(r, "escalation")
+            assert escalation["page"] == f"{server.base}/control#{run_dir.run_id}"
+            page.goto(server.control_url)
+            page.goto(escalation["page"])
             expect(page.locator("#terminal")).to_contain_text("WAITING-FOR-YOU", timeout=WAIT_MS)
             waiting = page.locator("#waiting")
             expect(waiting).to_be_visible(timeout=WAIT_MS)
@@ -175,8 +181,9 @@ def test_the_page_raises_a_budget_answers_an_escalation_and_stops_a_headless_run
             server.proc.terminate()
             out, err = server.proc.communicate(timeout=30)
         tokens = (server.token, server.control_token)
+        assert not (r.project / ".ptysup" / "serve.json").exists()  # withdrawn as serve stops
     finally:
-        if proc.poll() is None:
+        if proc is not None and proc.poll() is None:
             proc.kill()
             proc.wait()
     assert "PAGE-ANSWER-55" in r.human_texts()
