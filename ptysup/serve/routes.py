@@ -114,7 +114,7 @@ class Router:
             run_dir = self.index.find(parts[3])
             if run_dir is None:
                 return not_found("no such run")
-            if not self._is_live(run_dir):  # a finished run's files are never read for it here
+            if not self._is_live(run_dir):  # an ended run's files are never read for it here
                 answer = control.refused(control.not_running(run_dir))
             else:
                 answer = control.act(self._steer, run_dir, parts[4], body, address)
@@ -124,9 +124,12 @@ class Router:
             return Response(500, TEXT, f"cannot answer: {type(exc).__name__}: {exc}\n".encode())
         return Response(answer.status, JSON, answer.encoded())
 
-    def _is_live(self, run_dir: RunDir) -> bool:
-        """Whether the run lives, from its row (read in the background, within a deadline)."""
-        return bool(self.index.row(run_dir)["live"])
+    @staticmethod
+    def _is_live(run_dir: RunDir) -> bool:
+        """Whether the run lives: its lock is held (the lock a small plain file, looked at
+        first). Never its row, which a loaded machine may still be reading: a live run
+        would be taken for an ended one."""
+        return damage.check(run_dir).lock_ok and run_dir.holder() is not None
 
     def _control_get(self, path: str) -> Response | Stream:
         if self._steer is None:

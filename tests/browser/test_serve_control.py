@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
 
 from ptysup.serve import control
 from ptysup.store.rundir import RUNS_DIR, RunDir, run_dirs
@@ -83,9 +83,21 @@ def test_the_control_page_shows_claude_codes_terminal_live_from_its_attach_socke
             expect(page.locator("#detail-steer")).to_be_hidden()
             assert page.request.get(f"{server.base}/api/runs").status == 200  # its cookie reads
             assert page.request.get(f"{server.base}/control").status == 403
+            # A busy server refuses the terminal's first stream: the page tries again.
+            refused: list[str] = []
+
+            def busy_once(route: Route) -> None:
+                if refused:
+                    route.continue_()
+                else:
+                    refused.append(route.request.url)
+                    route.fulfill(status=503, body="too many requests at once; try again\n")
+
+            page.route("**/terminal", busy_once)
             open_control_page(page, server, run_dir)
             terminal = page.locator("#terminal")
             expect(terminal).to_contain_text("ALPHA-GATE", timeout=WAIT_MS)
+            assert refused == [f"{server.base}/api/runs/{run_dir.run_id}/terminal"]
             assert "OMEGA-END" not in terminal.inner_text()
             expect(page.locator("#steer")).to_be_visible()
             gate.touch()
@@ -104,7 +116,9 @@ def test_the_control_page_shows_claude_codes_terminal_live_from_its_attach_socke
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    assert watched.errors == []
+    assert watched.errors == [
+        "Failed to load resource: the server responded with a status of 503 (Service Unavailable)"
+    ]
 
 
 def escalating(then: str) -> dict[str, Any]:

@@ -4,6 +4,7 @@ steer calls, and what the page is shown of a run's budgets and wait."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -11,8 +12,11 @@ from typing import Any
 import pytest
 
 from ptysup.serve import control
+from ptysup.serve.api import RunsIndex
+from ptysup.serve.routes import Response, Router
 from ptysup.serve.security import CONTROL_CSP, Guard
-from ptysup.store.rundir import RunDir
+from ptysup.store.rundir import RUNS_DIR, RunDir
+from tests.serving import make_run
 
 HOST = "127.0.0.1:8000"
 GOOD = {
@@ -203,3 +207,25 @@ def test_a_state_file_ptysup_did_not_write_shows_no_wait_and_no_budgets(
     run_dir = write_state(tmp_path, **fields)
     shown = control.state(run_dir, live=True)
     assert shown["waiting"] is None and shown["budgets"] is None
+
+
+def test_a_live_run_is_steered_while_its_files_are_still_being_read(tmp_path: Path) -> None:
+    # A loaded machine: the run's row is not read within the deadline (here: none at all),
+    # so the list shows it as being read; its lock still says it lives.
+    run_dir = make_run(tmp_path, "r1", task="slow to read", outcome=None)
+    router = Router(
+        RunsIndex(tmp_path / RUNS_DIR, wait_s=0.0),
+        {},
+        lambda s: True,
+        time.monotonic,
+        Recorder().steer(),
+    )
+    with run_dir.lock():
+        answer = router.post("/api/runs/r1/stop", b"{}", "10.0.0.7")
+        assert json.loads(answer.body) == {"ok": "done: stop"}
+        steer = router.get("/api/runs/r1/steer", control=True)
+        assert isinstance(steer, Response) and json.loads(steer.body)["live"] is True
+    answer = router.post("/api/runs/r1/stop", b"{}", "10.0.0.7")
+    assert json.loads(answer.body) == {
+        "refused": "run r1 is not running: nothing can be steered any more"
+    }

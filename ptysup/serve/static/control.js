@@ -127,6 +127,11 @@
   function watch() {
     term = new Terminal({ disableStdin: true, scrollback: 5000, fontSize: 13, cursorBlink: false });
     term.open($("terminal"));
+    window.addEventListener("resize", fit);
+    connect();
+  }
+
+  function connect() {
     const source = new EventSource(base + "/terminal");
     source.addEventListener("hello", (e) => {
       size = JSON.parse(e.data);
@@ -145,7 +150,13 @@
       source.close();
       note(JSON.parse(e.data).reason);
     });
-    window.addEventListener("resize", fit);
+    // The browser reconnects by itself after a cut stream, but not after an answer that
+    // is no stream (a busy server's 503): then the page tries again while the run lives.
+    source.addEventListener("error", () => {
+      if (source.readyState !== EventSource.CLOSED || !live) return;
+      note("the terminal's stream was refused; trying again");
+      setTimeout(connect, 3000);
+    });
   }
 
   // -- what the run waits on, its budgets ---------------------------------------------------
