@@ -10,6 +10,7 @@ tamper and protect what a [COMPLETE] must pass; plandriver, heartbeat, outputs a
 are the loop's and the run's helpers. limits holds the budgets as they stand, waiting what
 the run waits on a person for, and steering carries out what a person asks from elsewhere
 (`ptysup send/budget/stop`, the control page) through the attach socket.
-It may import store, attach's server and its steering protocol, plan, supervisor, agents, terminal and the shared
-modules loose in ptysup/, never the command line (cli), batch or the views.
+It may import store, attach's server and its steering protocol, plan, supervisor, agents,
+terminal and the shared modules loose in ptysup/, never the command line (cli), batch or
+the views.
 """

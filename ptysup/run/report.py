@@ -11,6 +11,7 @@ from typing import IO, Any
 
 from ptysup.events import Event, earlier_cost
 from ptysup.terminal.inject import clean
+from ptysup.values import duration_text
 
 
 class RunSummary:
@@ -200,6 +201,12 @@ class GithubSink:
             line = f"::warning title=ptysup {event.event}::{_escape(str(text))}"
         elif event.event == "error":
             line = f"::error title=ptysup::{_escape(str(f.get('message', '')))}"
+        elif event.event == "escalation" and f.get("answer_with"):
+            # --escalate-wait: the job waits, and the one who reads this can answer.
+            reason = _escape(str(f.get("reason", "")))
+            wait = duration_text(float(f.get("wait_s") or 0))
+            how = _escape(str(f["answer_with"]))
+            line = f"::warning title=ptysup waiting {wait} for a person::{reason} | answer: {how}"
         elif event.event == "escalation":
             reason = _escape(str(f.get("reason", "")))
             line = f"::error title=ptysup escalated to a person::{reason}"

@@ -37,6 +37,8 @@ from ptysup.terminal.keys import KeyCommand
 from ptysup.terminal.screen import ScreenSnapshot
 from ptysup.values import duration_text
 
+DIALOG_CLOSE_S = 5.0  # the most a dismissed dialog may take to leave the screen
+
 
 @dataclass(frozen=True)
 class Hands:
@@ -51,6 +53,7 @@ class Hands:
     now: Callable[[], float]  # the session clock
     used: Callable[[], Used]  # what the run has used of its budgets
     approve_key: bytes | None  # approves the agent's dialog; None: not from elsewhere
+    dismiss_key: bytes  # rejects it (never approves): b"" for an agent without one
 
 
 class Steering:
@@ -93,10 +96,27 @@ class Steering:
         hands = self._hands
         message = as_message(request.text, hands.leaders, hands.guard)
         self._acted(request, text=request.text)
+        self._close_dialog()
         if not hands.typist.paste(message, plain=not hands.paste_only):
             raise Refused(f"run {self._run_id}: the agent takes no paste now; send it again")
         hands.typist.enter()
         return f"run {self._run_id}: typed your message into the agent"
+
+    def _close_dialog(self) -> None:
+        """A dialog on screen is rejected before a sent message is typed: its Enter would
+        answer the dialog (Claude Code's picks "Yes"), which nobody elsewhere saw. As
+        ptysup does before its own instruction (the dismiss key never approves)."""
+        waiting = self._board.now
+        if waiting is None or waiting.kind != DIALOG:
+            return
+        if not self._hands.dismiss_key:
+            raise Refused(f"run {self._run_id}: the agent shows a dialog; nothing was typed")
+        self._hands.typist.key(self._hands.dismiss_key)
+        self._log.emit("dialog_dismissed", screen=waiting.text[-500:])
+        if not self._board.dialog_closed(DIALOG_CLOSE_S):
+            raise Refused(
+                f"run {self._run_id}: the agent's dialog did not close; nothing was typed"
+            )
 
     def _budget(self, request: Request) -> str:
         used = self._hands.used()
@@ -169,6 +189,7 @@ def steering_for(
         now=session.now,
         used=loop.used,
         approve_key=profile.approve_key,
+        dismiss_key=profile.dismiss_key,
     )
     if state is not None:
         state.budgets(loop.limits.to_json())

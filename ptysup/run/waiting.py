@@ -42,6 +42,7 @@ class WaitBoard:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self._closed = threading.Condition(self._lock)  # notified when a dialog closes
         self._loop: Waiting | None = None  # posted by the loop
         self._dialog: Waiting | None = None  # seen on the screen
         self._ask: Ask | None = None  # a question held open for an answer sent from elsewhere
@@ -66,7 +67,14 @@ class WaitBoard:
             if waiting == self._dialog:
                 return
             self._dialog = waiting
+            if waiting is None:
+                self._closed.notify_all()
         self._changed()
+
+    def dialog_closed(self, timeout: float) -> bool:
+        """Wait (at most `timeout` seconds) until no dialog shows; whether none does."""
+        with self._lock:
+            return self._closed.wait_for(lambda: self._dialog is None, timeout)
 
     def holds_question(self) -> bool:
         """Whether a question is held open for an answer from elsewhere."""

@@ -14,7 +14,7 @@ import pytest
 
 from ptysup.attach import steer
 from ptysup.testing.fakemodel import RequestKind
-from tests.e2e.conftest import Rig
+from tests.e2e.conftest import Rig, Screen
 from tests.helpers import read_events, wait_for
 from tests.otheruser import OtherUser, other_user
 
@@ -335,3 +335,46 @@ def test_a_dialog_is_approved_from_elsewhere_only_as_shown(rig: MakeRig) -> None
         "page from test",
         shown,
     )
+
+
+def test_a_message_sent_while_a_dialog_is_open_rejects_the_dialog(rig: MakeRig) -> None:
+    r = rig(
+        {
+            "agent": [
+                {"match": "do not create it", "reply": "Understood, no file."},
+                WRITE_HELLO,
+            ],
+            "supervisor": [
+                {"times": 1, "reply": "[ESCALATE] a person must decide on the write"},
+                {"reply": "[COMPLETE] no file, as asked"},
+            ],
+        }
+    )
+    proc = r.popen("create hello.txt", "--agent-cmd", "claude", "--escalate-wait", "5m")
+    try:
+        wait_for(lambda: events(r, "escalation"), 90, "the escalation")
+        wait_for(lambda: (state(r).get("waiting") or {}).get("kind") == "dialog", 20, "the dialog")
+        said(r.ptysup("send", "last", "do not create it"))
+        code, out = finish(proc)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert code == 0, out
+    assert not (r.project / "hello.txt").exists()  # Enter never answered the dialog
+    assert events(r, "dialog_dismissed")
+    assert [p["text"] for p in events(r, "person_prompt")] == ["do not create it"]
+    bodies = [json.dumps(q.body) for q in r.model.requests_of(RequestKind.AGENT)]
+    assert any("do not create it" in body for body in bodies)  # it reached the model
+
+
+def test_a_run_in_a_terminal_shows_a_budget_moved_from_another_shell(
+    screen: Callable[..., Screen],
+) -> None:
+    run = screen({"agent": [{"delay": 120, "reply": "never read"}]}, "the task", "--max-iter", "4")
+    run.rig.model.wait_for(lambda q: q.kind is RequestKind.AGENT, timeout=90)
+    wait_for(lambda: run.status().startswith("ptysup 0/4"), 20, "the status row")
+    said(run.rig.ptysup("budget", "last", "--max-iter", "+3"))
+    wait_for(lambda: "ptysup 0/7" in run.status(), 20, "the moved budget on the status row")
+    assert "budgets moved by shell pid" in run.status()
+    said(run.rig.ptysup("stop", "last"))
+    assert run.finish().startswith("exit=8")

@@ -4,20 +4,25 @@ as shown; and the loop waiting --escalate-wait for an answer from elsewhere."""
 
 from __future__ import annotations
 
+import io
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ptysup.agents.events import PersonCommand, TimeUp, TurnEnd, TurnEndKind
+from ptysup import notify
+from ptysup.agents.events import PersonCommand, PersonStopped, TimeUp, TurnEnd, TurnEndKind
 from ptysup.agents.person import Person
 from ptysup.agents.questions import Ask
 from ptysup.attach.steerproto import Refused, request
 from ptysup.cli.resume import prepare
-from ptysup.events import EventLog
+from ptysup.events import Event, EventLog
 from ptysup.exitcodes import Outcome
+from ptysup.run import steering
 from ptysup.run.limits import Limits, Used
 from ptysup.run.loop import LoopConfig, RunLoop
+from ptysup.run.report import GithubSink
 from ptysup.run.steering import Hands, Steering
 from ptysup.run.waiting import DIALOG, ESCALATION, QUESTION, WaitBoard, Waiting
 from ptysup.store.listing import describe
@@ -56,6 +61,7 @@ class Rig:
             now=lambda: 5.0,
             used=lambda: self.used,
             approve_key=approve_key,
+            dismiss_key=b"\x1b",
         )
         self.steering = Steering("run-1", hands, self.limits, self.board, EventLog([self.rec]))
 
@@ -340,3 +346,65 @@ def test_a_resume_keeps_the_budgets_a_person_moved_unless_told_otherwise(tmp_pat
     assert (
         describe(RunDir(tmp_path / ".ptysup" / "runs" / "20261123-000000-abcdef"))["max_iter"] == 12
     )
+
+
+def test_a_message_sent_while_a_dialog_shows_rejects_it_first_never_approves() -> None:
+    rig = Rig()
+    rig.board.dialog("Do you want to create hello.txt?\n❯ 1. Yes")
+    closed = threading.Timer(0.1, rig.board.dialog, args=(None,))  # the agent closes it
+    closed.start()
+    rig.handle("send", text="do not create it")
+    closed.join()
+    assert rig.written == [b"\x1b", b"\x1b[200~do not create it\x1b[201~", b"\r"]
+    assert rig.fields("dialog_dismissed")[0]["screen"].startswith("Do you want to create")
+
+
+def test_a_dialog_that_stays_open_gets_no_message(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(steering, "DIALOG_CLOSE_S", 0.1)
+    rig = Rig()
+    rig.board.dialog("Allow?")
+    with pytest.raises(Refused, match="the agent's dialog did not close; nothing was typed"):
+        rig.handle("send", text="hello")
+    assert rig.written == [b"\x1b"]
+
+
+def test_github_shows_a_waiting_escalation_as_a_warning_with_the_answer() -> None:
+    out = io.StringIO()
+    log = EventLog([GithubSink(out)])
+    log.emit(
+        "escalation", reason="pick", waiting=True, wait_s=1800, answer_with="ptysup send r 'x'"
+    )
+    log.emit("escalation", reason="pick", waiting=False)
+    assert out.getvalue().splitlines() == [
+        "::warning title=ptysup waiting 30m for a person::pick | answer: ptysup send r 'x'",
+        "::error title=ptysup escalated to a person::pick",
+    ]
+
+
+def test_the_notification_of_a_waiting_escalation_says_how_to_answer() -> None:
+    waiting = Event(
+        "escalation", 0.0, {"reason": "pick", "wait_s": 1800, "answer_with": "ptysup send r 'x'"}
+    )
+    assert notify.message("escalation", waiting) == (
+        "waiting for you: pick · answer within 30m: ptysup send r 'x'"
+    )
+    acted = Event("person_action", 0.0, {"action": "stop", "source": "shell pid 7 on /dev/pts/3"})
+    assert notify.kind_of(acted) == "person_action"
+    assert notify.message("person_action", acted) == (
+        "a person steers the run: stop from shell pid 7 on /dev/pts/3"
+    )
+
+
+def test_a_stop_while_an_escalation_waits_ends_the_run_as_stopped() -> None:
+    clock = Clock()
+
+    class Stopped(Waits):
+        def wait_turn_start(self, deadline: float | None = None) -> None:
+            raise PersonStopped()  # `ptysup stop`, as the session hears it
+
+    agent = Stopped(clock, answered=False)
+    run, _ = loop(agent, ["[ESCALATE] pick"], clock, escalate_wait=600)
+    agent.board = run.board
+    result = run.run()
+    assert result.outcome is Outcome.STOPPED and result.exit_code == 8
+    assert run.board.now is None
