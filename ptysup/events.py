@@ -500,7 +500,7 @@ def format_line(event: Event) -> str:
     elif name == "escalation" and f.get("answer_with"):
         detail = (  # a CI log's reader answers from another shell: the line to type
             f"{shown(f.get('reason', ''))} | waiting {_duration(f.get('wait_s') or 0)} "
-            f"for an answer: {f['answer_with']}"
+            f"for an answer: {f['answer_with']}" + (f" or {f['page']}" if f.get("page") else "")
         )
     elif name == "person_action":
         detail = person_action_text(f)

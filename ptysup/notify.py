@@ -86,6 +86,7 @@ def message(kind: str, event: Event) -> str:
         return (
             f"waiting for you: {f.get('reason', '')} · answer within "
             f"{duration_text(float(f.get('wait_s') or 0))}: {f['answer_with']}"
+            + (f" or {f['page']}" if f.get("page") else "")
         )
     if kind == "escalation":
         return f"waiting for you: {f.get('reason', '')}"

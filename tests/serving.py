@@ -28,6 +28,8 @@ class Served:
     url: str  # the first line, as printed
     port: int
     token: str
+    control_url: str = ""  # the second line, with --control
+    control_token: str = ""
 
     @property
     def base(self) -> str:
@@ -47,6 +49,34 @@ class Served:
         if with_cookie:
             want.setdefault("Cookie", self.cookie)
         return http_get(self.base + path, want)
+
+    @property
+    def control_cookie(self) -> str:
+        """The Cookie header the control page's own requests carry."""
+        return f"ptysup_control_{self.port}={self.control_token}"
+
+    def control_headers(self) -> dict[str, str]:
+        """Every header a control request from the control page carries."""
+        return {
+            "Cookie": self.control_cookie,
+            "Origin": self.base,
+            "X-Ptysup-Control": "1",
+            "Content-Type": "application/json",
+        }
+
+    def post(
+        self, path: str, body: Any, headers: Mapping[str, str] | None = None
+    ) -> tuple[int, dict[str, str], bytes]:
+        """(status, headers, body) of POST path with `body` as JSON and exactly `headers`
+        (the control page's unless told otherwise)."""
+        data = json.dumps(body).encode()
+        want = self.control_headers() if headers is None else dict(headers)
+        request = urllib.request.Request(self.base + path, data=data, headers=want, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=150) as response:
+                return response.status, dict(response.headers.items()), response.read()
+        except urllib.error.HTTPError as exc:
+            return exc.code, dict(exc.headers.items()), exc.read()
 
 
 def http_get(url: str, headers: Mapping[str, str]) -> tuple[int, dict[str, str], bytes]:
@@ -82,7 +112,9 @@ def served(directory: Path, *args: str) -> Iterator[Served]:
             raise AssertionError(f"ptysup serve printed nothing: {proc.communicate()[1]}")
         parts = urlsplit(first)
         token = parts.query.removeprefix("token=")
-        yield Served(proc, first, int(parts.port or 0), token)
+        second = proc.stdout.readline().strip() if "--control" in args else ""
+        control_token = urlsplit(second).query.removeprefix("token=")
+        yield Served(proc, first, int(parts.port or 0), token, second, control_token)
     finally:
         proc.terminate()
         try:

@@ -6,7 +6,7 @@ import datetime as dt
 import functools
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 from ptysup.agents.events import (
@@ -184,6 +184,8 @@ class LoopConfig:
     # (`ptysup send`, the control page) before the run ends (exit 7); None: it ends at once.
     escalate_wait: float | None = None
     answer_with: str = ""  # how to answer from elsewhere: the `ptysup send` line
+    # The run's control page while `ptysup serve --control` serves it (store/pagelink.py).
+    page_link: Callable[[], str | None] = field(default=lambda: None)
 
 
 def resumed_note(resumed_as: str = REOPENED) -> str:
@@ -667,7 +669,11 @@ class RunLoop:
         clock, is returned), or without one ends at once (exit 7)."""
         wait = None if self._cfg.person_present else self._cfg.escalate_wait
         waiting = self._cfg.person_present or wait is not None
-        said = {} if wait is None else {"wait_s": wait, "answer_with": self._cfg.answer_with}
+        said: dict[str, object] = {}
+        if wait is not None:
+            page = self._cfg.page_link()
+            said = {"wait_s": wait, "answer_with": self._cfg.answer_with}
+            said.update({"page": page} if page else {})
         self._log.emit(
             "escalation", iteration=self.iterations, reason=reason, at=at, waiting=waiting, **said
         )

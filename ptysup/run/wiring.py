@@ -51,6 +51,7 @@ from ptysup.run.tamper import ChecksIn, TamperGuard
 from ptysup.run.turns import TURNS, TurnLog
 from ptysup.run.verify import Verifier, VerifyStop
 from ptysup.run.waiting import WaitBoard
+from ptysup.store import pagelink
 from ptysup.store.rundir import Part, RunDir
 from ptysup.store.runstate import StateTracker
 from ptysup.supervisor.decide import Supervisor
@@ -424,6 +425,14 @@ def judging(
     return Judging(evidence, guard, tampered=journal.checks.tamper_refusals, keep=keep)
 
 
+def _page_link(config: RunConfig, part: Part | None) -> Callable[[], str | None]:
+    """The run's control page, looked for when an escalation waits (serve may start late)."""
+    if part is None:
+        return lambda: None
+    runs_dir = RunDir.of(config, part.run_id).path.parent
+    return functools.partial(pagelink.control_link, runs_dir, part.run_id)
+
+
 def run_loop(
     config: RunConfig,
     session: AgentSession,
@@ -473,6 +482,7 @@ def run_loop(
         split_prompt=config.prompt_template is None and takes_system_prompt(config.supervisor_cmd),
         escalate_wait=config.escalate_wait if part is not None else None,
         answer_with=answer_line(part.run_id) if part is not None else "",
+        page_link=_page_link(config, part),
     )
     supervisor = Supervisor(runner, log, backoff, waits, clock)
     session.person.on_takeover.append(supervisor.abandon)

@@ -1,7 +1,9 @@
 """`ptysup serve [DIR]`: the runs of DIR (default: here) as a local web page until Ctrl-C.
 
 The first line on stdout is the page's URL with its token, for people and for scripts
-(`ptysup serve --port 0 | head -1`).
+(`ptysup serve --port 0 | head -1`). With `--control` the second line is the control URL,
+with a second token: the page it opens can also steer the live runs (type to the agent,
+answer what it waits on, raise its budgets, stop it). A read-only link never can.
 """
 
 from __future__ import annotations
@@ -11,27 +13,33 @@ import math
 import signal
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import TextIO
 
 from ptysup.argspec import ArgSpec
+from ptysup.attach import steer
 from ptysup.exitcodes import ExitCode
 from ptysup.serve import assets
 from ptysup.serve.api import RunsIndex
-from ptysup.serve.routes import Router
+from ptysup.serve.control import Steer
+from ptysup.serve.routes import CONTROL_PAGE, Router
 from ptysup.serve.security import new_token, url_host
 from ptysup.serve.server import IDLE_TIMEOUT_S, MAX_CONNECTIONS, Server
+from ptysup.store import pagelink
 from ptysup.store.rundir import RUNS_DIR, RunNotFound, run_dirs
 
 USAGE = (
-    "usage: ptysup serve [DIR] [--host HOST] [--port PORT] [--max-connections N] "
-    "[--idle-timeout SECONDS]   (DIR's runs as a web page; default here, 127.0.0.1, a free port)"
+    "usage: ptysup serve [DIR] [--control] [--host HOST] [--port PORT] [--max-connections N] "
+    "[--idle-timeout SECONDS]   (DIR's runs as a web page; default here, 127.0.0.1, a free "
+    "port; --control: a second URL that can steer the live runs)"
 )
 DEFAULT_HOST = "127.0.0.1"
+STEER = Steer(steer.send, steer.budget, steer.stop, steer.approve, steer.SteerError)
 ARGS = ArgSpec(
+    flags=("--control",),
     options={
         "--host": "text",
         "--port": "text",
@@ -55,6 +63,7 @@ class Options:
     port: int = 0
     max_connections: int = MAX_CONNECTIONS
     idle_timeout: float = IDLE_TIMEOUT_S
+    control: bool = False  # a second URL, whose page may steer the live runs
 
 
 def parse(args: Sequence[str]) -> Options | None:
@@ -66,7 +75,9 @@ def parse(args: Sequence[str]) -> Options | None:
         name, eq, inline = arg.partition("=")
         if arg in ("-h", "--help"):
             return None
-        if name in ARGS.options:
+        if arg in ARGS.flags:
+            values[arg] = "yes"
+        elif name in ARGS.options:
             values[name] = inline if eq else next(it, "")
             if not values[name]:
                 raise UsageError(f"{name} needs a value")
@@ -90,6 +101,7 @@ def parse(args: Sequence[str]) -> Options | None:
         _whole("--port", values.get("--port"), 0, (0, 65535)),
         _whole("--max-connections", values.get("--max-connections"), MAX_CONNECTIONS, (1, 10_000)),
         _seconds("--idle-timeout", values.get("--idle-timeout")),
+        "--control" in values,
     )
 
 
@@ -133,28 +145,67 @@ def main(args: Sequence[str], out: TextIO = sys.stdout) -> int:
         return int(ExitCode.INTERNAL)
     index = RunsIndex(options.directory / RUNS_DIR)
     token = new_token()
+    control_token = new_token() if options.control else None
+    steering = STEER if options.control else None
     try:
         server = Server(
             (options.host, options.port),
             token,
-            lambda wait, clock: Router(index, files, wait, clock),
+            lambda wait, clock: Router(index, files, wait, clock, steering),
             max_connections=options.max_connections,
             idle_timeout=options.idle_timeout,
+            control_token=control_token,
         )
     except OSError as exc:
         where = f"{url_host(options.host)}:{options.port}"
         print(f"ptysup: serve: cannot listen on {where}: {exc.strerror or exc}", file=sys.stderr)
         return int(ExitCode.USAGE)
-    out.write(f"http://{url_host(options.host)}:{server.port}/?token={token}\n")
-    out.write(f"serving the runs in {index.runs_dir}/ read-only; Ctrl-C stops\n")
+    urls = [token] if control_token is None else [token, control_token]
+    announce(out, options, server.port, urls, index.runs_dir)
+    out.flush()
+    withdraw = _published(options, server.port, index.runs_dir)
+    try:
+        serve_until_signalled(server)
+    finally:
+        withdraw()
+    return 0
+
+
+def _published(options: Options, port: int, runs_dir: Path) -> Callable[[], None]:
+    """With --control, the control page's address where a waiting run finds it (its
+    notification links to it); what takes it back."""
+    if not options.control:
+        return lambda: None
+    try:
+        return pagelink.publish(runs_dir, f"http://{url_host(options.host)}:{port}{CONTROL_PAGE}")
+    except OSError as exc:  # the page works all the same; only the runs' link is missing
+        print(f"ptysup: warning: serve: runs cannot link to the page: {exc}", file=sys.stderr)
+        return lambda: None
+
+
+def announce(out: TextIO, options: Options, port: int, tokens: list[str], runs: Path) -> None:
+    """The URLs (the read-only one first, then the control one), what they are, and the
+    warnings a non-loopback address deserves."""
+    base = f"http://{url_host(options.host)}:{port}/"
+    for token in tokens:
+        out.write(f"{base}?token={token}\n")
+    if options.control:
+        out.write(
+            f"serving the runs in {runs}/: the first URL reads, the second also steers "
+            "the live runs (keep it to yourself); Ctrl-C stops\n"
+        )
+    else:
+        out.write(f"serving the runs in {runs}/ read-only; Ctrl-C stops\n")
     if not is_loopback(options.host):
         out.write(
             f"ptysup: warning: {options.host} may be reachable from other machines; the token is "
             "the only guard and plain HTTP does not hide it on the way\n"
         )
-    out.flush()
-    serve_until_signalled(server)
-    return 0
+        if options.control:
+            out.write(
+                "ptysup: warning: whoever sees the control URL on the way can type to your "
+                "agents; over a network, reach 127.0.0.1 through an SSH tunnel instead\n"
+            )
 
 
 def is_loopback(host: str) -> bool:

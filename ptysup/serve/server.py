@@ -3,7 +3,8 @@
 A connection waits in the reception (one thread for all of them) until its request's head
 has arrived whole; the Guard (Host, then token) judges the head there, and only a request
 that carries the token takes one of the `max_connections` slots and a thread. Every
-answer, refusals included, carries the security headers.
+answer, refusals included, carries the security headers. A POST is a control request
+(`--control`): judged whole on its head too, its small body read in its slot's thread.
 """
 
 from __future__ import annotations
@@ -25,14 +26,15 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ptysup.serve.reception import MAX_HEAD, Reception, Waiting, answer_and_close, close
-from ptysup.serve.routes import TEXT, Response, Router, Stream
-from ptysup.serve.security import HEADERS, Guard, Verdict
+from ptysup.serve.routes import CONTROL_PAGE, TEXT, Response, Router, Stream
+from ptysup.serve.security import CONTROL_HEADERS, HEADERS, Guard, Verdict
 
 MAX_CONNECTIONS = 64  # requests with the token served at once (each holds a thread)
 IDLE_TIMEOUT_S = 10.0  # for a request's head to arrive whole, and for each write to be taken
 BACKLOG = 128  # connections the kernel queues before accept
 MAX_WAITING = 1024  # connections waiting for their request's head (fewer if fds are few)
 BUSY = "too many requests at once; try again"
+MAX_BODY = 64 * 1024  # a control request's body (a message to type is the largest)
 
 
 class Server:
@@ -54,6 +56,7 @@ class Server:
         max_connections: int = MAX_CONNECTIONS,
         idle_timeout: float = IDLE_TIMEOUT_S,
         warn: Callable[[str], None] = lambda line: print(line, file=sys.stderr),
+        control_token: str | None = None,
     ) -> None:
         self._warn = warn
         family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
@@ -68,7 +71,8 @@ class Server:
         self.idle_timeout = idle_timeout
         self._slots = threading.BoundedSemaphore(max_connections)
         self.stopping = threading.Event()
-        self.guard = Guard(token, address[0], self.port)  # the port is known once bound
+        # The port is known once bound.
+        self.guard = Guard(token, address[0], self.port, control_token)
         self.router = make_router(self.stopping.wait, time.monotonic)
         self._reception = Reception(
             self._listener, self._admit, self._too_big, idle_timeout, waiting_room(max_connections)
@@ -102,9 +106,7 @@ class Server:
             answer_and_close(waiting.sock, plain(400, "a request this server cannot read"))
             return
         method, target, headers = parsed
-        verdict = self.guard.check(
-            headers.get("Host"), urlsplit(target).query, headers.get("Cookie")
-        )
+        verdict = self.verdict(method, urlsplit(target).query, headers)
         if verdict.status:
             answer = plain(verdict.status, verdict.reason, head=method == "HEAD")
             answer_and_close(waiting.sock, answer)
@@ -120,6 +122,13 @@ class Server:
                 self._slots.release()
                 answer_and_close(waiting.sock, plain(503, BUSY))
 
+    def verdict(self, method: str, query: str, headers: email.message.Message) -> Verdict:
+        """The Guard's verdict on a request: a POST is judged as a control request."""
+        if method == "POST":
+            named = {name: str(headers.get(name, "")) for name in CONTROL_HEADERS}
+            return self.guard.check_control(query, named)
+        return self.guard.check(headers.get("Host"), query, headers.get("Cookie"))
+
     def _too_big(self, waiting: Waiting) -> None:
         answer_and_close(waiting.sock, plain(431, f"a request head is at most {MAX_HEAD} bytes"))
 
@@ -127,7 +136,7 @@ class Server:
         """Answer one request in this thread; a connection kept alive goes back to wait."""
         keep = False
         try:
-            handler = Handler(waiting.sock, waiting.address, self, head)
+            handler = Handler(waiting.sock, waiting.address, self, head, rest)
             keep = not handler.close_connection
         except OSError:  # the page went away, or stopped reading: nothing to tell anyone
             keep = False
@@ -205,8 +214,11 @@ class Handler(BaseHTTPRequestHandler):
     server: Server  # type: ignore[assignment]  # ours, not a socketserver
     protocol_version = "HTTP/1.1"
 
-    def __init__(self, sock: socket.socket, address: Any, server: Server, head: bytes) -> None:
+    def __init__(
+        self, sock: socket.socket, address: Any, server: Server, head: bytes, rest: bytes = b""
+    ) -> None:
         self._head = head
+        self._rest = rest  # what came after the head: the start of a POST's body
         super().__init__(sock, address, server)  # type: ignore[arg-type]
 
     def setup(self) -> None:
@@ -237,9 +249,45 @@ class Handler(BaseHTTPRequestHandler):
         if verdict.status:
             self._refuse(verdict, head=False)
             return
-        self._send(Response(405, TEXT, b"read-only: only GET\n"), head=False, allow="GET, HEAD")
+        if verdict.control:
+            answer, allow = Response(405, TEXT, b"only GET, and POST to steer\n"), "GET, HEAD, POST"
+        else:
+            answer, allow = Response(405, TEXT, b"read-only: only GET\n"), "GET, HEAD"
+        self._send(answer, head=False, allow=allow)
 
-    do_POST = do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_CONNECT = _refuse_method
+    do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_CONNECT = _refuse_method
+
+    def do_POST(self) -> None:
+        """A control request: judged again here, its body read, handed to the router."""
+        self.close_connection = True  # what follows its body is never read as a request
+        url = urlsplit(self.path)
+        verdict = self.server.verdict("POST", url.query, self.headers)
+        if verdict.status:
+            self._refuse(verdict, head=False)
+            return
+        body = self._body()
+        if isinstance(body, Response):
+            self._send(body, head=False)
+            return
+        address = self.client_address[0] if isinstance(self.client_address, tuple) else "?"
+        self._send(self.server.router.post(url.path, body, str(address)), head=False)
+
+    def _body(self) -> bytes | Response:
+        """The POST's body (Content-Length, at most MAX_BODY), or the refusal to send."""
+        if self.headers.get("Transfer-Encoding") is not None:
+            return Response(411, TEXT, b"a control request says its Content-Length\n")
+        length = self.headers.get("Content-Length", "").strip()
+        if not length.isdigit():
+            return Response(411, TEXT, b"a control request says its Content-Length\n")
+        if int(length) > MAX_BODY:
+            return Response(413, TEXT, f"a control request is at most {MAX_BODY} bytes\n".encode())
+        body = bytearray(self._rest[: int(length)])
+        while len(body) < int(length):  # each read within the idle time (the socket's timeout)
+            data = self.request.recv(int(length) - len(body))
+            if not data:
+                raise ConnectionResetError("the body ended early")
+            body += data
+        return bytes(body)
 
     def version_string(self) -> str:
         """The Server header: no Python version for a visitor to look up."""
@@ -256,12 +304,13 @@ class Handler(BaseHTTPRequestHandler):
         if verdict.status:
             self._refuse(verdict, head)
             return
-        cookie = self.server.guard.set_cookie() if verdict.from_query else None
-        if verdict.from_query and url.path == "/":
-            # Keep the token out of the address bar and history: the cookie carries it now.
-            self._send(Response(303, TEXT, b""), head, cookie=cookie, location="/")
+        cookie = self.server.guard.set_cookie(verdict) if verdict.from_query else None
+        if verdict.from_query and url.path in ("/", CONTROL_PAGE):
+            # Keep the token out of the address bar and history: the cookie carries it now
+            # (the browser keeps the address's #fragment, the run the control page shows).
+            self._send(Response(303, TEXT, b""), head, cookie=cookie, location=url.path)
             return
-        answer = self.server.router.get(url.path)
+        answer = self.server.router.get(url.path, control=verdict.control)
         if isinstance(answer, Stream):
             self._stream(answer, head, cookie)
         else:
@@ -273,11 +322,14 @@ class Handler(BaseHTTPRequestHandler):
     def _refuse(self, verdict: Verdict, head: bool) -> None:
         self._send(Response(verdict.status, TEXT, f"{verdict.reason}\n".encode()), head)
 
-    def _headers(self, status: int, content_type: str, cookie: str | None) -> None:
+    def _headers(
+        self, status: int, content_type: str, cookie: str | None, csp: str | None = None
+    ) -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         for name, value in HEADERS:
-            self.send_header(name, value)
+            is_csp = name == "Content-Security-Policy"
+            self.send_header(name, csp if is_csp and csp is not None else value)
         if cookie is not None:
             self.send_header("Set-Cookie", cookie)
 
@@ -290,7 +342,7 @@ class Handler(BaseHTTPRequestHandler):
         location: str | None = None,
         allow: str | None = None,
     ) -> None:
-        self._headers(answer.status, answer.content_type, cookie)
+        self._headers(answer.status, answer.content_type, cookie, answer.csp)
         if location is not None:
             self.send_header("Location", location)
         if allow is not None:

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from tests.e2e.conftest import rig  # noqa: F401  (the live test runs the real Claude Code)
+# The live tests run the real Claude Code and the Codex CLI.
+from tests.e2e.conftest import codex_rig, rig  # noqa: F401
 
 CHROMIUM = Path("/usr/bin/chromium")  # never playwright's own download
 # Chromium reports a CSP violation as a console error; this makes sure it is also reported

@@ -20,6 +20,7 @@
   const collapsed = new Set(); // batches whose runs are folded away
   let selected = null; // run id shown in the details
   let player = null; // { id, live, instance }
+  let control = false; // this visitor opened the control URL: a live run can be steered
 
   function el(tag, text, className) {
     const node = document.createElement(tag);
@@ -300,6 +301,11 @@
     box.querySelector("ul").replaceChildren(...damage.map((line) => el("li", line)));
   }
 
+  function showSteer(run) {
+    document.getElementById("detail-steer").hidden = !(control && run.live);
+    document.getElementById("steer-link").href = "/control#" + encodeURIComponent(run.run_id);
+  }
+
   async function showDetail(reveal) {
     if (selected === null) return;
     const run = await getJSON("/api/runs/" + encodeURIComponent(selected));
@@ -311,6 +317,7 @@
     showBatch(run);
     showOutcome(run);
     showDamage(run);
+    showSteer(run);
     renderDecisions(run.decisions || []);
     showPlayer(run);
     if (reveal) revealDetail();
@@ -376,5 +383,8 @@
     if (e.key === "Escape" && selected !== null && document.activeElement !== filterText) deselect();
   });
   if (location.hash.length > 1) selected = decodeURIComponent(location.hash.slice(1));
-  poll();
+  getJSON("/api/session")
+    .then((session) => { control = Boolean(session.control); })
+    .catch(() => { control = false; })
+    .finally(poll);
 })();
