@@ -44,14 +44,15 @@ class Run:
         return [e for e in self.events if e["event"] == name]
 
 
-def assert_interrupted_then_cleared(run: Run) -> None:
+def assert_interrupted_then_cleared(run: Run, clear: str = "/clear") -> None:
     """The hard stop as the event log tells it: the interrupt (Esc), seen to stop the turn,
-    then /clear typed once and confirmed, and nothing else typed after the interrupt."""
+    then CLEAR (the agent's command for a new conversation) typed once and confirmed, and
+    nothing else typed after the interrupt."""
     at = [e["event"] for e in run.events].index("interrupt")
     assert run.events[at]["confirmed"] is True
     typed = [(e["text"], e["confirmed"]) for e in run.events[at:] if e["event"] == "inject"]
-    assert typed == [("/clear", True)], typed
-    assert [i["text"] for i in run.named("inject")].count("/clear") == 1, run.named("inject")
+    assert typed == [(clear, True)], typed
+    assert [i["text"] for i in run.named("inject")].count(clear) == 1, run.named("inject")
 
 
 @contextlib.contextmanager
