@@ -377,6 +377,11 @@ def test_it_says_when_its_hooks_still_run() -> None:
     assert running is not None
     assert [x for x in screen("answered").lines if running.match(x)]
     assert not [x for x in screen("answered_done").lines if running.match(x)]
+    # One hook, running for seconds: a spinner before it, "Hook" alone.
+    assert running.match(
+        " ⠦ Executing Hook: ptysup (esc to cancel, 3s)" + " " * 50 + "? for shortcuts"
+    )
+    assert not running.match(" ⠦ Executing the plan (esc to cancel, 3s)")
 
 
 def test_a_pasted_message_is_read_across_its_blank_lines() -> None:
