@@ -92,7 +92,7 @@ class Rig:
         its exit code (it is killed if it has not ended 15 s later)."""
         proc = self.popen(task, *args)
         try:
-            self.model.wait_for(lambda q: q.kind is when, timeout=60)
+            self.model.wait_for(lambda q: q.kind is when, timeout=120)  # a loaded machine
             proc.send_signal(sig)
             return proc.wait(timeout=15)
         finally:

@@ -311,7 +311,6 @@ def test_piped_in_ci_a_turn_ends_on_the_agents_own_signal_at_once(
     (stop,) = _hooks(run, "Stop")
     # The bound is the product's own: the hook, then at most the settle's limit.
     assert turn["ts"] - stop["ts"] < HOOK_TO_TURN_END_S
-    assert turn["ts"] - run.named("inject")[0]["ts"] < 15
     (sup,) = r.model.requests_of(RequestKind.SUPERVISOR)
     assert WROTE in sup.human_text  # the supervisor read the turn's last words
     assert run.events[-1]["outcome"] == "complete"

@@ -66,7 +66,8 @@ PERMISSION_KINDS = {
 }
 
 _RULE = re.compile(r"^─{10,}\s*$")
-_PROMPT = re.compile(r"^ > ?(.*)$")
+# ` > ` in every approval mode but YOLO's, which draws ` *   ` (0.61.0, seen in a run).
+_PROMPT = re.compile(r"^ [>*] ?(.*)$")
 # A further line of a message in the box, indented as the message's own line was.
 _WRAPPED = re.compile(r"^   \s*\S")
 PLACEHOLDER = "Type your message or @path/to/file"
