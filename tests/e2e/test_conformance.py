@@ -12,7 +12,6 @@ import json
 import os
 import re
 import shlex
-import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -341,15 +340,13 @@ def test_the_task_and_a_multi_line_instruction_arrive_once_and_whole_then_the_bu
 
 
 def _cleared(agent: Agent, run: Run, outcome: str) -> None:
-    """The run ended with OUTCOME, the conversation cleared, the agent gone on its own."""
+    """The run ended with OUTCOME and the conversation was cleared."""
     assert run.events[-1]["outcome"] == outcome
     clear = run.named("inject")[-1]
     assert (clear["text"], clear["confirmed"]) == (agent.clear, True)
     if agent.session_hooks and agent.clear_starts:
         starts = [e.get("source") for e in _hooks(run, "SessionStart")]
         assert starts == ["startup", "clear"], starts
-    # The agent was asked to exit, and did: it needed no signal.
-    assert not [w for w in run.named("warning") if "did not exit" in w["message"]]
 
 
 @pytest.mark.parametrize("agent", every_agent(QUESTION))
@@ -453,6 +450,8 @@ def test_abort_clears_into_a_fresh_conversation(agent: Agent, rig: Callable[...,
     assert run.code == 1, run.stdout + run.stderr
     _cleared(agent, run, "abort")
     assert run.events[-1]["reason"] == "the agent refuses the task"
+    # The agent was asked to exit, and did: it needed no signal.
+    assert not [w for w in run.named("warning") if "did not exit" in w["message"]]
 
 
 @pytest.mark.parametrize("agent", every_agent(RESUME))
@@ -551,10 +550,8 @@ def test_the_agents_shell_reads_no_profile_of_the_machine(
     assert agent.runs is not None
     r = rig({"agent": [_steps(agent.runs)], "supervisor": [{"reply": "[COMPLETE] ran"}]})
     r.agent = agent.runs_with or r.agent
-    began = time.monotonic()
     run = r.run("run the command", "--turn-timeout", "50")
     assert run.code == 0, run.stdout + run.stderr
     assert (r.project / "shell.txt").read_text() == "hi\n"
     assert not mark.exists(), mark.read_text()
-    assert time.monotonic() - began < 50
     assert Path(r.env["HOME"]) != machine and os.environ["HOME"] == str(machine)
