@@ -117,3 +117,16 @@ def fake_model(project_dir: Path, tmp_path: Path) -> Iterator[FakeModelFactory]:
             return stack.enter_context(model)
 
         yield make
+
+
+# The tier of a test is its folder (docs/development.md): tests/pty's and
+# tests/integration's (real PTYs, processes) are marked `pty`, as tests/e2e's are `e2e`.
+TIERS = {"pty": pytest.mark.pty, "integration": pytest.mark.pty}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test with its folder's tier."""
+    for item in items:
+        folder = item.path.parent.name
+        if folder in TIERS and item.path.parent.parent.name == "tests":
+            item.add_marker(TIERS[folder])

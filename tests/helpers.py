@@ -19,6 +19,7 @@ from typing import Any
 
 from ptysup.agents.profile import AgentProfile
 from ptysup.agents.session import Timings
+from ptysup.terminal.pty_ import TERM_GRACE_S
 from ptysup.terminal.record import as_bytes, read_cast
 from ptysup.terminal.screen import ScreenFeeder, ScreenModel
 
@@ -43,14 +44,15 @@ class Run:
         return [e for e in self.events if e["event"] == name]
 
 
-def assert_interrupted_then_cleared(run: Run) -> None:
+def assert_interrupted_then_cleared(run: Run, clear: str = "/clear") -> None:
     """The hard stop as the event log tells it: the interrupt (Esc), seen to stop the turn,
-    then /clear typed once and confirmed, and nothing else typed after the interrupt."""
+    then CLEAR (the agent's command for a new conversation) typed once and confirmed, and
+    nothing else typed after the interrupt."""
     at = [e["event"] for e in run.events].index("interrupt")
     assert run.events[at]["confirmed"] is True
     typed = [(e["text"], e["confirmed"]) for e in run.events[at:] if e["event"] == "inject"]
-    assert typed == [("/clear", True)]
-    assert [i["text"] for i in run.named("inject")].count("/clear") == 1
+    assert typed == [(clear, True)], typed
+    assert [i["text"] for i in run.named("inject")].count(clear) == 1, run.named("inject")
 
 
 @contextlib.contextmanager
@@ -242,10 +244,17 @@ def processes_with(marker: str) -> list[int]:
     return found
 
 
-def kill_all(pids: Sequence[int]) -> None:
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
+def kill_all(pids: Sequence[int], grace: float = TERM_GRACE_S) -> None:
+    """End PIDS as ptysup ends its agent: SIGTERM, up to GRACE seconds for them to go (an
+    agent restores its terminal, a node process ends its children), then SIGKILL, and a
+    moment more for that to land."""
+    for sig, within in ((signal.SIGTERM, grace), (signal.SIGKILL, 2.0)):
+        for pid in [pid for pid in pids if alive(pid)]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+        deadline = time.monotonic() + within
+        while any(alive(pid) for pid in pids) and time.monotonic() < deadline:
+            time.sleep(0.02)
 
 
 # A process that only burns CPU, pinned to one core.

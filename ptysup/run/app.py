@@ -242,7 +242,7 @@ def second_opinion(
     if not config.second_opinion:
         return None
     # Loaded here, not at the top: it brings the supervisor's modules, which load while
-    # the agent boots (tests/unit/test_startup.py).
+    # the agent boots (tests/pty/test_startup.py).
     from ptysup.run import second
 
     choice = second.choose(config, env.get("PATH"))

@@ -14,6 +14,10 @@ from dataclasses import dataclass
 
 from ptyprocess import PtyProcess
 
+# How long an agent gets to end on SIGTERM (full-screen programs restore the terminal on
+# it) before SIGKILL; the tests' rigs end what a run left behind the same way.
+TERM_GRACE_S = 2.0
+
 
 class AgentStartError(Exception):
     """The agent command could not be started (missing, not executable, bad cwd)."""
@@ -122,7 +126,7 @@ class AgentProcess:
             os.close(pidfd)
         return self.poll()
 
-    def terminate(self, grace: float = 2.0) -> ExitStatus | None:
+    def terminate(self, grace: float = TERM_GRACE_S) -> ExitStatus | None:
         """End the agent and its process group: TERM (what full-screen programs clean up
         on: htop, less and vim leave the alternate screen), then KILL; reap it. HUP comes
         first only once the person's terminal went away (`hung_up`)."""

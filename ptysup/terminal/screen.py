@@ -1057,7 +1057,7 @@ class ScreenModel:
 # - Once a flood pauses for SETTLE_QUIET, the newest SETTLE bytes (fed or not) are fed
 #   again from a line start, after the last title seen: scrolling output only shows its
 #   last lines and a full repaint only what it painted, so for those the screen is the
-#   one a complete feed makes (tests/unit/test_relay.py). A program that floods past the
+#   one a complete feed makes (tests/pty/test_relay.py). A program that floods past the
 #   backlog while patching its screen with relative moves is left approximate until it
 #   repaints.
 BACKLOG = 2 * 1024 * 1024  # unfed bytes kept: at most about 0.25 s of the model's work

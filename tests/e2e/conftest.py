@@ -92,7 +92,7 @@ class Rig:
         its exit code (it is killed if it has not ended 15 s later)."""
         proc = self.popen(task, *args)
         try:
-            self.model.wait_for(lambda q: q.kind is when, timeout=60)
+            self.model.wait_for(lambda q: q.kind is when, timeout=120)  # a loaded machine
             proc.send_signal(sig)
             return proc.wait(timeout=15)
         finally:
@@ -310,7 +310,7 @@ def rigs(
             scenario = Scenario.from_dict(scenario)
         scenario.seed(project_dir)
         model = fake_model(scenario)
-        env = env_for(model.url)
+        env = without_machine_profile(env_for(model.url), tmp_path / "shell")
         # Off unless a test wants it: the tests hold exactly what is typed at each
         # decision, and the wind-down adds a paragraph near a short budget's end
         # (tests/e2e/test_wind_down.py takes the default back).
@@ -325,6 +325,37 @@ def rigs(
         named = {pid: _cmdline(pid) for pid in left}
         kill_all(left)
         assert not left, f"processes outlived ptysup: {named}"
+
+
+# The private home's git identity: commits made in a test need no machine's ~/.gitconfig.
+GIT_IDENTITY = "[user]\n\tname = ptysup tests\n\temail = tests@ptysup.invalid\n"
+# bash, reading no startup file: the agents' login shells (Claude Code's `bash -c -l`, the
+# snapshot it makes of ~/.bashrc) read the profile of whoever runs the tests otherwise.
+NO_PROFILE_BASH = '#!/bin/sh\nexec /bin/bash --noprofile --norc "$@"\n'
+
+
+def without_machine_profile(env: Mapping[str, str], where: Path) -> dict[str, str]:
+    """ENV for agents whose shells read none of the machine's startup files: a private HOME
+    (unless the agent's env already gives one) and SHELL a bash that reads no profile.
+
+    A login shell killed with SIGKILL leaves pyenv's rehash lock behind
+    (~/.pyenv/shims/.pyenv-shim): every later `pyenv init` in ~/.bashrc then waits 60 s
+    for it, and Claude Code runs each Bash command, and its shell snapshot, through it."""
+    env = dict(env)
+    home = where / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    if env.get("HOME") in (None, "", os.environ.get("HOME")):
+        for name in (".profile", ".bash_profile", ".bashrc"):
+            (home / name).write_text("# the tests' private home: no profile of the machine\n")
+        (home / ".gitconfig").write_text(GIT_IDENTITY)
+        env["HOME"] = str(home)
+    shell = where / "bash"
+    shell.write_text(NO_PROFILE_BASH)
+    shell.chmod(0o755)
+    env["SHELL"] = str(shell)
+    for name in ("BASH_ENV", "ENV"):  # what a non-interactive bash or sh would source
+        env.pop(name, None)
+    return env
 
 
 def _cmdline(pid: int) -> str:
@@ -376,7 +407,8 @@ def claude_and_codex_rigs(
         yield from rigs(fake_model, project_dir, tmp_path, env_for, agent)
 
 
-# Every agent ptysup drives, by its profile's name: the command the rigs start.
+# Every agent ptysup drives, by its registry name, in the registry's order: the command
+# the rigs start.
 EVERY_AGENT = {
     "claude": "claude --permission-mode acceptEdits",
     "codex": "codex",
@@ -386,8 +418,46 @@ EVERY_AGENT = {
     "aider": "aider",
 }
 
+# Each agent's private home (besides Claude Code's, which every rig has for `claude -p`):
+# (model url, binary, the environment under it, the project) -> its context manager.
+PRIVATE_HOMES: Mapping[str, Callable[[str, Path, Mapping[str, str], Path], Any]] = {
+    "codex": lambda url, binary, base, project: codex_env.codex_env(
+        url, [project], binary, base=base
+    ),
+    "gemini": lambda url, binary, base, project: gemini_env.gemini_env(url, binary, base=base),
+    "qwen": lambda url, binary, base, project: qwen_env.qwen_env(url, binary, base=base),
+    "opencode": lambda url, binary, base, project: opencode_env.opencode_env(
+        url, binary, base=base
+    ),
+    "aider": lambda url, binary, base, project: aider_env.aider_env(url, binary, base=base),
+}
 
-@pytest.fixture(params=sorted(EVERY_AGENT))
+
+def agent_rigs(
+    request: pytest.FixtureRequest,
+    name: str,
+    fake_model: FakeModelFactory,
+    claude_env: ClaudeEnvFactory,
+    project_dir: Path,
+    tmp_path: Path,
+) -> Iterator[Callable[[Mapping[str, Any]], Rig]]:
+    """Rigs of agent NAME, its pinned binary in a private home, `claude -p` supervising."""
+    binary: Path = request.getfixturevalue(f"{name}_bin")
+    if name == "aider":  # aider works in a git repository only
+        subprocess.run(["git", "init", "-q", str(project_dir)], check=True)
+    with contextlib.ExitStack() as stack:
+
+        def env_for(url: str) -> dict[str, str]:
+            claude = claude_env(url).env
+            if name == "claude":
+                return dict(claude)
+            made = PRIVATE_HOMES[name](url, binary, claude, project_dir)
+            return dict(stack.enter_context(made).env)
+
+        yield from rigs(fake_model, project_dir, tmp_path, env_for, EVERY_AGENT[name])
+
+
+@pytest.fixture(params=list(EVERY_AGENT))
 def every_agent_rig(
     request: pytest.FixtureRequest,
     fake_model: FakeModelFactory,
@@ -396,30 +466,7 @@ def every_agent_rig(
     tmp_path: Path,
 ) -> Iterator[Callable[[Mapping[str, Any]], Rig]]:
     """Rigs of each agent, its pinned binary in a private home, `claude -p` supervising."""
-    name: str = request.param
-    binary: Path = request.getfixturevalue(f"{name}_bin")
-    if name == "aider":
-        subprocess.run(["git", "init", "-q", str(project_dir)], check=True)
-    with contextlib.ExitStack() as stack:
-
-        def env_for(url: str) -> dict[str, str]:
-            claude = claude_env(url).env
-            made: contextlib.AbstractContextManager[Any]
-            if name == "claude":
-                return dict(claude)
-            if name == "codex":
-                made = codex_env.codex_env(url, [project_dir], binary, base=claude)
-            elif name == "gemini":
-                made = gemini_env.gemini_env(url, binary, base=claude)
-            elif name == "qwen":
-                made = qwen_env.qwen_env(url, binary, base=claude)
-            elif name == "opencode":
-                made = opencode_env.opencode_env(url, binary, base=claude)
-            else:
-                made = aider_env.aider_env(url, binary, base=claude)
-            return dict(stack.enter_context(made).env)
-
-        yield from rigs(fake_model, project_dir, tmp_path, env_for, EVERY_AGENT[name])
+    yield from agent_rigs(request, request.param, fake_model, claude_env, project_dir, tmp_path)
 
 
 class Screen:

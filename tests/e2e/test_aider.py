@@ -19,11 +19,9 @@ import pytest
 
 from ptysup.testing import aider_env as aider_env_module
 from ptysup.testing.fakemodel import RequestKind
-from ptysup.testing.wires import chat
 from tests.conftest import ClaudeEnvFactory, FakeModelFactory
-from tests.e2e.conftest import RESUMED, TWO_PARTS, Rig, demo_run, rigs
-from tests.e2e.test_terminal_left_clean import LISTED, check_mirrored_and_restored
-from tests.helpers import HOOK_TO_TURN_END_S, assert_interrupted_then_cleared, read_events
+from tests.e2e.conftest import Rig, demo_run, rigs
+from tests.helpers import HOOK_TO_TURN_END_S
 
 pytestmark = pytest.mark.e2e
 
@@ -68,10 +66,9 @@ def test_a_turn_ends_on_aiders_notification_and_the_task_goes_in_once_and_whole(
     assert [(i["kind"], i["confirmed"]) for i in run.named("inject")] == [("task", True)]
     (turn,) = run.named("turn_end")
     assert turn["kind"] == "stop" and "dialog" not in turn
-    # Quiet time alone would end the turn only after 30 s: the notification ends it at once.
+    # The notification is its Stop (the conformance suite times it).
     (stop,) = [e for e in run.named("hook") if e["name"] == "Stop"]
     assert stop["notification_type"] == "aider_waits"
-    assert turn["ts"] - stop["ts"] < HOOK_TO_TURN_END_S
     assert turn["ts"] - run.named("inject")[0]["ts"] < 15
     assert run.named("agent_start")[0]["profile"] == "aider"
     # A first run in an empty HOME asked nothing: no .gitignore question (nor its file),
@@ -220,43 +217,6 @@ def test_abort_clears_the_chat_and_aider_exits_also_behind_a_wrapper_named_by_ag
     assert run.events[-1]["outcome"] == "abort"
 
 
-def test_a_time_budget_interrupts_the_reply_then_clears(rig: Callable[..., Rig]) -> None:
-    r = rig({"agent": [{"delay": 60, "reply": "Too late."}], "supervisor": []})
-    run = r.run("take your time", "--max-time", "8s")
-    assert run.code == 3, run.stdout + run.stderr
-    assert_interrupted_then_cleared(run)
-    assert not r.leftovers()
-
-
-def test_resume_after_sigkill_restores_the_chat_history(rig: Callable[..., Rig]) -> None:
-    r = rig(TWO_PARTS)
-    first, resumed = r.killed_then_resumed(
-        "do part one", "aider", "--max-iter", "5", "--agent-cmd", AGENT
-    )
-    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
-    events = read_events(r.log)[len(first) :]
-    (start,) = [e for e in events if e["event"] == "agent_start"]
-    assert start["argv"] == [AGENT]  # --restore-chat-history is ptysup's, not in the log's
-    # The model got part two with part one's turn still in the conversation.
-    (two,) = [
-        q for q in r.model.requests_of(RequestKind.AGENT) if q.human_text == "now do part two"
-    ]
-    said = [t for m in two.body["messages"] for t in chat.texts(m)]
-    assert any("do part one" in t for t in said) and any("Part one done." in t for t in said)
-    assert events[-1]["outcome"] == "complete"
-    # Its supervisor was told what aider did: no conversation reopened, its history restored.
-    told = [q.human_text for q in r.model.requests_of(RequestKind.SUPERVISOR)]
-    (note,) = [t for t in told if RESUMED in t]
-    assert "the agent was started again and restored its chat history" in note
-    assert "reopened" not in note
-
-
-def test_in_tmux_the_supervisor_sees_the_persons_screen_and_the_terminal_is_restored(
-    rig: Callable[..., Rig], tmp_path: Path
-) -> None:
-    check_mirrored_and_restored(rig(LISTED), tmp_path, "ptysup-aider", 40)
-
-
 def test_the_demo_runs_with_aider_as_agent(aider_bin: Path) -> None:
     with demo_run("aider", "AIDER_") as (done, kept):
         assert done.returncode == 0, done.stdout + done.stderr
@@ -268,15 +228,6 @@ def test_the_demo_runs_with_aider_as_agent(aider_bin: Path) -> None:
             ["git", "log", "--format=%s"], cwd=kept, capture_output=True, text=True
         )
         assert "Implement word count" in commits.stdout.splitlines()  # aider's, the fake's
-
-
-def test_in_ci_piped_aider_completes(rig: Callable[..., Rig]) -> None:
-    r = rig({"agent": [{"reply": "Done."}], "supervisor": [{"reply": "[COMPLETE] fine"}]})
-    r.env.update(CI="true", GITHUB_ACTIONS="true", TERM="dumb")
-    run = r.run("say done", "--idle", "30")
-    assert run.code == 0, run.stdout + run.stderr
-    assert [t["kind"] for t in run.named("turn_end")] == ["stop"]
-    assert r.human_texts() == ["say done"]
 
 
 def test_doctor_knows_the_pinned_aider_as_a_tested_release(rig: Callable[..., Rig]) -> None:

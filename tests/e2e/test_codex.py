@@ -1,5 +1,6 @@
-"""ptysup supervising the real Codex CLI (pinned, in a private CODEX_HOME) against the fake
-model's Responses wire; the supervisor is `claude -p` on the same fake model.
+"""What only Codex CLI does, supervised (pinned, in a private CODEX_HOME) against the fake
+model's Responses wire; the supervisor is `claude -p` on the same fake model. What every
+agent does (questions, approvals, abort, budget, resume…) is test_conformance.py's.
 
 Each test is one short run: together they stay within a couple of minutes."""
 
@@ -7,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 from collections.abc import Callable
@@ -20,9 +20,6 @@ from ptysup.testing.codex_env import config_toml
 from ptysup.testing.fakemodel import RecordedRequest, RequestKind
 from tests.e2e.conftest import UNSAVED, Rig
 from tests.helpers import (
-    DIALOG_STALL_S,
-    assert_dialog_turn_end,
-    assert_interrupted_then_cleared,
     python_m,
     read_events,
     wait_for,
@@ -127,206 +124,6 @@ def test_an_untrusted_git_folder_is_named_with_its_fix_never_answered(
     assert not r.model.requests  # nothing was typed, nothing reached the model
     # ptysup answered nothing: the folder is still untrusted
     assert str(r.project.resolve()) not in tomllib.loads(config.read_text()).get("projects", {})
-
-
-def test_a_multi_line_instruction_lands_whole_as_one_message(
-    codex_rig: Callable[..., Rig],
-) -> None:
-    instruction = "Fix two things:\n1. the loop\n2. the test"
-    r = codex_rig(
-        {
-            "agent": SIMPLE_AGENT,
-            "supervisor": [
-                {"times": 1, "reply": f"[CONTINUE] {instruction}"},
-                {"reply": "[COMPLETE] fine"},
-            ],
-        }
-    )
-    run = r.run("start", "--max-iter", "3")
-    assert run.code == 0, run.stdout + run.stderr
-    assert r.human_texts() == ["start", instruction]
-    assert [(i["kind"], i["confirmed"], i["attempts"]) for i in run.named("inject")] == [
-        ("task", True, 1),
-        ("instruction", True, 1),
-    ]
-
-
-def test_abort_clears_codex_and_exits_1(codex_rig: Callable[..., Rig]) -> None:
-    r = codex_rig(
-        {"agent": SIMPLE_AGENT, "supervisor": [{"reply": "[ABORT] deleting the wrong files"}]}
-    )
-    run = r.run("tidy up")
-    assert run.code == 1, run.stdout + run.stderr
-    clear = run.named("inject")[-1]
-    assert (clear["text"], clear["confirmed"]) == ("/clear", True)
-    end = run.events[-1]
-    assert (end["outcome"], end["reason"]) == ("abort", "deleting the wrong files")
-
-
-def test_budget_exhaustion_clears_codex_and_exits_3(codex_rig: Callable[..., Rig]) -> None:
-    r = codex_rig({"agent": SIMPLE_AGENT, "supervisor": [{"reply": "[CONTINUE] keep going"}]})
-    # Exactly what was decided, without the wind-down (its own tests: test_wind_down.py).
-    run = r.run("endless task", "--max-iter", "2", "--wind-down", "off")
-    assert run.code == 3, run.stdout + run.stderr
-    assert len(r.model.requests_of(RequestKind.SUPERVISOR)) == 2
-    assert r.human_texts() == ["endless task", "keep going"]
-    assert [i["confirmed"] for i in run.named("inject")] == [True, True, True]
-    assert run.named("inject")[-1]["text"] == "/clear"
-    assert run.events[-1]["outcome"] == "budget"
-
-
-def test_time_budget_interrupts_codex_s_turn_then_clears_it(codex_rig: Callable[..., Rig]) -> None:
-    # The model asks for a command only after the budget ran out: it must never run.
-    late = {"tool": "exec_command", "input": {"cmd": "touch late.txt"}, "delay": 12}
-    r = codex_rig({"agent": [{"steps": [late, {"text": "unused"}]}], "supervisor": []})
-    run = r.run("touch late.txt", "--max-time", "4s")
-    assert run.code == 3, run.stdout + run.stderr
-    assert run.events[-1]["outcome"] == "time"
-    # Esc, seen to stop the turn (Codex sends no Stop then); then /clear, confirmed.
-    assert_interrupted_then_cleared(run)
-    assert not _hooks(run.events, "Stop")
-    wait_for(lambda: not r.leftovers(), 10, "every process of the run to be gone")
-    assert not (r.project / "late.txt").exists()
-
-
-COLOUR = {
-    "tool": "request_user_input",
-    "input": {
-        "questions": [
-            {
-                "id": "colour",
-                "header": "Colour",
-                "question": "Which colour should the button be?",
-                "options": [
-                    {"label": "Red", "description": "warm"},
-                    {"label": "Blue", "description": "cool"},
-                ],
-            }
-        ]
-    },
-}
-
-
-def test_a_codex_question_is_answered_by_the_supervisor(codex_rig: Callable[..., Rig]) -> None:
-    r = codex_rig(
-        {
-            "agent": [{"steps": [COLOUR, {"text": "The button is blue now."}]}],
-            "supervisor": [
-                {"times": 1, "regex": "Which colour should", "reply": "[CONTINUE] blue"},
-                {"reply": "[COMPLETE] done"},
-            ],
-        }
-    )
-    run = r.run("style the button", "--max-iter", "5")
-    assert run.code == 0, run.stdout + run.stderr
-    (question,) = run.named("question")
-    assert question["to"] == "supervisor"
-    assert question["questions"][0]["options"] == ["Red", "Blue"]
-    (answer,) = run.named("answer")
-    assert answer["by"] == "supervisor" and answer["delivered"] is True
-    assert answer["answers"] == {"Which colour should the button be?": "Blue"}
-    # The model read the answer as the tool's output (Codex shows no picker).
-    outputs = [o for req in r.model.requests_of(RequestKind.AGENT) for o in _outputs(req)]
-    assert len(outputs) == 1 and "The user answered" in outputs[0]
-    assert "'Which colour should the button be?': Blue" in outputs[0]
-    sup = r.model.requests_of(RequestKind.SUPERVISOR)
-    assert "Question 1 [Colour]: Which colour should the button be?" in sup[0].human_text
-
-
-ESCALATED = {
-    "tool": "exec_command",
-    "input": {
-        "cmd": "touch approved.txt",
-        "sandbox_permissions": "require_escalated",
-        "justification": "May I create approved.txt?",
-    },
-}
-
-
-def test_an_approval_dialog_is_never_approved_but_explained_and_escalated(
-    codex_rig: Callable[..., Rig],
-) -> None:
-    r = codex_rig(
-        {
-            "agent": [{"steps": [ESCALATED, {"text": "unused"}]}],
-            "supervisor": [{"reply": "[ESCALATE] a person must decide on approved.txt"}],
-        }
-    )
-    run = r.run("create approved.txt", "--turn-timeout", DIALOG_STALL_S)
-    assert run.code == 7, run.stdout + run.stderr
-    (request,) = _hooks(run.events, "PermissionRequest")
-    assert request["target"] == "touch approved.txt"
-    # The turn ended on the dialog at once; the supervisor saw it on the screen and escalated.
-    assert_dialog_turn_end(run)
-    assert len(run.named("turn_end")) == 1
-    (sup,) = r.model.requests_of(RequestKind.SUPERVISOR)
-    assert "Would you like to run the following command?" in sup.human_text
-    assert "A dialog is open on the agent's screen and no one answered it" in sup.human_text
-    assert run.named("escalation")[0]["at"] == "turn_end"
-    assert not (r.project / "approved.txt").exists()  # nobody approved it
-
-
-def test_an_approval_dialog_is_rejected_when_the_supervisor_says_go_on(
-    codex_rig: Callable[..., Rig],
-) -> None:
-    instead = "Do not create files; say what you would run."
-    r = codex_rig(
-        {
-            "agent": [
-                {"match": "say what you would run", "reply": "I would run touch."},
-                {"steps": [ESCALATED, {"text": "unused"}]},
-            ],
-            "supervisor": [
-                {"times": 1, "reply": f"[CONTINUE] {instead}"},
-                {"reply": "[COMPLETE] answered"},
-            ],
-        }
-    )
-    run = r.run("create approved.txt", "--turn-timeout", DIALOG_STALL_S)
-    assert run.code == 0, run.stdout + run.stderr
-    assert_dialog_turn_end(run)
-    names = [e["event"] for e in run.events]
-    (instruction,) = [e for e in run.named("inject") if e["kind"] == "instruction"]
-    assert names.index("decision") < names.index("dialog_dismissed") < run.events.index(instruction)
-    # Codex tells its model itself that the command was refused: the instruction goes alone.
-    assert instruction["text"] == instead and instruction["confirmed"]
-    (told,) = [q for q in r.model.requests_of(RequestKind.AGENT) if instead in q.human_text]
-    assert any("aborted by user" in o for o in _outputs(told)), _outputs(told)
-    assert not (r.project / "approved.txt").exists()  # Esc chose "No", never "Yes"
-
-
-def test_resume_after_sigkill_reopens_the_same_codex_conversation(
-    codex_rig: Callable[..., Rig],
-) -> None:
-    r = codex_rig(
-        {
-            "agent": [
-                {"match": "remember the word kiwi", "reply": "I will remember kiwi."},
-                {"match": "say the word", "reply": "The word was kiwi."},
-            ],
-            "supervisor": [
-                {"match": "has just been resumed", "reply": "[CONTINUE] say the word"},
-                {"match": "The word was kiwi", "reply": "[COMPLETE] it remembered"},
-                {"delay": 60, "reply": "[CONTINUE] never read: ptysup is killed first"},
-            ],
-        }
-    )
-    r.signalled("remember the word kiwi", signal.SIGKILL, RequestKind.SUPERVISOR)
-    wait_for(lambda: not r.leftovers(), 20, "Codex to exit after losing its terminal")
-    first = _hooks(read_events(r.log), "SessionStart")[0]["session_id"]
-    resumed = r.ptysup("resume", "last", "--agent-cmd", "codex", "--max-iter", "5")
-    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
-    events = read_events(r.log)
-    starts = _hooks(events, "SessionStart")
-    assert [(s["session_id"], s["source"]) for s in starts] == [
-        (first, "startup"),
-        (first, "resume"),
-    ]
-    # The model saw the earlier history in the resumed conversation.
-    (later,) = [q for q in r.model.requests_of(RequestKind.AGENT) if q.human_text == "say the word"]
-    said = json.dumps(later.body["input"])
-    assert "remember the word kiwi" in said and "I will remember kiwi." in said
-    assert events[-1]["outcome"] == "complete"
 
 
 CLEARED_PLAN = """\

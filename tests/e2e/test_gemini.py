@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import signal
 import subprocess
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack
@@ -16,28 +15,20 @@ from typing import Any
 import pytest
 
 from ptysup.agents.private import agents_dir
-from ptysup.agents.session import REFUSED_NOTE
 from ptysup.testing import gemini_env as gemini_env_module
 from ptysup.testing.fakemodel import RequestKind
 from tests.conftest import FakeModelFactory
 from tests.e2e.conftest import (
     MID_TURN,
     RESUMED,
-    TWO_PARTS,
     UNSAVED,
     Rig,
     demo_run,
     killed_mid_turn_then_resumed,
     rigs,
 )
-from tests.e2e.test_terminal_left_clean import LISTED, check_mirrored_and_restored
 from tests.helpers import (
-    DIALOG_STALL_S,
-    HOOK_TO_TURN_END_S,
-    Run,
     Tmux,
-    assert_dialog_turn_end,
-    assert_interrupted_then_cleared,
     ptysup_argv,
     read_events,
     run_ptysup,
@@ -67,10 +58,6 @@ def rig(
         yield from rigs(fake_model, project_dir, tmp_path, env_for, AGENT, SUPERVISED)
 
 
-def _ends(run: Run) -> list[tuple[str, str]]:
-    return [(e["kind"], e.get("detail", "")) for e in run.named("turn_end")]
-
-
 def test_a_task_completes_with_turn_ends_from_the_after_agent_hook(
     rig: Callable[..., Rig],
 ) -> None:
@@ -93,7 +80,6 @@ def test_a_task_completes_with_turn_ends_from_the_after_agent_hook(
     hooks = [(e["name"], e.get("tool_name")) for e in run.named("hook")]
     assert ("UserPromptSubmit", None) in hooks and ("PostToolUse", "write_file") in hooks
     (stop,) = [e for e in run.named("hook") if e["name"] == "Stop"]
-    assert turn["ts"] - stop["ts"] < HOOK_TO_TURN_END_S
     # Gemini CLI counts tokens, not dollars: the turn end logs the conversation's.
     assert stop["tokens"]["total"] == stop["tokens"]["input"] + stop["tokens"]["output"] > 0
     started = run.named("inject")[0]["ts"]
@@ -128,44 +114,6 @@ def test_agent_gemini_supervises_a_wrapper_script_through_its_hooks(
     assert [e["kind"] for e in run.named("turn_end")] == ["stop"]
 
 
-def test_abort_clears_the_conversation_and_gemini_quits(rig: Callable[..., Rig]) -> None:
-    r = rig(
-        {
-            "agent": [{"reply": "I cannot do that here."}],
-            "supervisor": [{"reply": "[ABORT] the agent refuses the task"}],
-        }
-    )
-    run = r.run("do the impossible")
-    assert run.code == 1, run.stdout + run.stderr
-    clears = [i for i in run.named("inject") if i["text"] == "/clear"]
-    assert [c["confirmed"] for c in clears] == [True]
-    sources = [e.get("source") for e in run.named("hook") if e["name"] == "SessionStart"]
-    assert sources == ["startup", "clear"]
-    assert not [w for w in run.named("warning") if "did not exit" in w["message"]]
-    assert run.events[-1]["outcome"] == "abort"
-
-
-def test_a_time_budget_interrupts_the_turn_then_clears(rig: Callable[..., Rig]) -> None:
-    late = {**WRITE, "delay": 24}
-    r = rig(
-        {
-            "agent": [{"steps": [late, {"text": "Wrote it."}]}],
-            "supervisor": [{"reply": "[COMPLETE]"}],
-        }
-    )
-    run = r.run("write out.txt slowly", "--max-time", "6s")
-    assert run.code == 3, run.stdout + run.stderr
-    end = run.events[-1]
-    assert (end["event"], end["outcome"]) == ("run_end", "time")
-    # Stopped at the budget, far before the turn's 24 s: the interrupt, /clear and exit
-    # take seconds more on a loaded machine (up to 8 were seen), a figure for the bench.
-    assert end["elapsed_s"] < 6 + 12, end
-    assert_interrupted_then_cleared(run)
-    assert not r.model.requests_of(RequestKind.SUPERVISOR)
-    wait_for(lambda: not r.leftovers(), 10, "every process of the run to be gone")
-    assert not (r.project / "out.txt").exists()
-
-
 ASK = {
     "tool": "ask_user",
     "input": {
@@ -182,89 +130,6 @@ ASK = {
         ]
     },
 }
-
-
-def test_a_question_is_answered_by_the_supervisor(rig: Callable[..., Rig]) -> None:
-    r = rig(
-        {
-            "agent": [{"steps": [ASK, {"text": "Painted it blue."}]}],
-            "supervisor": [
-                {"regex": r"The agent asks:\nQuestion 1 \[Color\]", "reply": "[CONTINUE] blue"},
-                {"reply": "[COMPLETE] painted"},
-            ],
-        }
-    )
-    run = r.run("paint the button", "--max-iter", "3")
-    assert run.code == 0, run.stdout + run.stderr
-    (question,) = run.named("question")
-    assert question["to"] == "supervisor"
-    (answer,) = run.named("answer")
-    assert answer["by"] == "supervisor"
-    # The model read the answer as the tool's result; the dialog never opened.
-    responses = [
-        part["functionResponse"]
-        for q in r.model.requests_of(RequestKind.AGENT)
-        for content in q.body["contents"]
-        for part in content["parts"]
-        if "functionResponse" in part
-    ]
-    assert any(
-        "The user answered: Which color should the button be? → Blue"
-        in json.dumps(x, ensure_ascii=False)
-        for x in responses
-    ), responses
-    assert not [e for e in run.named("hook") if e["name"] == "PermissionRequest"]
-    assert [t["kind"] for t in run.named("turn_end")] == ["stop"]
-
-
-def test_an_approval_dialog_is_never_approved_but_escalated(rig: Callable[..., Rig]) -> None:
-    shell = {
-        "tool": "run_shell_command",
-        "input": {"command": "echo hi > shell.txt", "description": "w"},
-    }
-    r = rig(
-        {
-            "agent": [{"steps": [shell, {"text": "Ran it."}]}],
-            "supervisor": [{"reply": "[ESCALATE] a person must allow the shell command"}],
-        }
-    )
-    run = r.run("run the shell command", "--turn-timeout", DIALOG_STALL_S)
-    assert run.code == 7, run.stdout + run.stderr
-    (permission,) = [e for e in run.named("hook") if e["name"] == "PermissionRequest"]
-    assert permission["tool_name"] == "run_shell_command"
-    assert_dialog_turn_end(run)
-    assert len(run.named("turn_end")) == 1
-    (sup,) = r.model.requests_of(RequestKind.SUPERVISOR)
-    assert "Allow execution of" in sup.human_text and "echo hi > shell.txt" in sup.human_text
-    (escalation,) = run.named("escalation")
-    assert escalation["reason"] == "a person must allow the shell command"
-    assert not (r.project / "shell.txt").exists()
-    assert run.events[-1]["outcome"] == "escalated"
-
-
-def test_resume_after_sigkill_reopens_the_same_conversation(rig: Callable[..., Rig]) -> None:
-    r = rig(TWO_PARTS)
-    r.signalled("do part one", signal.SIGKILL, RequestKind.SUPERVISOR)
-    wait_for(lambda: not r.leftovers(), 20, "Gemini CLI to exit after losing its terminal")
-    first = read_events(r.log)
-    session = next(e["session_id"] for e in first if e["event"] == "hook" and e.get("session_id"))
-    resumed = r.ptysup(
-        "resume", "--max-iter", "5", "--agent-cmd", AGENT, "--supervisor-cmd", SUPERVISOR
-    )
-    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
-    events = read_events(r.log)[len(first) :]
-    starts = [e for e in events if e["event"] == "hook" and e["name"] == "SessionStart"]
-    assert [(e["source"], e["session_id"]) for e in starts] == [("resume", session)]
-    # The model got part two with part one's turn still in the conversation.
-    (two,) = [
-        q for q in r.model.requests_of(RequestKind.AGENT) if q.human_text == "now do part two"
-    ]
-    said = [p.get("text", "") for c in two.body["contents"] for p in c["parts"]]
-    assert "do part one" in said and "Part one done." in said
-    assert events[-1]["outcome"] == "complete"
-    (note,) = [q for q in r.model.requests_of(RequestKind.SUPERVISOR) if RESUMED in q.human_text]
-    assert "started again and reopened its earlier conversation" in note.human_text
-    assert "Claude Code" not in note.human_text
 
 
 def test_after_a_kill_mid_turn_the_next_instruction_reaches_the_model_alone(
@@ -299,59 +164,9 @@ def test_after_a_kill_in_the_first_turn_a_new_conversation_gets_the_next_instruc
     assert "started again and started afresh" in note.human_text
 
 
-def test_in_ci_piped_gemini_stays_interactive_and_completes(rig: Callable[..., Rig]) -> None:
-    r = rig({"agent": [{"reply": "Done."}], "supervisor": [{"reply": "[COMPLETE] fine"}]})
-    r.env.update(CI="true", GITHUB_ACTIONS="true")
-    run = r.run("say done")
-    assert run.code == 0, run.stdout + run.stderr
-    assert [t["kind"] for t in run.named("turn_end")] == ["stop"]
-    assert "::group::" in run.stdout  # ptysup itself stays in its CI mode
-    assert run.events[-1]["outcome"] == "complete"
-
-
 # -- in a terminal -----------------------------------------------------------------------
 
 ROWS = 40
-
-
-def test_in_tmux_the_supervisor_sees_the_persons_screen_and_the_terminal_is_restored(
-    rig: Callable[..., Rig], tmp_path: Path
-) -> None:
-    check_mirrored_and_restored(rig(LISTED), tmp_path, "ptysup-gemini", ROWS)
-
-
-def test_an_approval_dialog_is_dismissed_when_the_supervisor_says_go_on(
-    rig: Callable[..., Rig],
-) -> None:
-    shell = {"tool": "run_shell_command", "input": {"command": "echo hi > shell.txt"}}
-    instead = "Do not use the shell; say what you would run."
-    r = rig(
-        {
-            "agent": [
-                {"match": "say what you would run", "reply": "I would run echo hi."},
-                {"steps": [shell, {"text": "Ran it."}]},
-            ],
-            "supervisor": [
-                {"times": 1, "reply": f"[CONTINUE] {instead}"},
-                {"reply": "[COMPLETE] answered"},
-            ],
-        }
-    )
-    run = r.run("run the shell command", "--turn-timeout", DIALOG_STALL_S)
-    assert run.code == 0, run.stdout + run.stderr
-    assert_dialog_turn_end(run)
-    names = [e["event"] for e in run.events]
-    dismissed = names.index("dialog_dismissed")
-    (instruction,) = [e for e in run.named("inject") if e["kind"] == "instruction"]
-    assert names.index("decision") < dismissed < run.events.index(instruction)
-    assert instruction["text"].endswith(instead) and instruction["confirmed"]
-    assert not (r.project / "shell.txt").exists()  # Esc chose "No", never "Allow"
-    assert run.named("turn_end")[-1]["kind"] == "stop"
-    # Gemini CLI drops the refused call from the conversation: the model is told by the
-    # instruction itself that it was refused, and what it was.
-    (told,) = [q for q in r.model.requests_of(RequestKind.AGENT) if instead in q.human_text]
-    refusal = REFUSED_NOTE.format(asked="run_shell_command(echo hi > shell.txt)")
-    assert f"{refusal}\n\n{instead}" in told.human_text, told.human_text
 
 
 def test_in_tmux_a_persons_half_typed_text_is_cleared_before_the_clear(

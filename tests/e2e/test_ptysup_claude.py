@@ -6,14 +6,12 @@ import signal
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from ptysup.testing.fakemodel import RequestKind
 from tests.e2e.conftest import AGENT, DEMO, Rig
 from tests.helpers import (
-    Run,
     Tmux,
     ptysup_argv,
     read_events,
@@ -22,10 +20,6 @@ from tests.helpers import (
 )
 
 pytestmark = pytest.mark.e2e
-
-
-def _hooks(run: Run, name: str) -> list[dict[str, Any]]:
-    return [e for e in run.named("hook") if e["name"] == name]
 
 
 def test_demo_completes_over_two_iterations_with_real_edits(rig: Callable[..., Rig]) -> None:
@@ -62,46 +56,6 @@ def test_demo_completes_over_two_iterations_with_real_edits(rig: Callable[..., R
 
 
 SIMPLE_AGENT = [{"reply": "Done with that."}]
-
-
-def test_budget_exhaustion_clears_the_agent_and_exits_3(rig: Callable[..., Rig]) -> None:
-    r = rig({"agent": SIMPLE_AGENT, "supervisor": [{"reply": "[CONTINUE] keep going"}]})
-    # Exactly what was decided, without the wind-down (its own tests: test_wind_down.py).
-    run = r.run("endless task", "--max-iter", "2", "--wind-down", "off")
-    assert run.code == 3
-    assert len(r.model.requests_of(RequestKind.SUPERVISOR)) == 2  # never more than N calls
-    assert r.human_texts() == ["endless task", "keep going"]
-    injected = [e["text"] for e in run.named("inject")]
-    assert injected[-1] == "/clear" and run.named("inject")[-1]["confirmed"] is True
-    assert any(h.get("source") == "clear" for h in _hooks(run, "SessionStart"))
-    assert run.events[-1]["outcome"] == "budget"
-
-
-def test_abort_clears_the_agent_and_exits_1(rig: Callable[..., Rig]) -> None:
-    r = rig({"agent": SIMPLE_AGENT, "supervisor": [{"reply": "[ABORT] deleting the wrong files"}]})
-    run = r.run("tidy up")
-    assert run.code == 1
-    assert any(h.get("source") == "clear" for h in _hooks(run, "SessionStart"))
-    end = run.events[-1]
-    assert (end["outcome"], end["reason"]) == ("abort", "deleting the wrong files")
-
-
-def test_multiline_instruction_arrives_as_one_message(rig: Callable[..., Rig]) -> None:
-    r = rig(
-        {
-            "agent": SIMPLE_AGENT,
-            "supervisor": [
-                {"times": 1, "reply": "[CONTINUE] Step one.\nStep two.\n\n  Step four, indented."},
-                {"reply": "[COMPLETE] fine"},
-            ],
-        }
-    )
-    run = r.run("multi")
-    assert run.code == 0
-    assert r.human_texts() == ["multi", "Step one.\nStep two.\n\n  Step four, indented."]
-    assert len(_hooks(run, "UserPromptSubmit")) == 2
-    # Known as ptysup's own typing, though newer Claude Code wraps the paste in its hook.
-    assert not run.named("person_prompt")
 
 
 def test_control_bytes_in_an_instruction_never_reach_the_terminal(rig: Callable[..., Rig]) -> None:

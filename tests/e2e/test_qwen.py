@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import signal
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack
 from pathlib import Path
@@ -19,18 +18,14 @@ from ptysup.testing.wires import chat
 from tests.conftest import FakeModelFactory
 from tests.e2e.conftest import (
     MID_TURN,
-    TWO_PARTS,
     UNSAVED,
     Rig,
     demo_run,
     killed_mid_turn_then_resumed,
     rigs,
 )
-from tests.e2e.test_terminal_left_clean import LISTED, Pane, check_mirrored_and_restored
+from tests.e2e.test_terminal_left_clean import Pane
 from tests.helpers import (
-    DIALOG_STALL_S,
-    HOOK_TO_TURN_END_S,
-    assert_dialog_turn_end,
     read_events,
     run_ptysup,
     wait_for,
@@ -80,7 +75,6 @@ def test_a_task_completes_with_turn_ends_from_the_stop_hook(rig: Callable[..., R
     # The tool result's continuation (an empty UserPromptSubmit) is no prompt.
     assert [n for n, _ in hooks].count("UserPromptSubmit") == 1
     (stop,) = [e for e in run.named("hook") if e["name"] == "Stop"]
-    assert turn["ts"] - stop["ts"] < HOOK_TO_TURN_END_S
     # Qwen Code counts tokens, not dollars: the turn end logs the conversation's.
     assert stop["tokens"]["total"] == stop["tokens"]["input"] + stop["tokens"]["output"] > 0
     started = run.named("inject")[0]["ts"]
@@ -113,52 +107,6 @@ def test_agent_qwen_supervises_a_wrapper_script_through_its_hooks(
     assert [e["kind"] for e in run.named("turn_end")] == ["stop"]
 
 
-def test_abort_clears_the_conversation_and_qwen_quits(rig: Callable[..., Rig]) -> None:
-    r = rig(
-        {
-            "agent": [{"reply": "I cannot do that here."}],
-            "supervisor": [{"reply": "[ABORT] the agent refuses the task"}],
-        }
-    )
-    run = r.run("do the impossible")
-    assert run.code == 1, run.stdout + run.stderr
-    clears = [i for i in run.named("inject") if i["text"] == "/clear"]
-    assert [c["confirmed"] for c in clears] == [True]
-    sources = [e.get("source") for e in run.named("hook") if e["name"] == "SessionStart"]
-    assert sources == ["startup", "clear"]
-    # /quit ended Qwen Code (a SessionEnd), no signal was needed.
-    assert [e.get("reason") for e in run.named("hook") if e["name"] == "SessionEnd"][-1:]
-    assert not [w for w in run.named("warning") if "did not exit" in w["message"]]
-    assert run.events[-1]["outcome"] == "abort"
-
-
-def test_a_time_budget_interrupts_the_turn_then_clears(rig: Callable[..., Rig]) -> None:
-    # Not longer: Qwen Code 0.24.4 confirms the /clear after an interrupt only once the
-    # interrupted model request has ended (with 24 s here, never within the confirm time).
-    late = {**WRITE, "delay": 14}
-    r = rig(
-        {
-            "agent": [{"steps": [late, {"text": "Wrote it."}]}],
-            "supervisor": [{"reply": "[COMPLETE]"}],
-        }
-    )
-    run = r.run("write out.txt slowly", "--max-time", "6s")
-    assert run.code == 3, run.stdout + run.stderr
-    end = run.events[-1]
-    assert (end["event"], end["outcome"]) == ("run_end", "time")
-    # Stopped at the budget (the interrupt is confirmed, out.txt never written): the
-    # interrupt, /clear and exit take seconds more on a loaded machine (up to 8 were seen).
-    assert end["elapsed_s"] < 6 + 12, end
-    names = [e["event"] for e in run.events]
-    assert names.index("interrupt") < names.index("inject", names.index("interrupt"))
-    assert run.named("interrupt")[0]["confirmed"] is True
-    clears = [i for i in run.named("inject") if i["text"] == "/clear"]
-    assert [c["confirmed"] for c in clears] == [True]
-    assert not r.model.requests_of(RequestKind.SUPERVISOR)
-    wait_for(lambda: not r.leftovers(), 10, "every process of the run to be gone")
-    assert not (r.project / "out.txt").exists()
-
-
 ASK = {
     "tool": "ask_user_question",
     "input": {
@@ -177,86 +125,6 @@ ASK = {
 }
 
 
-def _tool_results(r: Rig) -> list[str]:
-    return [
-        json.dumps(m.get("content"), ensure_ascii=False)
-        for q in r.model.requests_of(RequestKind.AGENT)
-        for m in q.body["messages"]
-        if m.get("role") == "tool"
-    ]
-
-
-def test_a_question_is_answered_by_the_supervisor(rig: Callable[..., Rig]) -> None:
-    r = rig(
-        {
-            "agent": [{"steps": [ASK, {"text": "Painted it blue."}]}],
-            "supervisor": [
-                {"regex": r"The agent asks:\nQuestion 1 \[Color\]", "reply": "[CONTINUE] blue"},
-                {"reply": "[COMPLETE] painted"},
-            ],
-        }
-    )
-    run = r.run("paint the button", "--max-iter", "3")
-    assert run.code == 0, run.stdout + run.stderr
-    (question,) = run.named("question")
-    assert question["to"] == "supervisor"
-    (answer,) = run.named("answer")
-    assert answer["by"] == "supervisor"
-    # The model read the answer as the tool's result; the picker never opened.
-    results = _tool_results(r)
-    assert any("The user answered: Which color should the button be? → Blue" in x for x in results)
-    # The question's own PermissionRequest is no approval.
-    assert not [e for e in run.named("hook") if e["name"] == "PermissionRequest"]
-    assert [t["kind"] for t in run.named("turn_end")] == ["stop"]
-
-
-SHELL = {
-    "tool": "run_shell_command",
-    "input": {"command": "echo hi > shell.txt", "description": "w"},
-}
-
-
-def test_an_approval_dialog_is_never_approved_but_escalated(rig: Callable[..., Rig]) -> None:
-    r = rig(
-        {
-            "agent": [{"steps": [SHELL, {"text": "Ran it."}]}],
-            "supervisor": [{"reply": "[ESCALATE] a person must allow the shell command"}],
-        }
-    )
-    run = r.run("run the shell command", "--turn-timeout", DIALOG_STALL_S)
-    assert run.code == 7, run.stdout + run.stderr
-    (permission,) = [e for e in run.named("hook") if e["name"] == "PermissionRequest"]
-    assert permission["tool_name"] == "run_shell_command"
-    assert_dialog_turn_end(run)
-    assert len(run.named("turn_end")) == 1
-    (sup,) = r.model.requests_of(RequestKind.SUPERVISOR)
-    assert "Allow execution of" in sup.human_text and "echo" in sup.human_text
-    (escalation,) = run.named("escalation")
-    assert escalation["reason"] == "a person must allow the shell command"
-    assert not (r.project / "shell.txt").exists()
-    assert run.events[-1]["outcome"] == "escalated"
-
-
-def test_resume_after_sigkill_reopens_the_same_conversation(rig: Callable[..., Rig]) -> None:
-    r = rig(TWO_PARTS)
-    r.signalled("do part one", signal.SIGKILL, RequestKind.SUPERVISOR)
-    wait_for(lambda: not r.leftovers(), 20, "Qwen Code to exit after losing its terminal")
-    first = read_events(r.log)
-    session = next(e["session_id"] for e in first if e["event"] == "hook" and e.get("session_id"))
-    resumed = r.ptysup("resume", "--max-iter", "5", "--agent-cmd", AGENT, *SUPERVISED)
-    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
-    events = read_events(r.log)[len(first) :]
-    starts = [e for e in events if e["event"] == "hook" and e["name"] == "SessionStart"]
-    assert [(e["source"], e["session_id"]) for e in starts] == [("resume", session)]
-    # The model got part two with part one's turn still in the conversation.
-    (two,) = [
-        q for q in r.model.requests_of(RequestKind.AGENT) if q.human_text == "now do part two"
-    ]
-    said = [t for m in two.body["messages"] for t in chat.texts(m)]
-    assert "do part one" in said and "Part one done." in said
-    assert events[-1]["outcome"] == "complete"
-
-
 def test_after_a_kill_mid_turn_the_next_instruction_reaches_the_model_alone(
     rig: Callable[..., Rig],
 ) -> None:
@@ -267,16 +135,6 @@ def test_after_a_kill_mid_turn_the_next_instruction_reaches_the_model_alone(
     for q in after:
         said = [t for m in q.body["messages"] for t in chat.texts(m)]
         assert "Part one done." in said and "now do part two" not in said, said
-
-
-def test_in_ci_piped_qwen_completes(rig: Callable[..., Rig]) -> None:
-    r = rig({"agent": [{"reply": "Done."}], "supervisor": [{"reply": "[COMPLETE] fine"}]})
-    r.env.update(CI="true", GITHUB_ACTIONS="true", TERM="dumb")
-    run = r.run("say done")
-    assert run.code == 0, run.stdout + run.stderr
-    assert [t["kind"] for t in run.named("turn_end")] == ["stop"]
-    assert "::group::" in run.stdout  # ptysup itself stays in its CI mode
-    assert run.events[-1]["outcome"] == "complete"
 
 
 def test_the_persons_own_qwen_hooks_still_run_beside_ptysups(
@@ -301,12 +159,6 @@ def test_the_persons_own_qwen_hooks_still_run_beside_ptysups(
 # -- in a terminal -----------------------------------------------------------------------
 
 ROWS = 40
-
-
-def test_in_tmux_the_supervisor_sees_the_persons_screen_and_the_terminal_is_restored(
-    rig: Callable[..., Rig], tmp_path: Path
-) -> None:
-    check_mirrored_and_restored(rig(LISTED), tmp_path, "ptysup-qwen", ROWS)
 
 
 def test_doctor_probes_a_qwen_supervisor_as_a_run_starts_it(rig: Callable[..., Rig]) -> None:
@@ -378,38 +230,6 @@ def test_in_tmux_a_persons_half_typed_text_is_cleared_before_the_clear(
     assert [c["confirmed"] for c in clears] == [True]
     # The half-typed words never reached the model with the /clear.
     assert not any("half typed" in q.human_text for q in r.model.requests)
-
-
-def test_an_approval_dialog_is_dismissed_when_the_supervisor_says_go_on(
-    rig: Callable[..., Rig],
-) -> None:
-    instead = "Do not use the shell; say what you would run."
-    r = rig(
-        {
-            "agent": [
-                {"match": "say what you would run", "reply": "I would run echo hi."},
-                {"steps": [SHELL, {"text": "Ran it."}]},
-            ],
-            "supervisor": [
-                {"times": 1, "reply": f"[CONTINUE] {instead}"},
-                {"reply": "[COMPLETE] answered"},
-            ],
-        }
-    )
-    run = r.run("run the shell command", "--turn-timeout", DIALOG_STALL_S)
-    assert run.code == 0, run.stdout + run.stderr
-    assert_dialog_turn_end(run)
-    names = [e["event"] for e in run.events]
-    dismissed = names.index("dialog_dismissed")
-    (instruction,) = [e for e in run.named("inject") if e["kind"] == "instruction"]
-    assert names.index("decision") < dismissed < run.events.index(instruction)
-    assert instruction["text"] == instead and instruction["confirmed"]
-    # The agent told its model itself that the call was refused: the instruction goes alone.
-    told = next(q for q in r.model.requests_of(RequestKind.AGENT) if instead in q.human_text)
-    results = [json.dumps(m["content"]) for m in told.body["messages"] if m["role"] == "tool"]
-    assert any("User did not allow tool call" in result for result in results), results
-    assert not (r.project / "shell.txt").exists()  # Esc chose "No", never "Allow"
-    assert run.named("turn_end")[-1]["kind"] == "stop"
 
 
 def test_a_question_left_to_the_person_opens_qwen_codes_picker(rig: Callable[..., Rig]) -> None:

@@ -75,6 +75,7 @@ def test_every_row_has_its_own_name() -> None:
     assert registry.NAMES[-1] == "generic"
 
 
+@pytest.mark.pty  # starts processes: the PTY tier's (docs/development.md)
 def test_an_unknown_agent_name_is_one_line_and_exit_2(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "ptysup", "--agent", "cursor", "a task"],
@@ -156,6 +157,7 @@ def test_the_agent_options_help_and_reference_name_every_agent() -> None:
         assert name in str(agent.help) and f"`{name}`" in row, name
 
 
+@pytest.mark.pty  # starts processes: the PTY tier's (docs/development.md)
 @pytest.mark.parametrize("source", ["--agent-cmd", "PTYSUP_AGENT_CMD"])
 def test_an_opencode_command_ptysup_cannot_hear_is_one_line_and_exit_2(
     tmp_path: Path, source: str

@@ -136,6 +136,7 @@ class _Hooks:
         return "/s p/hooks.sock", "tok"
 
 
+@pytest.mark.pty  # starts processes: the PTY tier's (docs/development.md)
 def test_the_notification_command_feeds_the_hook_client_this_runs_payload() -> None:
     command = AiderProfile(SESSION).notify_command(_Hooks())
     # aider runs it through the shell, as here.
@@ -149,6 +150,7 @@ def test_the_notification_command_feeds_the_hook_client_this_runs_payload() -> N
     assert shlex.split(command)[:2] == ["printf", "%s"]
 
 
+@pytest.mark.pty  # starts processes: the PTY tier's (docs/development.md)
 def test_the_hook_token_is_never_on_the_line_aider_logs_nor_in_its_environment(
     tmp_path: Path,
 ) -> None:

@@ -80,6 +80,7 @@ def test_each_command_runs_once_and_the_gates_all_of_whose_checks_pass_are_said(
     assert run_baseline(gates([TESTS], None), Runs(set()), EventLog()).warning() is None
 
 
+@pytest.mark.pty  # starts processes: the PTY tier's (docs/development.md)
 def test_a_stop_signal_ends_the_baseline_at_once(tmp_path: Path) -> None:
     stop = VerifyStop()
     began = tmp_path / "began"

@@ -60,6 +60,7 @@ def test_plan_as_json_holds_the_resolved_tasks(tasks: Path) -> None:
     }
 
 
+@pytest.mark.pty  # starts processes: the PTY tier's (docs/development.md)
 @pytest.mark.parametrize(
     ("args", "words"),
     [
@@ -93,6 +94,7 @@ def test_bad_input_is_exit_2_with_one_line_and_nothing_started(
     assert not (tasks.parent / ".ptysup").exists()
 
 
+@pytest.mark.pty  # starts processes: the PTY tier's (docs/development.md)
 def test_pull_requests_need_gh_before_anything_starts(
     tasks: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -148,6 +150,7 @@ def test_without_a_terminal_each_state_change_is_one_line() -> None:
     assert text[1].endswith("batch  alpha  working  (run run-alpha, iter 2, $0.5000)")
 
 
+@pytest.mark.pty  # starts processes: the PTY tier's (docs/development.md)
 @pytest.mark.parametrize(
     "args", [["batch", "--help"], ["help", "batch"], ["batch", "TASKS.yaml", "--jobs", "2", "-h"]]
 )
@@ -235,6 +238,7 @@ def _summary(path: Path) -> dict[str, dict[str, object]]:
     return {t["id"]: t for t in json.loads(path.read_text())["tasks"]}
 
 
+@pytest.mark.pty  # starts processes: the PTY tier's (docs/development.md)
 def test_a_rerun_goes_on_with_interrupted_tasks_and_fresh_starts_over(
     tasks: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -289,6 +293,7 @@ def test_a_rerun_goes_on_with_interrupted_tasks_and_fresh_starts_over(
     assert "ptysup: --fresh: removed ptysup/a and its worktree (no work)\n" in err
 
 
+@pytest.mark.pty  # starts processes: the PTY tier's (docs/development.md)
 def test_a_task_that_ended_for_good_is_kept_by_a_rerun(tasks: Path) -> None:
     from ptysup.batch import state
 
@@ -329,6 +334,7 @@ def test_a_rerun_keeps_only_a_task_whose_run_ended_with_a_final_outcome_of_its_o
     assert TaskState("a", ENDED, "r", outcome, 0, error=error).kept is kept
 
 
+@pytest.mark.pty  # starts processes: the PTY tier's (docs/development.md)
 @pytest.mark.parametrize(("signum", "code"), [(signal.SIGKILL, 137), (signal.SIGTERM, 4)])
 def test_batch_run_says_137_when_the_agent_was_killed_with_sigkill(
     tasks: Path, capsys: pytest.CaptureFixture[str], signum: int, code: int
@@ -389,6 +395,7 @@ def test_ptysup_takes_the_git_token_out_of_the_environment_of_all_it_starts(
     assert gitauth.token() is None  # an invocation without one holds none
 
 
+@pytest.mark.pty  # starts processes: the PTY tier's (docs/development.md)
 def test_a_damaged_state_file_is_refused_and_fresh_starts_over(
     tasks: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -218,6 +218,7 @@ def test_bad_values_say_where_they_came_from(
     assert words in capsys.readouterr().err
 
 
+@pytest.mark.pty  # starts processes: the PTY tier's (docs/development.md)
 def test_a_deleted_working_directory_is_one_line_and_exit_2(tmp_path: Path) -> None:
     gone = tmp_path / "gone"
     gone.mkdir()
@@ -229,6 +230,7 @@ def test_a_deleted_working_directory_is_one_line_and_exit_2(tmp_path: Path) -> N
     ]
 
 
+@pytest.mark.pty  # starts processes: the PTY tier's (docs/development.md)
 def test_completion_script_and_answers(tmp_path: Path) -> None:
     script = subprocess.run(
         ptysup_argv("completion", "bash"), capture_output=True, text=True, timeout=30
@@ -262,6 +264,7 @@ def test_the_entry_point_exits_with_mains_code_and_skips_the_last_collections(
     assert calls == ["main", "freeze"]
 
 
+@pytest.mark.pty  # starts processes: the PTY tier's (docs/development.md)
 @pytest.mark.parametrize(
     "args", [["doctor"], ["help"], ["runs"], ["completion", "bash"], ["version"]], ids=str
 )
@@ -271,6 +274,7 @@ def test_a_reader_that_went_away_ends_the_command_quietly(args: list[str]) -> No
     assert (proc.returncode, proc.stderr) == (141, ""), proc.stderr[-2000:]
 
 
+@pytest.mark.pty  # starts processes: the PTY tier's (docs/development.md)
 def test_a_run_whose_reader_went_away_keeps_its_outcomes_exit_code() -> None:
     proc = _to_a_gone_reader(["t", "--agent-cmd", "no-such-agent-cmd"])
     assert (proc.returncode, proc.stderr) == (

@@ -105,11 +105,13 @@ def test_install_with_a_prefix_that_holds_the_pin_prints_its_binary(
     assert capsys.readouterr().out.strip() == str(binary)
 
 
+@pytest.mark.pty  # starts processes: the PTY tier's (docs/development.md)
 def test_outside_git_there_is_no_patch(tmp_path: Path) -> None:
     (tmp_path / "file.txt").write_text("x\n")
     assert ci.work_diff(tmp_path) == b""
 
 
+@pytest.mark.pty  # starts processes: the PTY tier's (docs/development.md)
 def test_the_patch_holds_the_work_never_ptysup_s_or_an_agent_s_own_files(tmp_path: Path) -> None:
     import subprocess
 

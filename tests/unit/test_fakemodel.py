@@ -347,6 +347,7 @@ def test_human_text_and_step_index_follow_the_turn() -> None:
 # -- scenario rules on real state ----------------------------------------------------------
 
 
+@pytest.mark.pty  # starts processes: the PTY tier's (docs/development.md)
 def test_supervisor_rules_read_the_real_workdir(serve: Any, workdir: Path) -> None:
     fm = serve(
         r"""
@@ -474,6 +475,7 @@ def test_malformed_scenarios_are_rejected(bad: Mapping[str, Any]) -> None:
         Scenario.from_dict(bad)
 
 
+@pytest.mark.pty  # starts processes: the PTY tier's (docs/development.md)
 def test_demo_scenario_follows_the_real_tests(serve: Any, workdir: Path) -> None:
     scenario = Scenario.load(SCENARIOS / "demo.yaml")
     scenario.seed(workdir)
@@ -497,6 +499,7 @@ def test_demo_scenario_follows_the_real_tests(serve: Any, workdir: Path) -> None
 # -- as a process --------------------------------------------------------------------------
 
 
+@pytest.mark.pty  # starts processes: the PTY tier's (docs/development.md)
 def test_runs_as_a_process_until_sigterm(workdir: Path, tmp_path: Path) -> None:
     scenario = tmp_path / "s.yaml"
     scenario.write_text("agent:\n  - reply: from the process\n")

@@ -12,7 +12,14 @@ import pytest
 
 from ptysup.agents.events import HookEvent, ScreenState
 from ptysup.agents.gemini import home, settings
-from ptysup.agents.gemini.profile import AUTH, DIALOG, GEMINI_ANSWERS, TRUST, GeminiProfile
+from ptysup.agents.gemini.profile import (
+    AUTH,
+    DIALOG,
+    GEMINI_ANSWERS,
+    PLACEHOLDER,
+    TRUST,
+    GeminiProfile,
+)
 from ptysup.terminal.screen import ScreenSnapshot
 from tests.helpers import replay_readings
 
@@ -377,6 +384,11 @@ def test_it_says_when_its_hooks_still_run() -> None:
     assert running is not None
     assert [x for x in screen("answered").lines if running.match(x)]
     assert not [x for x in screen("answered_done").lines if running.match(x)]
+    # One hook, running for seconds: a spinner before it, "Hook" alone.
+    assert running.match(
+        " ⠦ Executing Hook: ptysup (esc to cancel, 3s)" + " " * 50 + "? for shortcuts"
+    )
+    assert not running.match(" ⠦ Executing the plan (esc to cancel, 3s)")
 
 
 def test_a_pasted_message_is_read_across_its_blank_lines() -> None:
@@ -386,4 +398,18 @@ def test_a_pasted_message_is_read_across_its_blank_lines() -> None:
     typed = ScreenSnapshot((*snap.lines[:at], *box, *snap.lines[at + 1 :]), "", (0, 0))
     assert (
         GeminiProfile(SESSION).input_text(typed) == "The check failed:\n\nFAIL: test_add\n\nFix it"
+    )
+
+
+def test_in_yolo_mode_its_input_box_is_read_too() -> None:
+    # --approval-mode yolo (what runs a command unasked) draws the box ` *   Type…`: ptysup
+    # read no box then, and the agent never became ready (the conformance suite's run).
+    snap = screen("ready_empty")
+    yolo = [" *   " + PLACEHOLDER if x.startswith(" > ") else x for x in snap.lines]
+    shown = ScreenSnapshot(tuple(yolo), snap.title, snap.cursor)
+    assert GeminiProfile(SESSION).screen_state(shown) is ScreenState.READY
+    assert GeminiProfile(SESSION).input_text(shown) == ""
+    typed = [" *   fix the loop" if x.startswith(" > ") else x for x in snap.lines]
+    assert GeminiProfile(SESSION).input_text(ScreenSnapshot(tuple(typed), "", (0, 0))) == (
+        "fix the loop"
     )

@@ -29,6 +29,7 @@ def _npm(tmp_path: Path) -> str:
     return str(npm)
 
 
+@pytest.mark.pty  # starts processes: the PTY tier's (docs/development.md)
 def test_the_newest_release_is_npms_and_is_installed_once_beside_the_pinned(
     tmp_path: Path,
 ) -> None:

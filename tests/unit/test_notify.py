@@ -98,6 +98,7 @@ def _script(tmp_path: Path, body: str) -> list[str]:
     return ["python3", str(script)]
 
 
+@pytest.mark.pty  # starts processes: the PTY tier's (docs/development.md)
 def test_a_command_gets_the_note_as_json_on_stdin_without_a_shell(tmp_path: Path) -> None:
     out = tmp_path / "got.json"
     argv = _script(tmp_path, f"import sys\nopen({str(out)!r}, 'w').write(sys.stdin.read())\n")
@@ -106,6 +107,7 @@ def test_a_command_gets_the_note_as_json_on_stdin_without_a_shell(tmp_path: Path
     assert json.loads(out.read_text()) == note
 
 
+@pytest.mark.pty  # starts processes: the PTY tier's (docs/development.md)
 def test_a_failing_or_hanging_command_is_an_error_with_its_reason(tmp_path: Path) -> None:
     failing = _script(tmp_path, "import sys\nsys.stderr.write('no route\\n')\nsys.exit(3)\n")
     with pytest.raises(NotifyError, match="exited 3: no route"):

@@ -135,6 +135,7 @@ def _run(
     )
 
 
+@pytest.mark.pty  # starts processes: the PTY tier's (docs/development.md)
 @pytest.mark.parametrize("line", ["max-iter: true", "questions: everyone", "max-cost: 0"])
 def test_a_run_with_a_bad_config_file_exits_2_with_one_line(tmp_path: Path, line: str) -> None:
     (tmp_path / ".git").mkdir()
@@ -147,6 +148,7 @@ def test_a_run_with_a_bad_config_file_exits_2_with_one_line(tmp_path: Path, line
     assert not (tmp_path / "started").exists() and not (tmp_path / ".ptysup").exists()
 
 
+@pytest.mark.pty  # starts processes: the PTY tier's (docs/development.md)
 def test_unknown_ptysup_variables_are_named_in_one_warning(tmp_path: Path) -> None:
     env = {
         "PTYSUP_MAXITER": "3",  # a typo of PTYSUP_MAX_ITER

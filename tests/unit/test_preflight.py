@@ -86,6 +86,7 @@ def test_an_existing_file_is_checked_without_truncating_it(tmp_path: Path) -> No
     assert kept.read_text() == "earlier run\n"
 
 
+@pytest.mark.pty  # starts processes: the PTY tier's (docs/development.md)
 def test_the_task_comes_from_stdin_with_a_dash(tmp_path: Path) -> None:
     # A fake agent that exits at once: the run ends 4, after run_start shows the task.
     log = tmp_path / "events.jsonl"
@@ -102,6 +103,7 @@ def test_the_task_comes_from_stdin_with_a_dash(tmp_path: Path) -> None:
     assert '"task": "fix the build\\nthen the docs\\n"' in start
 
 
+@pytest.mark.pty  # starts processes: the PTY tier's (docs/development.md)
 def test_the_runs_folder_is_ignored_by_git(tmp_path: Path) -> None:
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     proc = subprocess.run(
@@ -131,6 +133,7 @@ def test_a_command_that_is_there_but_cannot_run_is_named_so(tmp_path: Path) -> N
     assert preflight(config, env) == ("agent command is not executable: /etc/passwd", 4)
 
 
+@pytest.mark.pty  # starts processes: the PTY tier's (docs/development.md)
 def test_a_pathspec_git_refuses_is_a_usage_error_before_the_agent_starts(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -19,7 +19,7 @@ from ptysup.terminal.inject import Typist
 from ptysup.terminal.relay import OutputTime, Relay, RelayHandlers
 from ptysup.terminal.screen import ScreenFeeder
 from tests.helpers import EventList, GatedModel
-from tests.unit.test_relay import PipeAgent
+from tests.pty.test_relay import PipeAgent
 
 IDLE = 0.3  # the agent's quiet that ends its turn (--idle)
 LINES = 60

@@ -113,6 +113,7 @@ def _git(cwd: Path, *args: str) -> None:
     subprocess.run(("git", *args), cwd=cwd, check=True, capture_output=True)
 
 
+@pytest.mark.pty  # starts processes: the PTY tier's (docs/development.md)
 def test_the_git_fingerprint_changes_with_any_file_and_not_with_ptysups_own(
     tmp_path: Path,
 ) -> None:

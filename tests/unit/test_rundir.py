@@ -52,6 +52,7 @@ def test_the_lock_refuses_a_second_holder_and_names_the_pid(tmp_path: Path) -> N
     assert run.holder() is None
 
 
+@pytest.mark.pty  # starts processes: the PTY tier's (docs/development.md)
 def test_a_killed_holder_leaves_no_lock_behind(tmp_path: Path) -> None:
     run = RunDir(tmp_path / "r1")
     code = (

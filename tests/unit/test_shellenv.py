@@ -33,6 +33,7 @@ def _hook_shell_read_bashrc(home: Path, env: dict[str, str]) -> bool:
     return read
 
 
+@pytest.mark.pty  # starts processes: the PTY tier's (docs/development.md)
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 def test_a_hook_shell_reads_no_bashrc_once_shlvl_says_a_shell_is_above(tmp_path: Path) -> None:
     bare = {"HOME": str(tmp_path), "PATH": os.defpath}  # ptysup started by a program

@@ -66,7 +66,8 @@ PERMISSION_KINDS = {
 }
 
 _RULE = re.compile(r"^─{10,}\s*$")
-_PROMPT = re.compile(r"^ > ?(.*)$")
+# ` > ` in every approval mode but YOLO's, which draws ` *   ` (0.61.0, seen in a run).
+_PROMPT = re.compile(r"^ [>*] ?(.*)$")
 # A further line of a message in the box, indented as the message's own line was.
 _WRAPPED = re.compile(r"^   \s*\S")
 PLACEHOLDER = "Type your message or @path/to/file"
@@ -147,8 +148,10 @@ class GeminiProfile(BaseProfile):
     dismiss_reported = False  # the call is dropped from the conversation
     # While its hooks run after its reply (AfterAgent), Gemini CLI 0.61 shows `Executing
     # Hooks: ptysup, ptysup` on its footer's row, its title already Ready, and erases it
-    # once they exited (0.1-2 s under load): the turn's final frame is the one after.
-    hooks_running: re.Pattern[str] | None = re.compile(r"^\s*Executing Hooks:")
+    # once they exited (0.1-2 s under load): the turn's final frame is the one after. One
+    # hook running a while shows ` ⠦ Executing Hook: ptysup (esc to cancel, 3s)` there
+    # (seen in tmux under load): a spinner first, and "Hook" alone.
+    hooks_running: re.Pattern[str] | None = re.compile(r"^\s*(?:\S\s+)?Executing Hooks?:")
     draws_after_stop = False  # its reply is drawn before AfterAgent runs; Ready once its hooks ran
     clear_input_keys: tuple[bytes, ...] = (b"\x03",)  # Ctrl+C empties a non-empty box
     exit_command: str | None = "/quit"

@@ -1,0 +1,43 @@
+"""The tiers hold (docs/development.md): a test of tests/unit starts no process and opens
+no PTY unless it is marked `pty`, and tests/pty's tests are all marked."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import pytest_collection_modifyitems
+
+TESTS = Path(__file__).resolve().parents[1]
+
+
+def test_a_pure_test_that_starts_a_process_fails_saying_where_it_belongs() -> None:
+    with pytest.raises(AssertionError, match=r"mark it pytest\.mark\.pty or move it to tests/pty"):
+        subprocess.run(["true"], check=True)
+    with pytest.raises(AssertionError, match=r"os\.openpty"):
+        os.openpty()
+
+
+@pytest.mark.pty
+def test_a_test_marked_pty_may_start_one() -> None:
+    assert subprocess.run(["true"], check=True).returncode == 0
+
+
+class Item:
+    """What the tier hook reads of a collected test: its path; what it writes: marks."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.marks: list[str] = []
+
+    def add_marker(self, mark: pytest.MarkDecorator) -> None:
+        self.marks.append(mark.name)
+
+
+def test_each_test_is_marked_with_its_folders_tier() -> None:
+    items = [Item(TESTS / folder / "test_x.py") for folder in ("pty", "integration", "unit")]
+    pytest_collection_modifyitems(items)  # type: ignore[arg-type]
+    assert [i.marks for i in items] == [["pty"], ["pty"], []]
