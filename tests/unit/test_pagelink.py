@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from ptysup.events import Event, format_line
 from ptysup.notify import message
 from ptysup.store import pagelink
@@ -34,6 +36,7 @@ def test_a_published_page_links_each_run_until_withdrawn(tmp_path: Path) -> None
     assert not (tmp_path / ".ptysup" / "serve.json").exists()
 
 
+@pytest.mark.pty  # starts a process
 def test_a_serve_that_died_links_nothing_and_a_newer_one_is_not_withdrawn(tmp_path: Path) -> None:
     runs = runs_dir(tmp_path)
     dead = subprocess.run(

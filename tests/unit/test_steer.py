@@ -234,6 +234,7 @@ def test_each_command_prints_the_runs_one_line(run: Run) -> None:
     assert run.asked[1].source.startswith("shell pid ")
 
 
+@pytest.mark.pty  # starts a process
 def test_the_commands_are_subcommands_with_their_options(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "ptysup", "budget", "last", "--max-iters", "5"],
