@@ -17,8 +17,9 @@ from typing import Any
 
 import pytest
 
-from ptysup.testing import aider_env, codex_env, gemini_env, opencode_env, qwen_env
+from ptysup.agents.opencode.testkit import HOME_MARKER
 from ptysup.testing.fakemodel import FakeModel, RecordedRequest, RequestKind
+from ptysup.testing.kit import agent_env
 from ptysup.testing.scenario import Scenario
 from tests.conftest import ClaudeEnvFactory, FakeModelFactory
 from tests.helpers import (
@@ -201,7 +202,7 @@ class Rig:
         """Processes of this rig's agents (and supervisors) still alive: their private
         config dirs are in their environment."""
         keys = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "QWEN_HOME")
-        homes = [self.env[k] for k in (*keys, opencode_env.HOME_MARKER) if k in self.env]
+        homes = [self.env[k] for k in (*keys, HOME_MARKER) if k in self.env]
         if self.env.get("HOME", "") not in ("", os.environ.get("HOME")):
             homes.append(self.env["HOME"])  # a private home (aider's)
         return sorted({pid for home in homes for pid in processes_with(home)})
@@ -365,7 +366,7 @@ def claude_and_codex_rigs(
 
         def env_for(url: str) -> dict[str, str]:
             claude = claude_env(url).env  # the supervisor's, with the codex env's on top
-            made = codex_env.codex_env(url, [project_dir], codex_bin, base=claude)
+            made = agent_env("codex", url, [project_dir], codex_bin, base=claude)
             return dict(stack.enter_context(made).env)
 
         yield from rigs(fake_model, project_dir, tmp_path, env_for, agent)
@@ -403,15 +404,15 @@ def every_agent_rig(
             if name == "claude":
                 return dict(claude)
             if name == "codex":
-                made = codex_env.codex_env(url, [project_dir], binary, base=claude)
+                made = agent_env("codex", url, [project_dir], binary, base=claude)
             elif name == "gemini":
-                made = gemini_env.gemini_env(url, binary, base=claude)
+                made = agent_env("gemini", url, binary=binary, base=claude)
             elif name == "qwen":
-                made = qwen_env.qwen_env(url, binary, base=claude)
+                made = agent_env("qwen", url, binary=binary, base=claude)
             elif name == "opencode":
-                made = opencode_env.opencode_env(url, binary, base=claude)
+                made = agent_env("opencode", url, binary=binary, base=claude)
             else:
-                made = aider_env.aider_env(url, binary, base=claude)
+                made = agent_env("aider", url, binary=binary, base=claude)
             return dict(stack.enter_context(made).env)
 
         yield from rigs(fake_model, project_dir, tmp_path, env_for, EVERY_AGENT[name])
