@@ -560,7 +560,7 @@ def _drive(
 
     def on_output(data: bytes) -> None:
         switched = parts.modes.feed(data)  # every byte, before the feeder may skip some
-        if notice is not None and notice in data:
+        if notice is not None and notice.search(data):
             agent.resume()  # see AgentProfile.suspend_notice
             parts.log.emit("warning", message=SUSPENDED)
         if parts.status is not None:

@@ -81,9 +81,12 @@ class ClaudeProfile(BaseProfile):
     clear_starts_session = True
     interrupt_key: bytes | None = b"\x1b"  # Esc while working ends the turn
     # Ctrl-Z: Claude Code leaves raw mode, prints this, stops itself and resumes on SIGCONT
-    # (observed with 2.1.197). Under ptysup the stop is dropped (its process group has no
-    # parent in the session: orphaned), so it waits, keyboard off, for a `fg` no shell gives.
-    suspend_notice: bytes | None = b"Claude Code has been suspended."
+    # (observed with 2.1.197: "has been suspended."; 2.1.332: "is suspended. Run `fg` to
+    # bring it back."). Under ptysup the stop is dropped (its process group has no parent in
+    # the session: orphaned), so it waits, keyboard off, for a `fg` no shell gives.
+    suspend_notice: re.Pattern[bytes] | None = re.compile(
+        rb"Claude Code (?:has been|is) suspended\."
+    )
     paste_only = True  # `!` typed into an empty box switches it to shell mode
     paste_placeholder: re.Pattern[str] | None = re.compile(r"\[Pasted text #\d+[^\]]*\]")
     first_hook: str | None = "SessionStart"  # its SessionStart comes at start
