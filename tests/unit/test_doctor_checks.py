@@ -49,9 +49,28 @@ def test_doctor_says_the_installed_agent_is_a_release_the_tests_ran_against(
 def test_doctor_says_when_the_installed_agent_is_not_one_ptysup_was_tested_with(
     tmp_path: Path,
 ) -> None:
+    from ptysup.testing.pins import pin
+
+    claude = pin("claude")
     detail = _agent_version(tmp_path, "9.9.9")
-    assert detail.startswith("claude 9.9.9 is not a release ptysup was tested with")
-    assert "scripts/test-latest.sh" in detail
+    assert detail == (
+        f"claude 9.9.9 is not a release ptysup was tested with ({claude.version} pinned, "
+        f"{claude.previous} in its compatibility lane); scripts/test-lane.sh latest runs "
+        "the tests against the newest"
+    )
+
+
+def test_doctor_says_the_compatibility_lanes_release_is_tested_and_names_the_pin(
+    tmp_path: Path,
+) -> None:
+    from ptysup.testing.pins import pin
+
+    claude = pin("claude")
+    assert claude.previous is not None
+    assert _agent_version(tmp_path, claude.previous) == (
+        f"claude {claude.previous}, tested with ptysup (its compatibility lane; "
+        f"the tests' pin is {claude.version})"
+    )
 
 
 def test_every_pinned_agent_is_a_release_its_row_calls_tested() -> None:
