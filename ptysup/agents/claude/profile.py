@@ -204,12 +204,21 @@ def _input_text(lines: Sequence[str], whole: bool = False) -> str | None:
         above, below = lines[i], lines[i + 1]
         if _RULE.match(above) and below.lstrip().startswith("❯"):
             first = below.lstrip()[1:].strip()
+            if first in _PLACEHOLDERS:
+                return ""
             rest = lines[i + 2 :]
             end = next((n for n, line in enumerate(rest) if _RULE.match(line)), None)
             if not whole or end is None:
                 return first
             return "\n".join([first, *(line.strip() for line in rest[:end])]).strip()
     return None
+
+
+# What the empty input box shows, dimmed, until a key is pressed: 2.1.332 after an API
+# error (the screen model keeps no attributes, so it is known by its words). Read as
+# text, it was "cleared" with Esc Esc, which opens 2.1.332's rewind menu on an empty box,
+# and the next message then never showed in the box: the run waited on and on.
+_PLACEHOLDERS = frozenset({"Resend your message to try again"})
 
 
 def _continues(line: str) -> bool:
