@@ -19,4 +19,7 @@ def test_config_dir_skips_first_run_screens(tmp_path: Path) -> None:
     assert config["hasCompletedOnboarding"] is True and config["theme"] == "dark"
     assert config["customApiKeyResponses"]["approved"] == ["sk-ant-test"]
     assert config["projects"] == {str(project.resolve()): {"hasTrustDialogAccepted": True}}
-    assert settings == {"disableDeepLinkRegistration": "disable"}
+    assert settings == {
+        "disableDeepLinkRegistration": "disable",
+        "permissions": {"disableAutoMode": "disable"},  # 2.1.332's own default is "auto"
+    }

@@ -35,10 +35,18 @@ def claude_json(
     }
 
 
-# Without this, the first interactive start writes
+# Without disableDeepLinkRegistration, the first interactive start writes
 # ~/.local/share/applications/claude-code-url-handler.desktop into the real home
-# (observed with 2.1.197), whatever CLAUDE_CONFIG_DIR says.
-SETTINGS: Mapping[str, object] = {"disableDeepLinkRegistration": "disable"}
+# (observed with 2.1.197), whatever CLAUDE_CONFIG_DIR says. Auto mode is off: it is
+# 2.1.332's default (its own classifier model approves the tool calls it judges low-risk,
+# so no dialog is drawn), where 2.1.197 asked before an edit or a command; a dialog is
+# what ptysup escalates and never approves, in the tests and in CI. (Asking for
+# `defaultMode: "default"` instead drew a "Make auto mode your default permission mode?"
+# dialog at start, under ptysup, that took the task.)
+SETTINGS: Mapping[str, object] = {
+    "disableDeepLinkRegistration": "disable",
+    "permissions": {"disableAutoMode": "disable"},
+}
 
 
 def write_config(
