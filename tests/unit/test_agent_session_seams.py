@@ -205,11 +205,13 @@ def test_the_input_box_s_text_is_read_whole_only_up_to_its_closing_rule() -> Non
 
 
 def test_the_placeholder_of_an_empty_input_box_is_no_text_in_it() -> None:
-    # Claude Code 2.1.332 after an API error: the empty box shows a dimmed hint.
+    # Claude Code 2.1.332: the empty box shows a dimmed hint after an API error, and
+    # while a message the person sent during the turn waits its turn.
     profile = ClaudeProfile()
-    box = (RULE, "❯ Resend your message to try again", RULE, "  ⏸ manual mode on")
-    snap = ScreenSnapshot(box, "✳ Claude Code", (1, 2))
-    assert profile.input_text(snap) == "" and not profile.input_has_text(snap)
+    for hint in ("Resend your message to try again", "Press up to edit queued messages"):
+        box = (RULE, f"❯ {hint}", RULE, "  ⏸ manual mode on")
+        snap = ScreenSnapshot(box, "✳ Claude Code", (1, 2))
+        assert profile.input_text(snap) == "" and not profile.input_has_text(snap)
     typed = (RULE, "❯ Resend your message to try again, please", RULE)
     assert profile.input_text(ScreenSnapshot(typed, "✳ Claude Code", (1, 2))) == (
         "Resend your message to try again, please"

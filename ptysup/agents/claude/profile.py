@@ -214,11 +214,13 @@ def _input_text(lines: Sequence[str], whole: bool = False) -> str | None:
     return None
 
 
-# What the empty input box shows, dimmed, until a key is pressed: 2.1.332 after an API
-# error (the screen model keeps no attributes, so it is known by its words). Read as
-# text, it was "cleared" with Esc Esc, which opens 2.1.332's rewind menu on an empty box,
-# and the next message then never showed in the box: the run waited on and on.
-_PLACEHOLDERS = frozenset({"Resend your message to try again"})
+# What the empty input box shows, dimmed, until a key is pressed (2.1.332; the screen
+# model keeps no attributes, so it is known by its words): after an API error, and while
+# a message the person sent during the turn waits its turn. Read as text, the first was
+# "cleared" with Esc Esc, which opens 2.1.332's Rewind menu on an empty box, and the next
+# instruction never showed in the box; the second was taken for the person typing, and
+# the decision waited for them.
+_PLACEHOLDERS = frozenset({"Resend your message to try again", "Press up to edit queued messages"})
 
 
 def _continues(line: str) -> bool:
