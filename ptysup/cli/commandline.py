@@ -36,7 +36,7 @@ from ptysup.exitcodes import ExitCode
 # deployments set: never warned about.
 OTHER_VARIABLES = frozenset(
     {
-        "PTYSUP_CLAUDE_BIN",  # ptysup.testing.claude_env: which Claude Code to run
+        "PTYSUP_CLAUDE_BIN",  # ptysup.testing.pins: which Claude Code the tests run
         "PTYSUP_LINT_TOOLS",  # ptysup.testing.lint_tools: where the linters are
         "PTYSUP_REQUIRE_E2E",  # scripts/test.sh, CI: a test that cannot run fails
         "PTYSUP_SOAK_DECISIONS",  # scripts/test.sh: the soak test's length

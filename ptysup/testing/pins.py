@@ -3,7 +3,7 @@
 Each agent's folder names its pin (`RELEASE` in ptysup/agents/<name>/testkit.py); the
 registry gives them here. CI's end-to-end tests run these releases; `scripts/test-lane.sh`
 runs the same tests against the previous pins or each package's newest release instead
-(ptysup/testing/latest.py). Each pin's `bin_env` variable, when set, names the binary the
+(ptysup/testing/lanes.py). Each pin's `bin_env` variable, when set, names the binary the
 tests use instead of the pinned one.
 """
 
