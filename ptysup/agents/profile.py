@@ -85,7 +85,7 @@ class AgentProfile(Protocol):
     # next press waits for it (opencode: `esc again to interrupt`).
     interrupt_armed: str | None
     # Printed when the agent suspended itself (Ctrl-Z) and waits for a SIGCONT, if it does.
-    suspend_notice: bytes | None
+    suspend_notice: re.Pattern[bytes] | None
     # The OSC number of the state reports the agent writes into its terminal (Codex: 7501),
     # if it writes any: the last one's payload is the screen snapshot's `signal`.
     signal_osc: int | None
@@ -164,7 +164,9 @@ class BaseProfile(AgentProfile):
     interrupt_key: bytes | None = None
     interrupt_presses = 1  # one press stops the turn
     interrupt_armed: str | None = None
-    suspend_notice: bytes | None = None  # a program that suspends itself goes on at once
+    suspend_notice: re.Pattern[bytes] | None = (
+        None  # a program that suspends itself goes on at once
+    )
     signal_osc: int | None = None
     command_leaders: tuple[str, ...] = LEADERS  # a leading space makes them text
     command_guard = GUARD

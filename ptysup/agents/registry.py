@@ -7,33 +7,40 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ptysup.agents.aider import testkit as aider_kit
 from ptysup.agents.aider.profile import OWN_FILES as AIDER_FILES
 from ptysup.agents.aider.profile import AiderProfile
 from ptysup.agents.checks import Check
 from ptysup.agents.claude import doctor as claude_doctor
 from ptysup.agents.claude import judge as claude_judge
+from ptysup.agents.claude import testkit as claude_kit
 from ptysup.agents.claude.profile import ClaudeProfile
 from ptysup.agents.claude.profile import conversation_saved as claude_saved
 from ptysup.agents.codex import judge as codex_judge
+from ptysup.agents.codex import testkit as codex_kit
 from ptysup.agents.codex.profile import CodexProfile
 from ptysup.agents.codex.profile import conversation_saved as codex_saved
 from ptysup.agents.gemini import home as gemini_home
 from ptysup.agents.gemini import judge as gemini_judge
 from ptysup.agents.gemini import settings as gemini_settings
+from ptysup.agents.gemini import testkit as gemini_kit
 from ptysup.agents.gemini.profile import GeminiProfile
 from ptysup.agents.gemini.profile import conversation_saved as gemini_saved
 from ptysup.agents.gemini.transcript import unanswered as gemini_unanswered
 from ptysup.agents.generic.profile import GenericProfile
 from ptysup.agents.oneshot import OneShot, runs
 from ptysup.agents.opencode import judge as opencode_judge
+from ptysup.agents.opencode import testkit as opencode_kit
 from ptysup.agents.opencode.profile import OpencodeProfile
 from ptysup.agents.opencode.profile import conversation_saved as opencode_saved
 from ptysup.agents.opencode.profile import refuses as opencode_refuses
 from ptysup.agents.profile import AgentProfile, Unanswered
 from ptysup.agents.qwen import judge as qwen_judge
+from ptysup.agents.qwen import testkit as qwen_kit
 from ptysup.agents.qwen.profile import QwenProfile
 from ptysup.agents.qwen.profile import conversation_saved as qwen_saved
 from ptysup.agents.qwen.transcript import unanswered as qwen_unanswered
+from ptysup.agents.release import OfflineHome, Release
 
 
 @dataclass(frozen=True)
@@ -45,9 +52,11 @@ class Agent:
     profile: Callable[[str | None, bool], AgentProfile]  # (session id, reopen) → the profile
     # The run's --agent-cmd is this agent; None: its program is named as the agent.
     command: Callable[[Sequence[str]], bool] | None = None
-    # The releases the end-to-end tests pass with (the pinned one in CI; `ptysup doctor`
-    # says when the installed one is not among them).
-    tested: tuple[str, ...] = ()
+    # The release the end-to-end tests run (its pin, and the compatibility lane's: `ptysup
+    # doctor` says when the installed one is neither), and its private, offline home for
+    # the tests and the demo; None: not tested against a real binary.
+    release: Release | None = None
+    home: OfflineHome | None = None
     # Whether the agent saved a message of conversation (id, environment), so it can be
     # reopened: one killed before it did starts afresh (ptysup.agents.saved). Unknown:
     # assumed saved.
@@ -73,6 +82,11 @@ class Agent:
     # Its one-shot mode as ptysup's supervisor (`claude -p`, `codex exec`…), if it has one.
     judge: OneShot | None = None
 
+    @property
+    def tested(self) -> tuple[str, ...]:
+        """The releases the end-to-end tests pass with: the pin, then the previous one."""
+        return self.release.tested if self.release else ()
+
     def matches(self, argv: Sequence[str]) -> bool:
         """Whether the run's --agent-cmd `argv` starts this agent."""
         return self.command(argv) if self.command else runs(argv, self.name)
@@ -93,7 +107,8 @@ AGENTS: tuple[Agent, ...] = (
         "claude",
         True,
         ClaudeProfile,
-        tested=("2.1.197",),
+        release=claude_kit.RELEASE,
+        home=claude_kit.HOME,
         saved=claude_saved,
         doctor=claude_doctor.checks,
         judge=claude_judge.JUDGE,
@@ -102,7 +117,8 @@ AGENTS: tuple[Agent, ...] = (
         "codex",
         True,
         CodexProfile,
-        tested=("0.169.0",),
+        release=codex_kit.RELEASE,
+        home=codex_kit.HOME,
         saved=codex_saved,
         judge=codex_judge.JUDGE,
     ),
@@ -110,7 +126,8 @@ AGENTS: tuple[Agent, ...] = (
         "gemini",
         True,
         GeminiProfile,
-        tested=("0.61.0",),
+        release=gemini_kit.RELEASE,
+        home=gemini_kit.HOME,
         saved=gemini_saved,
         hooks=gemini_hooks,
         unanswered=gemini_unanswered,
@@ -120,7 +137,8 @@ AGENTS: tuple[Agent, ...] = (
         "qwen",
         True,
         QwenProfile,
-        tested=("0.24.4",),
+        release=qwen_kit.RELEASE,
+        home=qwen_kit.HOME,
         saved=qwen_saved,
         unanswered=qwen_unanswered,
         judge=qwen_judge.JUDGE,
@@ -129,7 +147,8 @@ AGENTS: tuple[Agent, ...] = (
         "opencode",
         True,
         OpencodeProfile,
-        tested=("1.18.33",),
+        release=opencode_kit.RELEASE,
+        home=opencode_kit.HOME,
         saved=opencode_saved,
         refuses=opencode_refuses,
         judge=opencode_judge.JUDGE,
@@ -139,7 +158,8 @@ AGENTS: tuple[Agent, ...] = (
         "aider",
         True,
         AiderProfile,
-        tested=("0.86.2",),
+        release=aider_kit.RELEASE,
+        home=aider_kit.HOME,
         own_files=AIDER_FILES,
         reopens="restored its chat history (.aider.chat.history.md)",
     ),

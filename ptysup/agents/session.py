@@ -544,6 +544,12 @@ class AgentSession:
         key = self.profile.interrupt_key
         if not key or self.exited is not None:
             return None
+        if self.profile.paste_only and not self._typist.pastes():
+            # Its keyboard is not its own yet: Claude Code switches bracketed paste off as
+            # it suspends itself (Ctrl-Z) and on again once drawn after the SIGCONT, ~1 s
+            # later under load. An Esc before that lands in the terminal's cooked mode,
+            # echoed, and 2.1.332 (which goes on with its turn) never sees it.
+            self._wait_pastes()
         state = self.profile.screen_state(self.snapshot())
         # A dialog is dismissed (and logged) by _wait_settled before anything is typed.
         if state is ScreenState.DIALOG or not (state is ScreenState.WORKING or self.in_turn):

@@ -36,7 +36,7 @@ from ptysup.exitcodes import ExitCode
 # deployments set: never warned about.
 OTHER_VARIABLES = frozenset(
     {
-        "PTYSUP_CLAUDE_BIN",  # ptysup.testing.claude_env: which Claude Code to run
+        "PTYSUP_CLAUDE_BIN",  # ptysup.testing.pins: which Claude Code the tests run
         "PTYSUP_LINT_TOOLS",  # ptysup.testing.lint_tools: where the linters are
         "PTYSUP_TOOLS_DIR",  # ptysup.testing.pins: where the pinned agents are installed
         "PTYSUP_UNDER_TEST",  # scripts/test.sh: the shipped ptysup the e2e tests run

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO
 
 from ptysup.agents.checks import Check
+from ptysup.agents.release import Release
 from ptysup.argspec import ArgSpec
 from ptysup.cli import configfile
 from ptysup.config import RunConfig
@@ -119,27 +120,36 @@ def _second_opinion(config: RunConfig, path: str) -> tuple[str, ...] | Check | N
 
 
 def _agent_version(config: RunConfig, path: str) -> Iterator[Check]:
-    """The installed agent's release, and whether the end-to-end tests ran against it: an
-    untested one is said, not refused (agents release weekly; most still work)."""
+    """The installed agent's release, and whether the end-to-end tests ran against it (the
+    pin, or the compatibility lane's previous pin): an untested one is said, not refused
+    (agents release weekly; most still work)."""
     from ptysup.agents import registry
 
     kind = registry.find(config.agent_cmd, config.agent)
     where = shutil.which(config.agent_cmd[0], path=path) if config.agent_cmd else None
-    if not kind.tested or where is None:
+    if kind.release is None or where is None:
         return
     shown = _version(where)
     found = _RELEASE.search(shown)
-    tested = ", ".join(kind.tested)
-    if found is not None and found.group() in kind.tested:
-        yield Check("agent version", True, f"{kind.name} {found.group()}, tested with ptysup")
-    else:
-        release = found.group() if found else shown
-        yield Check(
-            "agent version",
-            True,
-            f"{kind.name} {release} is not a release ptysup was tested with ({tested}); "
-            "scripts/test-latest.sh runs the tests against the newest",
+    release = found.group() if found else shown
+    yield Check("agent version", True, _tested(kind.name, release, kind.release))
+
+
+def _tested(name: str, installed: str, release: Release) -> str:
+    """What doctor says of agent NAME at release INSTALLED, against the releases tested."""
+    if installed == release.version:
+        return f"{name} {installed}, tested with ptysup"
+    if installed == release.previous:
+        return (
+            f"{name} {installed}, tested with ptysup (its compatibility lane; "
+            f"the tests' pin is {release.version})"
         )
+    lane = f", {release.previous} in its compatibility lane" if release.previous else ""
+    return (
+        f"{name} {installed} is not a release ptysup was tested with "
+        f"({release.version} pinned{lane}); scripts/test-lane.sh latest runs the tests "
+        "against the newest"
+    )
 
 
 def _agent_checks(config: RunConfig, env: Mapping[str, str], cwd: Path) -> Iterator[Check]:

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
+from ptysup.agents.release import Setup
 from ptysup.attach.server import RECORD as ATTACH
 from ptysup.batch.worktrees import EXCLUDE
 from ptysup.cli import gitauth
@@ -29,7 +30,7 @@ from ptysup.run.report import _cell
 from ptysup.store import readback
 from ptysup.store.listing import describe
 from ptysup.store.rundir import LOCK_FILE, RUN_FILE, RUNS_DIR, RunDir
-from ptysup.testing.claude_env import write_config
+from ptysup.testing.kit import offline_home
 
 SUMMARY_FILE = "summary.json"  # the run's --summary-json, copied next to its events
 PATCH_FILE = "changes.patch"  # what the run changed in its git work tree, for `git apply`
@@ -37,7 +38,8 @@ PATCH_FILE = "changes.patch"  # what the run changed in its git work tree, for `
 
 def claude_config(config_dir: Path, project: Path, env: Mapping[str, str]) -> None:
     """Onboarding done, PROJECT trusted, $ANTHROPIC_API_KEY approved: no first-run screen."""
-    write_config(config_dir, [project], api_key=env.get("ANTHROPIC_API_KEY", ""))
+    setup = Setup("", (project,), api_key=env.get("ANTHROPIC_API_KEY", ""))
+    offline_home("claude").fill(config_dir, setup, env, None)  # its environment is not used
 
 
 def new_runs(workdir: Path, before: set[str]) -> list[Path]:

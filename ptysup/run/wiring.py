@@ -696,7 +696,7 @@ class _Relaying:
     def on_output(self, data: bytes) -> None:
         parts = self.parts
         switched = parts.modes.feed(data)  # every byte, before the feeder may skip some
-        if self.notice is not None and self.notice in data:
+        if self.notice is not None and self.notice.search(data):
             parts.agent.resume()  # see AgentProfile.suspend_notice
             parts.log.emit("warning", message=SUSPENDED)
         if parts.status is not None:

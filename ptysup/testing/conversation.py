@@ -13,7 +13,7 @@ import enum
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from ptysup.agents.claude.paste import unwrap_pastes
+from ptysup.agents import registry
 
 T = TypeVar("T")
 
@@ -106,7 +106,15 @@ def human_text(body: Mapping[str, Any]) -> str:
         return ""
     texts = _texts(_messages(body)[index])
     said = "\n".join(t for t in texts if not t.lstrip().startswith(SYSTEM_REMINDER))
-    return unwrap_pastes(said)
+    return _unwrapped(said)
+
+
+def _unwrapped(text: str) -> str:
+    """TEXT with every agent's own wrapping of the person's text taken off (OfflineHome)."""
+    for agent in registry.AGENTS:
+        if agent.home is not None:
+            text = agent.home.unwrap(text)
+    return text
 
 
 def step_index(body: Mapping[str, Any]) -> int:

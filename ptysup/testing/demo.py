@@ -23,8 +23,6 @@ from pathlib import Path
 # The standard library and these only at the top: `--help` and `--clean` run before
 # scripts/demo.sh sets anything up, on the system's Python.
 from ptysup.store import pidlock
-from ptysup.testing import codex_env
-from ptysup.testing.claude_env import claude_env, find_claude
 
 SCENARIO = Path(__file__).with_name("scenarios") / "demo.yaml"
 TASK = "implement feature X"
@@ -148,7 +146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if agent in SELF_SUPERVISED:
         rest = [a for a in extra if a not in ("--agent", agent, f"--agent={agent}")]
         return _self_supervised_demo(agent, rest)
-    claude = find_claude()
+    claude = _find_claude()
     if claude is None:
         _say("Claude Code is not installed: run scripts/demo.sh (it installs it)")
         return 2
@@ -178,7 +176,7 @@ def _own_project(extra: list[str]) -> int:
     if _agent(extra) not in (None, "claude"):
         _say("--project runs Claude Code as the agent; it takes no --agent")
         return 2
-    claude = find_claude()
+    claude = _find_claude()
     if claude is None:
         _say("Claude Code is not installed: run scripts/demo.sh (it installs it)")
         return 2
@@ -196,31 +194,37 @@ def _agent(extra: Sequence[str]) -> str | None:
     return None
 
 
+def _find_claude() -> Path | None:
+    """The Claude Code the demo runs (the pinned one, else the one on PATH)."""
+    from ptysup.testing.pins import pin  # here, not at the top: see the imports
+
+    return pin("claude").find()
+
+
 def _install_beside_claude(agent: str) -> Path:
     """The pinned Codex CLI (npm) or aider (pip, its own virtualenv), installed unless
     it is there."""
-    if agent == "codex":
-        return codex_env.install_codex()
-    from ptysup.testing.pins import AIDER
+    from ptysup.testing.pins import pin
 
-    if AIDER.installed_version() != AIDER.version:
-        _say(f"installing the pinned aider {AIDER.version} (pip, ~700 MB, a minute)")
-    return AIDER.install()
+    chosen = pin(agent)
+    if chosen.pip and chosen.installed_version() != chosen.version:
+        _say(f"installing the pinned {agent} {chosen.version} (pip, ~700 MB, a minute)")
+    return chosen.install()
 
 
 def _self_supervised_demo(agent: str, extra: list[str]) -> int:
     """The demo with an agent that is its own supervisor, installed on demand (npm, the
     pinned version)."""
-    from ptysup.testing.pins import GEMINI, OPENCODE, QWEN
+    from ptysup.testing.kit import offline_home
+    from ptysup.testing.pins import pin
 
-    pin = {"gemini": GEMINI, "qwen": QWEN, "opencode": OPENCODE}[agent]
-    name = {"gemini": "Gemini CLI", "qwen": "Qwen Code", "opencode": "opencode"}[agent]
-    if pin.installed_version() != pin.version:
-        _say(f"installing the pinned {name} {pin.version} into .tools/{pin.folder} (npm)")
+    chosen, name = pin(agent), offline_home(agent).label
+    if chosen.installed_version() != chosen.version:
+        _say(f"installing the pinned {name} {chosen.version} into .tools/{chosen.folder} (npm)")
     try:
-        binary = pin.install()
+        binary = chosen.install()
     except (OSError, subprocess.CalledProcessError) as exc:
-        _say(f"cannot install {name} {pin.version}: {exc}")
+        _say(f"cannot install {name} {chosen.version}: {exc}")
         return 2
     project = Path(tempfile.mkdtemp(prefix=PREFIX))
     with pidlock.hold(project / LOCK):
@@ -311,37 +315,21 @@ def _agent_env(
     agent: str, url: str, project: Path, binary: Path, other: Path | None = None
 ) -> Iterator[dict[str, str]]:
     """The private, offline environment of the demo's agent (BINARY; OTHER's, beside the
-    supervisor's Claude Code) pointed at URL."""
-    if agent == "gemini":
-        from ptysup.testing.gemini_env import gemini_env
+    supervisor's Claude Code) pointed at URL. Its own supervisor edits unasked, as the
+    demo's agent commands say."""
+    from ptysup.testing.kit import agent_env
 
-        with gemini_env(url, binary) as ge:
-            yield dict(ge.env)
-    elif agent == "qwen":
-        from ptysup.testing.qwen_env import qwen_env
-
-        with qwen_env(url, binary) as qe:
-            yield dict(qe.env)
-    elif agent == "aider" and other is not None:
-        from ptysup.testing.aider_env import aider_env
-
-        subprocess.run(["git", "init", "-q", str(project)], check=True)  # aider asks else
-        with claude_env(url, [project], binary) as ce, aider_env(url, other, ce.env) as ae:
-            yield dict(ae.env)
-    elif agent == "opencode":
-        from ptysup.testing.opencode_env import opencode_env
-
-        with opencode_env(url, binary, approvals=False) as oe:
-            yield dict(oe.env)
-    elif other is not None:
-        with (
-            claude_env(url, [project], binary) as ce,
-            codex_env.codex_env(url, [project], other, base=ce.env) as cx,
-        ):
-            yield dict(cx.env)
-    else:
-        with claude_env(url, [project], binary) as ce:
-            yield dict(ce.env)
+    if agent in SELF_SUPERVISED:
+        with agent_env(agent, url, [project], binary, approvals=False) as own:
+            yield dict(own.env)
+        return
+    with contextlib.ExitStack() as stack:
+        env = dict(stack.enter_context(agent_env("claude", url, [project], binary)).env)
+        if agent != "claude" and other is not None:
+            if agent == "aider":
+                subprocess.run(["git", "init", "-q", str(project)], check=True)  # it asks else
+            env = dict(stack.enter_context(agent_env(agent, url, [project], other, env)).env)
+        yield env
 
 
 if __name__ == "__main__":

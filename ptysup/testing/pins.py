@@ -1,8 +1,10 @@
-"""The agents the tests run, pinned: their npm (or PyPI) package, release and launcher.
+"""The agents the tests run, pinned: how a pin is installed and found.
 
-CI's end-to-end tests run these releases; `scripts/test-latest.sh` runs the same tests
-against each package's newest release instead (ptysup/testing/latest.py). Each pin's
-`bin_env` variable, when set, names the binary the tests use instead of the pinned one.
+Each agent's folder names its pin (`RELEASE` in ptysup/agents/<name>/testkit.py); the
+registry gives them here. CI's end-to-end tests run these releases; `scripts/test-lane.sh`
+runs the same tests against the previous pins or each package's newest release instead
+(ptysup/testing/lanes.py). Each pin's `bin_env` variable, when set, names the binary the
+tests use instead of the pinned one.
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+from ptysup.agents import registry
+from ptysup.agents.release import Release
 
 REPO_DIR = Path(__file__).resolve().parents[2]
 TOOLS_ENV_VAR = "PTYSUP_TOOLS_DIR"
@@ -56,6 +61,14 @@ class Pin:
     folder: str  # under .tools/
     pip: bool = False  # a PyPI package, in a virtualenv of its own
     python_below: tuple[int, int] = (99, 0)  # a PyPI package's newest Python, excluded
+    previous: str | None = None  # the compatibility lane's release (Release.previous)
+
+    @classmethod
+    def of(cls, name: str, release: Release) -> Pin:
+        """The pin of agent NAME's RELEASE; its binary is overridden by $PTYSUP_<NAME>_BIN."""
+        bin_env = f"PTYSUP_{name.upper()}_BIN"
+        fields = (release.package, release.version, release.bin_name, bin_env, release.folder)
+        return cls(name, *fields, release.pip, release.python_below, release.previous)
 
     @property
     def prefix(self) -> Path:
@@ -167,13 +180,15 @@ def _dist_version(prefix: Path, package: str) -> str | None:
     return None
 
 
-CLAUDE = Pin(
-    "claude", "@anthropic-ai/claude-code", "2.1.197", "claude", "PTYSUP_CLAUDE_BIN", "claude-code"
+# Every agent tested against its real binary, in the registry's order.
+PINS: tuple[Pin, ...] = tuple(
+    Pin.of(agent.name, agent.release) for agent in registry.AGENTS if agent.release
 )
-GEMINI = Pin("gemini", "@google/gemini-cli", "0.61.0", "gemini", "PTYSUP_GEMINI_BIN", "gemini-cli")
-CODEX = Pin("codex", "@openai/codex", "0.169.0", "codex", "PTYSUP_CODEX_BIN", "codex")
-QWEN = Pin("qwen", "@qwen-code/qwen-code", "0.24.4", "qwen", "PTYSUP_QWEN_BIN", "qwen-code")
-OPENCODE = Pin("opencode", "opencode-ai", "1.18.33", "opencode", "PTYSUP_OPENCODE_BIN", "opencode")
-# aider-chat 0.86.2 declares Python >=3.10,<3.13.
-AIDER = Pin("aider", "aider-chat", "0.86.2", "aider", "PTYSUP_AIDER_BIN", "aider", True, (3, 13))
-PINS: tuple[Pin, ...] = (CLAUDE, GEMINI, CODEX, QWEN, OPENCODE, AIDER)
+
+
+def pin(name: str) -> Pin:
+    """The pin of the agent called NAME (KeyError for one without a pin)."""
+    for found in PINS:
+        if found.name == name:
+            return found
+    raise KeyError(name)

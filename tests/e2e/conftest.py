@@ -17,8 +17,9 @@ from typing import Any
 
 import pytest
 
-from ptysup.testing import aider_env, codex_env, gemini_env, opencode_env, qwen_env
+from ptysup.agents.opencode.testkit import HOME_MARKER
 from ptysup.testing.fakemodel import FakeModel, RecordedRequest, RequestKind
+from ptysup.testing.kit import agent_env
 from ptysup.testing.scenario import Scenario
 from tests.conftest import ClaudeEnvFactory, FakeModelFactory
 from tests.helpers import (
@@ -201,7 +202,7 @@ class Rig:
         """Processes of this rig's agents (and supervisors) still alive: their private
         config dirs are in their environment."""
         keys = ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "QWEN_HOME")
-        homes = [self.env[k] for k in (*keys, opencode_env.HOME_MARKER) if k in self.env]
+        homes = [self.env[k] for k in (*keys, HOME_MARKER) if k in self.env]
         if self.env.get("HOME", "") not in ("", os.environ.get("HOME")):
             homes.append(self.env["HOME"])  # a private home (aider's)
         return sorted({pid for home in homes for pid in processes_with(home)})
@@ -401,7 +402,7 @@ def claude_and_codex_rigs(
 
         def env_for(url: str) -> dict[str, str]:
             claude = claude_env(url).env  # the supervisor's, with the codex env's on top
-            made = codex_env.codex_env(url, [project_dir], codex_bin, base=claude)
+            made = agent_env("codex", url, [project_dir], codex_bin, base=claude)
             return dict(stack.enter_context(made).env)
 
         yield from rigs(fake_model, project_dir, tmp_path, env_for, agent)
@@ -418,19 +419,14 @@ EVERY_AGENT = {
     "aider": "aider",
 }
 
+
 # Each agent's private home (besides Claude Code's, which every rig has for `claude -p`):
 # (model url, binary, the environment under it, the project) -> its context manager.
-PRIVATE_HOMES: Mapping[str, Callable[[str, Path, Mapping[str, str], Path], Any]] = {
-    "codex": lambda url, binary, base, project: codex_env.codex_env(
-        url, [project], binary, base=base
-    ),
-    "gemini": lambda url, binary, base, project: gemini_env.gemini_env(url, binary, base=base),
-    "qwen": lambda url, binary, base, project: qwen_env.qwen_env(url, binary, base=base),
-    "opencode": lambda url, binary, base, project: opencode_env.opencode_env(
-        url, binary, base=base
-    ),
-    "aider": lambda url, binary, base, project: aider_env.aider_env(url, binary, base=base),
-}
+def _private_home(name: str, url: str, binary: Path, base: Mapping[str, str], project: Path) -> Any:
+    """Agent NAME's private offline home (Codex trusts the project folder too)."""
+    if name == "codex":
+        return agent_env(name, url, [project], binary, base=base)
+    return agent_env(name, url, binary=binary, base=base)
 
 
 def agent_rigs(
@@ -451,7 +447,7 @@ def agent_rigs(
             claude = claude_env(url).env
             if name == "claude":
                 return dict(claude)
-            made = PRIVATE_HOMES[name](url, binary, claude, project_dir)
+            made = _private_home(name, url, binary, claude, project_dir)
             return dict(stack.enter_context(made).env)
 
         yield from rigs(fake_model, project_dir, tmp_path, env_for, EVERY_AGENT[name])

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from ptysup.testing import aider_env as aider_env_module
 from ptysup.testing.fakemodel import RequestKind
+from ptysup.testing.kit import agent_env
 from tests.conftest import ClaudeEnvFactory, FakeModelFactory
 from tests.e2e.conftest import Rig, demo_run, rigs
 from tests.helpers import HOOK_TO_TURN_END_S
@@ -49,7 +49,7 @@ def rig(
 
         def env_for(url: str) -> dict[str, str]:
             claude = claude_env(url).env  # the supervisor's, with aider's on top
-            made = aider_env_module.aider_env(url, aider_bin, base=claude)
+            made = agent_env("aider", url, binary=aider_bin, base=claude)
             return dict(stack.enter_context(made).env)
 
         yield from rigs(fake_model, project_dir, tmp_path, env_for, AGENT)

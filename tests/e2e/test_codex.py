@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from ptysup.testing.codex_env import config_toml
+from ptysup.agents.codex.testkit import config_toml
 from ptysup.testing.fakemodel import RecordedRequest, RequestKind
 from tests.e2e.conftest import UNSAVED, Rig
 from tests.helpers import (

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from ptysup.testing import claude_env
+from ptysup.testing.pins import pin
 from tests.helpers import fresh_copy, run_group
 
 pytestmark = pytest.mark.e2e
@@ -65,8 +65,9 @@ def _path_without_test_tools(bin_dir: Path) -> str:
 def _with_pinned_claude(clone: Path, user: pwd.struct_passwd) -> None:
     """The pinned Claude Code the suite's setup installed, in the clone's .tools (hard
     links where they can be): setup.sh then finds it, not npm's ~100 MB download."""
-    source = claude_env.TOOLS_DIR
-    if claude_env.installed_version(source) != claude_env.CLAUDE_CODE_VERSION:
+    claude = pin("claude")
+    source = claude.prefix
+    if claude.installed_version(source) != claude.version:
         pytest.fail(f"the pinned Claude Code is not under {source}: run scripts/setup.sh")
     target = clone / ".tools" / "claude-code"
     target.parent.mkdir()

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ptysup.testing.claude_env import CLAUDE_CODE_VERSION, claude_json
+from ptysup.agents.claude.testkit import RELEASE, claude_json
 from ptysup.testing.fakemodel import RequestKind
 from tests.e2e.conftest import AGENT, Rig
 from tests.helpers import ptysup_argv
@@ -40,7 +40,7 @@ def test_a_prepared_folder_is_ready_and_the_run_then_starts(rig: Callable[..., R
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines()[-1] == "ready"
     assert _line(done.stdout, "agent version").endswith(
-        f"claude {CLAUDE_CODE_VERSION}, tested with ptysup"
+        f"claude {RELEASE.version}, tested with ptysup"
     )
     assert _line(done.stdout, "folder trust").startswith("  ok ")
     assert r.run("t").code == 0

@@ -15,9 +15,9 @@ import pytest
 from ptyprocess import PtyProcess
 
 from ptysup.supervisor.prompt import SUPERVISOR_MARKER
-from ptysup.testing.agenthome import AgentEnv
 from ptysup.testing.conversation import RequestKind
 from ptysup.testing.fakemodel import FakeModel
+from ptysup.testing.kit import AgentEnv
 from ptysup.testing.scenario import Scenario
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(60)]

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from ptysup.testing.claude_env import SETTINGS, claude_json
+from ptysup.agents.claude.testkit import SETTINGS, claude_json
 from tests.e2e.conftest import Rig
 
 pytestmark = pytest.mark.e2e

@@ -14,9 +14,10 @@ from typing import Any
 
 import pytest
 
+from ptysup.agents.gemini import testkit as gemini_kit
 from ptysup.agents.private import agents_dir
-from ptysup.testing import gemini_env as gemini_env_module
 from ptysup.testing.fakemodel import RequestKind
+from ptysup.testing.kit import agent_env
 from tests.conftest import FakeModelFactory
 from tests.e2e.conftest import (
     MID_TURN,
@@ -53,7 +54,7 @@ def rig(
     with ExitStack() as stack:
 
         def env_for(url: str) -> dict[str, str]:
-            return dict(stack.enter_context(gemini_env_module.gemini_env(url, gemini_bin)).env)
+            return dict(stack.enter_context(agent_env("gemini", url, binary=gemini_bin)).env)
 
         yield from rigs(fake_model, project_dir, tmp_path, env_for, AGENT, SUPERVISED)
 
@@ -366,14 +367,14 @@ def test_a_user_other_than_root_gets_ptysups_hooks_in_gemini_cli(
     project = user.home / "project"
     gemini_home = user.home / "gemini"
     project.mkdir()
-    gemini_env_module.write_config(gemini_home)
+    gemini_kit.write_config(gemini_home)
     model = fake_model(
         {"agent": [{"reply": "Done."}], "supervisor": [{"reply": "[COMPLETE] done"}]},
         workdir=project,
     )
     for path in [user.home, *user.home.rglob("*")]:
         os.chown(path, user.uid, user.gid)
-    env = gemini_env_module.make_env(model.url, gemini_home, gemini_bin, base={})
+    env = gemini_kit.make_env(model.url, gemini_home, gemini_bin, base={})
     env.update(HOME=str(user.home), PATH=f"{gemini_bin.parent}:{os.environ['PATH']}")
     log = user.home / "events.jsonl"
     task = ["say done", "--agent-cmd", AGENT, "--supervisor-cmd", SUPERVISOR, "--idle", "30"]

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from ptysup.agents.opencode.testkit import HOME_MARKER
 from ptysup.agents.private import agents_dir
-from ptysup.testing import opencode_env
 from tests.e2e.conftest import Rig
 from tests.helpers import read_events, wait_for
 
@@ -74,7 +74,7 @@ def _secret_while_running(r: Rig) -> tuple[str, str]:
 def _files(r: Rig, tmp_path: Path) -> Iterator[Path]:
     """Every file the run's output, its agent and its project left: the test's temp dir
     (event log, recording, project) and the agent's private home."""
-    homes = [r.env[k] for k in (*HOMES, opencode_env.HOME_MARKER) if k in r.env]
+    homes = [r.env[k] for k in (*HOMES, HOME_MARKER) if k in r.env]
     if r.env.get("HOME", "") not in ("", os.environ.get("HOME")):
         homes.append(r.env["HOME"])  # aider's private home
     for top in {tmp_path, *map(Path, homes)}:

@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from ptysup.testing import opencode_env as opencode_env_module
 from ptysup.testing.fakemodel import RecordedRequest, RequestKind
+from ptysup.testing.kit import agent_env
 from tests.conftest import ClaudeEnvFactory, FakeModelFactory
 from tests.e2e.conftest import Rig, rigs
 from tests.e2e.test_terminal_left_clean import Pane
@@ -49,7 +49,7 @@ def rig(
 
         def env_for(url: str) -> dict[str, str]:
             claude = claude_env(url).env  # the supervisor's, with opencode's on top
-            made = opencode_env_module.opencode_env(url, opencode_bin, base=claude)
+            made = agent_env("opencode", url, binary=opencode_bin, base=claude)
             return dict(stack.enter_context(made).env)
 
         yield from rigs(fake_model, project_dir, tmp_path, env_for, AGENT)
@@ -256,7 +256,7 @@ def team(
     with ExitStack() as stack:
 
         def env_for(url: str) -> dict[str, str]:
-            made = opencode_env_module.opencode_env(url, opencode_bin)
+            made = agent_env("opencode", url, binary=opencode_bin)
             return dict(stack.enter_context(made).env)
 
         yield from rigs(fake_model, project_dir, tmp_path, env_for, AGENT, TEAM)

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from ptysup.testing import qwen_env as qwen_env_module
 from ptysup.testing.fakemodel import RequestKind
+from ptysup.testing.kit import agent_env
 from ptysup.testing.wires import chat
 from tests.conftest import FakeModelFactory
 from tests.e2e.conftest import (
@@ -48,7 +48,7 @@ def rig(
     with ExitStack() as stack:
 
         def env_for(url: str) -> dict[str, str]:
-            return dict(stack.enter_context(qwen_env_module.qwen_env(url, qwen_bin)).env)
+            return dict(stack.enter_context(agent_env("qwen", url, binary=qwen_bin)).env)
 
         yield from rigs(fake_model, project_dir, tmp_path, env_for, AGENT, SUPERVISED)
 

@@ -40,26 +40,45 @@ def _agent_version(tmp_path: Path, version: str) -> str:
 def test_doctor_says_the_installed_agent_is_a_release_the_tests_ran_against(
     tmp_path: Path,
 ) -> None:
-    from ptysup.testing.claude_env import CLAUDE_CODE_VERSION
+    from ptysup.testing.pins import pin
 
-    assert _agent_version(tmp_path, CLAUDE_CODE_VERSION) == (
-        f"claude {CLAUDE_CODE_VERSION}, tested with ptysup"
-    )
+    version = pin("claude").version
+    assert _agent_version(tmp_path, version) == f"claude {version}, tested with ptysup"
 
 
 def test_doctor_says_when_the_installed_agent_is_not_one_ptysup_was_tested_with(
     tmp_path: Path,
 ) -> None:
+    from ptysup.testing.pins import pin
+
+    claude = pin("claude")
     detail = _agent_version(tmp_path, "9.9.9")
-    assert detail.startswith("claude 9.9.9 is not a release ptysup was tested with")
-    assert "scripts/test-latest.sh" in detail
+    assert detail == (
+        f"claude 9.9.9 is not a release ptysup was tested with ({claude.version} pinned, "
+        f"{claude.previous} in its compatibility lane); scripts/test-lane.sh latest runs "
+        "the tests against the newest"
+    )
+
+
+def test_doctor_says_the_compatibility_lanes_release_is_tested_and_names_the_pin(
+    tmp_path: Path,
+) -> None:
+    from ptysup.testing.pins import pin
+
+    claude = pin("claude")
+    assert claude.previous is not None
+    assert _agent_version(tmp_path, claude.previous) == (
+        f"claude {claude.previous}, tested with ptysup (its compatibility lane; "
+        f"the tests' pin is {claude.version})"
+    )
 
 
 def test_every_pinned_agent_is_a_release_its_row_calls_tested() -> None:
     from ptysup.agents import registry
-    from ptysup.testing.claude_env import CLAUDE_CODE_VERSION
+    from ptysup.testing.pins import PINS
 
-    assert CLAUDE_CODE_VERSION in registry.find(("claude",)).tested
+    for pin in PINS:
+        assert pin.version in registry.find((), pin.name).tested
 
 
 def test_doctor_looks_for_the_second_opinion_and_says_which_auto_would_pick(

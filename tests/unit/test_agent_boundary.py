@@ -12,10 +12,8 @@ from pathlib import Path
 from ptysup.agents import registry
 
 PACKAGE = Path(registry.__file__).resolve().parents[1]
-# The agent-neutral part of ptysup: everything but the agents' package. The test kit
-# (ptysup/testing: each agent's install and home for the demo and the tests) is issue 32's
-# next step.
-EXEMPT = ("agents", "testing")
+# The agent-neutral part of ptysup: everything but the agents' package.
+EXEMPT = ("agents",)
 # --agent's help lists every name (test_agent_registry holds it to the registry): the
 # command line loads the registry, and with it every profile, only when it needs it.
 HELP_NAMES = ("codex", "gemini", "qwen", "opencode", "aider")
@@ -26,8 +24,18 @@ STILL_NAMED = {
     ("cli/options.py", "claude"): "the default --agent-cmd and --supervisor-cmd, their help",
     **{("cli/options.py", name): "--agent's help" for name in HELP_NAMES},
     ("cli/commandline.py", "claude"): "PTYSUP_CLAUDE_BIN, the demo's Claude Code",
-    ("engines/ci.py", "claude"): "`ptysup ci claude-config`, from the test kit's claude_env",
+    ("engines/ci.py", "claude"): "`ptysup ci claude-config`, from the test kit's home",
     ("judgebench/command.py", "claude"): "judge-bench's default judge",
+    ("testing/demo.py", "claude"): "the demo's default agent and supervisor",
+    **{
+        ("testing/demo.py", name): "the demo's --agent: its commands, scenario"
+        for name in HELP_NAMES
+    },
+    # The fake model speaks each agent's API, as the agent's requests name it.
+    ("testing/wires/__init__.py", "gemini"): "the Gemini API's wire",
+    ("testing/wires/gemini.py", "gemini"): "the Gemini API's wire: its model names",
+    ("testing/wires/anthropic.py", "claude"): "Claude Code's session header, the model name",
+    ("testing/wires/responses.py", "codex"): "Codex's request metadata header",
 }
 
 

@@ -204,6 +204,20 @@ def test_the_input_box_s_text_is_read_whole_only_up_to_its_closing_rule() -> Non
     assert profile.input_text(READY) == ""
 
 
+def test_the_placeholder_of_an_empty_input_box_is_no_text_in_it() -> None:
+    # Claude Code 2.1.332: the empty box shows a dimmed hint after an API error, and
+    # while a message the person sent during the turn waits its turn.
+    profile = ClaudeProfile()
+    for hint in ("Resend your message to try again", "Press up to edit queued messages"):
+        box = (RULE, f"❯ {hint}", RULE, "  ⏸ manual mode on")
+        snap = ScreenSnapshot(box, "✳ Claude Code", (1, 2))
+        assert profile.input_text(snap) == "" and not profile.input_has_text(snap)
+    typed = (RULE, "❯ Resend your message to try again, please", RULE)
+    assert profile.input_text(ScreenSnapshot(typed, "✳ Claude Code", (1, 2))) == (
+        "Resend your message to try again, please"
+    )
+
+
 def test_text_cleared_from_the_input_box_is_kept_in_the_warning() -> None:
     sink = EventList()
     box = (RULE, "❯ half a thought of mine", "  over two lines", RULE, "  ? for shortcuts")

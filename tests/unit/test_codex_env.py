@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ptysup.testing import codex_env
+from ptysup.testing.kit import agent_env
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -15,7 +15,7 @@ else:  # ptysup's own dependency there
 
 def test_config_points_at_the_fake_and_skips_first_run_screens(tmp_path: Path) -> None:
     project = tmp_path / 'pro"ject'
-    with codex_env.codex_env("http://127.0.0.1:9/", [project], tmp_path / "codex") as ce:
+    with agent_env("codex", "http://127.0.0.1:9/", [project], tmp_path / "codex") as ce:
         config = tomllib.loads((ce.home / "config.toml").read_text())
         assert ce.env["CODEX_HOME"] == str(ce.home)
         assert ce.argv("exec") == [str(tmp_path / "codex"), "exec"]

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from ptysup.engines import ci
-from ptysup.testing import claude_env
+from ptysup.testing import kit
+from ptysup.testing.pins import pin
 
 
 def test_outputs_survive_values_that_look_like_delimiters_or_span_lines(tmp_path: Path) -> None:
@@ -97,11 +98,12 @@ def test_install_with_a_prefix_that_holds_the_pin_prints_its_binary(
 ) -> None:
     package = tmp_path / "node_modules" / "@anthropic-ai" / "claude-code"
     package.mkdir(parents=True)
-    (package / "package.json").write_text(json.dumps({"version": claude_env.CLAUDE_CODE_VERSION}))
-    binary = claude_env.local_bin(tmp_path)
+    claude = pin("claude")
+    (package / "package.json").write_text(json.dumps({"version": claude.version}))
+    binary = claude.local_bin(tmp_path)
     binary.parent.mkdir(parents=True)
     binary.write_text("")
-    assert claude_env.main(["install", "--prefix", str(tmp_path)]) == 0
+    assert kit.main(["claude", "install", "--prefix", str(tmp_path)]) == 0
     assert capsys.readouterr().out.strip() == str(binary)
 
 

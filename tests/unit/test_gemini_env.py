@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ptysup.testing import gemini_env
+from ptysup.testing.kit import agent_env
 
 
 def test_the_private_home_skips_the_auth_dialog_and_updates(tmp_path: Path) -> None:
-    with gemini_env.gemini_env("http://127.0.0.1:9", tmp_path / "gemini") as ge:
+    with agent_env("gemini", "http://127.0.0.1:9", binary=tmp_path / "gemini") as ge:
         settings = json.loads((ge.home / ".gemini" / "settings.json").read_text())
         assert ge.env["GEMINI_CLI_HOME"] == str(ge.home)
         assert ge.argv("-p", "") == [str(tmp_path / "gemini"), "-p", ""]

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ptysup.agents.claude.profile import ClaudeProfile
-from ptysup.agents.events import HookEvent, ScreenUpdate
+from ptysup.agents.events import HookEvent, ScreenState, ScreenUpdate
 from ptysup.agents.opencode.profile import OpencodeProfile
 from ptysup.agents.profile import AgentProfile
 from ptysup.agents.session import AgentSession, Timings
@@ -103,3 +103,39 @@ def test_the_agent_s_own_turn_end_confirms_the_interrupt() -> None:
 def test_a_turn_that_goes_on_is_not_said_stopped() -> None:
     agent = Agent([ARMED, ARMED, ARMED, ARMED])  # every second press is missed
     assert _interrupt(OpencodeProfile(), agent)[0] is False
+
+
+def test_an_interrupt_waits_until_a_suspended_claude_code_has_its_keyboard_back() -> None:
+    # Continued after Ctrl-Z, Claude Code 2.1.332 switches bracketed paste on again only
+    # once drawn, about a second later: an Esc before that lands in the terminal's cooked
+    # mode, echoed, and the turn goes on.
+    looks = iter([False, False])  # bracketed paste still off at the first two looks
+    keyboard: list[bool] = []
+
+    def bracketed() -> bool:
+        keyboard.append(next(looks, True))
+        return keyboard[-1]
+
+    agent = Agent([None], turn_end=True)
+    agent.shown = ScreenSnapshot(("● Working", "esc to interrupt"), "⠂ Claude Code", (1, 0))
+    written_with: list[bool] = []
+    write = agent.write
+
+    def typed(data: bytes) -> None:
+        written_with.append(keyboard[-1])
+        write(data)
+
+    session = AgentSession(
+        ClaudeProfile(),
+        Typist(typed, pause=lambda s: None, bracketed=bracketed),
+        lambda: agent.shown,
+        EventLog(),
+        Timings(confirm=0.4, settle=0.01, settle_max=0.05),
+        clock=Tick(0.05),
+    )
+    agent.session = session
+    session.in_turn = True
+    for _ in range(2):  # the screen drawn again, a frame at a time
+        session.post(ScreenUpdate(ScreenState.WORKING, session.now()))
+    assert session.interrupt() is True
+    assert agent.written == [ESC] and written_with == [True]

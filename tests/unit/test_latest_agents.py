@@ -1,5 +1,5 @@
-"""scripts/test-latest.sh's parts: npm's newest release of each pinned agent, installed once
-into its own folder, and every pin known to the registry as tested."""
+"""scripts/test-lane.sh's parts: npm's newest release of each pinned agent (or the previous
+pin), installed once into its own folder, and every pin known to the registry as tested."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from ptysup.agents import registry
-from ptysup.testing import latest
-from ptysup.testing.pins import AIDER, PINS, Pin
+from ptysup.testing import lanes as latest
+from ptysup.testing.pins import PINS, Pin, pin
 
 PIN = Pin("claude", "@scope/agent", "1.0.0", "agent", "PTYSUP_AGENT_BIN", "agent")
 
@@ -43,9 +43,26 @@ def test_the_newest_release_is_npms_and_is_installed_once_beside_the_pinned(
 
 
 def test_every_pinned_agent_is_a_registry_row_that_calls_its_pin_tested() -> None:
-    for pin in PINS:
-        assert pin.version in registry.find((pin.bin_name,), pin.name).tested
-        assert pin.bin_env.startswith("PTYSUP_") and pin.bin_env.endswith("_BIN")
+    for each in PINS:
+        assert each.version in registry.find((each.bin_name,), each.name).tested
+        assert each.bin_env.startswith("PTYSUP_") and each.bin_env.endswith("_BIN")
+        if each.previous:  # the compatibility lane's release is tested too
+            assert registry.find((), each.name).tested == (each.version, each.previous)
+
+
+def test_the_previous_lane_runs_the_former_pin_and_the_pin_where_none_moved() -> None:
+    moved = Pin(
+        "claude", "@scope/agent", "2.0.0", "agent", "PTYSUP_AGENT_BIN", "agent", previous="1.0.0"
+    )
+    assert latest.release(moved, "previous", "npm") == "1.0.0"
+    assert latest.release(PIN, "previous", "npm") == "1.0.0"  # no previous: the pin itself
+
+
+def test_a_lane_is_named(capsys: pytest.CaptureFixture[str]) -> None:
+    assert latest.main([]) == 2
+    assert latest.main(["newest"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["ptysup: usage: scripts/test-lane.sh previous|latest [PYTEST ARGS]"] * 2
 
 
 def test_a_pypi_pins_newest_release_is_pips(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -56,4 +73,4 @@ def test_a_pypi_pins_newest_release_is_pips(monkeypatch: pytest.MonkeyPatch) -> 
         return subprocess.CompletedProcess(argv, 0, said, "")
 
     monkeypatch.setattr(subprocess, "run", pip)
-    assert latest.newest(AIDER, "npm") == "0.87.0"
+    assert latest.newest(pin("aider"), "npm") == "0.87.0"

@@ -1,4 +1,4 @@
-"""What every pinned agent's env module does alike: an environment without the outer
+"""What every pinned agent's test kit does alike: an environment without the outer
 account, the pinned-binary lookup and version, and the command line's errors."""
 
 from __future__ import annotations
@@ -9,22 +9,20 @@ import subprocess
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
-from ptysup.testing import aider_env, claude_env, codex_env, gemini_env, pins, qwen_env
-from ptysup.testing.pins import AIDER, CLAUDE, CODEX, GEMINI, QWEN, Pin
+from ptysup.agents.aider import testkit as aider_kit
+from ptysup.agents.claude import testkit as claude_kit
+from ptysup.agents.codex import testkit as codex_kit
+from ptysup.agents.gemini import testkit as gemini_kit
+from ptysup.agents.qwen import testkit as qwen_kit
+from ptysup.testing import kit, pins
+from ptysup.testing.pins import PINS, Pin, pin
 
 URL = "http://127.0.0.1:9"
-# (module, pin, name of its finder, label in its messages)
-MODULES = [
-    pytest.param(claude_env, CLAUDE, "find_claude", "Claude Code", id="claude"),
-    pytest.param(gemini_env, GEMINI, "find_gemini", "Gemini CLI", id="gemini"),
-    pytest.param(codex_env, CODEX, "find_codex", "Codex CLI", id="codex"),
-    pytest.param(qwen_env, QWEN, "find_qwen", "Qwen Code", id="qwen"),
-    pytest.param(aider_env, AIDER, "find_aider", "aider", id="aider"),
-]
+AIDER = pin("aider")
+NPM_PINS = [p for p in PINS if not p.pip]
 
 MakeEnv = Callable[[Path, Path, Mapping[str, str]], dict[str, str]]
 
@@ -33,7 +31,7 @@ MakeEnv = Callable[[Path, Path, Mapping[str, str]], dict[str, str]]
     ("make_env", "outer", "own"),
     [
         pytest.param(
-            lambda home, binary, outer: claude_env.make_env(URL, home, binary, base=outer),
+            lambda home, binary, outer: claude_kit.make_env(URL, home, binary, base=outer),
             {
                 "ANTHROPIC_AUTH_TOKEN": "real",
                 "ANTHROPIC_MODEL": "opus",
@@ -51,7 +49,7 @@ MakeEnv = Callable[[Path, Path, Mapping[str, str]], dict[str, str]]
             id="claude",
         ),
         pytest.param(
-            lambda home, binary, outer: gemini_env.make_env(URL, home, binary, base=outer),
+            lambda home, binary, outer: gemini_kit.make_env(URL, home, binary, base=outer),
             {
                 "GEMINI_API_KEY": "real",
                 "GOOGLE_CLOUD_PROJECT": "prod",
@@ -65,7 +63,7 @@ MakeEnv = Callable[[Path, Path, Mapping[str, str]], dict[str, str]]
             id="gemini",
         ),
         pytest.param(
-            lambda home, binary, outer: codex_env.make_env(home, binary, base=outer),
+            lambda home, binary, outer: codex_kit.make_env(home, binary, base=outer),
             {
                 "OPENAI_API_KEY": "real",
                 "OPENAI_BASE_URL": "https://api.openai.com/v1",
@@ -75,7 +73,7 @@ MakeEnv = Callable[[Path, Path, Mapping[str, str]], dict[str, str]]
             id="codex",
         ),
         pytest.param(
-            lambda home, binary, outer: qwen_env.make_env(URL, home, binary, base=outer),
+            lambda home, binary, outer: qwen_kit.make_env(URL, home, binary, base=outer),
             {
                 "OPENAI_API_KEY": "real",
                 "OPENAI_BASE_URL": "https://api.openai.com/v1",
@@ -92,7 +90,7 @@ MakeEnv = Callable[[Path, Path, Mapping[str, str]], dict[str, str]]
             id="qwen",
         ),
         pytest.param(
-            lambda home, binary, outer: aider_env.make_env(URL, home, binary, base=outer),
+            lambda home, binary, outer: aider_kit.make_env(URL, home, binary, base=outer),
             {
                 "AIDER_YES_ALWAYS": "true",
                 "OPENAI_API_KEY": "real",
@@ -120,19 +118,18 @@ def test_env_replaces_the_outer_account_and_endpoint_and_puts_the_binary_first(
     assert env == {"PATH": f"{tmp_path / 'bin'}:/usr/bin", "HOME": "/home/x", **own(tmp_path)}
 
 
-@pytest.mark.parametrize(("module", "pin", "finder", "label"), MODULES)
+@pytest.mark.parametrize("pin", PINS, ids=lambda p: p.name)
 def test_find_prefers_the_configured_binary_then_the_pinned_install(
-    monkeypatch: pytest.MonkeyPatch, module: ModuleType, pin: Pin, finder: str, label: str
+    monkeypatch: pytest.MonkeyPatch, pin: Pin
 ) -> None:
-    find: Callable[[], Path | None] = getattr(module, finder)
     monkeypatch.setenv(pin.bin_env, "/opt/agent")
-    assert find() == Path("/opt/agent")
+    assert pin.find() == Path("/opt/agent")
     monkeypatch.delenv(pin.bin_env)
     if pin.local_bin().exists():
-        assert find() == pin.local_bin()
+        assert pin.find() == pin.local_bin()
 
 
-@pytest.mark.parametrize("pin", [CLAUDE, GEMINI, CODEX, QWEN], ids=lambda p: p.name)
+@pytest.mark.parametrize("pin", NPM_PINS, ids=lambda p: p.name)
 def test_the_installed_version_is_read_from_its_package_json(tmp_path: Path, pin: Pin) -> None:
     assert pin.installed_version(tmp_path) is None
     package = tmp_path / "node_modules" / pin.package
@@ -143,26 +140,20 @@ def test_the_installed_version_is_read_from_its_package_json(tmp_path: Path, pin
     assert pin.prefix.name == pin.folder and pin.prefix.parent.name == ".tools"
 
 
-@pytest.mark.parametrize(("module", "pin", "finder", "label"), MODULES)
+@pytest.mark.parametrize("pin", PINS, ids=lambda p: p.name)
 def test_path_says_how_to_install_when_there_is_no_binary(
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-    module: ModuleType,
-    pin: Pin,
-    finder: str,
-    label: str,
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], pin: Pin
 ) -> None:
-    monkeypatch.setattr(module, finder, lambda: None)
-    assert module.main(["path"]) == 1
-    install = f"python -m ptysup.testing.{pin.name}_env install"
+    monkeypatch.setenv(pin.bin_env, "/nonexistent/agent")  # found nowhere
+    assert kit.main([pin.name, "path"]) == 1
+    install = f"python -m ptysup.testing.kit {pin.name} install"
+    label = kit.offline_home(pin.name).label
     assert capsys.readouterr().err == f"ptysup: {label} not found; run `{install}`\n"
 
 
-@pytest.mark.parametrize(("module", "pin", "finder", "label"), MODULES)
-def test_env_without_a_url_is_a_usage_error(
-    capsys: pytest.CaptureFixture[str], module: ModuleType, pin: Pin, finder: str, label: str
-) -> None:
-    assert module.main(["env"]) == 2
+@pytest.mark.parametrize("pin", PINS, ids=lambda p: p.name)
+def test_env_without_a_url_is_a_usage_error(capsys: pytest.CaptureFixture[str], pin: Pin) -> None:
+    assert kit.main([pin.name, "env"]) == 2
     assert capsys.readouterr().err == "ptysup: env needs --url (the fake model's base URL)\n"
 
 

@@ -83,9 +83,12 @@ class ClaudeProfile(BaseProfile):
     clear_starts_session = True
     interrupt_key: bytes | None = b"\x1b"  # Esc while working ends the turn
     # Ctrl-Z: Claude Code leaves raw mode, prints this, stops itself and resumes on SIGCONT
-    # (observed with 2.1.197). Under ptysup the stop is dropped (its process group has no
-    # parent in the session: orphaned), so it waits, keyboard off, for a `fg` no shell gives.
-    suspend_notice: bytes | None = b"Claude Code has been suspended."
+    # (observed with 2.1.197: "has been suspended."; 2.1.332: "is suspended. Run `fg` to
+    # bring it back."). Under ptysup the stop is dropped (its process group has no parent in
+    # the session: orphaned), so it waits, keyboard off, for a `fg` no shell gives.
+    suspend_notice: re.Pattern[bytes] | None = re.compile(
+        rb"Claude Code (?:has been|is) suspended\."
+    )
     paste_only = True  # `!` typed into an empty box switches it to shell mode
     paste_placeholder: re.Pattern[str] | None = re.compile(r"\[Pasted text #\d+[^\]]*\]")
     first_hook: str | None = "SessionStart"  # its SessionStart comes at start
@@ -203,12 +206,23 @@ def _input_text(lines: Sequence[str], whole: bool = False) -> str | None:
         above, below = lines[i], lines[i + 1]
         if _RULE.match(above) and below.lstrip().startswith("❯"):
             first = below.lstrip()[1:].strip()
+            if first in _PLACEHOLDERS:
+                return ""
             rest = lines[i + 2 :]
             end = next((n for n, line in enumerate(rest) if _RULE.match(line)), None)
             if not whole or end is None:
                 return first
             return "\n".join([first, *(line.strip() for line in rest[:end])]).strip()
     return None
+
+
+# What the empty input box shows, dimmed, until a key is pressed (2.1.332; the screen
+# model keeps no attributes, so it is known by its words): after an API error, and while
+# a message the person sent during the turn waits its turn. Read as text, the first was
+# "cleared" with Esc Esc, which opens 2.1.332's Rewind menu on an empty box, and the next
+# instruction never showed in the box; the second was taken for the person typing, and
+# the decision waited for them.
+_PLACEHOLDERS = frozenset({"Resend your message to try again", "Press up to edit queued messages"})
 
 
 def _continues(line: str) -> bool:

@@ -1,24 +1,16 @@
-"""The pinned Codex CLI binary and a private, offline environment to run it in.
-
-`python -m ptysup.testing.codex_env install` installs the pinned version under
-`.tools/codex`; `... path` prints the binary that tests will use; `... env --url URL`
-prints the `export` lines of a private CODEX_HOME pointed at the fake model.
-"""
+"""Codex CLI in the tests and the demo: its pinned release and a private, offline
+CODEX_HOME pointed at the fake model (`python -m ptysup.testing.kit codex install|path|env`)."""
 
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import Iterable, Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from ptysup.testing import envcli
-from ptysup.testing.agenthome import AgentEnv, offline_env, private_env
-from ptysup.testing.pins import CODEX
+from ptysup.agents.release import OfflineHome, Release, Setup, offline_env
 
-CODEX_VERSION = CODEX.version
-BIN_ENV_VAR = CODEX.bin_env
+# 0.171.0, the newest, runs in the latest lane; the pin moves with Claude Code's.
+RELEASE = Release("@openai/codex", "0.169.0", "codex", "codex")
 MODEL = "fake-model"
 PROVIDER = "ptysup-fake"
 # The provider's `env_key`: Codex sends its value as the bearer token.
@@ -30,12 +22,6 @@ TEST_API_KEY = "sk-fake-codex"
 _STRIPPED_PREFIXES = ("OPENAI_", "CODEX_")
 
 
-# $PTYSUP_CODEX_BIN, else the project-local pinned install, else `codex` on PATH.
-find_codex = CODEX.find
-# The pinned Codex CLI, installed under .tools/codex (npm) unless it is there.
-install_codex = CODEX.install
-
-
 def _toml(value: str) -> str:
     """A TOML basic string (JSON's escapes are TOML's, for the text written here)."""
     return json.dumps(value, ensure_ascii=False)
@@ -44,7 +30,7 @@ def _toml(value: str) -> str:
 def config_toml(base_url: str, project_dirs: Iterable[Path | str]) -> str:
     """The config.toml that points Codex at the fake model and starts it at its input box.
 
-    `wire_api = "responses"`: Codex 0.169 rejects `chat`. No retries: a scripted error is
+    `wire_api = "responses"`: Codex (0.169, 0.171) rejects `chat`. No retries: a scripted error is
     shown at once (Codex would retry a 500 several times, with backoff). The projects are
     trusted (else a git repo opens on "Trust this folder?"), the update check is off, and
     so is the login-shell snapshot.
@@ -94,40 +80,12 @@ def make_env(
     return offline_env(base, _STRIPPED_PREFIXES, codex_bin, variables)
 
 
-def codex_env(
-    base_url: str,
-    project_dirs: Sequence[Path | str],
-    codex_bin: Path | None = None,
-    base: Mapping[str, str] | None = None,
-) -> AbstractContextManager[AgentEnv]:
-    """A private CODEX_HOME (removed on exit) and its environment; CODEX_BIN defaults to
-    find_codex()."""
-
-    def fill(home: Path, binary: Path | None) -> dict[str, str]:
-        write_config(home, base_url, project_dirs)
-        return make_env(home, binary, base)
-
-    return private_env(CODEX, codex_bin, fill)
+def fill(
+    codex_home: Path, setup: Setup, base: Mapping[str, str] | None, binary: Path | None
+) -> dict[str, str]:
+    """Write CODEX_HOME for SETUP and give the environment that runs codex there."""
+    write_config(codex_home, setup.base_url, setup.projects)
+    return make_env(codex_home, binary, base)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """`install` installs the pinned Codex CLI; `path` prints the binary in use; `env`
-    writes a private CODEX_HOME and prints the shell lines that use it."""
-    args = envcli.parser(CODEX, "--codex-home", "CODEX_HOME", projects=True).parse_args(argv)
-    if args.command == "env":
-        return _print_env(args.url, args.project or [], args.codex_home)
-    return envcli.install_or_path(CODEX, args.command, args.prefix, "Codex CLI", find_codex)
-
-
-def _print_env(url: str | None, projects: Sequence[Path], codex_home: Path | None) -> int:
-    """`env`: write a private CODEX_HOME and print the `export` lines for a shell."""
-
-    def env_for(url: str, codex_home: Path) -> dict[str, str]:
-        write_config(codex_home, url, projects)
-        return make_env(codex_home, find_codex(), base=envcli.shell_path())
-
-    return envcli.print_env(CODEX, url, codex_home, env_for, _STRIPPED_PREFIXES)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+HOME = OfflineHome("Codex CLI", _STRIPPED_PREFIXES, fill, "CODEX_HOME", projects=True)

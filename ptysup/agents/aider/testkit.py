@@ -1,24 +1,17 @@
-"""The pinned aider and a private, offline environment to run it in.
-
-`python -m ptysup.testing.aider_env install` installs the pinned version into a virtualenv
-of its own (kept under ~/.cache/ptysup, linked from `.tools/aider`: see pins.py); `... path`
-prints the binary that tests will use; `... env --url URL` prints the `export` lines of a
-private home pointed at a fake model.
-"""
+"""aider in the tests and the demo: its pinned release (PyPI: a virtualenv of its own, kept
+under ~/.cache/ptysup and linked from `.tools/aider`) and a private, offline home pointed at
+the fake model (`python -m ptysup.testing.kit aider install|path|env`)."""
 
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Mapping
 from pathlib import Path
 
-from ptysup.testing import envcli
-from ptysup.testing.agenthome import AgentEnv, offline_env, private_env
-from ptysup.testing.pins import AIDER
+from ptysup.agents.release import OfflineHome, Release, Setup, offline_env
 
-AIDER_VERSION = AIDER.version
+# aider-chat 0.86.2 declares Python >=3.10,<3.13.
+RELEASE = Release("aider-chat", "0.86.2", "aider", "aider", pip=True, python_below=(3, 13))
 MODEL = "openai/fake-model"  # litellm's `openai/` provider: any OpenAI-compatible endpoint
 TEST_API_KEY = "sk-fake-aider"
 
@@ -26,12 +19,6 @@ TEST_API_KEY = "sk-fake-aider"
 # aider reads every `AIDER_<OPTION>` as an option, and litellm OpenAI's variables for the
 # `openai/` model. (Anthropic's are left: a `claude -p` supervisor beside it needs them.)
 _STRIPPED_PREFIXES = ("AIDER_", "OPENAI_", "OPENROUTER_")
-
-
-# $PTYSUP_AIDER_BIN, else the project-local pinned install, else `aider` on PATH.
-find_aider = AIDER.find
-# The pinned aider, in its virtualenv (pip) unless it is there.
-install_aider = AIDER.install
 
 
 # aider 0.86 fetches litellm's model prices from GitHub at each start unless its cache
@@ -83,36 +70,12 @@ def make_env(
     return offline_env(base, _STRIPPED_PREFIXES, aider_bin, variables)
 
 
-def aider_env(
-    base_url: str, aider_bin: Path | None = None, base: Mapping[str, str] | None = None
-) -> AbstractContextManager[AgentEnv]:
-    """A private home (removed on exit) and its environment; AIDER_BIN defaults to
-    find_aider()."""
-
-    def fill(home: Path, binary: Path | None) -> dict[str, str]:
-        write_config(home)
-        return make_env(base_url, home, binary, base)
-
-    return private_env(AIDER, aider_bin, fill)
+def fill(
+    home: Path, setup: Setup, base: Mapping[str, str] | None, binary: Path | None
+) -> dict[str, str]:
+    """Write the home and give the environment that runs aider there."""
+    write_config(home)
+    return make_env(setup.base_url, home, binary, base)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """`install` installs the pinned aider; `path` prints the binary in use."""
-    args = envcli.parser(AIDER, "--home", "HOME", projects=False).parse_args(argv)
-    if args.command == "env":
-        return _print_env(args.url, args.home)
-    return envcli.install_or_path(AIDER, args.command, args.prefix, "aider", find_aider)
-
-
-def _print_env(url: str | None, home: Path | None) -> int:
-    """`env`: write a private home and print the `export` lines for a shell."""
-
-    def env_for(url: str, home: Path) -> dict[str, str]:
-        write_config(home)
-        return make_env(url, home, find_aider(), base=envcli.shell_path())
-
-    return envcli.print_env(AIDER, url, home, env_for, _STRIPPED_PREFIXES)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+HOME = OfflineHome("aider", _STRIPPED_PREFIXES, fill, "HOME")

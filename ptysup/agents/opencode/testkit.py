@@ -1,23 +1,15 @@
-"""The pinned opencode and a private, offline environment to run it in.
-
-`python -m ptysup.testing.opencode_env install` installs the pinned version under
-`.tools/opencode`; `... path` prints the binary that tests will use; `... env --url URL`
-prints the `export` lines of a private home pointed at a fake model.
-"""
+"""opencode in the tests and the demo: its pinned release and a private, offline home
+pointed at the fake model (`python -m ptysup.testing.kit opencode install|path|env`)."""
 
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Mapping
 from pathlib import Path
 
-from ptysup.testing import envcli
-from ptysup.testing.agenthome import AgentEnv, offline_env, private_env
-from ptysup.testing.pins import OPENCODE
+from ptysup.agents.release import OfflineHome, Release, Setup, offline_env
 
-OPENCODE_VERSION = OPENCODE.version
+RELEASE = Release("opencode-ai", "1.18.33", "opencode", "opencode")
 PROVIDER = "fake"
 MODEL = "fake-model"
 TEST_API_KEY = "sk-fake-opencode"
@@ -27,12 +19,6 @@ HOME_MARKER = "OPENCODE_PTYSUP_TEST_HOME"  # not PTYSUP_: ptysup warns of those 
 
 # Outer variables that would point the child at another config, data dir or account.
 _STRIPPED_PREFIXES = ("OPENCODE_", "XDG_")
-
-
-# $PTYSUP_OPENCODE_BIN, else the project-local pinned install, else `opencode` on PATH.
-find_opencode = OPENCODE.find
-# The pinned opencode, installed under .tools/opencode (npm) unless it is there.
-install_opencode = OPENCODE.install
 
 
 def config(base_url: str, approvals: bool = True) -> dict[str, object]:
@@ -82,40 +68,12 @@ def make_env(
     return offline_env(base, _STRIPPED_PREFIXES, opencode_bin, variables)
 
 
-def opencode_env(
-    base_url: str,
-    opencode_bin: Path | None = None,
-    base: Mapping[str, str] | None = None,
-    approvals: bool = True,
-) -> AbstractContextManager[AgentEnv]:
-    """A private home (removed on exit) and its environment; OPENCODE_BIN defaults to
-    find_opencode(); BASE (default os.environ) is the environment it goes on top of;
-    APPROVALS: see config()."""
-
-    def fill(home: Path, binary: Path | None) -> dict[str, str]:
-        write_config(home, base_url, approvals)
-        return make_env(home, binary, base)
-
-    return private_env(OPENCODE, opencode_bin, fill)
+def fill(
+    home: Path, setup: Setup, base: Mapping[str, str] | None, binary: Path | None
+) -> dict[str, str]:
+    """Write the home for SETUP and give the environment that runs opencode there."""
+    write_config(home, setup.base_url, setup.approvals)
+    return make_env(home, binary, base)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """`install` installs the pinned opencode; `path` prints the binary in use."""
-    args = envcli.parser(OPENCODE, "--home", "HOME", projects=False).parse_args(argv)
-    if args.command == "env":
-        return _print_env(args.url, args.home)
-    return envcli.install_or_path(OPENCODE, args.command, args.prefix, "opencode", find_opencode)
-
-
-def _print_env(url: str | None, home: Path | None) -> int:
-    """`env`: write a private home and print the `export` lines for a shell."""
-
-    def env_for(url: str, home: Path) -> dict[str, str]:
-        write_config(home, url)
-        return make_env(home, find_opencode(), base=envcli.shell_path())
-
-    return envcli.print_env(OPENCODE, url, home, env_for, _STRIPPED_PREFIXES)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+HOME = OfflineHome("opencode", _STRIPPED_PREFIXES, fill, "HOME")

@@ -1,35 +1,21 @@
-"""The pinned Qwen Code and a private, offline environment to run it in.
-
-`python -m ptysup.testing.qwen_env install` installs the pinned version under
-`.tools/qwen-code`; `... path` prints the binary that tests will use; `... env --url URL`
-prints the `export` lines of a private home pointed at a fake model.
-"""
+"""Qwen Code in the tests and the demo: its pinned release and a private, offline home
+pointed at the fake model (`python -m ptysup.testing.kit qwen install|path|env`)."""
 
 from __future__ import annotations
 
 import json
-import sys
-from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Mapping
 from pathlib import Path
 
-from ptysup.testing import envcli
-from ptysup.testing.agenthome import AgentEnv, offline_env, private_env
-from ptysup.testing.pins import QWEN
+from ptysup.agents.release import OfflineHome, Release, Setup, offline_env
 
-QWEN_CODE_VERSION = QWEN.version
+RELEASE = Release("@qwen-code/qwen-code", "0.24.4", "qwen", "qwen-code")
 MODEL = "fake-model"
 TEST_API_KEY = "sk-fake-qwen"
 
 # Outer variables that would leak a real account or endpoint into the child (OPENAI_API_KEY,
 # OPENAI_BASE_URL, DASHSCOPE_API_KEY), or point it at another home or settings file.
 _STRIPPED_PREFIXES = ("OPENAI_", "QWEN_", "DASHSCOPE_")
-
-
-# $PTYSUP_QWEN_BIN, else the project-local pinned install, else `qwen` on PATH.
-find_qwen = QWEN.find
-# The pinned Qwen Code, installed under .tools/qwen-code (npm) unless it is there.
-install_qwen = QWEN.install
 
 
 # The user settings of the private home: the key comes from the environment (no auth
@@ -83,36 +69,12 @@ def make_env(
     return offline_env(base, _STRIPPED_PREFIXES, qwen_bin, variables)
 
 
-def qwen_env(
-    base_url: str, qwen_bin: Path | None = None, base: Mapping[str, str] | None = None
-) -> AbstractContextManager[AgentEnv]:
-    """A private home (removed on exit) and its environment; QWEN_BIN defaults to
-    find_qwen()."""
-
-    def fill(home: Path, binary: Path | None) -> dict[str, str]:
-        write_config(home)
-        return make_env(base_url, home, binary, base)
-
-    return private_env(QWEN, qwen_bin, fill)
+def fill(
+    home: Path, setup: Setup, base: Mapping[str, str] | None, binary: Path | None
+) -> dict[str, str]:
+    """Write the home and give the environment that runs qwen there."""
+    write_config(home)
+    return make_env(setup.base_url, home, binary, base)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """`install` installs the pinned Qwen Code; `path` prints the binary in use."""
-    args = envcli.parser(QWEN, "--home", "HOME", projects=False).parse_args(argv)
-    if args.command == "env":
-        return _print_env(args.url, args.home)
-    return envcli.install_or_path(QWEN, args.command, args.prefix, "Qwen Code", find_qwen)
-
-
-def _print_env(url: str | None, home: Path | None) -> int:
-    """`env`: write a private home and print the `export` lines for a shell."""
-
-    def env_for(url: str, home: Path) -> dict[str, str]:
-        write_config(home)
-        return make_env(url, home, find_qwen(), base=envcli.shell_path())
-
-    return envcli.print_env(QWEN, url, home, env_for, _STRIPPED_PREFIXES)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+HOME = OfflineHome("Qwen Code", _STRIPPED_PREFIXES, fill, "HOME")
