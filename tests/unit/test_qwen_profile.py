@@ -13,7 +13,13 @@ import pytest
 
 from ptysup.agents.events import HookEvent, ScreenState
 from ptysup.agents.qwen import launcher, settings
-from ptysup.agents.qwen.profile import DIALOG, QWEN_ANSWERS, QwenProfile, conversation_tokens
+from ptysup.agents.qwen.profile import (
+    DIALOG,
+    PLACEHOLDER,
+    QWEN_ANSWERS,
+    QwenProfile,
+    conversation_tokens,
+)
 from ptysup.terminal.screen import ScreenSnapshot
 
 SCREENS = Path(__file__).resolve().parents[2] / "fixtures" / "qwen"
@@ -253,3 +259,16 @@ def test_its_tokens_skip_a_line_that_is_no_json_object(tmp_path: Path) -> None:
     path = tmp_path / "chat.jsonl"
     path.write_text("\n".join(lines))
     assert conversation_tokens(str(path)) == {"input": 10, "output": 2, "total": 12}
+
+
+def test_in_yolo_mode_its_input_box_is_read_too() -> None:
+    # --approval-mode yolo draws the box `*   Type…`: ptysup read no box then, and the agent
+    # never became ready (the conformance suite's shell test).
+    snap = screen("ready_empty")
+    at = next(i for i, line in enumerate(snap.lines) if line.startswith("> "))
+    yolo = (*snap.lines[:at], "*   " + PLACEHOLDER, *snap.lines[at + 1 :])
+    shown = ScreenSnapshot(yolo, snap.title, snap.cursor)
+    assert QwenProfile(SESSION).screen_state(shown) is ScreenState.READY
+    assert QwenProfile(SESSION).input_text(shown) == ""
+    typed = (*snap.lines[:at], "*   fix the loop", *snap.lines[at + 1 :])
+    assert QwenProfile(SESSION).input_text(ScreenSnapshot(typed, "", (0, 0))) == "fix the loop"
