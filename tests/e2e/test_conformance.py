@@ -185,10 +185,10 @@ AGENTS_TABLE = (
     ),
     Agent(
         "opencode",
-        write=_steps(
-            {"tool": "write", "input": {"filePath": "{workdir}/out.txt", "content": "hello\n"}},
-            then=WROTE,
-        ),
+        # The rig's opencode asks before every edit as before every shell command (its
+        # permission config; unasked it runs them): a write is a dialog there, not a tool
+        # round trip, so its turn here is one reply (its edits: test_opencode.py).
+        write={"reply": WROTE},
         shell=_steps({"tool": "bash", "input": {"command": ASKED_COMMAND, "description": "w"}}),
         dialog_says="Permission required",
         ask={"tool": "question", "input": {"questions": _questions(multiple=False)}},
