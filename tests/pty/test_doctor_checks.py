@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from ptysup.cli.doctor import run_checks
 from ptysup.config import RunConfig
 
@@ -53,10 +55,10 @@ def test_doctor_says_when_the_installed_agent_is_not_one_ptysup_was_tested_with(
 
     claude = pin("claude")
     detail = _agent_version(tmp_path, "9.9.9")
+    lane = f", {claude.previous} in its compatibility lane" if claude.previous else ""
     assert detail == (
-        f"claude 9.9.9 is not a release ptysup was tested with ({claude.version} pinned, "
-        f"{claude.previous} in its compatibility lane); scripts/test-lane.sh latest runs "
-        "the tests against the newest"
+        f"claude 9.9.9 is not a release ptysup was tested with ({claude.version} pinned"
+        f"{lane}); scripts/test-lane.sh latest runs the tests against the newest"
     )
 
 
@@ -66,7 +68,8 @@ def test_doctor_says_the_compatibility_lanes_release_is_tested_and_names_the_pin
     from ptysup.testing.pins import pin
 
     claude = pin("claude")
-    assert claude.previous is not None
+    if claude.previous is None:  # the pin has not moved: no compatibility lane to name
+        pytest.skip("Claude Code's pin has no previous release (docs/agents.md)")
     assert _agent_version(tmp_path, claude.previous) == (
         f"claude {claude.previous}, tested with ptysup (its compatibility lane; "
         f"the tests' pin is {claude.version})"
