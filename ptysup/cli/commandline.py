@@ -293,7 +293,7 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
     if "_PTYSUP_COMPLETE" in environ:  # the shell asks for completions
         from ptysup.cli.completion import complete
 
-        return complete(environ) or 0
+        return _said(complete(environ) or 0)
     if not _cwd_exists() and not (args and args[0] in ("help", "version", "completion")):
         return _fail(
             "the current directory no longer exists (deleted or moved): cd to one that does",
@@ -308,7 +308,7 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
         module, function = SUBCOMMANDS[args[0]].split(":")
         run_sub = getattr(importlib.import_module(module), function)
         code: int = run_sub(args[1:], environ) if args[0] in _TAKE_ENV else run_sub(args[1:])
-        return code
+        return _said(code)
     meant = _near_subcommand(args[0]) if len(args) == 1 else None
     if meant is not None:
         return _fail(
@@ -318,10 +318,18 @@ def main(argv: Sequence[str] | None = None, env: Mapping[str, str] | None = None
         )
     parsed = parse_args(args, environ)
     if isinstance(parsed, int):
-        return parsed
+        return _said(parsed)
     from ptysup.run import compose  # keeps `ptysup --help` light
 
     return compose.supervise(parsed, environ, fail=_fail, preflight=preflight)
+
+
+def _said(code: int) -> int:
+    """CODE, once what a command printed has reached its reader. A command's output is its
+    work: a reader gone before it arrived cuts the command short (BrokenPipeError, 141 in
+    entry) whether or not stdout is buffered (PYTHONUNBUFFERED, a pipe or a terminal)."""
+    sys.stdout.flush()
+    return code
 
 
 def _unknown_option(name: str, args: Sequence[str]) -> int | None:
@@ -367,6 +375,7 @@ def _cwd_exists() -> bool:
 
 def entry(*_: Any) -> None:
     """Console-script entry point."""
+    _reopen_closed_streams()
     try:
         code = main()
     except BrokenPipeError:
@@ -386,6 +395,19 @@ def entry(*_: Any) -> None:
     # flushes and finalizers still run.
     gc.freeze()
     sys.exit(code)
+
+
+def _reopen_closed_streams() -> None:
+    """Started with stdin, stdout or stderr closed (`ptysup runs >&-`): each gets /dev/null.
+    Printing then goes nowhere instead of failing, and the next file ptysup opens (a run's
+    event log) never takes fd 1 or 2, where a print would have written into it."""
+    for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
+        if getattr(sys, name) is None:
+            devnull = os.open(os.devnull, os.O_RDWR)
+            if devnull != fd:
+                os.dup2(devnull, fd)
+                os.close(devnull)
+            setattr(sys, name, open(fd, mode, closefd=False))  # noqa: SIM115
 
 
 def _reader_gone() -> bool:

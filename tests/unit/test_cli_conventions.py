@@ -268,9 +268,11 @@ def test_the_entry_point_exits_with_mains_code_and_skips_the_last_collections(
 @pytest.mark.parametrize(
     "args", [["doctor"], ["help"], ["runs"], ["completion", "bash"], ["version"]], ids=str
 )
-def test_a_reader_that_went_away_ends_the_command_quietly(args: list[str]) -> None:
+@pytest.mark.parametrize("unbuffered", ["1", ""], ids=["unbuffered", "buffered"])
+def test_a_reader_that_went_away_ends_the_command_quietly(args: list[str], unbuffered: str) -> None:
     # `ptysup replay RUN | head`: the pipe's reader is gone before the output is written.
-    proc = _to_a_gone_reader(args)
+    # Buffered (CI's default) the write fails only at the last flush, unbuffered at once.
+    proc = _to_a_gone_reader(args, PYTHONUNBUFFERED=unbuffered)
     assert (proc.returncode, proc.stderr) == (141, ""), proc.stderr[-2000:]
 
 
@@ -283,12 +285,33 @@ def test_a_run_whose_reader_went_away_keeps_its_outcomes_exit_code() -> None:
     )
 
 
-def _to_a_gone_reader(args: list[str]) -> subprocess.CompletedProcess[str]:
+def _to_a_gone_reader(args: list[str], **env: str) -> subprocess.CompletedProcess[str]:
     read, write = os.pipe()
     os.close(read)
+    environ = {k: v for k, v in (os.environ | env).items() if v}
     try:
         return subprocess.run(
-            ptysup_argv(*args), stdout=write, stderr=subprocess.PIPE, text=True, timeout=60
+            ptysup_argv(*args),
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+            env=environ,
         )
     finally:
         os.close(write)
+
+
+@pytest.mark.pty  # starts processes: the PTY tier's (docs/development.md)
+@pytest.mark.parametrize("closed", [">&-", "<&-", "2>&-"])
+def test_a_command_started_with_a_stream_closed_runs_without_a_traceback(closed: str) -> None:
+    # `ptysup runs >&-`: Python leaves sys.stdout None; ptysup gives the stream /dev/null.
+    argv = ptysup_argv("runs")
+    proc = subprocess.run(
+        ["sh", "-c", f'exec "$@" {closed}', "sh", *argv],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stderr
