@@ -125,3 +125,35 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         folder = item.path.parent.name
         if folder in TIERS and item.path.parent.parent.name == "tests":
             item.add_marker(TIERS[folder])
+
+
+# A failed test that ran ptysup shows the end of each event log it left (its tmp_path):
+# a CI failure from load reads with the run's own account of what happened.
+RUN_LOG_LINES = 40
+RUN_LOGS_SHOWN = 4
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    tmp = getattr(item, "funcargs", {}).get("tmp_path")
+    if report.failed and call.when == "call" and isinstance(tmp, Path):
+        for log, lines in _run_logs(tmp)[-RUN_LOGS_SHOWN:]:
+            shown = "\n".join(line[:400] for line in lines[-RUN_LOG_LINES:])
+            report.sections.append((f"run log {log.relative_to(tmp)}", shown))
+    return report
+
+
+def _run_logs(tmp: Path) -> list[tuple[Path, list[str]]]:
+    """Each event log under TMP that can be read, oldest first, with its lines."""
+    found = []
+    try:
+        logs = list(tmp.rglob("events*.jsonl"))
+    except OSError:  # a folder another user's test made unreadable
+        return []
+    for log in logs:
+        try:
+            found.append((log.stat().st_mtime, log, log.read_text(errors="replace")))
+        except OSError:
+            continue
+    return [(log, text.splitlines()) for _, log, text in sorted(found)]

@@ -182,7 +182,10 @@ def test_the_page_raises_a_budget_answers_an_escalation_and_stops_a_headless_run
             # The answer, typed in the message box: the agent gets it as the person's.
             page.locator("#message").fill("PAGE-ANSWER-55")
             page.locator("#send").click()
-            expect(page.locator("#result")).not_to_have_class("error", timeout=WAIT_MS)
+            # The run's own line first (a refusal would read here, not as a silent terminal).
+            expect(page.locator("#result")).to_have_text(
+                f"run {run_dir.run_id}: typed your message into the agent", timeout=WAIT_MS
+            )
             expect(page.locator("#terminal")).to_contain_text("PAGE-GOT-55", timeout=WAIT_MS)
             if ending == "stop":
                 expect(page.locator("#waiting-text")).to_contain_text("look again", timeout=WAIT_MS)
