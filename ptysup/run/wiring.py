@@ -375,12 +375,12 @@ def _finish_recording(recording: Recording, log: EventLog) -> None:
 
 
 def plan_driver(
-    config: RunConfig, log: EventLog, part: Part | None, verifier_for: MakeVerifier
+    config: RunConfig, log: EventLog, part: Part, verifier_for: MakeVerifier
 ) -> PlanDriver | None:
     """The plan's driver, at the step where an earlier part left it."""
     if config.plan is None:
         return None
-    done = part.resumed if part is not None and part.resumed is not None else None
+    done = part.resumed
     return PlanDriver(
         config.plan,
         log,
@@ -425,10 +425,8 @@ def judging(
     return Judging(evidence, guard, tampered=journal.checks.tamper_refusals, keep=keep)
 
 
-def _page_link(config: RunConfig, part: Part | None) -> Callable[[], str | None]:
+def _page_link(config: RunConfig, part: Part) -> Callable[[], str | None]:
     """The run's control page, looked for when an escalation waits (serve may start late)."""
-    if part is None:
-        return lambda: None
     runs_dir = RunDir.of(config, part.run_id).path.parent
     return functools.partial(pagelink.control_link, runs_dir, part.run_id)
 
@@ -439,7 +437,7 @@ def run_loop(
     runner: SupervisorRunner,
     log: EventLog,
     clock: Callable[[], float],
-    part: Part | None,
+    part: Part,
     steps: PlanDriver | None,
     person: bool,
     verifier_for: MakeVerifier,
@@ -456,7 +454,7 @@ def run_loop(
     waits = WaitPolicy(enabled=config.wait, max_waits=config.max_waits, base_s=config.wait_base)
     backoff = backoff_schedule(config.supervisor_backoff, config.supervisor_retries)
     verifier = verifier_for(config.verify) if config.verify else None
-    before = part.resumed if part is not None else None
+    before = part.resumed
     loop_config = LoopConfig(
         config.task or "Carry out the plan below, one step at a time.",
         config.max_iter,
@@ -473,15 +471,15 @@ def run_loop(
             if before
             else Spent()
         ),
-        resumed=part is not None and part.reopen,
+        resumed=part.reopen,
         resumed_as=resumed_as or AFRESH,
-        say=part.say if part is not None else None,
+        say=part.say,
         decided=_unfinished(part),
         # A custom template is the whole prompt as written; otherwise a claude judge gets
         # the unchanging part as its system prompt (smaller, cacheable requests).
         split_prompt=config.prompt_template is None and takes_system_prompt(config.supervisor_cmd),
-        escalate_wait=config.escalate_wait if part is not None else None,
-        answer_with=answer_line(part.run_id) if part is not None else "",
+        escalate_wait=config.escalate_wait,
+        answer_with=answer_line(part.run_id),
         page_link=_page_link(config, part),
     )
     supervisor = Supervisor(runner, log, backoff, waits, clock)
@@ -811,10 +809,10 @@ class _Waker:
                 os.close(self.fd)
 
 
-def _unfinished(part: Part | None) -> Decision | None:
+def _unfinished(part: Part) -> Decision | None:
     """The decision a resumed run carries out: its earlier part's last, never finished
     (ptysup.store.rundir.Progress.unfinished), unless a person answers with --say."""
-    if part is None or not part.reopen or part.say is not None or part.resumed is None:
+    if not part.reopen or part.say is not None or part.resumed is None:
         return None
     unfinished = part.resumed.unfinished
     return None if unfinished is None else Decision(Action(unfinished[0]), unfinished[1])
