@@ -121,6 +121,21 @@ def replay_readings(
     return collapsed, [text for _, text in seen if text]
 
 
+def ask_step(
+    header: str, question: str, labels: Sequence[str], multi: bool = False
+) -> dict[str, Any]:
+    """A fake-model step in which Claude Code's agent asks QUESTION with its picker."""
+    options = [{"label": label, "description": f"about {label}"} for label in labels]
+    return {
+        "tool": "AskUserQuestion",
+        "input": {
+            "questions": [
+                {"question": question, "header": header, "multiSelect": multi, "options": options}
+            ]
+        },
+    }
+
+
 def read_events(path: Path) -> list[dict[str, Any]]:
     """Every event in a JSONL log."""
     # Not splitlines(): JSON keeps U+2028 and U+0085 raw inside strings.

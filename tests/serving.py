@@ -20,6 +20,28 @@ from tests.helpers import ptysup_argv
 START_TIMEOUT = 60.0  # the first line; a loaded machine is slow to start Python
 
 
+def gated_turn(gate: Path) -> dict[str, Any]:
+    """A scenario whose agent turn ("watch me") goes on until the test makes GATE: it
+    says ALPHA-GATE, prints OPENED-42 once the gate opens, then OMEGA-END; complete."""
+    wait = f"while [ ! -e {gate} ]; do sleep 0.1; done; echo OPENED-$((40+2))"
+    return {
+        "agent": [
+            {
+                "match": "watch me",
+                "steps": [
+                    {
+                        "text": "Waiting at ALPHA-GATE.",
+                        "tool": "Bash",
+                        "input": {"command": wait, "description": "wait for the gate"},
+                    },
+                    {"text": "All done at OMEGA-END."},
+                ],
+            }
+        ],
+        "supervisor": [{"reply": "[COMPLETE] the gate opened"}],
+    }
+
+
 @dataclass
 class Served:
     """A running `ptysup serve`: its first printed line, split up."""

@@ -14,7 +14,7 @@ from ptysup.store.rundir import RUNS_DIR, run_dirs
 from tests.browser.conftest import Watched
 from tests.e2e.conftest import AGENT, Rig
 from tests.helpers import wait_for
-from tests.serving import served
+from tests.serving import gated_turn, served
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
@@ -25,29 +25,7 @@ def test_a_running_claude_code_is_watched_live_then_replayed(
     rig: Callable[..., Rig], watched: Watched, tmp_path: Path
 ) -> None:
     gate = tmp_path / "gate"
-    r = rig(
-        {
-            "agent": [
-                {
-                    "match": "watch me",
-                    "steps": [
-                        {
-                            "text": "Waiting at ALPHA-GATE.",
-                            "tool": "Bash",
-                            # The agent's turn goes on until the test opens the gate.
-                            "input": {
-                                "command": f"while [ ! -e {gate} ]; do sleep 0.1; done; "
-                                "echo OPENED-$((40+2))",
-                                "description": "wait for the gate",
-                            },
-                        },
-                        {"text": "All done at OMEGA-END."},
-                    ],
-                }
-            ],
-            "supervisor": [{"reply": "[COMPLETE] the gate opened"}],
-        }
-    )
+    r = rig(gated_turn(gate))
     proc = r.popen("watch me", "--agent-cmd", f"{AGENT} --allowedTools Bash")
     page = watched.page
     try:

@@ -15,8 +15,8 @@ from ptysup.store.rundir import RUNS_DIR, RunDir, run_dirs
 from ptysup.testing.fakemodel import RequestKind
 from tests.browser.conftest import Watched
 from tests.e2e.conftest import AGENT, Rig
-from tests.helpers import read_events, wait_for
-from tests.serving import Served, served
+from tests.helpers import ask_step, read_events, wait_for
+from tests.serving import Served, gated_turn, served
 
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
@@ -47,28 +47,7 @@ def test_the_control_page_shows_claude_codes_terminal_live_from_its_attach_socke
     rig: Callable[..., Rig], watched: Watched, tmp_path: Path
 ) -> None:
     gate = tmp_path / "gate"
-    r = rig(
-        {
-            "agent": [
-                {
-                    "match": "watch me",
-                    "steps": [
-                        {
-                            "text": "Waiting at ALPHA-GATE.",
-                            "tool": "Bash",
-                            "input": {
-                                "command": f"while [ ! -e {gate} ]; do sleep 0.1; done; "
-                                "echo OPENED-$((40+2))",
-                                "description": "wait for the gate",
-                            },
-                        },
-                        {"text": "All done at OMEGA-END."},
-                    ],
-                }
-            ],
-            "supervisor": [{"reply": "[COMPLETE] the gate opened"}],
-        }
-    )
+    r = rig(gated_turn(gate))
     proc = r.popen("watch me", "--agent-cmd", f"{AGENT} --allowedTools Bash")
     page = watched.page
     page.set_viewport_size({"width": 390, "height": 844})  # a phone held upright
@@ -286,19 +265,7 @@ def test_a_person_approves_claude_codes_dialog_from_the_page_by_its_exact_text(
 def test_an_escalated_question_is_answered_by_a_tap_on_its_option(
     rig: Callable[..., Rig], watched: Watched
 ) -> None:
-    storage = {
-        "tool": "AskUserQuestion",
-        "input": {
-            "questions": [
-                {
-                    "question": "Which storage should the cache use?",
-                    "header": "Storage",
-                    "multiSelect": False,
-                    "options": [{"label": x, "description": x} for x in ("SQLite", "Redis")],
-                }
-            ]
-        },
-    }
+    storage = ask_step("Storage", "Which storage should the cache use?", ["SQLite", "Redis"])
     r = rig(
         {
             "agent": [{"steps": [storage, {"text": "Going on with the answer: ANSWERED-88."}]}],

@@ -13,26 +13,22 @@ import pytest
 
 from ptysup.testing.fakemodel import RecordedRequest, RequestKind
 from tests.e2e.conftest import AGENT, Rig, Screen
-from tests.helpers import DIALOG_STALL_S, Tmux, ptysup_argv, read_events, terminal_script, wait_for
+from tests.helpers import (
+    DIALOG_STALL_S,
+    Tmux,
+    ask_step,
+    ptysup_argv,
+    read_events,
+    terminal_script,
+    wait_for,
+)
 
 pytestmark = pytest.mark.e2e
 
 
-def _ask(header: str, question: str, labels: list[str], multi: bool = False) -> dict[str, Any]:
-    options = [{"label": label, "description": f"about {label}"} for label in labels]
-    return {
-        "tool": "AskUserQuestion",
-        "input": {
-            "questions": [
-                {"question": question, "header": header, "multiSelect": multi, "options": options}
-            ]
-        },
-    }
-
-
-STORAGE = _ask("Storage", "Which storage should the cache use?", ["SQLite", "Redis", "Files"])
-FEATURES = _ask("Features", "Which features to add?", ["Logging", "Metrics", "Tracing"], True)
-NAME = _ask("Name", "What should the module be called?", ["cache", "store"])
+STORAGE = ask_step("Storage", "Which storage should the cache use?", ["SQLite", "Redis", "Files"])
+FEATURES = ask_step("Features", "Which features to add?", ["Logging", "Metrics", "Tracing"], True)
+NAME = ask_step("Name", "What should the module be called?", ["cache", "store"])
 
 
 # The tool result of a question answered from the hook. Claude Code 2.1.332 words it

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.conftest import Rig
-from tests.helpers import Tmux, ptysup_argv, read_events, terminal_script, wait_for
+from tests.helpers import Tmux, ask_step, ptysup_argv, read_events, terminal_script, wait_for
 
 pytestmark = pytest.mark.e2e
 
@@ -179,19 +179,7 @@ def test_runs_watch_in_a_terminal_follows_a_run_from_working_to_crashed(
 def test_a_question_left_to_a_person_is_decided_on_and_an_escalation_ends_failed(
     rig: Callable[..., Rig],
 ) -> None:
-    storage = {
-        "tool": "AskUserQuestion",
-        "input": {
-            "questions": [
-                {
-                    "question": "Which storage should the cache use?",
-                    "header": "Storage",
-                    "multiSelect": False,
-                    "options": [{"label": x, "description": x} for x in ("SQLite", "Redis")],
-                }
-            ]
-        },
-    }
+    storage = ask_step("Storage", "Which storage should the cache use?", ["SQLite", "Redis"])
     r = rig(
         {
             "agent": [{"steps": [storage, {"text": "Going on."}]}],
