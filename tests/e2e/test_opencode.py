@@ -122,6 +122,7 @@ def _agent_asked_since(started: float, request: RecordedRequest) -> bool:
     return request.kind is RequestKind.AGENT and request.time > started
 
 
+@pytest.mark.alone  # it loads the machine itself
 def test_under_load_budget_ends_interrupt_the_turn_each_time(rig: Callable[..., Rig]) -> None:
     # opencode takes Esc twice to interrupt; under load 1 of 3 budget ends did not stop
     # the turn. Each stop is confirmed by what opencode shows, pressed again if need be.
@@ -139,9 +140,11 @@ def test_under_load_budget_ends_interrupt_the_turn_each_time(rig: Callable[..., 
         try:
             r.model.wait_for(functools.partial(_agent_asked_since, started), 60)
             (agent,) = [e for e in read_events(r.log) if e["event"] == "agent_start"]
-            # The turn is under way: the budget ends under load, opencode last in line for
-            # the cores (its process group: it and what it started).
-            os.setpriority(os.PRIO_PGRP, os.getpgid(agent["pid"]), 19)
+            # The turn is under way: the budget ends under load, opencode behind the busy
+            # loops for the cores (its process group: it and what it started). Not last in
+            # line (nice 19): starved so, on a CI machine that others load too, it did not
+            # draw its stopped turn within the 3 s a confirmation is given, fix or no fix.
+            os.setpriority(os.PRIO_PGRP, os.getpgid(agent["pid"]), 10)
             with busy_cores(4):
                 assert proc.wait(timeout=90) == 3, proc.communicate()
         finally:
