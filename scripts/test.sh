@@ -16,12 +16,15 @@ Sets itself up (scripts/setup.sh test: a venv in .venv with ptysup, its test and
 tools, and the pinned agents in .tools/; as root also tmux, Chromium and the other
 system packages the tests use, with apt-get), then runs ruff, mypy, the import layers,
 the docs site's strict build, the Kubernetes files' validation and pytest: every test,
-end-to-end ones against the real agents included. Exit code: 0 when all pass.
+end-to-end ones against the real agents included, on two workers, then the few that load
+the machine themselves (marker `alone`) on their own. Exit code: 0 when all pass.
 
   PYTEST-ARGUMENT  passed on to pytest, e.g. -m "not e2e" (the fast part),
                    -k demo (tests by name), -x (stop at the first failure);
                    pytest's own help: .venv/bin/python -m pytest --help
   -h, --help       this help (sets nothing up)
+
+  PTYSUP_TEST_WORKERS=N  pytest workers for the first part (default 2; 0: one process)
 EOF
     exit 0
     ;;
@@ -81,11 +84,33 @@ export PTYSUP_TOOLS_DIR="$PWD/.tools"
 export PTYSUP_REQUIRE_E2E=1
 # The soak test's short form; PTYSUP_SOAK_DECISIONS=200 runs the full one.
 export PTYSUP_SOAK_DECISIONS=${PTYSUP_SOAK_DECISIONS:-60}
+# Two parts: the suite on PTYSUP_TEST_WORKERS workers (pytest-xdist; 2, one per core of
+# the machine CI runs on; 0 runs it in this process), then the tests marked `alone` on
+# their own (they load the machine or measure it: tests/conftest.py). Each part ends with
+# its slowest tests. A failure in the first still runs the second.
+workers=${PTYSUP_TEST_WORKERS:-2}
+case $workers in
+  '' | *[!0-9]*)
+    echo "test.sh: PTYSUP_TEST_WORKERS must be a number of workers (0: none), not '$workers'" >&2
+    exit 2
+    ;;
+esac
+parallel=()
+[ "$workers" -gt 0 ] && parallel=(-n "$workers" --dist worksteal)
 tests_started=$SECONDS
-.venv/bin/python -m pytest -p no:cacheprovider --durations=25 "$@"
-rc=$?
-if [ "$rc" -eq 5 ]; then
+PTYSUP_ALONE=skip .venv/bin/python -m pytest -p no:cacheprovider --durations=25 \
+  "${parallel[@]}" "$@"
+rc_parallel=$?
+PTYSUP_ALONE=only .venv/bin/python -m pytest -p no:cacheprovider --durations=10 "$@"
+rc_alone=$?
+# pytest's 5 is "no tests": a part the arguments left empty is fine, both empty is not.
+if [ "$rc_parallel" -eq 5 ] && [ "$rc_alone" -eq 5 ]; then
   echo "test.sh: pytest collected no tests" >&2
   exit 1
 fi
-exit "$rc"
+for rc in "$rc_parallel" "$rc_alone"; do
+  if [ "$rc" -ne 0 ] && [ "$rc" -ne 5 ]; then
+    exit "$rc"
+  fi
+done
+exit 0

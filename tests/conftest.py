@@ -119,12 +119,35 @@ def fake_model(project_dir: Path, tmp_path: Path) -> Iterator[FakeModelFactory]:
 TIERS = {"pty": pytest.mark.pty, "integration": pytest.mark.pty}
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+# scripts/test.sh runs the suite on parallel workers, then the tests marked `alone`
+# (they load the machine or measure it) on their own: PTYSUP_ALONE=skip leaves those out
+# of a run, PTYSUP_ALONE=only runs nothing else. Unset, every test runs.
+ALONE = "PTYSUP_ALONE"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    mark_tiers(items)
+    keep_part(config, items, os.environ.get(ALONE, ""))
+
+
+def mark_tiers(items: list[pytest.Item]) -> None:
     """Mark each test with its folder's tier."""
     for item in items:
         folder = item.path.parent.name
         if folder in TIERS and item.path.parent.parent.name == "tests":
             item.add_marker(TIERS[folder])
+
+
+def keep_part(config: pytest.Config, items: list[pytest.Item], wanted: str) -> None:
+    """Keep the tests marked `alone` (WANTED "only") or all the others ("skip")."""
+    if wanted not in ("skip", "only"):
+        return
+    only = wanted == "only"
+    keep = [item for item in items if (item.get_closest_marker("alone") is not None) == only]
+    if len(keep) != len(items):
+        kept = {id(item) for item in keep}
+        config.hook.pytest_deselected(items=[item for item in items if id(item) not in kept])
+        items[:] = keep
 
 
 # A failed test that ran ptysup shows the end of each event log it left (its tmp_path):

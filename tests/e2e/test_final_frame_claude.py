@@ -49,6 +49,7 @@ def test_every_decision_sees_the_turn_s_final_frame(rig: Callable[..., Rig]) -> 
     every_decision_sees_the_final_frame(turns(rig))
 
 
+@pytest.mark.alone  # it loads the agent's core itself
 def test_with_the_agents_core_loaded_every_decision_still_sees_the_final_frame(
     rig: Callable[..., Rig],
 ) -> None:

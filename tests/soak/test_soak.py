@@ -25,7 +25,7 @@ import pytest
 
 from tests.helpers import FAKES, kill_all, processes_with, ptysup_argv, read_events
 
-pytestmark = pytest.mark.soak
+pytestmark = [pytest.mark.soak, pytest.mark.alone]  # it measures the process
 
 DECISIONS = int(os.environ.get("PTYSUP_SOAK_DECISIONS", "200"))
 SECONDS_PER_DECISION = 6.0  # the most one decision may take on a loaded 2-core machine

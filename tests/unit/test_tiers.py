@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import pytest_collection_modifyitems
+from tests.conftest import keep_part, mark_tiers
 
 TESTS = Path(__file__).resolve().parents[1]
 
@@ -39,5 +39,38 @@ class Item:
 
 def test_each_test_is_marked_with_its_folders_tier() -> None:
     items = [Item(TESTS / folder / "test_x.py") for folder in ("pty", "integration", "unit")]
-    pytest_collection_modifyitems(items)  # type: ignore[arg-type]
+    mark_tiers(items)  # type: ignore[arg-type]
     assert [i.marks for i in items] == [["pty"], ["pty"], []]
+
+
+class Marked:
+    """A collected test as the part hook reads it: whether it is marked `alone`."""
+
+    def __init__(self, name: str, alone: bool) -> None:
+        self.name = name
+        self.alone = alone
+
+    def get_closest_marker(self, name: str) -> object | None:
+        return object() if name == "alone" and self.alone else None
+
+
+class Hooks:
+    def __init__(self) -> None:
+        self.deselected: list[str] = []
+
+    def pytest_deselected(self, items: list[Marked]) -> None:
+        self.deselected += [i.name for i in items]
+
+
+@pytest.mark.parametrize(
+    ("wanted", "kept", "left_out"),
+    [("skip", ["a", "c"], ["b"]), ("only", ["b"], ["a", "c"]), ("", ["a", "b", "c"], [])],
+)
+def test_the_alone_tests_run_in_a_part_of_their_own(
+    wanted: str, kept: list[str], left_out: list[str]
+) -> None:
+    items = [Marked("a", False), Marked("b", True), Marked("c", False)]
+    config = type("Config", (), {"hook": Hooks()})()
+    keep_part(config, items, wanted)  # type: ignore[arg-type]
+    assert [i.name for i in items] == kept
+    assert config.hook.deselected == left_out
