@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import keep_part, mark_tiers
+from tests.conftest import keep_part, mark_tiers, run_logs
 
 TESTS = Path(__file__).resolve().parents[1]
 
@@ -74,3 +74,9 @@ def test_the_alone_tests_run_in_a_part_of_their_own(
     keep_part(config, items, wanted)  # type: ignore[arg-type]
     assert [i.name for i in items] == kept
     assert config.hook.deselected == left_out
+
+
+def test_a_failed_testsrun_logs_are_read_but_never_a_fifo(tmp_path: Path) -> None:
+    (tmp_path / "events.jsonl").write_text('{"event": "run_end"}\n')
+    os.mkfifo(tmp_path / "events-fifo.jsonl")  # opened for reading, it would wait forever
+    assert run_logs(tmp_path) == [(tmp_path / "events.jsonl", ['{"event": "run_end"}'])]
