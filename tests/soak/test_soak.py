@@ -151,7 +151,10 @@ def test_many_decisions_do_not_grow_memory_or_open_files(tmp_path: Path, marker:
         f"RSS median {statistics.median(warm_rss):.0f} -> {statistics.median(end_rss):.0f} kB"
     )
     assert len(warm_fds) >= 10 and len(end_fds) >= 10, "too few samples to compare"
-    assert min(end_fds) <= min(warm_fds) + FD_TOLERANCE, (min(warm_fds), min(end_fds))
+    # The end's fewest against the warm window's usual: a sample taken as a file was
+    # closed and reopened (17 among 20s) is no baseline.
+    warm = statistics.median_low(warm_fds)
+    assert min(end_fds) <= warm + FD_TOLERANCE, (warm, min(end_fds), sorted(warm_fds))
     growth = statistics.median(end_rss) - statistics.median(warm_rss)
     assert growth <= RSS_TOLERANCE_KB, (
         f"RSS grew by {growth} kB over {DECISIONS - 2 * tenth} decisions "
