@@ -131,6 +131,9 @@ class AgentSession:
         self.person = person or Person(present=False, clock=clock)
         self._ending = False  # the agent is being ended: a stop key changes nothing more
         self.in_turn = False  # a prompt was submitted and its Stop has not come yet (hooks)
+        # Prompts submitted while a turn went on, each to get a turn (and a Stop) of its own
+        # after it: Claude Code 2.1.332 fires a queued message's UserPromptSubmit at once.
+        self._queued = 0
         self._kill = kill
         self._typist = typist
         self._snapshot = snapshot
@@ -269,6 +272,10 @@ class AgentSession:
         self.activity.reset()
         if not self._wait_settled():
             return InjectResult(message, False, 0, landed=False)
+        # The agent waits: a turn ended without a Stop (a dialog turned down, a stall) is
+        # over, and the prompt typed now is no message queued behind it.
+        self.in_turn = False
+        self._queued = 0
         refused = self._refused
         message = self._with_refusal(message)
         if not self._type_message(message):
@@ -485,7 +492,7 @@ class AgentSession:
                 if event.name == "Stop":
                     self._settle(quiet=self.profile.draws_after_stop)
                     self._drain()
-                    if self._turn_went_on():
+                    if self._turn_went_on() or self._queued_turn_follows():
                         continue  # decided at the end of the turn that followed
                     # An agent that signals every wait alike (aider) may wait on a dialog.
                     dialog = self.profile.screen_state(self.snapshot()) is ScreenState.DIALOG
@@ -601,6 +608,7 @@ class AgentSession:
             stopped = isinstance(event, HookEvent) and event.name in ("Stop", "StopFailure")
             if stopped or (isinstance(event, ScreenUpdate) and event.state is ScreenState.READY):
                 self.in_turn = False
+                self._queued = 0
                 # Claude Code puts the interrupted prompt back into its input box a moment
                 # after the first frame that reads ready: typed text must see it (else a
                 # /clear was appended to it and submitted as a prompt).
@@ -616,6 +624,16 @@ class AgentSession:
         return any(
             isinstance(e, HookEvent) and e.name == "UserPromptSubmit" for e in self._pushback
         )
+
+    def _queued_turn_follows(self) -> bool:
+        """Whether the Stop just read ends a turn that a queued message follows: Claude Code
+        2.1.332 fires the message's UserPromptSubmit as it is queued, during the turn, then
+        gives it a turn of its own (no hook marks its start) that ends with the next Stop."""
+        if not self._queued:
+            return False
+        self._queued -= 1
+        self.in_turn = True
+        return True
 
     def _settle(self, quiet: bool = True) -> None:
         """Wait for the agent's output to settle on its final frame (see settle.py): the
@@ -758,6 +776,7 @@ class AgentSession:
 
     def _screen_turn_end(self) -> TurnEnd:
         self.in_turn = False  # e.g. the person pressed Esc: Claude Code sends no Stop then
+        self._queued = 0  # an Esc hands queued messages back to the input box
         snap = self.snapshot()
         error = self.profile.api_error(snap)
         if error:
@@ -1061,6 +1080,8 @@ class AgentSession:
             self._approval = None
         if event.name == "UserPromptSubmit":
             self._prompted = True
+            if self.in_turn:
+                self._queued += 1
         if event.name == self.profile.ready_hook:
             self._ready_heard = True
         if event.name in ("UserPromptSubmit", "Stop", "StopFailure"):

@@ -17,6 +17,7 @@ from ptysup.agents.events import (
     PersonStopped,
     ScreenState,
     ScreenUpdate,
+    TimeUp,
     TurnEnd,
     TurnEndKind,
 )
@@ -169,6 +170,21 @@ def test_a_prompt_queued_during_the_turn_makes_its_turn_the_one_that_ends() -> N
     assert session.wait_turn_end() == TurnEnd(TurnEndKind.STOP, "queued turn")
     turn = TurnEnd(TurnEndKind.STOP, "queued turn")
     assert session.hold(turn) == turn  # nothing left over to end the next turn early
+
+
+def test_a_prompt_queued_with_its_hook_at_once_makes_its_turn_the_one_that_ends() -> None:
+    # Claude Code 2.1.332 fires a queued message's UserPromptSubmit as it is queued, during
+    # the turn; the message's own turn follows (no hook marks its start) with a second Stop.
+    session = _session()
+    events = (_prompt("the task"), _prompt("steer"), _said("first turn"), _said("queued turn"))
+    for event in events:
+        session.post(event)
+    assert session.wait_turn_end() == TurnEnd(TurnEndKind.STOP, "queued turn")
+    turn = TurnEnd(TurnEndKind.STOP, "queued turn")
+    assert session.hold(turn) == turn
+    # Both Stops were read: none is left over to end the next turn at once.
+    with pytest.raises(TimeUp):
+        session.wait_turn_end(session.now() + 0.5)
 
 
 def test_a_prompt_arriving_after_the_turn_end_holds_the_decision_back() -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 
 from ptysup.agents.claude.profile import ClaudeProfile
-from ptysup.agents.events import HookEvent, ScreenState, ScreenUpdate
+from ptysup.agents.events import HookEvent, ScreenState, ScreenUpdate, TurnEnd, TurnEndKind
 from ptysup.agents.session import AgentSession, Timings
 from ptysup.events import EventLog
 from ptysup.terminal.inject import PASTE_START, Typist
@@ -80,3 +80,17 @@ def test_a_hook_during_the_paste_does_not_cut_the_wait_for_the_text_to_land() ->
     # the hook that arrived meanwhile was not lost: it is still there for the session
     names = [e.fields["name"] for e in sink.events if e.event == "hook"]
     assert names.count("SessionStart") == 1
+
+
+def test_a_prompt_typed_after_a_turn_that_ended_without_a_stop_is_not_a_queued_one() -> None:
+    # A stall or a dialog turned down ends a turn with no Stop. The prompt ptysup types
+    # next starts the turn that ends at the next Stop: it is no message queued behind the
+    # old turn (Claude Code 2.1.332 fires those prompts' hook at once, mid-turn).
+    agent = ScriptedClaude()
+    session, _ = _session(agent)
+    session.post(HookEvent("UserPromptSubmit", {"prompt": "the task"}, session.now()))
+    session.wait_turn_start()  # the task's turn: it ends with no Stop
+    assert session.submit("go on").confirmed
+    session.post(HookEvent("Stop", {"last_assistant_message": "went on"}, session.now()))
+    # Read as queued, the prompt's Stop would be skipped for a second that never comes.
+    assert session.wait_turn_end(session.now() + 5) == TurnEnd(TurnEndKind.STOP, "went on")
