@@ -16,15 +16,16 @@ Sets itself up (scripts/setup.sh test: a venv in .venv with ptysup, its test and
 tools, and the pinned agents in .tools/; as root also tmux, Chromium and the other
 system packages the tests use, with apt-get), then runs ruff, mypy, the import layers,
 the docs site's strict build, the Kubernetes files' validation and pytest: every test,
-end-to-end ones against the real agents included, on two workers, then the few that load
-the machine themselves (marker `alone`) on their own. Exit code: 0 when all pass.
+end-to-end ones against the real agents included, then the few that load the machine
+themselves (marker `alone`) on their own. Exit code: 0 when all pass.
 
   PYTEST-ARGUMENT  passed on to pytest, e.g. -m "not e2e" (the fast part),
                    -k demo (tests by name), -x (stop at the first failure);
                    pytest's own help: .venv/bin/python -m pytest --help
   -h, --help       this help (sets nothing up)
 
-  PTYSUP_TEST_WORKERS=N  pytest workers for the first part (default 2; 0: one process)
+  PTYSUP_TEST_WORKERS=N  pytest-xdist workers for the first part (default 0: one
+                         process; 2 is faster, but 50 tests do not pass there yet)
 EOF
     exit 0
     ;;
@@ -84,11 +85,11 @@ export PTYSUP_TOOLS_DIR="$PWD/.tools"
 export PTYSUP_REQUIRE_E2E=1
 # The soak test's short form; PTYSUP_SOAK_DECISIONS=200 runs the full one.
 export PTYSUP_SOAK_DECISIONS=${PTYSUP_SOAK_DECISIONS:-60}
-# Two parts: the suite on PTYSUP_TEST_WORKERS workers (pytest-xdist; 2, one per core of
-# the machine CI runs on; 0 runs it in this process), then the tests marked `alone` on
-# their own (they load the machine or measure it: tests/conftest.py). Each part ends with
-# its slowest tests. A failure in the first still runs the second.
-workers=${PTYSUP_TEST_WORKERS:-2}
+# Two parts: the suite (on PTYSUP_TEST_WORKERS pytest-xdist workers; 0, the default, runs
+# it in this process: on 2 workers 50 tests still fail, docs/development.md), then the tests
+# marked `alone` on their own (they load the machine or measure it: tests/conftest.py).
+# Each part ends with its slowest tests. A failure in the first still runs the second.
+workers=${PTYSUP_TEST_WORKERS:-0}
 case $workers in
   '' | *[!0-9]*)
     echo "test.sh: PTYSUP_TEST_WORKERS must be a number of workers (0: none), not '$workers'" >&2
