@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import subprocess
 from pathlib import Path
 
+import click
 import pytest
 import yaml
 
 from ptysup.cli import check
-from ptysup.cli.commandline import parse_args
+from ptysup.cli.commandline import OTHER_VARIABLES, parse_args
+from ptysup.cli.options import _variable, option_params
 from ptysup.config import RunConfig
 from tests.helpers import ptysup_argv
 
@@ -200,3 +203,19 @@ def test_check_refuses_none_with_a_pathspec_as_the_run_does(tmp_path: Path) -> N
     assert err.getvalue() == (
         f"ptysup: {path}:2: protect: none turns protection off: it cannot come with a pathspec\n"
     )
+
+
+def test_every_variable_the_test_scripts_set_is_one_ptysup_knows() -> None:
+    # scripts/test.sh exported PTYSUP_ALONE, unknown to ptysup: every run under test
+    # warned about it, and every test reading a run's stderr whole failed.
+    root = Path(__file__).resolve().parents[2]
+    sources = [*sorted((root / "scripts").glob("*.sh")), root / "tests" / "conftest.py"]
+    pattern = re.compile(r"\bPTYSUP_[A-Z0-9_]*[A-Z0-9]")
+    named = {m for path in sources for m in pattern.findall(path.read_text())}
+    assert "PTYSUP_ALONE" in named  # the scan reads what the scripts set
+    options = {
+        _variable(p.name)
+        for p in option_params()
+        if p.name and isinstance(p, click.Option) and p.allow_from_autoenv
+    }
+    assert named - OTHER_VARIABLES - options == set()
