@@ -562,9 +562,12 @@ class AgentSession:
         if state is ScreenState.DIALOG or not (state is ScreenState.WORKING or self.in_turn):
             return None
         self._ending = True
-        deadline = self._cap(self._clock() + self.timings.confirm, deadline)
-        attempts = 1
         retried = self.profile.interrupt_armed is not None
+        # An interrupt of several presses has the time of one confirmation per press: a
+        # starved agent draws each press's answer late (opencode 1.18 under load, CI).
+        presses = self.profile.interrupt_presses if retried else 1
+        deadline = self._cap(self._clock() + self.timings.confirm * presses, deadline)
+        attempts = 1
         while True:
             # Half the time the agent has to show the turn stopped, then pressed again.
             until = min(deadline, self._clock() + self.timings.confirm / 2) if retried else deadline
@@ -582,10 +585,13 @@ class AgentSession:
     def _press_interrupt(self, key: bytes, until: float) -> bool:
         """Press the interrupt key as often as the agent takes it, each press after the
         first once the screen shows that the one before armed it (opencode 1.18: two Escs
-        a fixed moment apart were read as one under load, and the turn went on). False
-        when a press was not seen by `until`."""
+        a fixed moment apart were read as one under load, and the turn went on). A press
+        the screen shows armed already is not pressed again: a first press drawn late, after
+        the time it was given, and its second are two presses, never three. False when a
+        press was not seen by `until`."""
         armed = self.profile.interrupt_armed
-        for press in range(self.profile.interrupt_presses):
+        first = 1 if armed is not None and armed in self.snapshot().text() else 0
+        for press in range(first, self.profile.interrupt_presses):
             if press and armed is None:
                 self._typist.pause()  # a TUI must see separate presses
             elif press and not self._drawn(armed or "", until):
