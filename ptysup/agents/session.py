@@ -274,8 +274,7 @@ class AgentSession:
             return InjectResult(message, False, 0, landed=False)
         # The agent waits: a turn ended without a Stop (a dialog turned down, a stall) is
         # over, and the prompt typed now is no message queued behind it.
-        self.in_turn = False
-        self._queued = 0
+        self._turn_over()
         refused = self._refused
         message = self._with_refusal(message)
         if not self._type_message(message):
@@ -613,8 +612,7 @@ class AgentSession:
         while (event := self._next(until)) is not None:
             stopped = isinstance(event, HookEvent) and event.name in ("Stop", "StopFailure")
             if stopped or (isinstance(event, ScreenUpdate) and event.state is ScreenState.READY):
-                self.in_turn = False
-                self._queued = 0
+                self._turn_over()
                 # Claude Code puts the interrupted prompt back into its input box a moment
                 # after the first frame that reads ready: typed text must see it (else a
                 # /clear was appended to it and submitted as a prompt).
@@ -630,6 +628,11 @@ class AgentSession:
         return any(
             isinstance(e, HookEvent) and e.name == "UserPromptSubmit" for e in self._pushback
         )
+
+    def _turn_over(self) -> None:
+        """The turn is over, and no queued message has a turn to come."""
+        self.in_turn = False
+        self._queued = 0
 
     def _queued_turn_follows(self) -> bool:
         """Whether the Stop just read ends a turn that a queued message follows: Claude Code
@@ -781,8 +784,9 @@ class AgentSession:
         return f"{kind}: {shown}" if shown else kind
 
     def _screen_turn_end(self) -> TurnEnd:
-        self.in_turn = False  # e.g. the person pressed Esc: Claude Code sends no Stop then
-        self._queued = 0  # an Esc hands queued messages back to the input box
+        # E.g. the person pressed Esc: Claude Code sends no Stop then, and hands the queued
+        # messages back to the input box.
+        self._turn_over()
         snap = self.snapshot()
         error = self.profile.api_error(snap)
         if error:
