@@ -154,6 +154,7 @@ def keep_part(config: pytest.Config, items: list[pytest.Item], wanted: str) -> N
 # a CI failure from load reads with the run's own account of what happened.
 RUN_LOG_LINES = 40
 RUN_LOGS_SHOWN = 4
+RUN_LOG_TAIL = 64 * 1024  # bytes read from a log's end: a fault test leaves one of 600 MiB
 
 
 @pytest.hookimpl(wrapper=True)
@@ -167,8 +168,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
-def run_logs(tmp: Path) -> list[tuple[Path, list[str]]]:
-    """Each event log under TMP that can be read, oldest first, with its lines."""
+def run_logs(tmp: Path, tail: int = RUN_LOG_TAIL) -> list[tuple[Path, list[str]]]:
+    """Each event log under TMP that can be read, oldest first, with the lines of its last
+    TAIL bytes (the first of them whole)."""
     found = []
     try:
         logs = list(tmp.rglob("events*.jsonl"))
@@ -178,7 +180,15 @@ def run_logs(tmp: Path) -> list[tuple[Path, list[str]]]:
         try:
             if not log.is_file() or log.is_symlink():  # a FIFO a fault test made: no read
                 continue
-            found.append((log.stat().st_mtime, log, log.read_text(errors="replace")))
+            found.append((log.stat().st_mtime, log, _tail(log, tail)))
         except OSError:
             continue
-    return [(log, text.splitlines()) for _, log, text in sorted(found)]
+    return [(log, lines) for _, log, lines in sorted(found)]
+
+
+def _tail(log: Path, size: int) -> list[str]:
+    with log.open("rb") as f:
+        start = max(0, f.seek(0, os.SEEK_END) - size)
+        f.seek(start)
+        lines = f.read().decode(errors="replace").splitlines()
+    return lines[1:] if start else lines  # a line cut by the start is left out

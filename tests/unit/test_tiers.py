@@ -80,3 +80,12 @@ def test_a_failed_testsrun_logs_are_read_but_never_a_fifo(tmp_path: Path) -> Non
     (tmp_path / "events.jsonl").write_text('{"event": "run_end"}\n')
     os.mkfifo(tmp_path / "events-fifo.jsonl")  # opened for reading, it would wait forever
     assert run_logs(tmp_path) == [(tmp_path / "events.jsonl", ['{"event": "run_end"}'])]
+
+
+def test_a_failed_tests_run_log_is_read_from_its_end_only(tmp_path: Path) -> None:
+    # test_damaged_runs leaves a 600 MiB log: a report reads its last lines, not all of it.
+    log = tmp_path / "events.jsonl"
+    log.write_text("".join(f'{{"n": {n}}}\n' for n in range(1000)))
+    ((path, lines),) = run_logs(tmp_path, tail=40)
+    assert path == log
+    assert lines == ['{"n": 997}', '{"n": 998}', '{"n": 999}']  # the cut line left out
