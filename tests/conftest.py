@@ -15,6 +15,8 @@ from ptysup.testing.kit import AgentEnv, agent_env, offline_home
 from ptysup.testing.pins import pin
 from ptysup.testing.scenario import Scenario
 
+pytest_plugins = ["pytester"]  # tests/unit/test_tiers.py runs this file's hooks
+
 ClaudeEnvFactory = Callable[..., AgentEnv]
 FakeModelFactory = Callable[..., FakeModel]
 
@@ -119,15 +121,20 @@ def fake_model(project_dir: Path, tmp_path: Path) -> Iterator[FakeModelFactory]:
 TIERS = {"pty": pytest.mark.pty, "integration": pytest.mark.pty}
 
 
-# scripts/test.sh runs the suite on parallel workers, then the tests marked `alone`
-# (they load the machine or measure it) on their own: PTYSUP_ALONE=skip leaves those out
-# of a run, PTYSUP_ALONE=only runs nothing else. Unset, every test runs.
-ALONE = "PTYSUP_ALONE"
+def pytest_addoption(parser: pytest.Parser) -> None:
+    # scripts/test.sh runs the suite, then the tests marked `alone` (they load the machine
+    # or measure it) on their own. An option, not a variable: no run under test inherits it.
+    parser.addoption(
+        "--alone",
+        choices=("skip", "only"),
+        default=None,
+        help="skip: leave out the tests marked alone; only: run nothing else",
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     mark_tiers(items)
-    keep_part(config, items, os.environ.get(ALONE, ""))
+    keep_part(config, items, config.getoption("alone") or "")
 
 
 def mark_tiers(items: list[pytest.Item]) -> None:

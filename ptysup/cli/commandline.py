@@ -42,8 +42,6 @@ OTHER_VARIABLES = frozenset(
         "PTYSUP_UNDER_TEST",  # scripts/test.sh: the shipped ptysup the e2e tests run
         "PTYSUP_REQUIRE_E2E",  # scripts/test.sh, CI: a test that cannot run fails
         "PTYSUP_SOAK_DECISIONS",  # scripts/test.sh: the soak test's length
-        "PTYSUP_TEST_WORKERS",  # scripts/test.sh: pytest-xdist workers
-        "PTYSUP_ALONE",  # scripts/test.sh, tests/conftest.py: which part of the suite runs
         "PTYSUP_TEST_RUN",  # the tests' marker in a child's environment
         gitauth.REMOTE_VAR,  # deploy/k8s/job.yaml: the repository to clone and push to
         "PTYSUP_JOB_UID",  # deploy/k8s/job.yaml: the Job's folder on the state volume

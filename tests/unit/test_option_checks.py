@@ -207,15 +207,19 @@ def test_check_refuses_none_with_a_pathspec_as_the_run_does(tmp_path: Path) -> N
 
 def test_every_variable_the_test_scripts_set_is_one_ptysup_knows() -> None:
     # scripts/test.sh exported PTYSUP_ALONE, unknown to ptysup: every run under test
-    # warned about it, and every test reading a run's stderr whole failed.
+    # warned about it, and every test reading a run's stderr whole failed. A name the
+    # script unsets after reading it reaches no run.
     root = Path(__file__).resolve().parents[2]
     sources = [*sorted((root / "scripts").glob("*.sh")), root / "tests" / "conftest.py"]
     pattern = re.compile(r"\bPTYSUP_[A-Z0-9_]*[A-Z0-9]")
-    named = {m for path in sources for m in pattern.findall(path.read_text())}
-    assert "PTYSUP_ALONE" in named  # the scan reads what the scripts set
+    texts = [path.read_text() for path in sources]
+    named = {m for text in texts for m in pattern.findall(text)}
+    unset = {m for text in texts for m in re.findall(r"^\s*unset (PTYSUP_\w+)$", text, re.M)}
+    assert "PTYSUP_SOAK_DECISIONS" in named  # the scan reads what the scripts set
+    assert "PTYSUP_TEST_WORKERS" in unset
     options = {
         _variable(p.name)
         for p in option_params()
         if p.name and isinstance(p, click.Option) and p.allow_from_autoenv
     }
-    assert named - OTHER_VARIABLES - options == set()
+    assert named - unset - OTHER_VARIABLES - options == set()

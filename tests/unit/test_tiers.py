@@ -89,3 +89,14 @@ def test_a_failed_tests_run_log_is_read_from_its_end_only(tmp_path: Path) -> Non
     ((path, lines),) = run_logs(tmp_path, tail=40)
     assert path == log
     assert lines == ['{"n": 997}', '{"n": 998}', '{"n": 999}']  # the cut line left out
+
+
+def test_the_suite_s_parts_are_picked_by_a_pytest_option(pytester: pytest.Pytester) -> None:
+    # Not a variable: every ptysup the tests start inherited PTYSUP_ALONE and warned of it.
+    pytester.makeconftest((TESTS / "conftest.py").read_text())
+    pytester.makepyfile(
+        "import pytest\n@pytest.mark.alone\ndef test_loads(): pass\ndef test_plain(): pass\n"
+    )
+    assert pytester.runpytest("--alone=only").parseoutcomes() == {"passed": 1, "deselected": 1}
+    assert pytester.runpytest("--alone=skip").parseoutcomes() == {"passed": 1, "deselected": 1}
+    assert pytester.runpytest().parseoutcomes() == {"passed": 2}
