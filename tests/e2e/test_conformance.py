@@ -552,6 +552,12 @@ def test_the_agents_shell_reads_no_profile_of_the_machine(
     r.agent = agent.runs_with or r.agent
     run = r.run("run the command", "--turn-timeout", "50")
     assert run.code == 0, run.stdout + run.stderr
+    # The task went in as typed, and that turn ran the command (Qwen in YOLO mode once took
+    # no task, and ran it only from the text left in its box with the /quit typed at exit).
+    (task,) = [i for i in run.named("inject") if i["kind"] == "task"]
+    assert task["confirmed"] is True, run.events
+    assert "stalled" not in [t["kind"] for t in run.named("turn_end")], run.events
+    assert not run.named("person_prompt"), run.events
     assert (r.project / "shell.txt").read_text() == "hi\n"
     assert not mark.exists(), mark.read_text()
     assert Path(r.env["HOME"]) != machine and os.environ["HOME"] == str(machine)

@@ -45,8 +45,9 @@ if TYPE_CHECKING:  # the screen model (pyte) loads after the agent started
 _SESSION_FLAGS = {"--session-id", "--resume", "-r", "--continue", "-c"}
 
 _RULE = re.compile(r"^─{10,}\s*$")
-# `> ` in every approval mode but YOLO's, which draws `*   ` (0.24.4, seen in a run).
-_PROMPT = re.compile(r"^(?:> ?|\*   )(.*)$")
+# `> ` in every approval mode but YOLO's, which draws `*` (0.24.4, seen in runs): `*   `
+# before its placeholder, `* ` before typed text.
+_PROMPT = re.compile(r"^(?:> ?|\*(?: +|$))(.*)$")
 _WRAPPED = re.compile(r"^  \s*\S")  # a further line of the box, as indented as it was
 PLACEHOLDER = "Type your message or @path/to/file"
 # A large paste, folded in the input box (it is sent whole).
