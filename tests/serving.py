@@ -22,7 +22,10 @@ START_TIMEOUT = 60.0  # the first line; a loaded machine is slow to start Python
 
 def gated_turn(gate: Path) -> dict[str, Any]:
     """A scenario whose agent turn ("watch me") goes on until the test makes GATE: it
-    says ALPHA-GATE, prints OPENED-42 once the gate opens, then OMEGA-END; complete."""
+    says ALPHA-GATE, its command prints OPENED-42 once the gate opens, then it says
+    OMEGA-END (drawn only after the command's result came back); complete. Claude Code
+    2.1.332 folds the command's output away ("Ran 1 shell command"): a page test waits for
+    OMEGA-END, which every release draws."""
     wait = f"while [ ! -e {gate} ]; do sleep 0.1; done; echo OPENED-$((40+2))"
     return {
         "agent": [
