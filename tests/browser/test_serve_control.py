@@ -164,8 +164,11 @@ def test_the_page_raises_a_budget_answers_an_escalation_and_stops_a_headless_run
             expect(page.locator("#result")).to_have_text(
                 f"run {run_dir.run_id}: typed your message into the agent", timeout=WAIT_MS
             )
-            expect(page.locator("#terminal")).to_contain_text("PAGE-GOT-55", timeout=WAIT_MS)
             if ending == "stop":
+                # The run waits for a person again, the agent's answer on the page's terminal
+                # (a complete run may be over first: Claude Code 2.1.332 clears its screen as
+                # it exits, down to its resume line).
+                expect(page.locator("#terminal")).to_contain_text("PAGE-GOT-55", timeout=WAIT_MS)
                 expect(page.locator("#waiting-text")).to_contain_text("look again", timeout=WAIT_MS)
                 page.locator("#stop").click()
                 expect(page.locator("#stop")).to_have_text("Click again to stop it (exit 8)")
@@ -182,6 +185,7 @@ def test_the_page_raises_a_budget_answers_an_escalation_and_stops_a_headless_run
             proc.kill()
             proc.wait()
     assert "PAGE-ANSWER-55" in r.human_texts()
+    assert "PAGE-GOT-55" in events(r, "turn_end")[-1]["detail"]  # the agent's answer to it
     acted = events(r, "person_action")
     expected = ["budget", "send"] + (["stop"] if ending == "stop" else [])
     assert [a["action"] for a in acted] == expected
