@@ -20,12 +20,17 @@ from tests.helpers import ptysup_argv
 START_TIMEOUT = 60.0  # the first line; a loaded machine is slow to start Python
 
 
+LINGER = 8.0  # seconds the gated turn's final screen stays up before the run ends
+
+
 def gated_turn(gate: Path) -> dict[str, Any]:
     """A scenario whose agent turn ("watch me") goes on until the test makes GATE: it
     says ALPHA-GATE, its command prints OPENED-42 once the gate opens, then it says
     OMEGA-END (drawn only after the command's result came back); complete. Claude Code
     2.1.332 folds the command's output away ("Ran 1 shell command"): a page test waits for
-    OMEGA-END, which every release draws."""
+    OMEGA-END, which every release draws. The supervisor takes LINGER seconds to decide:
+    2.1.332 clears its screen as it exits, and OMEGA-END stays drawn that long, live and
+    in the recording's replay."""
     wait = f"while [ ! -e {gate} ]; do sleep 0.1; done; echo OPENED-$((40+2))"
     return {
         "agent": [
@@ -41,7 +46,7 @@ def gated_turn(gate: Path) -> dict[str, Any]:
                 ],
             }
         ],
-        "supervisor": [{"reply": "[COMPLETE] the gate opened"}],
+        "supervisor": [{"reply": "[COMPLETE] the gate opened", "delay": LINGER}],
     }
 
 
