@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Page, Route, expect
+from playwright.sync_api import Locator, Page, Route, expect
 
 from ptysup.serve import control
 from ptysup.store.rundir import RUNS_DIR, RunDir, run_dirs
@@ -21,6 +21,16 @@ from tests.serving import Served, gated_turn, served
 pytestmark = [pytest.mark.e2e, pytest.mark.browser]
 
 WAIT_MS = 90_000
+
+
+def looked_at(page: Page) -> Locator:
+    """The page's terminal, scrolled into view as the person looks at it after using the
+    controls below it: xterm.js draws nothing while it is off screen (a phone's page
+    scrolled down to the message box), and its rows still showed the screen from before
+    (the 'stale terminal under load' of earlier CI runs)."""
+    terminal = page.locator("#terminal")
+    terminal.scroll_into_view_if_needed()
+    return terminal
 
 
 def control_state(run_dir: RunDir) -> dict[str, Any]:
@@ -168,7 +178,7 @@ def test_the_page_raises_a_budget_answers_an_escalation_and_stops_a_headless_run
                 # The run waits for a person again, the agent's answer on the page's terminal
                 # (a complete run may be over first: Claude Code 2.1.332 clears its screen as
                 # it exits, down to its resume line).
-                expect(page.locator("#terminal")).to_contain_text("PAGE-GOT-55", timeout=WAIT_MS)
+                expect(looked_at(page)).to_contain_text("PAGE-GOT-55", timeout=WAIT_MS)
                 expect(page.locator("#waiting-text")).to_contain_text("look again", timeout=WAIT_MS)
                 page.locator("#stop").click()
                 expect(page.locator("#stop")).to_have_text("Click again to stop it (exit 8)")
@@ -252,7 +262,7 @@ def test_a_person_approves_claude_codes_dialog_from_the_page_by_its_exact_text(
             assert not (r.project / "approved.txt").exists()
             page.locator("#approve").click()
             expect(page.locator("#result")).to_contain_text("approved the dialog", timeout=WAIT_MS)
-            expect(page.locator("#terminal")).to_contain_text("APPROVED-77", timeout=WAIT_MS)
+            expect(looked_at(page)).to_contain_text("APPROVED-77", timeout=WAIT_MS)
             assert proc.wait(timeout=120) == 0
     finally:
         if proc.poll() is None:
@@ -293,7 +303,7 @@ def test_an_escalated_question_is_answered_by_a_tap_on_its_option(
             options = page.locator("#waiting-options button")
             expect(options).to_have_text(["SQLite", "Redis"], timeout=WAIT_MS)
             options.nth(1).click()
-            expect(page.locator("#terminal")).to_contain_text("ANSWERED-88", timeout=WAIT_MS)
+            expect(looked_at(page)).to_contain_text("ANSWERED-88", timeout=WAIT_MS)
             assert proc.wait(timeout=120) == 0
     finally:
         if proc.poll() is None:
