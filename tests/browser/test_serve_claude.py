@@ -53,6 +53,10 @@ def test_a_running_claude_code_is_watched_live_then_replayed(
             page.reload()
             page.locator(f'#runs tbody tr[data-run-id="{run_dir.run_id}"]').click()
             expect(player).to_have_attribute("data-mode", "replay", timeout=WAIT_MS)
+            # It shows the final screen at once (Claude Code 2.1.332's is cleared down to its
+            # resume line); played, the recording shows the turn's end before it.
+            expect(player).to_contain_text("claude --resume", timeout=WAIT_MS)
+            player.locator(".ap-overlay-start").click()
             expect(player).to_contain_text("OMEGA-END", timeout=WAIT_MS)
     finally:
         if proc.poll() is None:
