@@ -362,9 +362,22 @@ def _log_screen_tail(snapshot: ScreenSnapshot, log: EventLog) -> None:
     """Show the agent's last screen in a CI log, so a failure is readable without the
     recording (redacted like every event): as the run left it, before /clear or /exit."""
     # Redacted whole, then cut: a key the cut or a line break split would not be seen.
-    lines = log.redacted(snapshot.text()).splitlines()[-SCREEN_TAIL:]
-    if any(line.strip() for line in lines):
+    lines = screen_tail(log.redacted(snapshot.text()))
+    if lines:
         log.emit("agent_screen", lines=lines)
+
+
+def screen_tail(text: str, count: int = SCREEN_TAIL) -> list[str]:
+    """The last COUNT lines of a screen's text that show something, a run of blank lines
+    kept as one: a full-screen agent (Claude Code 2.1.332) draws its conversation at the
+    top and its input box at the bottom, with the rows between blank."""
+    lines: list[str] = []
+    for line in text.splitlines():
+        if line.strip() or (lines and lines[-1]):
+            lines.append(line.rstrip())
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines[-count:]
 
 
 def _finish_recording(recording: Recording, log: EventLog) -> None:
